@@ -1,0 +1,184 @@
+"""Storage adapters: open a target, detect its format, hand out a :class:`Store`.
+
+A target is named the way its ecosystem names it: a file path, or a SQLAlchemy URL
+(``sqlite:///…``, ``postgresql+asyncpg://…``). Stores open read-only unless
+``writable=True``; ``create`` makes the schema of the chosen format when it is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+
+from . import agents, flux
+from .agents import AgentsStore
+from .backends import Backend, SqlAlchemyBackend, SqliteBackend
+from .base import SessionPage, Store, StoreSession
+from .flux import FluxStore
+
+__all__ = [
+    "FORMATS",
+    "SessionPage",
+    "Store",
+    "StoreSession",
+    "open_store",
+    "parse_target",
+]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target: a SQLite file path or an async SQLAlchemy URL."""
+
+    path: Path | None = None
+    url: str | None = None
+    display: str = ""
+
+
+def parse_target(target: str) -> Target:
+    """Split a target into a SQLite path or a SQLAlchemy async URL (password hidden in
+    ``display``)."""
+    if "://" not in target:
+        return Target(path=Path(target).expanduser(), display=target)
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(target)
+    except (ArgumentError, ValueError) as exc:
+        raise TargetError(f"bad URL {show_id(target)}: {exc}") from None
+    display = url.render_as_string(hide_password=True)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        if not url.database or url.database == ":memory:":
+            raise TargetError(f"{display} names no database file")
+        return Target(path=Path(url.database).expanduser(), display=url.database)
+    if backend in ("postgresql", "postgres"):
+        if url.get_driver_name() in ("", "psycopg2", "postgres", "postgresql"):
+            url = url.set(drivername="postgresql+asyncpg")
+    return Target(url=url.render_as_string(hide_password=False), display=display)
+
+
+def _detect(tables: dict[str, list[str]], sessions_table: str | None, messages_table: str | None):
+    """Pick the format from the schema; ``None`` when nothing matches."""
+    if sessions_table or messages_table:
+        s = sessions_table or agents.DEFAULT_SESSIONS
+        m = messages_table or agents.DEFAULT_MESSAGES
+        if s in tables and m in tables:
+            return ("agents", s, m)
+        return None
+    s, m = agents.DEFAULT_SESSIONS, agents.DEFAULT_MESSAGES
+    if (
+        s in tables
+        and m in tables
+        and agents.SESSION_COLUMNS <= set(tables[s])
+        and agents.MESSAGE_COLUMNS <= set(tables[m])
+    ):
+        return ("agents", s, m)
+    if flux.TABLE in tables and flux.REQUIRED_COLUMNS <= set(tables[flux.TABLE]):
+        return ("flux", None, None)
+    # Renamed Agents SDK tables: exactly one pair of tables with the right columns.
+    msg_tables = [t for t, cols in tables.items() if agents.MESSAGE_COLUMNS <= set(cols)]
+    ses_tables = [
+        t for t, cols in tables.items()
+        if agents.SESSION_COLUMNS <= set(cols) and t not in msg_tables
+    ]
+    if len(msg_tables) == 1 and len(ses_tables) == 1:
+        return ("agents", ses_tables[0], msg_tables[0])
+    return None
+
+
+def _describe(tables: dict[str, list[str]]) -> str:
+    if not tables:
+        return "it has no tables"
+    names = sorted(tables)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"found tables: {shown}"
+
+
+FORMATS: dict[str, Callable[..., Store]] = {"flux": FluxStore, "agents": AgentsStore}
+
+
+async def open_store(
+    target: str,
+    *,
+    writable: bool = False,
+    create: str | None = None,
+    format: str | None = None,
+    sessions_table: str | None = None,
+    messages_table: str | None = None,
+) -> Store:
+    """Open ``target`` and return its :class:`Store`.
+
+    ``create`` ("flux" or "agents") makes that schema when the target holds no session
+    store yet (a new SQLite file is created); it implies ``writable``. ``format`` chooses
+    when a database holds more than one format.
+    """
+    parsed = parse_target(target)
+    writable = writable or create is not None
+    backend: Backend
+    if parsed.path is not None:
+        backend = await SqliteBackend.open(
+            parsed.path, writable=writable, create=create is not None
+        )
+    else:
+        assert parsed.url is not None
+        backend = await SqlAlchemyBackend.open(parsed.url, parsed.display, writable=writable)
+    try:
+        return await _make_store(
+            backend, parsed.display, create, format, sessions_table, messages_table
+        )
+    except BaseException:
+        await backend.close()
+        raise
+
+
+async def _make_store(
+    backend: Backend,
+    display: str,
+    create: str | None,
+    format: str | None,
+    sessions_table: str | None,
+    messages_table: str | None,
+) -> Store:
+    tables = await backend.tables()
+    found = _detect(tables, sessions_table, messages_table)
+    if format == "flux" and flux.TABLE in tables:
+        found = ("flux", None, None)
+    if found is None and create is not None:
+        store = _new_store(create, backend, display, sessions_table, messages_table)
+        ddl = store.ddl(backend) if isinstance(store, FluxStore) else store.ddl()
+        await backend.write([(sql, {}) for sql in ddl])
+        return store
+    if found is None:
+        raise NotASessionStore(
+            f"{display} is not a session store: {_describe(tables)} "
+            "(expected flux's 'messages' table or the Agents SDK's "
+            f"'{sessions_table or agents.DEFAULT_SESSIONS}' and "
+            f"'{messages_table or agents.DEFAULT_MESSAGES}' tables)"
+        )
+    kind, s, m = found
+    if kind == "flux":
+        return FluxStore(backend, display)
+    return AgentsStore(backend, display, s, m, has_branches="message_structure" in tables)
+
+
+def _new_store(
+    kind: str, backend: Backend, display: str, s: str | None, m: str | None
+) -> Store:
+    if kind == "flux":
+        return FluxStore(backend, display)
+    if kind == "agents":
+        return AgentsStore(
+            backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES
+        )
+    raise TargetError(f"unknown store format {show_id(kind)} (use 'flux' or 'agents')")
+
+
+def store_kwargs(**options: Any) -> dict[str, Any]:
+    """Drop unset options (helper for the CLI and the window)."""
+    return {k: v for k, v in options.items() if v is not None}

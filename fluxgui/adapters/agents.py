@@ -1,0 +1,272 @@
+"""The OpenAI Agents SDK schema: ``agent_sessions`` + ``agent_messages`` (names configurable).
+
+Written by ``agents.SQLiteSession`` / ``AsyncSQLiteSession`` (SQLite, ordered by ``id``)
+and ``SQLAlchemySession`` (any URL, ordered by ``(created_at, id)``). Items are JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fluxgui.core.errors import InvalidItem
+from fluxgui.core.model import (
+    Message,
+    SessionInfo,
+    from_agents_row,
+    iso_time,
+    message_to_item,
+)
+
+from .base import Direction, SessionPage, Store
+from .backends import Backend, Params, quote_ident
+from .sqlstore import in_clause, like_any, search_ids, search_variants
+
+SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
+MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
+DEFAULT_SESSIONS = "agent_sessions"
+DEFAULT_MESSAGES = "agent_messages"
+
+
+class AgentsStore(Store):
+    """The Agents SDK schema on SQLite or any SQLAlchemy URL."""
+
+    format = "agents"
+
+    def __init__(
+        self,
+        backend: Backend,
+        target: str,
+        sessions_table: str = DEFAULT_SESSIONS,
+        messages_table: str = DEFAULT_MESSAGES,
+        *,
+        has_branches: bool = False,
+    ) -> None:
+        super().__init__(backend, target)
+        self.sessions_table = sessions_table
+        self.messages_table = messages_table
+        self.has_branches = has_branches
+        self.has_usage = has_branches
+        self._S = quote_ident(sessions_table)
+        self._M = quote_ident(messages_table)
+        self._utc = backend.utc_times
+        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
+        self._by_time = backend.dialect != "sqlite"
+
+    def ddl(self) -> list[str]:
+        S, M = self._S, self._M
+        idx = quote_ident(f"idx_{self.messages_table}_session_id")
+        if self.backend.dialect == "sqlite":
+            return [
+                f"""CREATE TABLE IF NOT EXISTS {S} (
+                    session_id TEXT PRIMARY KEY,
+                    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)""",
+                f"""CREATE TABLE IF NOT EXISTS {M} (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id TEXT NOT NULL,
+                    message_data TEXT NOT NULL,
+                    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                    FOREIGN KEY (session_id) REFERENCES {S} (session_id) ON DELETE CASCADE)""",
+                f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, id)",
+            ]
+        idx = quote_ident(f"idx_{self.messages_table}_session_time")
+        return [
+            f"""CREATE TABLE IF NOT EXISTS {S} (
+                session_id VARCHAR NOT NULL PRIMARY KEY,
+                created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL,
+                updated_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
+            f"""CREATE TABLE IF NOT EXISTS {M} (
+                id SERIAL PRIMARY KEY,
+                session_id VARCHAR NOT NULL REFERENCES {S} (session_id) ON DELETE CASCADE,
+                message_data TEXT NOT NULL,
+                created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
+            f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, created_at)",
+        ]
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _message(self, row: tuple[Any, ...]) -> Message:
+        row_id, data, created = row[0], row[1], row[2]
+        key = (created, int(row_id)) if self._by_time else (int(row_id),)
+        return from_agents_row(row_id, data, created, utc=self._utc, sort_key=key)
+
+    def _info(self, row: tuple[Any, ...]) -> SessionInfo:
+        sid, created, updated, count = row
+        return SessionInfo(
+            id=str(sid),
+            messages=int(count or 0),
+            created_at=iso_time(created, utc=self._utc),
+            updated_at=iso_time(updated, utc=self._utc),
+            sort_key=(updated, str(sid)),
+        )
+
+    def _info_sql(self, where: str) -> str:
+        return f"""SELECT s.session_id, s.created_at, s.updated_at,
+                       (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = s.session_id)
+                   FROM {self._S} s WHERE {where}"""
+
+    # -- sessions ------------------------------------------------------------------
+
+    async def list_sessions(
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+    ) -> SessionPage:
+        params: Params = {"n": limit}
+        where = "1 = 1"
+        if cursor is not None:
+            params["u"], params["sid"] = cursor
+            where = "(s.updated_at < :u OR (s.updated_at = :u AND s.session_id < :sid))"
+        rows = await self.backend.fetchall(
+            self._info_sql(where) + " ORDER BY s.updated_at DESC, s.session_id DESC LIMIT :n",
+            params,
+        )
+        infos = [self._info(r) for r in rows]
+        return SessionPage(infos, infos[-1].sort_key if len(infos) == limit else None)
+
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        row = await self.backend.fetchone(self._info_sql("s.session_id = :s"), {"s": session_id})
+        if row is not None:
+            return self._info(row)
+        # Items whose session row is missing (a writer without foreign keys) still count.
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM {self._M}
+                WHERE session_id = :s""",
+            {"s": session_id},
+        )
+        if row is None or not row[0]:
+            return None
+        return self._info((session_id, row[1], row[2], row[0]))
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        if not ids:
+            return []
+        params: Params = {}
+        rows = await self.backend.fetchall(
+            self._info_sql(f"s.session_id IN {in_clause(ids, params, 'i')}"), params
+        )
+        return [self._info(r) for r in rows]
+
+    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        variants = search_variants(text)
+
+        def id_sql(params: Params) -> str:
+            cond = like_any(self.backend, "session_id", variants, params, "p")
+            return f"SELECT session_id FROM {self._S} WHERE {cond}"
+
+        def row_sql(params: Params) -> str:
+            cond = like_any(self.backend, "message_data", variants, params, "p")
+            return (
+                f"SELECT session_id, id, message_data, created_at FROM {self._M} "
+                f"WHERE {cond} ORDER BY id DESC"
+            )
+
+        def row_text(row: tuple[Any, ...]) -> str:
+            return from_agents_row(row[1], row[2], None).text
+
+        return search_ids(self.backend, text, id_sql, row_sql, row_text)
+
+    # -- messages ------------------------------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+    ) -> list[Message]:
+        params: Params = {"s": session_id, "n": limit}
+        backward = direction == "backward"
+        order = "DESC" if backward else "ASC"
+        op = "<" if backward else ">"
+        if self._by_time:
+            order_by = f"created_at {order}, id {order}"
+            bound = ""
+            if anchor is not None:
+                params["c"], params["i"] = anchor
+                bound = f" AND (created_at {op} :c OR (created_at = :c AND id {op} :i))"
+        else:
+            order_by = f"id {order}"
+            bound = ""
+            if anchor is not None:
+                params["i"] = anchor[0]
+                bound = f" AND id {op} :i"
+        rows = await self.backend.fetchall(
+            f"""SELECT id, message_data, created_at FROM {self._M}
+                WHERE session_id = :s{bound} ORDER BY {order_by} LIMIT :n""",
+            params,
+        )
+        if backward:
+            rows.reverse()
+        return [self._message(r) for r in rows]
+
+    async def count_messages(self, session_id: str) -> int:
+        row = await self.backend.fetchone(
+            f"SELECT COUNT(*) FROM {self._M} WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0]) if row else 0
+
+    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+        return [
+            {"role": m.role, "content": m.text}
+            for m in await self.latest_messages(session_id, limit)
+        ]
+
+    # -- writing -------------------------------------------------------------------
+
+    def _dump(self, item: Any) -> str:
+        # SQLiteSession writes json.dumps defaults; SQLAlchemySession compact JSON.
+        if self.backend.dialect == "sqlite":
+            return json.dumps(item)
+        return json.dumps(item, separators=(",", ":"))
+
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+        """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
+        self._check_writable()
+        if self.has_branches:
+            raise InvalidItem(
+                "adding items to an AdvancedSQLiteSession store is not supported yet "
+                "(its branch structure would not include them)"
+            )
+        items = []
+        for m in messages:
+            if not isinstance(m, dict):
+                raise InvalidItem(f"an item must be a JSON object, not {type(m).__name__}")
+            items.append(message_to_item(m))
+        if not items:
+            return 0
+        await self.backend.write(
+            [
+                (
+                    f"INSERT INTO {self._S} (session_id) VALUES (:s) "
+                    "ON CONFLICT (session_id) DO NOTHING",
+                    {"s": session_id},
+                ),
+                (
+                    f"INSERT INTO {self._M} (session_id, message_data) VALUES (:s, :d)",
+                    [{"s": session_id, "d": self._dump(i)} for i in items],
+                ),
+                (
+                    f"UPDATE {self._S} SET updated_at = CURRENT_TIMESTAMP WHERE session_id = :s",
+                    {"s": session_id},
+                ),
+            ]
+        )
+        return len(items)
+
+    async def clear_session(self, session_id: str) -> int:
+        """Remove the session's items and its row, as ``clear_session()`` does."""
+        self._check_writable()
+        if self.has_branches:
+            raise InvalidItem(
+                "clearing an AdvancedSQLiteSession store is not supported yet "
+                "(its message_structure and turn_usage rows must go with it)"
+            )
+        counts = await self.backend.write(
+            [
+                (f"DELETE FROM {self._M} WHERE session_id = :s", {"s": session_id}),
+                (f"DELETE FROM {self._S} WHERE session_id = :s", {"s": session_id}),
+            ]
+        )
+        return counts[0]

@@ -1,0 +1,400 @@
+"""SQL back-ends: one small async interface over aiosqlite and SQLAlchemy async.
+
+Store formats write their SQL once, with ``:name`` parameters, and run it through a
+:class:`Backend`. Reads stream in pages; each write is one transaction that a cancelled
+caller cannot tear (the transaction runs in its own task and is shielded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
+
+Params = dict[str, Any]
+WriteOp = tuple[str, "Params | Sequence[Params]"]
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def quote_ident(name: str) -> str:
+    """Quote an SQL identifier (table names are user options)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, with ``\\`` as the escape character."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class Backend(ABC):
+    """What a store format needs from a database connection."""
+
+    dialect: str
+    writable: bool
+    #: naive timestamps written by ``CURRENT_TIMESTAMP`` are UTC on this backend
+    utc_times: bool = True
+
+    @abstractmethod
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        """Run a read and return all rows (use LIMIT: callers page)."""
+
+    async def fetchone(self, sql: str, params: Params | None = None) -> tuple[Any, ...] | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    @abstractmethod
+    def stream(
+        self, sql: str, params: Params | None = None, batch: int = 500
+    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+        """Run a read and yield its rows in batches without holding them all."""
+
+    @abstractmethod
+    async def tables(self) -> dict[str, list[str]]:
+        """Table name → column names, for format detection."""
+
+    async def write(self, ops: Sequence[WriteOp]) -> list[int]:
+        """Run ``ops`` in one transaction; return each op's ``rowcount``.
+
+        An op whose params are a list runs as ``executemany``. The transaction runs in
+        its own task so that cancelling the caller cannot leave it half done.
+        """
+        if not self.writable:
+            raise ReadOnlyError("the store is open read-only; open it writable to change it")
+        task = asyncio.ensure_future(self._write(ops))
+        cancelled = False
+        while not task.done():
+            try:
+                await asyncio.wait({task})
+            except asyncio.CancelledError:
+                cancelled = True
+        result = task.result()
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
+
+    @abstractmethod
+    async def _write(self, ops: Sequence[WriteOp]) -> list[int]: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- SQLite
+
+
+def _sqlite_header(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(100)
+
+
+def sqlite_read_uri(path: Path) -> str:
+    """The URI that opens ``path`` for reading without changing the files on disk.
+
+    * A WAL database with a ``-wal`` beside it (a live writer, or one that died) opens
+      ``mode=ro`` so its committed rows in ``-wal`` are seen and nothing is checkpointed.
+    * A WAL database without ``-wal`` would make a read-only connection create ``-wal`` and
+      ``-shm`` and leave them behind; it opens read-write (we set ``query_only``) so that
+      SQLite removes them again on close, or ``immutable=1`` where we may not write.
+    * Anything else opens ``mode=ro``.
+    """
+    header = _sqlite_header(path)
+    abs_path = quote(str(path.resolve()))
+    is_wal = len(header) >= 20 and (header[18] == 2 or header[19] == 2)
+    wal = Path(str(path) + "-wal")
+    if is_wal and not wal.exists():
+        if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+            return f"file:{abs_path}?mode=rw"
+        return f"file:{abs_path}?mode=ro&immutable=1"
+    return f"file:{abs_path}?mode=ro"
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Raise a one-line :class:`TargetError` unless ``path`` is a non-empty SQLite file."""
+    if not path.exists():
+        raise TargetError(f"no such file: {path}")
+    if path.is_dir():
+        raise TargetError(f"{path} is a folder, not a SQLite file")
+    try:
+        size = path.stat().st_size
+        header = _sqlite_header(path)
+    except OSError as exc:
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if size == 0:
+        raise TargetError(f"{path} is an empty file, not a session store")
+    if not header.startswith(SQLITE_MAGIC):
+        raise TargetError(f"{path} is not a SQLite database (corrupt or another kind of file)")
+
+
+def _casefold_contains(haystack: Any, needle: Any) -> int:
+    """SQL function for case-insensitive search beyond ASCII (SQLite's LIKE is ASCII-only)."""
+    if haystack is None or needle is None:
+        return 0
+    if isinstance(haystack, bytes):
+        haystack = haystack.decode("utf-8", "replace")
+    return int(str(needle).casefold() in str(haystack).casefold())
+
+
+class SqliteBackend(Backend):
+    """A SQLite file through aiosqlite (its own thread; the event loop never blocks)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, conn: Any, path: Path, writable: bool) -> None:
+        self._conn = conn
+        self.path = path
+        self.writable = writable
+
+    @classmethod
+    async def open(cls, path: Path, *, writable: bool = False, create: bool = False) -> SqliteBackend:
+        import aiosqlite
+
+        if create and not path.exists():
+            if not path.parent.is_dir():
+                raise TargetError(f"no such folder: {path.parent}")
+            uri = f"file:{quote(str(path.resolve()))}?mode=rwc"
+        else:
+            check_sqlite_file(path)
+            uri = (
+                f"file:{quote(str(path.resolve()))}?mode=rw" if writable else sqlite_read_uri(path)
+            )
+        try:
+            conn = await aiosqlite.connect(uri, uri=True, isolation_level=None, timeout=5.0)
+        except sqlite3.Error as exc:
+            raise TargetError(f"cannot open {path}: {exc}") from None
+        try:
+            if not writable:
+                await conn.execute("PRAGMA query_only=ON")
+            await conn.create_function("fg_contains", 2, _casefold_contains, deterministic=True)
+            # Reading the schema proves the file is a database and not encrypted/corrupt.
+            await (await conn.execute("SELECT count(*) FROM sqlite_master")).fetchall()
+        except sqlite3.Error as exc:
+            await conn.close()
+            raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
+        return cls(conn, path, writable)
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        try:
+            cur = await self._conn.execute(sql, params or {})
+            rows = await cur.fetchall()
+            await cur.close()
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from None
+        return [tuple(r) for r in rows]
+
+    async def stream(
+        self, sql: str, params: Params | None = None, batch: int = 500
+    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+        try:
+            cur = await self._conn.execute(sql, params or {})
+            try:
+                while True:
+                    rows = await cur.fetchmany(batch)
+                    if not rows:
+                        break
+                    yield [tuple(r) for r in rows]
+            finally:
+                await cur.close()
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from None
+
+    async def tables(self) -> dict[str, list[str]]:
+        names = await self.fetchall(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+        out: dict[str, list[str]] = {}
+        for (name,) in names:
+            cols = await self.fetchall(f"PRAGMA table_info({quote_ident(name)})")
+            out[name] = [c[1] for c in cols]
+        return out
+
+    async def _write(self, ops: Sequence[WriteOp]) -> list[int]:
+        counts: list[int] = []
+        try:
+            await self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from None
+        try:
+            for sql, params in ops:
+                if isinstance(params, dict):
+                    cur = await self._conn.execute(sql, params)
+                else:
+                    cur = await self._conn.executemany(sql, list(params))
+                counts.append(cur.rowcount)
+                await cur.close()
+            await self._conn.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                await self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise _sqlite_error(self.path, exc) from None
+            raise
+        return counts
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+
+def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> FluxguiError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreUnavailable(f"{path} is locked by another process: {text}")
+    if "readonly" in text or "read-only" in text:
+        return ReadOnlyError(f"{path} cannot be written: {text}")
+    return TargetError(f"{path}: {text}")
+
+
+# --------------------------------------------------------------------------- SQLAlchemy
+
+
+class SqlAlchemyBackend(Backend):
+    """Any SQLAlchemy async URL (Postgres through asyncpg, …).
+
+    Read-only opens run every read in a READ ONLY transaction on Postgres, so browsing
+    cannot write even by mistake.
+    """
+
+    def __init__(self, engine: Any, url: str, writable: bool, utc_times: bool) -> None:
+        self._engine = engine
+        self.url = url
+        self.dialect = engine.dialect.name
+        self.writable = writable
+        self.utc_times = utc_times
+
+    @classmethod
+    async def open(cls, url: str, display: str, *, writable: bool = False) -> SqlAlchemyBackend:
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        connect_args: dict[str, Any] = {}
+        if "+asyncpg" in url:
+            connect_args["timeout"] = 5
+        try:
+            engine = create_async_engine(url, connect_args=connect_args, pool_pre_ping=False)
+        except Exception as exc:  # bad URL, missing driver
+            raise TargetError(f"cannot use {display}: {_first_line(exc)}") from None
+        utc = True
+        try:
+            async with engine.connect() as conn:
+                if engine.dialect.name == "postgresql":
+                    from sqlalchemy import text
+
+                    tz = (await conn.execute(text("SHOW TimeZone"))).scalar()
+                    utc = str(tz).upper() in {"UTC", "ETC/UTC", "GMT", "ETC/GMT", "UCT", "ZULU"}
+        except Exception as exc:
+            await engine.dispose()
+            raise StoreUnavailable(f"cannot connect to {display}: {_db_reason(exc)}") from None
+        return cls(engine, display, writable, utc)
+
+    async def _begin_read(self, conn: Any) -> None:
+        if self.dialect == "postgresql" and not self.writable:
+            from sqlalchemy import text
+
+            await conn.execute(text("SET TRANSACTION READ ONLY"))
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        from sqlalchemy import text
+
+        try:
+            async with self._engine.connect() as conn:
+                await self._begin_read(conn)
+                result = await conn.execute(text(sql), params or {})
+                rows = [tuple(r) for r in result.fetchall()]
+                await conn.rollback()
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: {_db_reason(exc)}") from None
+        return rows
+
+    async def stream(
+        self, sql: str, params: Params | None = None, batch: int = 500
+    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+        from sqlalchemy import text
+
+        try:
+            async with self._engine.connect() as conn:
+                await self._begin_read(conn)
+                result = await conn.stream(text(sql), params or {})
+                async for part in result.partitions(batch):
+                    yield [tuple(r) for r in part]
+                await conn.rollback()
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: {_db_reason(exc)}") from None
+
+    async def tables(self) -> dict[str, list[str]]:
+        rows = await self.fetchall(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        ) if self.dialect == "postgresql" else await self._inspect()
+        out: dict[str, list[str]] = {}
+        for table, column in rows:
+            out.setdefault(table, []).append(column)
+        return out
+
+    async def _inspect(self) -> list[tuple[str, str]]:
+        from sqlalchemy import inspect
+
+        def _run(sync_conn: Any) -> list[tuple[str, str]]:
+            insp = inspect(sync_conn)
+            return [(t, c["name"]) for t in insp.get_table_names() for c in insp.get_columns(t)]
+
+        async with self._engine.connect() as conn:
+            return await conn.run_sync(_run)
+
+    async def _write(self, ops: Sequence[WriteOp]) -> list[int]:
+        from sqlalchemy import text
+
+        counts: list[int] = []
+        try:
+            async with self._engine.begin() as conn:
+                for sql, params in ops:
+                    if isinstance(params, dict):
+                        result = await conn.execute(text(sql), params)
+                    else:
+                        plist = list(params)
+                        if not plist:
+                            counts.append(0)
+                            continue
+                        result = await conn.execute(text(sql), plist)
+                    counts.append(result.rowcount)
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: write failed: {_db_reason(exc)}") from None
+        return counts
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _db_reason(exc: BaseException) -> str:
+    """A short reason for a database/driver error (SQLAlchemy wraps the driver's)."""
+    orig = getattr(exc, "orig", None) or exc.__cause__ or exc
+    name = type(orig).__name__
+    text = _first_line(orig)
+    if isinstance(orig, (ConnectionRefusedError, OSError)) and not isinstance(orig, TimeoutError):
+        return f"server unreachable ({text})"
+    if isinstance(orig, (TimeoutError, asyncio.TimeoutError)):
+        return "connection timed out"
+    if "password" in text.lower() or "authentication" in text.lower():
+        return f"login refused ({text})"
+    if name.endswith("InvalidCatalogNameError") or "does not exist" in text:
+        return text
+    return f"{name}: {text}" if name not in text else text

@@ -1,0 +1,199 @@
+"""The store interface every format implements, and its flux ``Session`` adapter.
+
+A :class:`Store` is an open session store. It lists sessions (paged, most recently active
+first), pages one session's messages by keyset from either end, counts, searches, and hands
+out :class:`StoreSession` objects that satisfy flux's ``Session`` protocol so that
+``flux.Runner.run(agent, text, session=store.session(id))`` works on any store.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
+from fluxgui.core.model import Message, SessionInfo
+
+from .backends import Backend
+
+Direction = Literal["backward", "forward"]
+
+
+@dataclass
+class SessionPage:
+    """A page of the session list; ``cursor`` fetches the next page (``None``: the end)."""
+
+    sessions: list[SessionInfo]
+    cursor: tuple[Any, ...] | None
+
+
+class Store(ABC):
+    """An open session store of one format on one back-end."""
+
+    #: format name shown to users: "flux", "agents", …
+    format: str = ""
+    has_branches: bool = False
+    has_usage: bool = False
+    needs_key: bool = False
+
+    def __init__(self, backend: Backend, target: str) -> None:
+        self.backend = backend
+        self.target = target
+
+    @property
+    def can_write(self) -> bool:
+        return self.backend.writable
+
+    def capabilities(self) -> dict[str, bool]:
+        return {
+            "can_write": self.can_write,
+            "has_branches": self.has_branches,
+            "has_usage": self.has_usage,
+            "needs_key": self.needs_key,
+        }
+
+    # -- sessions ------------------------------------------------------------------
+
+    @abstractmethod
+    async def list_sessions(
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+    ) -> SessionPage:
+        """One page of sessions, most recently active first."""
+
+    @abstractmethod
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        """The list row of one session, or ``None`` when there is no such session."""
+
+    async def require_session(self, session_id: str) -> SessionInfo:
+        info = await self.session_info(session_id)
+        if info is None:
+            raise SessionNotFound(f"unknown session id {show_id(session_id)} in {self.target}")
+        return info
+
+    @abstractmethod
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        """The list rows of these sessions (missing ids are left out), any order."""
+
+    @abstractmethod
+    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        """Ids of sessions whose id or any message text contains ``text`` (case-insensitive),
+        yielded as they are found, each once."""
+
+    async def search_sessions(self, text: str, *, limit: int | None = None) -> list[SessionInfo]:
+        """Sessions matching ``text``, most recently active first."""
+        found: list[str] = []
+        async for sid in self.search_session_ids(text):
+            found.append(sid)
+        infos: list[SessionInfo] = []
+        for start in range(0, len(found), 500):
+            infos.extend(await self.sessions_by_ids(found[start : start + 500]))
+        infos.sort(key=lambda s: s.sort_key, reverse=True)
+        return infos[:limit] if limit is not None else infos
+
+    # -- messages ------------------------------------------------------------------
+
+    @abstractmethod
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+    ) -> list[Message]:
+        """Up to ``limit`` messages next to ``anchor`` (a message's ``sort_key``), oldest first.
+
+        ``backward`` gives the messages just before ``anchor`` (the latest ones when it is
+        ``None``); ``forward`` the ones just after it (the first ones when ``None``).
+        """
+
+    async def iter_messages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message]]:
+        """All messages of a session in stored order, a page at a time."""
+        anchor: tuple[Any, ...] | None = None
+        while True:
+            page = await self.page_messages(
+                session_id, limit=batch, anchor=anchor, direction="forward"
+            )
+            if not page:
+                return
+            yield page
+            if len(page) < batch:
+                return
+            anchor = page[-1].sort_key
+
+    async def latest_messages(self, session_id: str, limit: int | None) -> list[Message]:
+        """The most recent ``limit`` messages, oldest first (all when ``limit`` is None)."""
+        if limit is not None:
+            return await self.page_messages(session_id, limit=limit) if limit > 0 else []
+        out: list[Message] = []
+        async for page in self.iter_messages(session_id):
+            out.extend(page)
+        return out
+
+    @abstractmethod
+    async def count_messages(self, session_id: str) -> int: ...
+
+    # -- writing (the flux Session protocol's verbs) ------------------------------
+
+    def _check_writable(self) -> None:
+        if not self.can_write:
+            raise ReadOnlyError(f"{self.target} is open read-only; open it writable to change it")
+
+    @abstractmethod
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+        """Append flux-style message dicts (or, for item stores, items); return how many."""
+
+    @abstractmethod
+    async def clear_session(self, session_id: str) -> int:
+        """Remove all messages of a session; return how many were removed."""
+
+    @abstractmethod
+    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+        """What flux's ``Session.get_messages(limit)`` returns: the most recent ``limit``
+        message dicts (``role``, ``content``, ``metadata`` when set), oldest first."""
+
+    def session(self, session_id: str) -> StoreSession:
+        """A flux ``Session`` over one session of this store."""
+        return StoreSession(self, session_id)
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class StoreSession:
+    """One session of a store, satisfying flux's ``Session`` protocol.
+
+    ``get_messages(limit)`` returns the most recent ``limit`` messages, oldest first, as
+    flux documents it.
+    """
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        self._store = store
+        self._session_id = session_id
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    async def get_messages(self, limit: int | None = None) -> list[dict[str, Any]]:
+        return await self._store.flux_messages(self._session_id, limit)
+
+    async def add_messages(self, messages: list[dict[str, Any]]) -> None:
+        await self._store.add_messages(self._session_id, messages)
+
+    async def clear(self) -> None:
+        await self._store.clear_session(self._session_id)

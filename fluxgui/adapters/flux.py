@@ -1,0 +1,229 @@
+"""flux's ``messages`` table (``flux.sessions.SQLiteSession``), on SQLite or any SQL URL.
+
+One table, no sessions table: a session is a distinct ``session_id``. Order is ``id``.
+Writes follow flux's own rules: missing role → ``user``, missing content → ``''``,
+``None`` → NULL, metadata as JSON text or NULL for an empty dict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
+
+from .base import Direction, SessionPage, Store
+from .backends import Backend, Params
+from .sqlstore import MAX_KEY, in_clause, like_any, search_ids, search_variants
+
+REQUIRED_COLUMNS = {"id", "session_id", "role", "content", "metadata", "created_at"}
+TABLE = "messages"
+
+SQLITE_DDL = [
+    """CREATE TABLE IF NOT EXISTS messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT,
+        metadata TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_session ON messages(session_id)",
+]
+GENERIC_DDL = [
+    """CREATE TABLE IF NOT EXISTS messages (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT,
+        metadata TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_session ON messages(session_id, id)",
+]
+
+_COLS = "id, role, content, metadata, created_at"
+
+
+def _text_value(value: Any) -> Any:
+    """What flux would bind for a content value (numbers become text via the column)."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, ensure_ascii=False)
+
+
+class FluxStore(Store):
+    """The flux schema."""
+
+    format = "flux"
+
+    def __init__(self, backend: Backend, target: str) -> None:
+        super().__init__(backend, target)
+        self._utc = backend.utc_times
+
+    @staticmethod
+    def ddl(backend: Backend) -> list[str]:
+        return SQLITE_DDL if backend.dialect == "sqlite" else GENERIC_DDL
+
+    def _message(self, row: tuple[Any, ...]) -> Message:
+        return from_flux_row(row[0], row[1], row[2], row[3], row[4], utc=self._utc)
+
+    def _info(self, sid: Any, count: Any, first: Any, last: Any, last_id: Any) -> SessionInfo:
+        return SessionInfo(
+            id=str(sid),
+            messages=int(count),
+            created_at=iso_time(first, utc=self._utc),
+            updated_at=iso_time(last, utc=self._utc),
+            sort_key=(int(last_id),),
+        )
+
+    # -- sessions ------------------------------------------------------------------
+
+    async def list_sessions(
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+    ) -> SessionPage:
+        before = int(cursor[0]) if cursor else MAX_KEY
+        if self.backend.dialect == "sqlite":
+            # Walk the table backwards by id and keep each session's last row: the cost
+            # follows the page, not the table (SQLite finds MAX(id) per session through
+            # the session index). Counts and first times only for the rows shown.
+            sql = """
+                SELECT m.session_id,
+                       (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
+                       (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
+                        ORDER BY f.id LIMIT 1),
+                       m.created_at, m.id
+                FROM messages m
+                WHERE m.id < :before
+                  AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
+                ORDER BY m.id DESC LIMIT :limit"""
+        else:
+            sql = """
+                SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
+                FROM messages GROUP BY session_id HAVING MAX(id) < :before
+                ORDER BY MAX(id) DESC LIMIT :limit"""
+        rows = await self.backend.fetchall(sql, {"before": before, "limit": limit})
+        infos = [self._info(*r) for r in rows]
+        next_cursor = infos[-1].sort_key if len(infos) == limit else None
+        return SessionPage(infos, next_cursor)
+
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        row = await self.backend.fetchone(
+            """SELECT COUNT(*),
+                      (SELECT f.created_at FROM messages f WHERE f.session_id = :s
+                       ORDER BY f.id LIMIT 1),
+                      (SELECT l.created_at FROM messages l WHERE l.session_id = :s
+                       ORDER BY l.id DESC LIMIT 1),
+                      MAX(id)
+               FROM messages WHERE session_id = :s""",
+            {"s": session_id},
+        )
+        if row is None or not row[0]:
+            return None
+        return self._info(session_id, row[0], row[1], row[2], row[3])
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        if not ids:
+            return []
+        params: Params = {}
+        rows = await self.backend.fetchall(
+            f"""SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
+                FROM messages WHERE session_id IN {in_clause(ids, params, "i")}
+                GROUP BY session_id""",
+            params,
+        )
+        return [self._info(*r) for r in rows]
+
+    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        variants = search_variants(text)
+
+        def id_sql(params: Params) -> str:
+            cond = like_any(self.backend, "session_id", variants, params, "p")
+            return f"SELECT DISTINCT session_id FROM messages WHERE {cond}"
+
+        def row_sql(params: Params) -> str:
+            cond = like_any(self.backend, "content", variants, params, "p")
+            return f"SELECT session_id, content FROM messages WHERE {cond} ORDER BY id DESC"
+
+        def row_text(row: tuple[Any, ...]) -> str:
+            return from_flux_row(0, "user", row[1], None, None).text
+
+        return search_ids(self.backend, text, id_sql, row_sql, row_text)
+
+    # -- messages ------------------------------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+    ) -> list[Message]:
+        if direction == "backward":
+            bound = int(anchor[0]) if anchor else MAX_KEY
+            rows = await self.backend.fetchall(
+                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id < :b
+                    ORDER BY id DESC LIMIT :n""",
+                {"s": session_id, "b": bound, "n": limit},
+            )
+            rows.reverse()
+        else:
+            bound = int(anchor[0]) if anchor else -MAX_KEY
+            rows = await self.backend.fetchall(
+                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id > :b
+                    ORDER BY id LIMIT :n""",
+                {"s": session_id, "b": bound, "n": limit},
+            )
+        return [self._message(r) for r in rows]
+
+    async def count_messages(self, session_id: str) -> int:
+        row = await self.backend.fetchone(
+            "SELECT COUNT(*) FROM messages WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0]) if row else 0
+
+    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for m in await self.latest_messages(session_id, limit):
+            item: dict[str, Any] = {"role": m.role, "content": m.text}
+            if m.metadata:
+                item["metadata"] = m.metadata
+            out.append(item)
+        return out
+
+    # -- writing -------------------------------------------------------------------
+
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+        self._check_writable()
+        rows = [
+            {
+                "s": session_id,
+                "r": str(m.get("role") or "user"),
+                "c": _text_value(m.get("content", "")),
+                "m": json.dumps(m["metadata"]) if m.get("metadata") else None,
+            }
+            for m in messages
+        ]
+        if not rows:
+            return 0
+        await self.backend.write(
+            [
+                (
+                    "INSERT INTO messages (session_id, role, content, metadata) "
+                    "VALUES (:s, :r, :c, :m)",
+                    rows,
+                )
+            ]
+        )
+        return len(rows)
+
+    async def clear_session(self, session_id: str) -> int:
+        self._check_writable()
+        (count,) = await self.backend.write(
+            [("DELETE FROM messages WHERE session_id = :s", {"s": session_id})]
+        )
+        return count

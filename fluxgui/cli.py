@@ -1,0 +1,183 @@
+"""Headless commands over the services, and the window when no command is given.
+
+    fluxgui [TARGET] [--session ID] [--screenshot FILE.png]    open the window
+    fluxgui ls TARGET [--json] [--search TEXT] [--limit N]      list sessions
+    fluxgui show TARGET SESSION_ID [--json] [--limit N]         show one session
+
+A known error prints one line on stderr and exits 3; a usage error exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from fluxgui.core.errors import FluxguiError
+from fluxgui.core.model import Message
+
+EXIT_KNOWN_ERROR = 3
+COMMANDS = ("ls", "show")
+
+
+def _store_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sessions-table", help="Agents SDK sessions table name (default agent_sessions)")
+    p.add_argument("--messages-table", help="Agents SDK messages table name (default agent_messages)")
+    p.add_argument("--format", choices=("flux", "agents"), help="which format to read when a database holds both")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fluxgui",
+        description="Browse the conversation histories AI agents keep in session stores.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    ls = sub.add_parser("ls", help="list sessions, most recently active first")
+    ls.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT")
+    ls.add_argument("--limit", type=_positive, default=50, metavar="N", help="at most N sessions (0: all; default 50)")
+    _store_options(ls)
+    show = sub.add_parser("show", help="show one session's messages in stored order")
+    show.add_argument("target", metavar="TARGET")
+    show.add_argument("session_id", metavar="SESSION_ID")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument("--limit", type=_positive, metavar="N", help="only the most recent N messages")
+    _store_options(show)
+    return parser
+
+
+def build_window_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fluxgui",
+        description="Open the fluxgui window (commands: " + ", ".join(COMMANDS) + "; see 'fluxgui ls -h').",
+    )
+    parser.add_argument("target", nargs="?", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL (default: the demo store)")
+    parser.add_argument("--session", metavar="ID", help="open this session")
+    parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
+    _store_options(parser)
+    return parser
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _write_json_stream(out: TextIO, head: dict[str, Any], pages: Any) -> Any:
+    """Write ``{head…, "messages": [...]}`` while the pages stream in (bounded memory)."""
+
+    async def run() -> None:
+        text = json.dumps(head, ensure_ascii=False)
+        out.write(text[:-1] + ', "messages": [')
+        first = True
+        async for page in pages:
+            for m in page:
+                out.write(("\n  " if first else ",\n  ") + json.dumps(m.to_dict(), ensure_ascii=False))
+                first = False
+        out.write("\n]}\n" if not first else "]}\n")
+
+    return run()
+
+
+def _one_line(text: str, width: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _print_message(out: TextIO, m: Message) -> None:
+    kind = "" if m.kind == "message" else f" [{m.kind}]"
+    out.write(f"#{m.id} {m.created_at or '-'} {m.role}{kind}\n")
+    for line in (m.text or "").splitlines() or [""]:
+        out.write(f"    {line}\n")
+
+
+# --------------------------------------------------------------------------- commands
+
+
+async def _open(args: argparse.Namespace) -> Any:
+    from fluxgui.adapters import open_store
+
+    return await open_store(
+        args.target,
+        format=args.format,
+        sessions_table=args.sessions_table,
+        messages_table=args.messages_table,
+    )
+
+
+async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.services.browse import list_sessions
+
+    store = await _open(args)
+    try:
+        listing = await list_sessions(store, limit=args.limit or None, search=args.search)
+    finally:
+        await store.close()
+    if args.json:
+        json.dump(listing.to_dict(), out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"{'MESSAGES':>8}  {'LAST ACTIVE':<25}  SESSION\n")
+    for s in listing.sessions:
+        out.write(f"{s.messages:>8}  {s.updated_at or '-':<25}  {_one_line(s.id, 120)}\n")
+    out.write(f"({len(listing.sessions)} sessions, {listing.format} format)\n")
+    return 0
+
+
+async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.services.browse import session_messages
+
+    store = await _open(args)
+    try:
+        info, pages = await session_messages(store, args.session_id, limit=args.limit)
+        if args.json:
+            await _write_json_stream(out, {"format": store.format, "session": info.to_dict()}, pages)
+        else:
+            out.write(f"session {info.id} — {info.messages} messages ({store.format} format)\n")
+            async for page in pages:
+                for m in page:
+                    _print_message(out, m)
+    finally:
+        await store.close()
+    return 0
+
+
+def _run(coro: Any) -> int:
+    return asyncio.run(coro)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = sys.stdout
+    try:
+        if argv and argv[0] in COMMANDS:
+            args = build_parser().parse_args(argv)
+            handler = {"ls": cmd_ls, "show": cmd_show}[args.command]
+            return _run(handler(args, out))
+        if argv and argv[0] in ("-h", "--help"):
+            build_window_parser().print_help()
+            out.write("\ncommands:\n  ls     list sessions\n  show   show one session\n")
+            return 0
+        args = build_window_parser().parse_args(argv)
+        from fluxgui.qt.launch import launch
+
+        return launch(args)
+    except FluxguiError as exc:
+        print(f"fluxgui: error: {exc}", file=sys.stderr)
+        return EXIT_KNOWN_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""Pure-Python core: the message model, errors and formatting. No Qt, no drivers."""

@@ -1,0 +1,44 @@
+"""Known errors: each is one sentence for the user (exit code 3 on the CLI).
+
+Anything else that escapes is a bug and is reported with its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+class FluxguiError(Exception):
+    """A known, user-facing error. ``str(err)`` is one line."""
+
+    def __str__(self) -> str:  # never let a newline in data break the one-line rule
+        return " ".join(super().__str__().split("\n"))
+
+
+class TargetError(FluxguiError):
+    """The target cannot be opened: missing file, bad URL, corrupt or empty file."""
+
+
+class NotASessionStore(FluxguiError):
+    """The target opened but holds no session store we know."""
+
+
+class StoreUnavailable(FluxguiError):
+    """A server could not be reached, refused the login, or the database is missing."""
+
+
+class SessionNotFound(FluxguiError):
+    """No session with that id."""
+
+
+class ReadOnlyError(FluxguiError):
+    """A write was asked of a store opened read-only (or one that cannot be written)."""
+
+
+class InvalidItem(FluxguiError):
+    """A message or item given for writing is not valid for the store's format."""
+
+
+def show_id(value: str) -> str:
+    """Quote a (possibly hostile) identifier for a one-line message."""
+    return json.dumps(value, ensure_ascii=False)

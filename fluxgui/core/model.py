@@ -1,0 +1,325 @@
+"""One message model for every store format.
+
+Each stored item (a flux row, an Agents SDK JSON item, …) becomes a :class:`Message`.
+Normalisation never drops an item and never raises on bad data: an item of unknown
+shape or malformed JSON becomes ``kind="other"`` with its raw text kept.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+KINDS = ("message", "tool_call", "tool_output", "reasoning", "other")
+
+# Agents SDK item types that are not "<something>_call" but still start tool work.
+_EXTRA_CALL_TYPES = {"mcp_list_tools", "mcp_approval_request", "handoff_call"}
+_EXTRA_OUTPUT_TYPES = {"mcp_approval_response", "handoff_output"}
+_TEXT_PART_TYPES = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
+
+
+@dataclass
+class Message:
+    """A stored item as a person reads it.
+
+    ``id`` is the store's own row id (or the index for stores without one); ``raw`` is the
+    item exactly as stored for formats that store JSON items (``None`` for flux rows).
+    ``sort_key`` is the store's order key, used for keyset paging; it is not exported.
+    """
+
+    id: int
+    role: str
+    kind: str
+    text: str
+    metadata: dict[str, Any] | None = None
+    created_at: str | None = None
+    raw: Any = None
+    sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The exported (JSON) form: id, role, kind, text, metadata, created_at, raw."""
+        return {
+            "id": self.id,
+            "role": self.role,
+            "kind": self.kind,
+            "text": self.text,
+            "metadata": self.metadata,
+            "created_at": self.created_at,
+            "raw": self.raw,
+        }
+
+
+@dataclass
+class SessionInfo:
+    """One row of a session list."""
+
+    id: str
+    messages: int
+    created_at: str | None
+    updated_at: str | None
+    sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "messages": self.messages,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+# --------------------------------------------------------------------------- times
+
+
+def iso_time(value: Any, *, utc: bool) -> str | None:
+    """Return ``value`` as ISO 8601, or ``None`` when it is missing or unreadable.
+
+    ``utc`` says the store keeps naive times in UTC (SQLite ``CURRENT_TIMESTAMP``, a
+    Postgres ``timestamp`` column on a UTC server): such times get ``+00:00``. A naive
+    time whose zone is unknown stays without one.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, tz=timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    else:
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        text = str(value).strip()
+        if not text:
+            return None
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        except ValueError:
+            return None
+    if dt.tzinfo is None and utc:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.isoformat()
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def _as_text(value: Any) -> str:
+    """Text a person reads for a stored scalar: bytes decoded, others via JSON or str."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _parts_text(content: Any) -> str:
+    """The ``text``/``refusal`` parts of an Agents SDK content list, joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return _as_text(content)
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                texts.append(part["refusal"])
+            elif isinstance(part.get("text"), str) and (
+                part.get("type") in _TEXT_PART_TYPES or "type" not in part
+            ):
+                texts.append(part["text"])
+    return "\n".join(texts)
+
+
+# --------------------------------------------------------------------------- flux rows
+
+
+def from_flux_row(
+    row_id: int,
+    role: Any,
+    content: Any,
+    metadata: Any,
+    created_at: Any,
+    *,
+    utc: bool = True,
+    sort_key: tuple[Any, ...] = (),
+) -> Message:
+    """Normalise one row of flux's ``messages`` table.
+
+    A row with role ``tool`` is a ``tool_output``. Metadata that is not a JSON object
+    (malformed text, a list, …) makes the row ``kind="other"`` with that text in ``raw``.
+    """
+    role_text = _as_text(role) or "user"
+    kind = "tool_output" if role_text == "tool" else "message"
+    meta: dict[str, Any] | None = None
+    raw: Any = None
+    if metadata is not None:
+        meta_text = _as_text(metadata)
+        try:
+            parsed = json.loads(meta_text)
+        except (ValueError, RecursionError):
+            parsed = None
+            kind, raw = "other", meta_text
+        else:
+            if isinstance(parsed, dict):
+                meta = parsed
+            elif parsed is not None:
+                kind, raw = "other", meta_text
+    return Message(
+        id=int(row_id),
+        role=role_text,
+        kind=kind,
+        text=_as_text(content),
+        metadata=meta,
+        created_at=iso_time(created_at, utc=utc),
+        raw=raw,
+        sort_key=sort_key or (int(row_id),),
+    )
+
+
+# --------------------------------------------------------------------------- Agents SDK items
+
+
+def item_kind(item: Any) -> str:
+    """Classify an Agents SDK input item."""
+    if not isinstance(item, dict):
+        return "other"
+    item_type = item.get("type")
+    if item_type is None:
+        return "message" if "role" in item else "other"
+    if not isinstance(item_type, str):
+        return "other"
+    if item_type == "message":
+        return "message"
+    if item_type == "reasoning":
+        return "reasoning"
+    if item_type.endswith("_output") or item_type in _EXTRA_OUTPUT_TYPES:
+        return "tool_output"
+    if item_type.endswith("_call") or item_type in _EXTRA_CALL_TYPES:
+        return "tool_call"
+    return "other"
+
+
+def _call_text(item: dict[str, Any]) -> str:
+    name = item.get("name") or item.get("server_label") or item.get("type")
+    if "arguments" in item:
+        args = item["arguments"]
+    elif "input" in item:
+        args = item["input"]
+    elif "action" in item:
+        args = item["action"]
+    elif "queries" in item:
+        args = item["queries"]
+    else:
+        args = ""
+    return f"{_as_text(name)}({_as_text(args)})"
+
+
+def item_text(item: Any, kind: str) -> str:
+    """What a person reads for an Agents SDK item of the given kind."""
+    if not isinstance(item, dict):
+        return _as_text(item)
+    if kind == "message":
+        return _parts_text(item.get("content"))
+    if kind == "tool_call":
+        return _call_text(item)
+    if kind == "tool_output":
+        out = item.get("output")
+        return _parts_text(out) if isinstance(out, list) else _as_text(out)
+    if kind == "reasoning":
+        summary = _parts_text(item.get("summary"))
+        return summary if summary else _parts_text(item.get("content"))
+    return json.dumps(item, ensure_ascii=False)
+
+
+def _item_role(item: Any, kind: str) -> str:
+    if isinstance(item, dict) and isinstance(item.get("role"), str):
+        return item["role"]
+    return {"tool_call": "assistant", "reasoning": "assistant", "tool_output": "tool"}.get(
+        kind, "unknown"
+    )
+
+
+def from_agents_row(
+    row_id: int,
+    message_data: Any,
+    created_at: Any,
+    *,
+    utc: bool = True,
+    sort_key: tuple[Any, ...] = (),
+) -> Message:
+    """Normalise one ``agent_messages`` row (its ``message_data`` is a JSON item).
+
+    Malformed JSON is kept as ``kind="other"`` with its text as ``raw``.
+    """
+    text_data = _as_text(message_data)
+    try:
+        item = json.loads(text_data)
+    except (ValueError, RecursionError):
+        return Message(
+            id=int(row_id),
+            role="unknown",
+            kind="other",
+            text=text_data,
+            created_at=iso_time(created_at, utc=utc),
+            raw=text_data,
+            sort_key=sort_key or (int(row_id),),
+        )
+    return from_item(row_id, item, iso_time(created_at, utc=utc), sort_key=sort_key)
+
+
+def from_item(
+    item_id: int, item: Any, created_at: str | None, *, sort_key: tuple[Any, ...] = ()
+) -> Message:
+    """Normalise an already-parsed Agents SDK item."""
+    kind = item_kind(item)
+    return Message(
+        id=int(item_id),
+        role=_item_role(item, kind),
+        kind=kind,
+        text=item_text(item, kind),
+        metadata=None,
+        created_at=created_at,
+        raw=item,
+        sort_key=sort_key or (int(item_id),),
+    )
+
+
+def message_to_item(message: dict[str, Any]) -> dict[str, Any]:
+    """Turn a flux-style message dict into an Agents SDK input item.
+
+    A dict that already has a ``type`` is an item and is kept as it is. A ``tool`` message
+    becomes a ``function_call_output``; other roles become an easy input message.
+    """
+    if "type" in message:
+        return dict(message)
+    role = message.get("role") or "user"
+    content = message.get("content")
+    if content is None:
+        content = ""
+    if role == "tool":
+        return {
+            "type": "function_call_output",
+            "call_id": str(message.get("tool_call_id") or ""),
+            "output": _as_text(content),
+        }
+    if not isinstance(content, (str, list)):
+        content = _as_text(content)
+    return {"role": role, "content": content}
+
+
+def message_to_flux_dict(message: Message) -> dict[str, Any]:
+    """The dict flux's ``Session.get_messages`` would return for this message."""
+    out: dict[str, Any] = {"role": message.role, "content": message.text}
+    if message.metadata:
+        out["metadata"] = message.metadata
+    return out

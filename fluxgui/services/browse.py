@@ -1,0 +1,70 @@
+"""Browsing: list sessions (paged or searched) and read one session's messages."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from fluxgui.adapters import Store
+from fluxgui.core.model import Message, SessionInfo
+
+
+@dataclass
+class SessionListing:
+    format: str
+    sessions: list[SessionInfo]
+    cursor: tuple[Any, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "sessions": [s.to_dict() for s in self.sessions]}
+
+
+async def list_sessions(
+    store: Store,
+    *,
+    limit: int | None = 50,
+    search: str | None = None,
+    cursor: tuple[Any, ...] | None = None,
+) -> SessionListing:
+    """Sessions, most recently active first: one page, or the ones matching ``search``
+    (a case-insensitive substring of the session id or of any message text)."""
+    if search:
+        return SessionListing(store.format, await store.search_sessions(search, limit=limit))
+    if limit is None:
+        sessions: list[SessionInfo] = []
+        async for page in iter_session_pages(store):
+            sessions.extend(page)
+        return SessionListing(store.format, sessions)
+    page = await store.list_sessions(limit=limit, cursor=cursor)
+    return SessionListing(store.format, page.sessions, page.cursor)
+
+
+async def iter_session_pages(store: Store, *, page_size: int = 200) -> AsyncIterator[list[SessionInfo]]:
+    """Every session, a page at a time."""
+    cursor = None
+    while True:
+        page = await store.list_sessions(limit=page_size, cursor=cursor)
+        if page.sessions:
+            yield page.sessions
+        if page.cursor is None:
+            return
+        cursor = page.cursor
+
+
+async def session_messages(
+    store: Store, session_id: str, *, limit: int | None = None
+) -> tuple[SessionInfo, AsyncIterator[list[Message]]]:
+    """The session's list row and its messages in stored order, streamed in pages
+    (with ``limit``: the most recent ``limit``, oldest first). Raises
+    :class:`~fluxgui.core.errors.SessionNotFound` for an unknown id."""
+    info = await store.require_session(session_id)
+
+    async def pages() -> AsyncIterator[list[Message]]:
+        if limit is not None:
+            yield await store.latest_messages(session_id, limit)
+            return
+        async for page in store.iter_messages(session_id):
+            yield page
+
+    return info, pages()

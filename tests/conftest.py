@@ -1,0 +1,53 @@
+"""Shared fixtures: offscreen Qt, fresh PostgreSQL databases, store writers.
+
+PostgreSQL: ``FLUXGUI_TEST_PG`` (default ``postgresql://root@127.0.0.1:5432/test``,
+trust auth). Each ``pg_url`` is a fresh database, dropped afterwards. When the server
+cannot be reached a Postgres test is skipped locally but fails in CI (``CI`` set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+PG_ADMIN = os.environ.get("FLUXGUI_TEST_PG", "postgresql://root@127.0.0.1:5432/test")
+
+
+def _pg_base() -> str:
+    return PG_ADMIN.rsplit("/", 1)[0]
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(PG_ADMIN, timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_available() -> bool:
+    try:
+        asyncio.run(_admin("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL at {PG_ADMIN} is not reachable in CI: {exc}")
+        pytest.skip(f"PostgreSQL at {PG_ADMIN} is not reachable: {exc}")
+    return True
+
+
+@pytest.fixture
+def pg_url(pg_available: bool):
+    """``postgresql+asyncpg://…/<fresh database>``; dropped after the test."""
+    name = f"fluxgui_t_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    url = f"{_pg_base()}/{name}".replace("postgresql://", "postgresql+asyncpg://", 1)
+    yield url
+    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
