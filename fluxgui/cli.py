@@ -161,6 +161,11 @@ def _run(coro: Any) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = sys.stdout
+    # Stored text may hold anything, lone surrogates included: escape what the terminal
+    # cannot encode instead of dying (inside a JSON string the escape is valid JSON).
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv and argv[0] in COMMANDS:
             args = build_parser().parse_args(argv)

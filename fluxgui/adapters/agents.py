@@ -117,8 +117,16 @@ class AgentsStore(Store):
         if cursor is not None:
             params["u"], params["sid"] = cursor
             where = "(s.updated_at < :u OR (s.updated_at = :u AND s.session_id < :sid))"
+        # Order and cut the sessions first, then count only the rows shown (a count in
+        # the outer select would otherwise run for every session before the sort).
+        page = (
+            f"SELECT session_id, created_at, updated_at FROM {self._S} s WHERE {where} "
+            "ORDER BY updated_at DESC, session_id DESC LIMIT :n"
+        )
         rows = await self.backend.fetchall(
-            self._info_sql(where) + " ORDER BY s.updated_at DESC, s.session_id DESC LIMIT :n",
+            f"""SELECT p.session_id, p.created_at, p.updated_at,
+                       (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = p.session_id)
+                FROM ({page}) p ORDER BY p.updated_at DESC, p.session_id DESC""",
             params,
         )
         infos = [self._info(r) for r in rows]
