@@ -21,7 +21,7 @@ from fluxgui.core.model import (
 
 from .base import Direction, SessionPage, Store
 from .backends import Backend, Params, quote_ident
-from .sqlstore import in_clause, like_any, search_ids, search_variants
+from .sqlstore import in_clause, like_any, search_ids, search_patterns
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
 MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
@@ -93,17 +93,26 @@ class AgentsStore(Store):
         return from_agents_row(row_id, data, created, utc=self._utc, sort_key=key)
 
     def _info(self, row: tuple[Any, ...]) -> SessionInfo:
-        sid, created, updated, count = row
+        sid, created, updated, last_id, count = row
         return SessionInfo(
             id=str(sid),
             messages=int(count or 0),
             created_at=iso_time(created, utc=self._utc),
             updated_at=iso_time(updated, utc=self._utc),
-            sort_key=(updated, str(sid)),
+            sort_key=(updated, int(last_id or 0), str(sid)),
+        )
+
+    def _last_id(self, alias: str) -> str:
+        """The id of the session's latest item (0 when it has none): it orders sessions
+        whose ``updated_at`` ties (one-second resolution on SQLite)."""
+        order = "m.created_at DESC, m.id DESC" if self._by_time else "m.id DESC"
+        return (
+            f"COALESCE((SELECT m.id FROM {self._M} m WHERE m.session_id = {alias}.session_id "
+            f"ORDER BY {order} LIMIT 1), 0)"
         )
 
     def _info_sql(self, where: str) -> str:
-        return f"""SELECT s.session_id, s.created_at, s.updated_at,
+        return f"""SELECT s.session_id, s.created_at, s.updated_at, {self._last_id("s")},
                        (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = s.session_id)
                    FROM {self._S} s WHERE {where}"""
 
@@ -115,18 +124,26 @@ class AgentsStore(Store):
         params: Params = {"n": limit}
         where = "1 = 1"
         if cursor is not None:
-            params["u"], params["sid"] = cursor
-            where = "(s.updated_at < :u OR (s.updated_at = :u AND s.session_id < :sid))"
+            params["u"], params["l"], params["sid"] = cursor
+            where = (
+                "(k.updated_at < :u OR (k.updated_at = :u AND (k.last_id < :l "
+                "OR (k.last_id = :l AND k.session_id < :sid))))"
+            )
         # Order and cut the sessions first, then count only the rows shown (a count in
         # the outer select would otherwise run for every session before the sort).
+        keys = (
+            f"SELECT s.session_id, s.created_at, s.updated_at, {self._last_id('s')} AS last_id "
+            f"FROM {self._S} s"
+        )
         page = (
-            f"SELECT session_id, created_at, updated_at FROM {self._S} s WHERE {where} "
-            "ORDER BY updated_at DESC, session_id DESC LIMIT :n"
+            f"SELECT * FROM ({keys}) k WHERE {where} "
+            "ORDER BY k.updated_at DESC, k.last_id DESC, k.session_id DESC LIMIT :n"
         )
         rows = await self.backend.fetchall(
-            f"""SELECT p.session_id, p.created_at, p.updated_at,
+            f"""SELECT p.session_id, p.created_at, p.updated_at, p.last_id,
                        (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = p.session_id)
-                FROM ({page}) p ORDER BY p.updated_at DESC, p.session_id DESC""",
+                FROM ({page}) p
+                ORDER BY p.updated_at DESC, p.last_id DESC, p.session_id DESC""",
             params,
         )
         infos = [self._info(r) for r in rows]
@@ -138,13 +155,13 @@ class AgentsStore(Store):
             return self._info(row)
         # Items whose session row is missing (a writer without foreign keys) still count.
         row = await self.backend.fetchone(
-            f"""SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM {self._M}
+            f"""SELECT COUNT(*), MIN(created_at), MAX(created_at), MAX(id) FROM {self._M}
                 WHERE session_id = :s""",
             {"s": session_id},
         )
         if row is None or not row[0]:
             return None
-        return self._info((session_id, row[1], row[2], row[0]))
+        return self._info((session_id, row[1], row[2], row[3], row[0]))
 
     async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
         if not ids:
@@ -156,7 +173,7 @@ class AgentsStore(Store):
         return [self._info(r) for r in rows]
 
     def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        variants = search_variants(text)
+        variants = search_patterns(text)
 
         def id_sql(params: Params) -> str:
             cond = like_any(self.backend, "session_id", variants, params, "p")

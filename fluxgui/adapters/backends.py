@@ -29,12 +29,6 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def like_pattern(text: str) -> str:
-    """A LIKE pattern matching ``text`` anywhere, with ``\\`` as the escape character."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 class Backend(ABC):
     """What a store format needs from a database connection."""
 
@@ -132,15 +126,10 @@ def check_sqlite_file(path: Path) -> None:
         raise TargetError(f"{path} is an empty file, not a session store")
     if not header.startswith(SQLITE_MAGIC):
         raise TargetError(f"{path} is not a SQLite database (corrupt or another kind of file)")
-
-
-def _casefold_contains(haystack: Any, needle: Any) -> int:
-    """SQL function for case-insensitive search beyond ASCII (SQLite's LIKE is ASCII-only)."""
-    if haystack is None or needle is None:
-        return 0
-    if isinstance(haystack, bytes):
-        haystack = haystack.decode("utf-8", "replace")
-    return int(str(needle).casefold() in str(haystack).casefold())
+    page_size = int.from_bytes(header[16:18], "big") if len(header) >= 18 else 0
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1) or size % page_size:
+        raise TargetError(f"{path} is damaged: its size is not a whole number of database pages (truncated?)")
 
 
 class SqliteBackend(Backend):
@@ -152,6 +141,7 @@ class SqliteBackend(Backend):
         self._conn = conn
         self.path = path
         self.writable = writable
+        self._tables: dict[str, list[str]] | None = None
 
     @classmethod
     async def open(cls, path: Path, *, writable: bool = False, create: bool = False) -> SqliteBackend:
@@ -173,19 +163,17 @@ class SqliteBackend(Backend):
         try:
             if not writable:
                 await conn.execute("PRAGMA query_only=ON")
-            await conn.create_function("fg_contains", 2, _casefold_contains, deterministic=True)
             # Reading the schema proves the file is a database and not encrypted/corrupt.
-            await (await conn.execute("SELECT count(*) FROM sqlite_master")).fetchall()
-        except sqlite3.Error as exc:
+            backend = cls(conn, path, writable)
+            backend._tables = await backend._read_tables()
+        except (sqlite3.Error, FluxguiError) as exc:
             await conn.close()
             raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
-        return cls(conn, path, writable)
+        return backend
 
     async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
         try:
-            cur = await self._conn.execute(sql, params or {})
-            rows = await cur.fetchall()
-            await cur.close()
+            rows = await self._conn.execute_fetchall(sql, params or {})  # one thread hop
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(self.path, exc) from None
         return [tuple(r) for r in rows]
@@ -207,13 +195,19 @@ class SqliteBackend(Backend):
             raise _sqlite_error(self.path, exc) from None
 
     async def tables(self) -> dict[str, list[str]]:
-        names = await self.fetchall(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        # The first call gets the schema read while opening; later calls read it again.
+        cached, self._tables = self._tables, None
+        return cached if cached is not None else await self._read_tables()
+
+    async def _read_tables(self) -> dict[str, list[str]]:
+        rows = await self.fetchall(
+            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p "
+            "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+            "ORDER BY m.name, p.cid"
         )
         out: dict[str, list[str]] = {}
-        for (name,) in names:
-            cols = await self.fetchall(f"PRAGMA table_info({quote_ident(name)})")
-            out[name] = [c[1] for c in cols]
+        for table, column in rows:
+            out.setdefault(table, []).append(column)
         return out
 
     async def _write(self, ops: Sequence[WriteOp]) -> list[int]:

@@ -15,7 +15,7 @@ from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 
 from .base import Direction, SessionPage, Store
 from .backends import Backend, Params
-from .sqlstore import MAX_KEY, in_clause, like_any, search_ids, search_variants
+from .sqlstore import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 
 REQUIRED_COLUMNS = {"id", "session_id", "role", "content", "metadata", "created_at"}
 TABLE = "messages"
@@ -47,9 +47,14 @@ _COLS = "id, role, content, metadata, created_at"
 
 
 def _text_value(value: Any) -> Any:
-    """What flux would bind for a content value (numbers become text via the column)."""
-    if value is None or isinstance(value, (str, int, float)):
+    """The text flux's column ends up holding for a content value (SQLite's TEXT affinity
+    turns a number into its text; other back-ends need the text given)."""
+    if value is None or isinstance(value, str):
         return value
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return json.dumps(value, ensure_ascii=False)
@@ -129,6 +134,23 @@ class FluxStore(Store):
         if not ids:
             return []
         params: Params = {}
+        if self.backend.dialect == "sqlite":
+            # Index look-ups per session (as session_info does) instead of reading every
+            # row of every matched session.
+            values = ", ".join(f"({name})" for name in bind_all(ids, params, "i"))
+            rows = await self.backend.fetchall(
+                f"""WITH ids(sid) AS (VALUES {values})
+                    SELECT sid,
+                           (SELECT COUNT(*) FROM messages c WHERE c.session_id = ids.sid),
+                           (SELECT f.created_at FROM messages f WHERE f.session_id = ids.sid
+                            ORDER BY f.id LIMIT 1),
+                           (SELECT l.created_at FROM messages l WHERE l.session_id = ids.sid
+                            ORDER BY l.id DESC LIMIT 1),
+                           (SELECT MAX(x.id) FROM messages x WHERE x.session_id = ids.sid)
+                    FROM ids""",
+                params,
+            )
+            return [self._info(*r) for r in rows if r[1]]
         rows = await self.backend.fetchall(
             f"""SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
                 FROM messages WHERE session_id IN {in_clause(ids, params, "i")}
@@ -138,20 +160,21 @@ class FluxStore(Store):
         return [self._info(*r) for r in rows]
 
     def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        variants = search_variants(text)
-
-        def id_sql(params: Params) -> str:
-            cond = like_any(self.backend, "session_id", variants, params, "p")
-            return f"SELECT DISTINCT session_id FROM messages WHERE {cond}"
+        variants = search_patterns(text)
 
         def row_sql(params: Params) -> str:
-            cond = like_any(self.backend, "content", variants, params, "p")
-            return f"SELECT session_id, content FROM messages WHERE {cond} ORDER BY id DESC"
+            # One pass over the table checks both the session id and the text.
+            on_id = like_any(self.backend, "session_id", variants, params, "i")
+            on_text = like_any(self.backend, "content", variants, params, "p")
+            return (
+                f"SELECT session_id, content FROM messages WHERE {on_id} OR {on_text} "
+                "ORDER BY id DESC"
+            )
 
         def row_text(row: tuple[Any, ...]) -> str:
             return from_flux_row(0, "user", row[1], None, None).text
 
-        return search_ids(self.backend, text, id_sql, row_sql, row_text)
+        return search_ids(self.backend, text, None, row_sql, row_text)
 
     # -- messages ------------------------------------------------------------------
 
@@ -187,11 +210,22 @@ class FluxStore(Store):
         return int(row[0]) if row else 0
 
     async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+        # Straight from the rows, as flux returns them (a NULL content stays None).
+        sql = "SELECT role, content, metadata FROM messages WHERE session_id = :s"
+        params: Params = {"s": session_id}
+        if limit:
+            rows = await self.backend.fetchall(sql + " ORDER BY id DESC LIMIT :n", {**params, "n": limit})
+            rows.reverse()
+        else:
+            rows = await self.backend.fetchall(sql + " ORDER BY id", params)
         out: list[dict[str, Any]] = []
-        for m in await self.latest_messages(session_id, limit):
-            item: dict[str, Any] = {"role": m.role, "content": m.text}
-            if m.metadata:
-                item["metadata"] = m.metadata
+        for role, content, metadata in rows:
+            item: dict[str, Any] = {"role": role, "content": content}
+            if metadata:
+                try:
+                    item["metadata"] = json.loads(metadata)
+                except ValueError:
+                    pass  # flux itself would fail here; the text is not a message's metadata
             out.append(item)
         return out
 

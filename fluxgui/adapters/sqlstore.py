@@ -6,33 +6,50 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .backends import Backend, Params, like_pattern
+from .backends import Backend, Params
 
 MAX_KEY = 2**63 - 1
 
 
-def search_variants(text: str) -> list[str]:
-    """Strings to pre-filter stored rows with for a case-insensitive search of ``text``.
+def _like_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
-    SQLite's LIKE folds ASCII case only and JSON items may hold ``\\uXXXX`` escapes, so
-    the pre-filter asks for the lower and upper case forms, raw and JSON-escaped. Every
-    hit is then checked in Python on the text a person reads.
+
+def search_patterns(text: str) -> list[str]:
+    """LIKE patterns (``\\`` escapes) that every row containing ``text`` matches, up to case.
+
+    LIKE/ILIKE fold ASCII case; a letter beyond ASCII that has case becomes a one-character
+    wildcard, so "élégant" also finds "Élégant". JSON items may hold that letter as a
+    ``\\uXXXX`` escape, hence the second pattern. The pre-filter may let through rows that
+    do not match; every hit is checked in Python on the text a person reads.
     """
-    out: list[str] = []
-    for form in (text, text.lower(), text.upper()):
-        for variant in (form, json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1]):
-            if variant and variant not in out:
-                out.append(variant)
-    return out
+    raw: list[str] = []
+    escaped: list[str] = []
+    for ch in text:
+        if ch.isascii():
+            raw.append(_like_literal(ch))
+            escaped.append(_like_literal(json.dumps(ch)[1:-1]))
+        elif ch.lower() != ch.upper():
+            raw.append("_")
+            # one \uXXXX escape per UTF-16 unit (two for a letter beyond the BMP)
+            escaped.append("\\\\u____" * ((len(json.dumps(ch)) - 2) // 6))
+        else:
+            raw.append(_like_literal(ch))
+            escaped.append(_like_literal(json.dumps(ch)[1:-1]))
+    patterns = ["%" + "".join(raw) + "%"]
+    esc = "%" + "".join(escaped) + "%"
+    if esc not in patterns:
+        patterns.append(esc)
+    return patterns
 
 
-def like_any(backend: Backend, column: str, variants: list[str], params: Params, prefix: str) -> str:
+def like_any(backend: Backend, column: str, patterns: list[str], params: Params, prefix: str) -> str:
     """``(column LIKE :p0 OR …)`` (ILIKE on Postgres), filling ``params``."""
     op = "ILIKE" if backend.dialect == "postgresql" else "LIKE"
     parts = []
-    for i, v in enumerate(variants):
+    for i, pattern in enumerate(patterns):
         name = f"{prefix}{i}"
-        params[name] = like_pattern(v)
+        params[name] = pattern
         parts.append(f"{column} {op} :{name} ESCAPE '\\'")
     return "(" + " OR ".join(parts) + ")"
 
@@ -41,39 +58,46 @@ def contains(haystack: str, needle: str) -> bool:
     return needle.casefold() in haystack.casefold()
 
 
-def in_clause(values: list[Any], params: Params, prefix: str) -> str:
-    """``(:x0, :x1, …)`` for an IN list, filling ``params``."""
+def bind_all(values: list[Any], params: Params, prefix: str) -> list[str]:
+    """Bind each value as ``:prefixN`` in ``params``; return the placeholders."""
     names = []
     for i, v in enumerate(values):
         params[f"{prefix}{i}"] = v
         names.append(f":{prefix}{i}")
-    return "(" + ", ".join(names) + ")"
+    return names
+
+
+def in_clause(values: list[Any], params: Params, prefix: str) -> str:
+    """``(:x0, :x1, …)`` for an IN list, filling ``params``."""
+    return "(" + ", ".join(bind_all(values, params, prefix)) + ")"
 
 
 async def search_ids(
     backend: Backend,
     text: str,
-    id_sql: Callable[[Params], str],
+    id_sql: Callable[[Params], str] | None,
     row_sql: Callable[[Params], str],
     row_text: Callable[[tuple[Any, ...]], str],
 ) -> AsyncIterator[str]:
     """Yield each session id whose id, or any of whose messages' text, contains ``text``.
 
     ``id_sql`` and ``row_sql`` build the pre-filter queries (``session_id`` first in each
-    row); ``row_text`` gives the text a person reads for a message row.
+    row; without ``id_sql`` the row query also pre-filters on the id); ``row_text`` gives
+    the text a person reads for a message row. Every hit is checked here, in Python.
     """
     seen: set[str] = set()
-    params: Params = {}
-    async for batch in backend.stream(id_sql(params), params):
-        for row in batch:
-            sid = str(row[0])
-            if sid not in seen and contains(sid, text):
-                seen.add(sid)
-                yield sid
+    if id_sql is not None:
+        params: Params = {}
+        async for batch in backend.stream(id_sql(params), params):
+            for row in batch:
+                sid = str(row[0])
+                if sid not in seen and contains(sid, text):
+                    seen.add(sid)
+                    yield sid
     params = {}
     async for batch in backend.stream(row_sql(params), params):
         for row in batch:
             sid = str(row[0])
-            if sid not in seen and contains(row_text(row), text):
+            if sid not in seen and (contains(sid, text) or contains(row_text(row), text)):
                 seen.add(sid)
                 yield sid

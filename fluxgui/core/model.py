@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 KINDS = ("message", "tool_call", "tool_output", "reasoning", "other")
@@ -92,13 +93,22 @@ def iso_time(value: Any, *, utc: bool) -> str | None:
     else:
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        text = str(value).strip()
-        if not text:
-            return None
-        try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-        except ValueError:
-            return None
+        return _iso_text(str(value), utc)
+    if dt.tzinfo is None and utc:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.isoformat()
+
+
+@lru_cache(maxsize=1024)
+def _iso_text(value: str, utc: bool) -> str | None:
+    # Cached: neighbouring rows share their one-second timestamps.
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
     if dt.tzinfo is None and utc:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.isoformat()

@@ -1,0 +1,366 @@
+"""The main window: sessions on the left, the selected conversation on the right.
+
+Everything that touches the store goes through the :class:`~fluxgui.qt.bridge.AsyncBridge`
+(keys ``"open"`` and ``"messages"``; the session model has its own). Selecting a session
+starts its load and so cancels the load of the session selected before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QUrl, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fluxgui.adapters.base import Store
+from fluxgui.core.errors import FluxguiError
+from fluxgui.core.model import Message, SessionInfo
+
+from .bridge import AsyncBridge
+from .models import SessionListModel
+from .render import conversation_html, esc, placeholder_html
+
+log = logging.getLogger(__name__)
+
+#: how many of a session's latest messages the pane shows
+MESSAGE_LIMIT = 200
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for the error bar: a known error's own sentence, else the bug's type."""
+    if isinstance(exc, FluxguiError):
+        return str(exc)
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"Unexpected error ({type(exc).__name__}: {text}); details are on stderr."
+
+
+class ErrorBar(QFrame):
+    """A dismissible red bar above the panes; its text is plain (data never becomes markup)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorBar")
+        self.setStyleSheet(
+            "#errorBar { background: #fdecea; border: 1px solid #f1aeb5; border-radius: 4px; }"
+            "#errorBar QLabel { color: #842029; }"
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        self._label = QLabel(self)
+        self._label.setTextFormat(Qt.TextFormat.PlainText)
+        self._label.setWordWrap(True)
+        self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton(self)
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.clear)
+        layout.addWidget(self._label, 1)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def show_error(self, text: str) -> None:
+        self._label.setText(text)
+        self.show()
+
+    def clear(self) -> None:
+        self._label.clear()
+        self.hide()
+
+    def text(self) -> str:
+        return self._label.text()
+
+
+class ConversationView(QTextBrowser):
+    """A read-only pane that never loads a resource: no images, no files, no network.
+
+    Its HTML is built by :mod:`fluxgui.qt.render`, which escapes all stored data; this
+    refusal is the second line of defence.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.document().setDocumentMargin(12)
+        self.refused_resources: list[str] = []
+
+    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 - Qt's name
+        self.refused_resources.append(name.toString())
+        return None
+
+
+class MainWindow(QMainWindow):
+    """Sessions list + conversation pane + status bar + error bar over one open store."""
+
+    #: the bridge has no task left (a store opened and its first screen is loaded, or
+    #: a load failed)
+    settled = Signal()
+    #: a session's messages are shown (its id)
+    messagesShown = Signal(str)
+
+    def __init__(self, bridge: AsyncBridge | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge or AsyncBridge(self)
+        self._store: Store | None = None
+        self._label = ""
+        self._session_id: str | None = None  # shown or loading
+        self._pending_select: str | None = None  # select this row once its page arrives
+        self._auto_select = False
+        #: the known or unexpected error that stopped the last open (None: it worked)
+        self.open_error: BaseException | None = None
+        #: the last error shown in the error bar
+        self.last_error: BaseException | None = None
+
+        self.setWindowTitle("fluxgui")
+        self.resize(1200, 800)
+
+        self.sessions = SessionListModel(self.bridge, parent=self)
+        # A table view, not a tree view: QTreeView's layout calls fetchMore until the
+        # model is exhausted, QTableView only when the last row scrolls into view.
+        self.session_view = QTableView(self)
+        self.session_view.setModel(self.sessions)
+        self.session_view.setShowGrid(False)
+        self.session_view.setWordWrap(False)
+        self.session_view.setCornerButtonEnabled(False)
+        self.session_view.setAlternatingRowColors(True)
+        self.session_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.session_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.session_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.session_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.session_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        rows = self.session_view.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)
+        header = self.session_view.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionsClickable(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setSectionResizeMode(SessionListModel.ID, QHeaderView.ResizeMode.Stretch)
+        # Fixed widths from the font, not ResizeToContents: that measures every loaded
+        # row and is not redone when a page arrives.
+        metrics = self.session_view.fontMetrics()
+        pad = 3 * metrics.averageCharWidth()
+        widths = {
+            SessionListModel.COUNT: metrics.horizontalAdvance("Messages") + pad,
+            SessionListModel.UPDATED: metrics.horizontalAdvance("2088-08-28 08:08") + pad,
+        }
+        for column, width in widths.items():
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, width)
+        self.session_view.selectionModel().currentRowChanged.connect(self._on_current_row)
+
+        self.conversation = ConversationView(self)
+        self.conversation.setHtml(placeholder_html("Opening…"))
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.session_view)
+        splitter.addWidget(self.conversation)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([420, 780])
+        splitter.setChildrenCollapsible(False)
+
+        self.error_bar = ErrorBar(self)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.error_bar)
+        layout.addWidget(splitter, 1)
+        self.setCentralWidget(central)
+
+        self.count_label = self._status_label()
+        self.store_label = self._status_label()
+        self.format_label = self._status_label()
+        self.mode_label = self._status_label()
+        bar = self.statusBar()
+        bar.addWidget(self.count_label, 1)
+        bar.addPermanentWidget(self.store_label)
+        bar.addPermanentWidget(self.format_label)
+        bar.addPermanentWidget(self.mode_label)
+
+        self.bridge.succeeded.connect(self._on_succeeded)
+        self.bridge.failed.connect(self._on_failed)
+        self.bridge.idle.connect(self.settled)
+        self.sessions.pageLoaded.connect(self._on_page_loaded)
+        self.sessions.loadFailed.connect(self._on_sessions_failed)
+
+    def _status_label(self) -> QLabel:
+        label = QLabel(self)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setContentsMargins(6, 0, 6, 0)
+        return label
+
+    # -- public API ----------------------------------------------------------------
+
+    @property
+    def store(self) -> Store | None:
+        return self._store
+
+    @property
+    def current_session_id(self) -> str | None:
+        return self._session_id
+
+    @property
+    def busy(self) -> bool:
+        return self.bridge.busy
+
+    def open_target(
+        self,
+        target: str,
+        *,
+        format: str | None = None,  # noqa: A002 - the CLI's option name
+        sessions_table: str | None = None,
+        messages_table: str | None = None,
+        session_id: str | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Open ``target`` read-only and show its sessions; select ``session_id`` (or the
+        most recently active session when it is ``None``)."""
+        from fluxgui.adapters import open_store
+
+        self.error_bar.clear()
+        self.open_error = None
+        self._label = label or target
+        self.count_label.setText(f"Opening {self._label}…")
+        self._pending_select = session_id
+        self._auto_select = session_id is None
+        self.bridge.start(
+            "open",
+            open_store(
+                target,
+                format=format,
+                sessions_table=sessions_table,
+                messages_table=messages_table,
+            ),
+        )
+
+    def show_session(self, session_id: str) -> None:
+        """Show a session's latest messages (cancelling the load of the previous one)."""
+        store = self._store
+        if store is None or session_id == self._session_id:
+            return
+        self._session_id = session_id
+        self.conversation.setHtml(placeholder_html("Loading messages…"))
+        self.bridge.start("messages", self._load_messages(store, session_id))
+
+    def show_error(self, exc: BaseException) -> None:
+        self.last_error = exc
+        self.error_bar.show_error(describe_error(exc))
+
+    async def aclose(self) -> None:
+        """Cancel running loads and close the store (call before the loop stops)."""
+        self.sessions.set_store(None)
+        await self.bridge.aclose()
+        store, self._store = self._store, None
+        if store is not None:
+            await store.close()
+
+    # -- loading ---------------------------------------------------------------------
+
+    async def _load_messages(
+        self, store: Store, session_id: str
+    ) -> tuple[Store, SessionInfo, list[Message]]:
+        info = await store.require_session(session_id)
+        messages = await store.page_messages(session_id, limit=MESSAGE_LIMIT)
+        return store, info, messages
+
+    def _on_succeeded(self, key: str, result: object) -> None:
+        if key == "open":
+            self._on_opened(result)  # type: ignore[arg-type]
+        elif key == "messages":
+            store, info, messages = result  # type: ignore[misc]
+            if store is not self._store or info.id != self._session_id:
+                return
+            self.conversation.setHtml(conversation_html(info, messages))
+            self.messagesShown.emit(info.id)
+
+    def _on_failed(self, key: str, error: object) -> None:
+        assert isinstance(error, BaseException)
+        if key == "open":
+            self.open_error = error
+            self.count_label.setText("No store open")
+            self.conversation.setHtml(placeholder_html("No store is open."))
+            self.show_error(error)
+        elif key == "messages":
+            self._session_id = None
+            self.conversation.setHtml(placeholder_html("This session could not be loaded."))
+            self.show_error(error)
+        elif key.startswith("close:"):
+            log.warning("closing a store failed: %s", error)
+
+    def _on_opened(self, store: Store) -> None:
+        old, self._store = self._store, store
+        if old is not None:
+            self.bridge.start(f"close:{id(old):x}", old.close())
+        self._session_id = None
+        self.setWindowTitle(f"fluxgui — {self._label}")
+        self._set_store_label(self._label)
+        self.format_label.setText(f"{store.format} format")
+        self.mode_label.setText("read-write" if store.can_write else "read-only")
+        self.count_label.setText("Loading sessions…")
+        self.conversation.setHtml(placeholder_html("Select a session."))
+        self.sessions.set_store(store)
+        self.sessions.fetchMore(QModelIndex())
+        if self._pending_select is not None:
+            self.show_session(self._pending_select)
+
+    def _set_store_label(self, text: str) -> None:
+        # A long path or URL must not widen the window: elide it, full text in the tip
+        # (escaped: Qt would take a tooltip that looks like HTML for rich text).
+        metrics = self.store_label.fontMetrics()
+        self.store_label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 480))
+        self.store_label.setToolTip(f"<p style='white-space:pre'>{esc(text)}</p>")
+
+    def _on_page_loaded(self, added: int, more: bool) -> None:
+        rows = self.sessions.rowCount()
+        plural = "" if rows == 1 else "s"
+        self.count_label.setText(f"{rows}{'+' if more else ''} session{plural}")
+        if self._pending_select is not None:
+            row = self.sessions.row_of(self._pending_select)
+            if row is not None:
+                self._pending_select = None
+                self._select_row(row)
+        elif self._auto_select and rows:
+            self._auto_select = False
+            self._select_row(0)
+        if not rows and not more:
+            self.conversation.setHtml(placeholder_html("This store has no sessions."))
+
+    def _on_sessions_failed(self, error: object) -> None:
+        assert isinstance(error, BaseException)
+        self.count_label.setText(f"{self.sessions.rowCount()} sessions (loading failed)")
+        self.show_error(error)
+
+    # -- selection -------------------------------------------------------------------
+
+    def _select_row(self, row: int) -> None:
+        index = self.sessions.index(row, 0)
+        self.session_view.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.session_view.scrollTo(index)
+
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        info = self.sessions.session_at(current.row()) if current.isValid() else None
+        if info is not None:
+            self.show_session(info.id)
