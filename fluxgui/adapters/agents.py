@@ -121,28 +121,39 @@ class AgentsStore(Store):
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
     ) -> SessionPage:
-        params: Params = {"n": limit}
-        where = "1 = 1"
+        # Sessions are ordered by (updated_at, latest item id, session_id). There is no
+        # index on updated_at, so: find the updated_at of the limit-th session past the
+        # cursor, take the sessions from there up (all ties included), and only for those
+        # look up the latest item and the count.
+        S, last_id = self._S, self._last_id("s")
+        params: Params = {"n": limit, "off": max(limit - 1, 0)}
+        before = ""
+        parts = []
         if cursor is not None:
             params["u"], params["l"], params["sid"] = cursor
-            where = (
-                "(k.updated_at < :u OR (k.updated_at = :u AND (k.last_id < :l "
-                "OR (k.last_id = :l AND k.session_id < :sid))))"
+            before = "s.updated_at < :u AND "
+            parts.append(
+                f"""SELECT * FROM (SELECT s.session_id, s.created_at, s.updated_at,
+                                          {last_id} AS last_id
+                                   FROM {S} s WHERE s.updated_at = :u) t
+                    WHERE t.last_id < :l OR (t.last_id = :l AND t.session_id < :sid)"""
             )
-        # Order and cut the sessions first, then count only the rows shown (a count in
-        # the outer select would otherwise run for every session before the sort).
-        keys = (
-            f"SELECT s.session_id, s.created_at, s.updated_at, {self._last_id('s')} AS last_id "
-            f"FROM {self._S} s"
+        threshold = (
+            f"(SELECT x.updated_at FROM {S} x WHERE {before.replace('s.', 'x.')}1 = 1 "
+            "ORDER BY x.updated_at DESC LIMIT 1 OFFSET :off)"
         )
-        page = (
-            f"SELECT * FROM ({keys}) k WHERE {where} "
-            "ORDER BY k.updated_at DESC, k.last_id DESC, k.session_id DESC LIMIT :n"
+        parts.append(
+            f"""SELECT s.session_id, s.created_at, s.updated_at, {last_id} AS last_id
+                FROM {S} s
+                WHERE {before}s.updated_at >= COALESCE({threshold}, s.updated_at)"""
         )
+        union = " UNION ALL ".join(parts)
         rows = await self.backend.fetchall(
             f"""SELECT p.session_id, p.created_at, p.updated_at, p.last_id,
                        (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = p.session_id)
-                FROM ({page}) p
+                FROM (SELECT * FROM ({union}) k
+                      ORDER BY k.updated_at DESC, k.last_id DESC, k.session_id DESC
+                      LIMIT :n) p
                 ORDER BY p.updated_at DESC, p.last_id DESC, p.session_id DESC""",
             params,
         )
