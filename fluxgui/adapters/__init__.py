@@ -7,6 +7,7 @@ A target is named the way its ecosystem names it: a file path, or a SQLAlchemy U
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,12 @@ def parse_target(target: str) -> Target:
     try:
         url = make_url(target)
     except (ArgumentError, ValueError) as exc:
-        raise TargetError(f"bad URL {show_id(target)}: {exc}") from None
+        # The URL did not parse, so hide a password by hand before it is shown.
+        found = re.search(r"://[^/:@]*:([^@/]*)@", target)
+        message = f"bad URL {show_id(target)}: {exc}"
+        if found and found.group(1):
+            message = message.replace(found.group(1), "***")
+        raise TargetError(message) from None
     display = url.render_as_string(hide_password=True)
     backend = url.get_backend_name()
     if backend == "sqlite":

@@ -125,6 +125,8 @@ class AgentsStore(Store):
         # index on updated_at, so: find the updated_at of the limit-th session past the
         # cursor, take the sessions from there up (all ties included), and only for those
         # look up the latest item and the count.
+        if limit <= 0:
+            return SessionPage([], None)
         S, last_id = self._S, self._last_id("s")
         params: Params = {"n": limit, "off": max(limit - 1, 0)}
         before = ""
@@ -246,7 +248,7 @@ class AgentsStore(Store):
     async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
         return [
             {"role": m.role, "content": m.text}
-            for m in await self.latest_messages(session_id, limit)
+            for m in await self.latest_messages(session_id, limit or None)  # 0: all, as flux
         ]
 
     # -- writing -------------------------------------------------------------------

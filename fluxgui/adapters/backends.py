@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sqlite3
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -98,6 +100,8 @@ def sqlite_read_uri(path: Path) -> str:
     * A WAL database without ``-wal`` would make a read-only connection create ``-wal`` and
       ``-shm`` and leave them behind; it opens read-write (we set ``query_only``) so that
       SQLite removes them again on close, or ``immutable=1`` where we may not write.
+    * A ``-wal`` without ``-shm`` (files copied from elsewhere, no writer alive) would make
+      SQLite create ``-shm`` beside them: :func:`private_copy` is read instead.
     * Anything else opens ``mode=ro``.
     """
     header = _sqlite_header(path)
@@ -109,6 +113,27 @@ def sqlite_read_uri(path: Path) -> str:
             return f"file:{abs_path}?mode=rw"
         return f"file:{abs_path}?mode=ro&immutable=1"
     return f"file:{abs_path}?mode=ro"
+
+
+def needs_private_copy(path: Path) -> bool:
+    """A ``-wal`` with no ``-shm``: reading in place would leave a new ``-shm`` behind."""
+    return Path(str(path) + "-wal").exists() and not Path(str(path) + "-shm").exists()
+
+
+def private_copy(path: Path) -> Path:
+    """Copy ``path`` and its ``-wal`` into a new temporary folder; return the copy's path.
+
+    Blocking (it copies the whole file): run it in a thread.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="fluxgui-"))
+    try:
+        copy = folder / path.name
+        shutil.copyfile(path, copy)
+        shutil.copyfile(str(path) + "-wal", str(copy) + "-wal")
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return copy
 
 
 def check_sqlite_file(path: Path) -> None:
@@ -142,32 +167,41 @@ class SqliteBackend(Backend):
         self.path = path
         self.writable = writable
         self._tables: dict[str, list[str]] | None = None
+        self._copy: Path | None = None  # a private copy being read instead of ``path``
 
     @classmethod
     async def open(cls, path: Path, *, writable: bool = False, create: bool = False) -> SqliteBackend:
         import aiosqlite
 
+        copy: Path | None = None
+        uri: str | None = None
         if create and not path.exists():
             if not path.parent.is_dir():
                 raise TargetError(f"no such folder: {path.parent}")
             uri = f"file:{quote(str(path.resolve()))}?mode=rwc"
         else:
             check_sqlite_file(path)
-            uri = (
-                f"file:{quote(str(path.resolve()))}?mode=rw" if writable else sqlite_read_uri(path)
-            )
+            if writable:
+                uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+            elif needs_private_copy(path):
+                copy = await asyncio.to_thread(private_copy, path)
+        if uri is None:
+            uri = sqlite_read_uri(copy or path)
         try:
             conn = await aiosqlite.connect(uri, uri=True, isolation_level=None, timeout=5.0)
         except sqlite3.Error as exc:
+            _drop_copy(copy)
             raise TargetError(f"cannot open {path}: {exc}") from None
         try:
             if not writable:
                 await conn.execute("PRAGMA query_only=ON")
             # Reading the schema proves the file is a database and not encrypted/corrupt.
             backend = cls(conn, path, writable)
+            backend._copy = copy
             backend._tables = await backend._read_tables()
         except (sqlite3.Error, FluxguiError) as exc:
             await conn.close()
+            _drop_copy(copy)
             raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
         return backend
 
@@ -237,6 +271,12 @@ class SqliteBackend(Backend):
 
     async def close(self) -> None:
         await self._conn.close()
+        _drop_copy(self._copy)
+
+
+def _drop_copy(copy: Path | None) -> None:
+    if copy is not None:
+        shutil.rmtree(copy.parent, ignore_errors=True)
 
 
 def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> FluxguiError:

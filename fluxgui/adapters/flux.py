@@ -90,6 +90,8 @@ class FluxStore(Store):
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
     ) -> SessionPage:
+        if limit <= 0:
+            return SessionPage([], None)
         before = int(cursor[0]) if cursor else MAX_KEY
         if self.backend.dialect == "sqlite":
             # Walk the table backwards by id and keep each session's last row: the cost

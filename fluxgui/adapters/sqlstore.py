@@ -55,7 +55,9 @@ def like_any(backend: Backend, column: str, patterns: list[str], params: Params,
 
 
 def contains(haystack: str, needle: str) -> bool:
-    return needle.casefold() in haystack.casefold()
+    # lower(), not casefold(): the SQL pre-filter keeps lengths ("ß" is not "ss"), and
+    # the check must not accept what the pre-filter could never have let through.
+    return needle.lower() in haystack.lower()
 
 
 def bind_all(values: list[Any], params: Params, prefix: str) -> list[str]:

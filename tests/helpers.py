@@ -1,0 +1,114 @@
+"""Small shared helpers for the fluxgui tests (no fixtures: those live in conftest.py).
+
+Everything here reads or drives real stores; nothing imitates a library's writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class FixedModel(Model):
+    """A flux ``Model`` that answers every request with the same text and records requests."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        # Copy: the Runner keeps appending to the same list after the call.
+        self.requests.append(
+            ModelRequest(messages=list(request.messages), system_prompt=request.system_prompt)
+        )
+        return ModelResponse(content=self.reply, finish_reason="stop")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        yield StreamChunk(delta_text=self.reply, done=True)
+
+
+async def all_messages(store: Any, session_id: str, batch: int = 500) -> list[Any]:
+    """Every message of a session through ``iter_messages`` (stored order)."""
+    out: list[Any] = []
+    async for page in store.iter_messages(session_id, batch=batch):
+        out.extend(page)
+    return out
+
+
+async def all_sessions(store: Any, page_size: int = 50) -> list[Any]:
+    """Every session through ``list_sessions`` paging, in listed order."""
+    out: list[Any] = []
+    cursor = None
+    while True:
+        page = await store.list_sessions(limit=page_size, cursor=cursor)
+        out.extend(page.sessions)
+        if page.cursor is None:
+            return out
+        cursor = page.cursor
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def sidecars(path: Path) -> set[str]:
+    """Names of the SQLite side files (``-wal``, ``-shm``, ``-journal``) present next to ``path``."""
+    return {
+        suffix
+        for suffix in ("-wal", "-shm", "-journal")
+        if Path(str(path) + suffix).exists()
+    }
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Hash of the database file and of each side file present (name → sha256)."""
+    out = {"": sha256(path)}
+    for suffix in sidecars(path):
+        out[suffix] = sha256(Path(str(path) + suffix))
+    return out
+
+
+def closed_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``python -m fluxgui ARGS`` in a subprocess and capture its text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "fluxgui", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        cwd=str(cwd) if cwd else None,
+        timeout=timeout,
+    )
+
+
+def sqlite_rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Read a SQLite file through a plain ``sqlite3`` connection (tests only)."""
+    conn = sqlite3.connect(str(path))
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

@@ -1,0 +1,58 @@
+"""Fixtures for the window tests: a qasync loop on pytest-qt's QApplication, stores
+written by the real libraries, and a window that closes its store afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qt_helpers import AGENTS_SESSIONS, FLUX_SESSIONS, run_on, write_agents_store, write_flux_store
+
+
+@pytest.fixture
+def agents_db(tmp_path: Path) -> Path:
+    return write_agents_store(tmp_path / "agents.db", AGENTS_SESSIONS)
+
+
+@pytest.fixture
+def flux_db(tmp_path: Path) -> Path:
+    return write_flux_store(tmp_path / "flux.db", FLUX_SESSIONS)
+
+
+# --------------------------------------------------------------------------- loop & window
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync loop over pytest-qt's QApplication, marked running: the tasks it runs
+    advance whenever Qt processes events (``qtbot.waitUntil`` / ``waitSignal``)."""
+    import qasync
+
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        # Not loop.stop(): it calls QCoreApplication.exit(), which outside exec() leaves
+        # Qt's "quit now" flag set, and every later QEventLoop.exec() (waitSignal)
+        # would return at once. Mark the loop stopped by hand instead.
+        loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
+        asyncio.events._set_running_loop(None)
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
+    from fluxgui.qt.window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    try:
+        yield win
+    finally:
+        run_on(qtbot, qloop, win.aclose())
