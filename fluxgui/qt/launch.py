@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.resources
 import os
 import socket
 import sys
 from pathlib import Path
 from typing import Any
+
+from .demo import demo_store_path
 
 EXIT_OK = 0
 EXIT_KNOWN_ERROR = 3
@@ -163,21 +164,6 @@ def display_problem(env: dict[str, str] | None = None, platform: str | None = No
 # --------------------------------------------------------------------------- demo store
 
 
-def demo_store_path() -> Path | None:
-    """The bundled demo store: inside the installed package (a wheel ships
-    ``fluxgui/resources``), else ``<repo>/resources`` of an editable install."""
-    try:
-        resource = importlib.resources.files("fluxgui") / "resources" / "demo.db"
-        if resource.is_file():
-            return Path(str(resource))
-    except (ModuleNotFoundError, OSError, TypeError):
-        pass
-    import fluxgui
-
-    repo_copy = Path(fluxgui.__file__).resolve().parent.parent / "resources" / "demo.db"
-    return repo_copy if repo_copy.is_file() else None
-
-
 # --------------------------------------------------------------------------- launch
 
 
@@ -194,6 +180,13 @@ def launch(args: argparse.Namespace) -> int:
 
     target: str | None = getattr(args, "target", None)
     label: str | None = None
+    if not target and not screenshot:
+        # Reopen the last store when it opens without asking (screenshots stay reproducible).
+        from .settings import RecentStores, startup_target
+
+        found = startup_target(RecentStores())
+        if found is not None:
+            target, label = found
     if not target:
         demo = demo_store_path()
         if demo is None:

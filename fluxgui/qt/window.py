@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMainWindow,
+    QProgressBar,
     QSplitter,
     QTableView,
     QTextBrowser,
@@ -30,7 +31,19 @@ from fluxgui.adapters.base import Store
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.model import Message, SessionInfo
 
+from .actions import install_actions
 from .bridge import AsyncBridge
+from .demo import demo_store_path
+from .open_dialogs import (
+    FileDropFilter,
+    OpenRequest,
+    ask_url,
+    open_file_dialog,
+    remember_opened,
+    request_for_stored,
+)
+from .secrets import display_target
+from .settings import RecentStores
 from .models import SessionListModel
 from .render import conversation_html, esc, placeholder_html
 
@@ -114,9 +127,18 @@ class MainWindow(QMainWindow):
     #: a session's messages are shown (its id)
     messagesShown = Signal(str)
 
-    def __init__(self, bridge: AsyncBridge | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: AsyncBridge | None = None,
+        parent: QWidget | None = None,
+        *,
+        recent: RecentStores | None = None,
+    ) -> None:
         super().__init__(parent)
         self.bridge = bridge or AsyncBridge(self)
+        #: recently opened stores (settings; never a password)
+        self.recent = recent if recent is not None else RecentStores()
+        self._pending: OpenRequest | None = None  # remembered once it has opened
         self._store: Store | None = None
         self._label = ""
         self._session_id: str | None = None  # shown or loading
@@ -196,6 +218,21 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.format_label)
         bar.addPermanentWidget(self.mode_label)
 
+        self.busy_indicator = QProgressBar(self)
+        self.busy_indicator.setRange(0, 0)  # indeterminate
+        self.busy_indicator.setMaximumWidth(120)
+        self.busy_indicator.setMaximumHeight(self.fontMetrics().height())
+        self.busy_indicator.setTextVisible(False)
+        self.busy_indicator.hide()
+        bar.addPermanentWidget(self.busy_indicator)
+        self.bridge.busyChanged.connect(self.busy_indicator.setVisible)
+
+        install_actions(self)
+        # Files dropped anywhere on the window open (local files only; nothing is fetched).
+        self._drops = FileDropFilter(self)
+        self._drops.watch(self)
+        self._drops.filesDropped.connect(self._on_files_dropped)
+
         self.bridge.succeeded.connect(self._on_succeeded)
         self.bridge.failed.connect(self._on_failed)
         self.bridge.idle.connect(self.settled)
@@ -238,7 +275,7 @@ class MainWindow(QMainWindow):
 
         self.error_bar.clear()
         self.open_error = None
-        self._label = label or target
+        self._label = label or display_target(target)  # never show a password
         self.count_label.setText(f"Opening {self._label}…")
         self._pending_select = session_id
         self._auto_select = session_id is None
@@ -251,6 +288,73 @@ class MainWindow(QMainWindow):
                 messages_table=messages_table,
             ),
         )
+
+    def open_request(self, request: OpenRequest) -> None:
+        """Open what a dialog, the recent list or a drop asked for; it joins the recent
+        stores (and its password the keyring, when asked) once it has opened."""
+        self._pending = request
+        self.open_target(request.target, label=request.label)
+
+    def open_file(self) -> None:
+        path = open_file_dialog(self)
+        if path:
+            self.open_request(OpenRequest(path, path))
+
+    def open_url(self) -> None:
+        request = ask_url(self)
+        if request is not None:
+            self.open_request(request)
+
+    def open_recent(self, stored: str, label: str) -> None:
+        request = request_for_stored(self, stored, self.recent, label)
+        if request is not None:
+            self.open_request(request)
+
+    def open_demo(self) -> None:
+        demo = demo_store_path()
+        if demo is None:
+            self.show_error(FluxguiError("the demo store is missing from this installation"))
+            return
+        self.open_target(str(demo), label=f"Demo store ({demo.name})")
+
+    def reload(self) -> None:
+        """Re-read the list of sessions and the open conversation (F5)."""
+        store = self._store
+        if store is None:
+            return
+        current = self._session_id
+        self._session_id = None
+        self._pending_select = current
+        self.sessions.set_store(store)
+        self.sessions.fetchMore(QModelIndex())
+        if current is not None:
+            self.show_session(current)
+
+    def focus_sessions(self) -> None:
+        self.session_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not self.session_view.currentIndex().isValid() and self.sessions.rowCount():
+            self._select_row(0)
+
+    def copy_text(self) -> None:
+        """Copy the selected message's text (Ctrl+C), unless a text field has the focus."""
+        copy = getattr(self.conversation, "copy_text", None)
+        if copy is not None:
+            copy()
+
+    def copy_raw(self) -> None:
+        copy = getattr(self.conversation, "copy_raw", None)
+        if copy is not None:
+            copy()
+
+    def focus_search(self) -> None:
+        box = getattr(self, "search_box", None)
+        if box is not None:
+            box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            box.selectAll()
+
+    def _on_files_dropped(self, paths: list[str]) -> None:
+        if paths:
+            self.open_request(OpenRequest(paths[0], paths[0]))
 
     def show_session(self, session_id: str) -> None:
         """Show a session's latest messages (cancelling the load of the previous one)."""
@@ -295,6 +399,7 @@ class MainWindow(QMainWindow):
     def _on_failed(self, key: str, error: object) -> None:
         assert isinstance(error, BaseException)
         if key == "open":
+            self._pending = None
             self.open_error = error
             self.count_label.setText("No store open")
             self.conversation.setHtml(placeholder_html("No store is open."))
@@ -307,6 +412,9 @@ class MainWindow(QMainWindow):
             log.warning("closing a store failed: %s", error)
 
     def _on_opened(self, store: Store) -> None:
+        if self._pending is not None:
+            remember_opened(self._pending, self.recent)
+            self._pending = None
         old, self._store = self._store, store
         if old is not None:
             self.bridge.start(f"close:{id(old):x}", old.close())

@@ -12,6 +12,25 @@ import pytest
 from qt_helpers import AGENTS_SESSIONS, FLUX_SESSIONS, run_on, write_agents_store, write_flux_store
 
 
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path_factory: Any, monkeypatch: Any) -> Iterator[None]:
+    """Keep window tests out of the user's settings and keyring: settings go to a temporary
+    folder and the keyring is keyring's "fail" backend (as on a headless box)."""
+    import keyring
+    import keyring.backends.fail
+    from PySide6.QtCore import QSettings
+
+    folder = tmp_path_factory.mktemp("settings")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
 @pytest.fixture
 def agents_db(tmp_path: Path) -> Path:
     return write_agents_store(tmp_path / "agents.db", AGENTS_SESSIONS)

@@ -1,0 +1,193 @@
+"""How long does the window's event loop stall while it works on a 1,000,000-message store?
+
+Runs the real window offscreen on one qasync loop, on the stores ``bench_store.py``
+generates (written by the real libraries; generated here when missing), and prints for
+each step the time it took and the longest stall of the UI event loop during it:
+
+1. open the store until the first page of sessions is shown;
+2. scroll the session list to the end (every page fetched the way the view fetches);
+3. run a text search until its last result is in the list;
+4. open the largest session until its latest messages are shown;
+5. scroll that session up until three earlier pages are loaded.
+
+A stall is the longest gap between two ticks of a 1 ms ``QTimer`` (PreciseTimer): while
+the loop runs a handler, paints or waits, the timer cannot tick. One frame is 16 ms.
+
+    .venv/bin/python benchmarks/bench_ui.py [--formats flux,agents] [--messages 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+FRAME_MS = 16.0
+
+
+class StallProbe:
+    """Longest gap between ticks of a 1 ms timer, per named phase."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+
+        self._clock = QElapsedTimer()
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(1)
+        self._timer.timeout.connect(self._tick)
+        self.worst = 0.0
+        self.over_frame = 0
+
+    def start(self) -> None:
+        self.worst, self.over_frame = 0.0, 0
+        self._clock.start()
+        self._timer.start()
+
+    def stop(self) -> float:
+        self._tick()
+        self._timer.stop()
+        return self.worst
+
+    def _tick(self) -> None:
+        gap = self._clock.nsecsElapsed() / 1e6
+        self._clock.restart()
+        self.worst = max(self.worst, gap)
+        if gap > FRAME_MS:
+            self.over_frame += 1
+
+
+async def until(predicate: Any, timeout: float = 600.0) -> None:
+    """Let the loop run until ``predicate()`` holds (polling lightly, never blocking)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not finish in time")
+        await asyncio.sleep(0.005)
+
+
+async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, float, float, int]]:
+    from fluxgui.qt.window import MainWindow
+
+    window = MainWindow()
+    window.resize(1200, 800)
+    window.show()
+    probe = StallProbe()
+    rows: list[tuple[str, float, float, int]] = []
+
+    async def phase(name: str, start: Any, done: Any) -> None:
+        probe.start()
+        t0 = time.perf_counter()
+        start()
+        await until(done)
+        elapsed = (time.perf_counter() - t0) * 1000
+        rows.append((name, elapsed, probe.stop(), probe.over_frame))
+
+    sessions = window.sessions
+    await phase(
+        "open store, first page of sessions",
+        lambda: window.open_target(str(path)),
+        lambda: window.store is not None and sessions.rowCount() > 0 and not window.busy,
+    )
+
+    def scroll_list() -> None:
+        window.session_view.scrollToBottom()
+
+    async def scroll_to_end() -> None:
+        while not sessions.at_end:
+            scroll_list()
+            await until(lambda: not sessions.loading)
+            if sessions.canFetchMore(sessions.index(-1, -1)):
+                sessions.fetchMore(sessions.index(-1, -1))
+            await until(lambda: not sessions.loading)
+
+    probe.start()
+    t0 = time.perf_counter()
+    await scroll_to_end()
+    rows.append(
+        (f"scroll session list to the end ({sessions.rowCount():,} rows)",
+         (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame)
+    )
+
+    await phase(
+        'search "zanzibar" (all results listed)',
+        lambda: window.search("zanzibar"),
+        lambda: not sessions.searching and not window.busy,
+    )
+    found = sessions.rowCount()
+    rows[-1] = (rows[-1][0] + f" -> {found:,} sessions", *rows[-1][1:])
+    window.search("")
+    await until(lambda: not window.busy)
+
+    pane = window.conversation
+    await phase(
+        "open the largest session (latest page)",
+        lambda: window.show_session(largest),
+        lambda: pane.session_id == largest and pane.loaded_count > 0 and not window.busy,
+    )
+
+    async def scroll_up(pages: int) -> None:
+        for _ in range(pages):
+            before = pane.loaded_count
+            pane.scroll_to_top()
+            await until(lambda: pane.loaded_count > before and not window.busy)
+
+    probe.start()
+    t0 = time.perf_counter()
+    await scroll_up(3)
+    rows.append(
+        (f"scroll up 3 pages ({pane.loaded_count:,} messages loaded)",
+         (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame)
+    )
+    await window.aclose()
+    window.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--formats", default="flux,agents")
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--sessions", type=int, default=10_000)
+    args = parser.parse_args(argv)
+
+    import bench_store
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    metas = {
+        fmt: bench_store.ensure_store(fmt, fmt, args.messages, args.sessions, False)
+        for fmt in args.formats.split(",")
+    }
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    print(f"fluxgui window stalls (offscreen, {os.cpu_count()} CPUs); one frame = {FRAME_MS:.0f} ms")
+    worst_all = 0.0
+    for fmt, meta in metas.items():
+        path = Path(meta["path"])
+        params = meta["params"]
+        print(f"\n== {fmt}: {path.name} ({params['messages']:,} messages, "
+              f"{params['sessions']:,} sessions; largest session {meta['largest_size']:,}) ==")
+        rows = loop.run_until_complete(run_format(fmt, path, meta["largest_session"]))
+        width = max(len(r[0]) for r in rows)
+        print(f"  {'step'.ljust(width)}  {'took ms':>9}  {'longest stall ms':>16}  {'stalls > 16 ms':>14}")
+        for name, took, stall, over in rows:
+            print(f"  {name.ljust(width)}  {took:>9.0f}  {stall:>16.1f}  {over:>14}")
+            worst_all = max(worst_all, stall)
+    print(f"\nlongest stall over all steps: {worst_all:.1f} ms "
+          f"({'within' if worst_all <= FRAME_MS else 'OVER'} one frame)")
+    loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""The main window's menus, actions and keyboard shortcuts.
+
+Ctrl+O open a file, Ctrl+Shift+O open a URL, Ctrl+F search, Ctrl+L the session list,
+Ctrl+C copy the selected message's text, Ctrl+Shift+C its raw JSON, F5 reload,
+Ctrl+Q quit. Arrow keys move through the sessions in the list.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+if TYPE_CHECKING:
+    from .window import MainWindow
+
+
+def _action(window: MainWindow, text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
+    action = QAction(text, window)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setStatusTip(tip)
+    action.triggered.connect(lambda _checked=False: slot())
+    window.addAction(action)  # shortcuts work wherever the focus is in the window
+    return action
+
+
+def install_actions(window: MainWindow) -> dict[str, QAction]:
+    """Build the menu bar of ``window``; return its actions by name (tests use them)."""
+    actions: dict[str, QAction] = {}
+    bar = window.menuBar()
+
+    file_menu = bar.addMenu("&File")
+    actions["open"] = _action(window, "&Open…", window.open_file, QKeySequence.StandardKey.Open,
+                              "Open a SQLite session store")
+    actions["open_url"] = _action(window, "Open &URL…", window.open_url, "Ctrl+Shift+O",
+                                  "Open a database by URL (PostgreSQL, …)")
+    file_menu.addAction(actions["open"])
+    file_menu.addAction(actions["open_url"])
+    recent_menu = QMenu("Open &Recent", window)
+    recent_menu.aboutToShow.connect(lambda: _fill_recent(window, recent_menu))
+    file_menu.addMenu(recent_menu)
+    actions["open_demo"] = _action(window, "Open &Demo Store", window.open_demo)
+    file_menu.addAction(actions["open_demo"])
+    file_menu.addSeparator()
+    actions["quit"] = _action(window, "&Quit", window.close, QKeySequence.StandardKey.Quit)
+    file_menu.addAction(actions["quit"])
+
+    edit_menu = bar.addMenu("&Edit")
+    actions["copy"] = _action(window, "&Copy Text", window.copy_text, QKeySequence.StandardKey.Copy,
+                              "Copy the selected message's text")
+    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.copy_raw, "Ctrl+Shift+C",
+                                  "Copy the selected message as stored")
+    actions["find"] = _action(window, "&Find…", window.focus_search, QKeySequence.StandardKey.Find,
+                              "Search sessions and messages")
+    for name in ("copy", "copy_raw"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    edit_menu.addAction(actions["find"])
+
+    view_menu = bar.addMenu("&View")
+    actions["sessions"] = _action(window, "Session &List", window.focus_sessions, "Ctrl+L")
+    actions["reload"] = _action(window, "&Reload", window.reload, QKeySequence.StandardKey.Refresh)
+    if actions["reload"].shortcut().isEmpty():
+        actions["reload"].setShortcut(QKeySequence("F5"))
+    view_menu.addAction(actions["sessions"])
+    view_menu.addAction(actions["reload"])
+    inspector = getattr(window, "inspector_dock", None)
+    if inspector is not None:
+        actions["inspector"] = inspector.toggleViewAction()
+        actions["inspector"].setText("&Inspector")
+        actions["inspector"].setShortcut(QKeySequence("Ctrl+I"))
+        view_menu.addAction(actions["inspector"])
+
+    help_menu = bar.addMenu("&Help")
+    actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))
+    help_menu.addAction(actions["about"])
+    window.actions_by_name = actions
+    return actions
+
+
+def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+    menu.clear()
+    items = window.recent.items()
+    for stored, label in items:
+        action = menu.addAction(label.replace("&", "&&"))
+        action.setToolTip(label)
+        action.triggered.connect(
+            lambda _checked=False, s=stored, lab=label: window.open_recent(s, lab)
+        )
+    if not items:
+        empty = menu.addAction("No recent stores")
+        empty.setEnabled(False)
+        return
+    menu.addSeparator()
+    clear = menu.addAction("Clear Recent Stores")
+    clear.triggered.connect(lambda _checked=False: window.recent.clear())
+
+
+def _about(window: MainWindow) -> None:
+    from fluxgui import __version__
+
+    QMessageBox.about(
+        window,
+        "About fluxgui",
+        f"fluxgui {__version__}\n\nBrowse the conversation histories AI agents keep in "
+        "session stores. Stores open read-only.",
+    )

@@ -1,0 +1,163 @@
+"""Database passwords in the system keyring, and nowhere else.
+
+A password belongs to a URL; the keyring entry is keyed by that URL *without* its
+password (``postgresql+asyncpg://root@127.0.0.1:5432/test``) under the service
+``"fluxgui"``. ``keyring`` is imported lazily (it probes D-Bus and friends on first use)
+and every failure — no backend on a headless box (``NoKeyringError``), the ``fail`` or
+``null`` backend, a locked or refusing keychain, a broken D-Bus — becomes ``None`` or
+``False``: callers then ask the user each time. Nothing here raises, logs a password or
+writes one anywhere but the keyring.
+
+The URL helpers (:func:`split_password`, :func:`with_password`, :func:`url_key`) are
+here because the keyring key must be spelled the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: the keyring service every fluxgui password is filed under
+SERVICE = "fluxgui"
+
+
+# --------------------------------------------------------------------------- URL helpers
+
+
+def is_url(target: str) -> bool:
+    """Whether ``target`` is a URL (``scheme://…``) rather than a file path."""
+    return "://" in target
+
+
+def _parse(target: str) -> Any | None:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(target)
+    except (ArgumentError, ValueError, TypeError):
+        return None
+
+
+def split_password(target: str) -> tuple[str, str | None]:
+    """``(target without its password, the password)``; a path, a URL without a password
+    or an empty password gives ``(target, None)``.
+
+    Raises ``ValueError`` (without the URL in the message) for a URL that does not parse,
+    so a caller never stores or shows it by accident.
+    """
+    if not is_url(target):
+        return target, None
+    url = _parse(target)
+    if url is None:
+        raise ValueError("not a valid SQLAlchemy URL")
+    # Not url.set(password=None): URL.set ignores None ("unchanged"); _replace is the
+    # documented way to clear a field.
+    password = str(url.password) if url.password else None
+    bare = url._replace(password=None) if url.password is not None else url
+    return bare.render_as_string(hide_password=False), password
+
+
+def url_key(target: str) -> str:
+    """The keyring key of a URL: the URL without its password, as SQLAlchemy spells it."""
+    return split_password(target)[0]
+
+
+def with_password(target: str, password: str | None) -> str:
+    """``target`` with ``password`` put in (escaped by SQLAlchemy); unchanged when
+    ``password`` is ``None``/empty or ``target`` is a path."""
+    if not password or not is_url(target):
+        return target
+    url = _parse(target)
+    if url is None:
+        raise ValueError("not a valid SQLAlchemy URL")
+    return url.set(password=password).render_as_string(hide_password=False)
+
+
+def display_target(target: str) -> str:
+    """``target`` as it may be shown: a URL's password becomes ``***``."""
+    if not is_url(target):
+        return target
+    url = _parse(target)
+    if url is None:
+        return "(invalid URL)"
+    return url.render_as_string(hide_password=True)
+
+
+# --------------------------------------------------------------------------- keyring
+
+
+def _backend() -> Any | None:
+    """The keyring backend when it is one that can hold a password, else ``None``."""
+    try:
+        import keyring
+        from keyring.backends import chainer, fail
+
+        backend = keyring.get_keyring()
+        if isinstance(backend, fail.Keyring):
+            return None
+        try:
+            from keyring.backends import null
+
+            if isinstance(backend, null.Keyring):
+                return None
+        except ImportError:  # pragma: no cover - older keyring
+            pass
+        if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+            return None
+        return backend
+    except Exception as exc:  # noqa: BLE001 - a broken keyring install is "no keyring"
+        log.debug("no usable keyring: %s", type(exc).__name__)
+        return None
+
+
+def keyring_available() -> bool:
+    """Whether a keyring backend that can store passwords is configured.
+
+    ``True`` does not promise that a store succeeds (a keychain may be locked or refuse);
+    :func:`set_password` reports that.
+    """
+    return _backend() is not None
+
+
+def get_password(url_key: str) -> str | None:
+    """The password filed for ``url_key``; ``None`` when there is none or no keyring."""
+    backend = _backend()
+    if backend is None:
+        return None
+    try:
+        password = backend.get_password(SERVICE, url_key)
+    except Exception as exc:  # noqa: BLE001 - NoKeyringError, locked keychain, D-Bus…
+        log.debug("keyring lookup failed: %s", type(exc).__name__)
+        return None
+    return password if isinstance(password, str) and password else None
+
+
+def set_password(url_key: str, password: str) -> bool:
+    """File ``password`` for ``url_key``; ``False`` when no keyring took it."""
+    if not password:
+        return False
+    backend = _backend()
+    if backend is None:
+        return False
+    try:
+        backend.set_password(SERVICE, url_key, password)
+    except Exception as exc:  # noqa: BLE001 - PasswordSetError, locked keychain, …
+        log.debug("keyring store failed: %s", type(exc).__name__)
+        return False
+    return True
+
+
+def delete_password(url_key: str) -> bool:
+    """Forget the password of ``url_key``; ``False`` when there was none or no keyring."""
+    backend = _backend()
+    if backend is None:
+        return False
+    try:
+        backend.delete_password(SERVICE, url_key)
+    except Exception as exc:  # noqa: BLE001 - PasswordDeleteError (none filed), …
+        log.debug("keyring delete failed: %s", type(exc).__name__)
+        return False
+    return True

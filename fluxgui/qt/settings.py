@@ -1,0 +1,200 @@
+"""Recent stores, kept in ``QSettings`` — without passwords.
+
+A URL is stored with its password removed; whether it *had* one is stored as a flag, so
+that reopening knows to look in the keyring (:mod:`fluxgui.qt.secrets`) or to ask.
+File paths are stored absolute, so a store opened from the command line in one folder
+reopens from anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from . import secrets
+
+ORGANIZATION = "fluxgui"
+APPLICATION = "fluxgui"
+#: how many recent stores are kept
+MAX_RECENT = 10
+
+_GROUP = "recent"
+_ARRAY = "stores"
+
+
+def default_settings() -> QSettings:
+    """The user's settings: an ini file (``~/.config/fluxgui/fluxgui.ini`` on Linux).
+
+    Ini on every platform (not the Windows registry) so tests can redirect it with
+    ``QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)``.
+    """
+    return QSettings(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION
+    )
+
+
+def normalize_target(target: str) -> tuple[str, bool]:
+    """``(what is stored, whether a password was removed)`` for a target.
+
+    Raises ``ValueError`` for a URL that does not parse (it is never stored: it might
+    hold a password we cannot find)."""
+    if secrets.is_url(target):
+        bare, password = secrets.split_password(target)
+        return bare, password is not None
+    return os.path.abspath(os.path.expanduser(target)), False
+
+
+def resolve_target(stored: str, needs_password: bool = False) -> str | None:
+    """The target to open for a stored one: a URL gets its password back from the keyring.
+
+    Returns ``None`` when ``needs_password`` and the keyring has no password for it —
+    the caller asks the user (:func:`fluxgui.qt.open_dialogs.password_prompt`).
+    """
+    if not secrets.is_url(stored):
+        return stored
+    try:
+        key, password = secrets.split_password(stored)
+    except ValueError:
+        return None
+    if password is not None:  # already complete (not one of ours, but fine)
+        return stored
+    found = secrets.get_password(key)
+    if found:
+        return secrets.with_password(key, found)
+    return None if needs_password else key
+
+
+class RecentStores:
+    """The recently opened stores, most recent first, at most :data:`MAX_RECENT`."""
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        self._settings = settings if settings is not None else default_settings()
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _entries(self) -> list[dict[str, Any]]:
+        s = self._settings
+        entries: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        s.beginGroup(_GROUP)
+        try:
+            size = s.beginReadArray(_ARRAY)
+            for i in range(size):
+                s.setArrayIndex(i)
+                target = s.value("target", "", type=str)
+                if not target or target in seen:
+                    continue
+                seen.add(target)
+                entries.append(
+                    {
+                        "target": target,
+                        "label": s.value("label", "", type=str) or target,
+                        "password": s.value("password", False, type=bool),
+                    }
+                )
+            s.endArray()
+        finally:
+            s.endGroup()
+        return entries[:MAX_RECENT]
+
+    def items(self) -> list[tuple[str, str]]:
+        """``[(target, label), …]``, most recent first; targets carry no password."""
+        return [(e["target"], e["label"]) for e in self._entries()]
+
+    def last(self) -> str | None:
+        """The most recently opened target (no password), or ``None``."""
+        entries = self._entries()
+        return entries[0]["target"] if entries else None
+
+    def needs_password(self, target: str) -> bool:
+        """Whether ``target`` was opened with a password (so reopening needs one)."""
+        try:
+            key, had = normalize_target(target)
+        except ValueError:
+            return False
+        return had or any(e["target"] == key and e["password"] for e in self._entries())
+
+    def resolve_target(self, stored: str) -> str | None:
+        """:func:`resolve_target` with the flag this list recorded for ``stored``."""
+        return resolve_target(stored, self.needs_password(stored))
+
+    # -- writing ---------------------------------------------------------------------
+
+    def add(self, target: str, label: str | None = None) -> bool:
+        """Put ``target`` first (its password removed); ``False`` for an invalid URL."""
+        try:
+            stored, had_password = normalize_target(target)
+        except ValueError:
+            return False
+        entries = self._entries()
+        if not label:  # keep the label it was given before
+            label = next((e["label"] for e in entries if e["target"] == stored), None)
+        label = _safe_label(label, target, stored)
+        entries = [e for e in entries if e["target"] != stored]
+        entries.insert(0, {"target": stored, "label": label, "password": had_password})
+        self._write(entries[:MAX_RECENT])
+        return True
+
+    def remove(self, target: str) -> None:
+        """Drop ``target`` (with or without its password) from the list. The keyring is
+        left alone: :func:`fluxgui.qt.secrets.delete_password` forgets a password."""
+        try:
+            stored, _ = normalize_target(target)
+        except ValueError:
+            return
+        entries = self._entries()
+        kept = [e for e in entries if e["target"] != stored]
+        if len(kept) != len(entries):
+            self._write(kept)
+
+    def clear(self) -> None:
+        self._settings.remove(_GROUP)
+        self._settings.sync()
+
+    def _write(self, entries: list[dict[str, Any]]) -> None:
+        s = self._settings
+        s.remove(_GROUP)
+        s.beginGroup(_GROUP)
+        s.beginWriteArray(_ARRAY, len(entries))
+        for i, e in enumerate(entries):
+            s.setArrayIndex(i)
+            s.setValue("target", e["target"])
+            s.setValue("label", e["label"])
+            s.setValue("password", bool(e["password"]))
+        s.endArray()
+        s.endGroup()
+        s.sync()
+
+
+def _safe_label(label: str | None, target: str, stored: str) -> str:
+    """A label that cannot carry the password: a caller may pass the full URL."""
+    if not label:
+        return secrets.display_target(target)  # "***" where a password was
+    if not secrets.is_url(target):
+        return label
+    _, password = secrets.split_password(target)
+    if password is None:
+        return label
+    from urllib.parse import quote, quote_plus
+
+    for form in {password, quote(password, safe=""), quote_plus(password)}:
+        if form and form in label:
+            # The label showed the secret; fall back to the URL with "***".
+            return secrets.display_target(target)
+    return label
+
+
+def startup_target(recent: RecentStores) -> tuple[str, str] | None:
+    """``(target, label)`` to reopen at start: the last store when it can be opened
+    without asking (a file that still exists, a URL with no password or one the keyring
+    has), else ``None`` — the caller opens the demo store."""
+    last = recent.last()
+    if last is None:
+        return None
+    label = dict(recent.items()).get(last, last)
+    if not secrets.is_url(last):
+        return (last, label) if os.path.isfile(last) else None
+    target = recent.resolve_target(last)
+    return (target, label) if target is not None else None
