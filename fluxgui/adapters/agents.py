@@ -19,7 +19,7 @@ from fluxgui.core.model import (
     message_to_item,
 )
 
-from .base import Direction, SessionPage, Store
+from .base import Direction, SessionOrder, SessionPage, Store, check_order
 from .backends import Backend, Params, quote_ident
 from .sqlstore import in_clause, like_any, search_ids, search_patterns
 
@@ -119,48 +119,117 @@ class AgentsStore(Store):
     # -- sessions ------------------------------------------------------------------
 
     async def list_sessions(
-        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+        self,
+        *,
+        limit: int = 50,
+        cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity",
+        descending: bool = True,
     ) -> SessionPage:
-        # Sessions are ordered by (updated_at, latest item id, session_id). There is no
-        # index on updated_at, so: find the updated_at of the limit-th session past the
-        # cursor, take the sessions from there up (all ties included), and only for those
-        # look up the latest item and the count.
+        check_order(order)
         if limit <= 0:
             return SessionPage([], None)
+        if order == "id":
+            rows = await self._page_by_id(limit, cursor, descending)
+        elif order == "messages":
+            rows = await self._page_by_count(limit, cursor, descending)
+        else:
+            rows = await self._page_by_activity(limit, cursor, descending)
+        infos = [self._info(r) for r in rows]
+        if len(infos) < limit:
+            return SessionPage(infos, None)
+        last = infos[-1]
+        if order == "id":
+            return SessionPage(infos, (last.id,))
+        if order == "messages":
+            return SessionPage(infos, (last.messages, last.id))
+        return SessionPage(infos, last.sort_key)
+
+    def _count(self, alias: str) -> str:
+        return f"(SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = {alias}.session_id)"
+
+    async def _page_by_activity(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # Sessions are ordered by (updated_at, latest item id, session_id). There is no
+        # index on updated_at, so: find the updated_at of the limit-th session past the
+        # cursor, take the sessions from there on (all ties included), and only for those
+        # look up the latest item and the count.
+        cmp, reach, way = ("<", ">=", "DESC") if descending else (">", "<=", "ASC")
         S, last_id = self._S, self._last_id("s")
         params: Params = {"n": limit, "off": max(limit - 1, 0)}
         before = ""
         parts = []
         if cursor is not None:
             params["u"], params["l"], params["sid"] = cursor
-            before = "s.updated_at < :u AND "
+            before = f"s.updated_at {cmp} :u AND "
             parts.append(
                 f"""SELECT * FROM (SELECT s.session_id, s.created_at, s.updated_at,
                                           {last_id} AS last_id
                                    FROM {S} s WHERE s.updated_at = :u) t
-                    WHERE t.last_id < :l OR (t.last_id = :l AND t.session_id < :sid)"""
+                    WHERE t.last_id {cmp} :l OR (t.last_id = :l AND t.session_id {cmp} :sid)"""
             )
         threshold = (
             f"(SELECT x.updated_at FROM {S} x WHERE {before.replace('s.', 'x.')}1 = 1 "
-            "ORDER BY x.updated_at DESC LIMIT 1 OFFSET :off)"
+            f"ORDER BY x.updated_at {way} LIMIT 1 OFFSET :off)"
         )
         parts.append(
             f"""SELECT s.session_id, s.created_at, s.updated_at, {last_id} AS last_id
                 FROM {S} s
-                WHERE {before}s.updated_at >= COALESCE({threshold}, s.updated_at)"""
+                WHERE {before}s.updated_at {reach} COALESCE({threshold}, s.updated_at)"""
         )
         union = " UNION ALL ".join(parts)
-        rows = await self.backend.fetchall(
-            f"""SELECT p.session_id, p.created_at, p.updated_at, p.last_id,
-                       (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = p.session_id)
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, p.last_id, {self._count("p")}
                 FROM (SELECT * FROM ({union}) k
-                      ORDER BY k.updated_at DESC, k.last_id DESC, k.session_id DESC
+                      ORDER BY k.updated_at {way}, k.last_id {way}, k.session_id {way}
                       LIMIT :n) p
-                ORDER BY p.updated_at DESC, p.last_id DESC, p.session_id DESC""",
+                ORDER BY p.updated_at {way}, p.last_id {way}, p.session_id {way}""",
             params,
         )
-        infos = [self._info(r) for r in rows]
-        return SessionPage(infos, infos[-1].sort_key if len(infos) == limit else None)
+
+    async def _page_by_id(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # The sessions table's primary key: the page costs its own rows.
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"n": limit}
+        where = "1 = 1"
+        if cursor is not None:
+            where = f"s.session_id {cmp} :after"
+            params["after"] = str(cursor[0])
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, {self._last_id("p")},
+                       {self._count("p")}
+                FROM (SELECT s.session_id, s.created_at, s.updated_at FROM {self._S} s
+                      WHERE {where} ORDER BY s.session_id {way} LIMIT :n) p
+                ORDER BY p.session_id {way}""",
+            params,
+        )
+
+    async def _page_by_count(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # One GROUP BY over the items (through the session index), joined to the sessions
+        # table so that sessions without items count 0; keyset on (count, session id).
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"n": limit}
+        where = ""
+        if cursor is not None:
+            where = f"WHERE q.cnt {cmp} :c OR (q.cnt = :c AND q.session_id {cmp} :sid)"
+            params["c"], params["sid"] = int(cursor[0]), str(cursor[1])
+        counted = f"""SELECT s.session_id, s.created_at, s.updated_at,
+                             COALESCE(c.cnt, 0) AS cnt
+                      FROM {self._S} s
+                      LEFT JOIN (SELECT session_id, COUNT(*) AS cnt FROM {self._M}
+                                 GROUP BY session_id) c ON c.session_id = s.session_id"""
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, {self._last_id("p")}, p.cnt
+                FROM (SELECT * FROM ({counted}) q {where}
+                      ORDER BY q.cnt {way}, q.session_id {way} LIMIT :n) p
+                ORDER BY p.cnt {way}, p.session_id {way}""",
+            params,
+        )
 
     async def session_info(self, session_id: str) -> SessionInfo | None:
         row = await self.backend.fetchone(self._info_sql("s.session_id = :s"), {"s": session_id})

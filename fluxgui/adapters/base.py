@@ -19,6 +19,16 @@ from fluxgui.core.model import Message, SessionInfo
 from .backends import Backend
 
 Direction = Literal["backward", "forward"]
+#: How :meth:`Store.list_sessions` orders sessions: by last activity, by session id, or by
+#: message count (ties broken by session id).
+SessionOrder = Literal["activity", "id", "messages"]
+ORDERS: tuple[str, ...] = ("activity", "id", "messages")
+
+
+def check_order(order: str) -> None:
+    """Raise ``ValueError`` for an order :meth:`Store.list_sessions` does not know."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown session order {order!r} (use one of {', '.join(ORDERS)})")
 
 
 @dataclass
@@ -58,9 +68,22 @@ class Store(ABC):
 
     @abstractmethod
     async def list_sessions(
-        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+        self,
+        *,
+        limit: int = 50,
+        cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity",
+        descending: bool = True,
     ) -> SessionPage:
-        """One page of sessions, most recently active first."""
+        """One page of sessions; by default the most recently active first.
+
+        ``order`` is ``"activity"`` (latest item; ties by the latest item's id),
+        ``"id"`` (session id in the database's collation) or ``"messages"`` (message
+        count, ties by session id); ``descending`` reverses each. Paging is keyset:
+        pass the page's ``cursor`` back with the same ``order`` and ``descending`` to get
+        the next page (a cursor of another order is meaningless). Every session shows up
+        exactly once across the pages of a listing that nothing writes to meanwhile.
+        """
 
     @abstractmethod
     async def session_info(self, session_id: str) -> SessionInfo | None:

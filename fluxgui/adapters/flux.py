@@ -13,7 +13,7 @@ from typing import Any
 
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 
-from .base import Direction, SessionPage, Store
+from .base import Direction, SessionOrder, SessionPage, Store, check_order
 from .backends import Backend, Params
 from .sqlstore import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 
@@ -44,6 +44,17 @@ GENERIC_DDL = [
 ]
 
 _COLS = "id, role, content, metadata, created_at"
+
+
+def _per_session(sid: str) -> str:
+    """Count, first time, last time and last id of the session ``sid`` (an SQL
+    expression), each an index look-up on the session index."""
+    return f"""(SELECT COUNT(*) FROM messages c WHERE c.session_id = {sid}),
+               (SELECT f.created_at FROM messages f WHERE f.session_id = {sid}
+                ORDER BY f.id LIMIT 1),
+               (SELECT l.created_at FROM messages l WHERE l.session_id = {sid}
+                ORDER BY l.id DESC LIMIT 1),
+               (SELECT MAX(x.id) FROM messages x WHERE x.session_id = {sid})"""
 
 
 def _text_value(value: Any) -> Any:
@@ -88,34 +99,111 @@ class FluxStore(Store):
     # -- sessions ------------------------------------------------------------------
 
     async def list_sessions(
-        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None
+        self,
+        *,
+        limit: int = 50,
+        cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity",
+        descending: bool = True,
     ) -> SessionPage:
+        check_order(order)
         if limit <= 0:
             return SessionPage([], None)
-        before = int(cursor[0]) if cursor else MAX_KEY
+        if order == "id":
+            rows = await self._page_by_id(limit, cursor, descending)
+        elif order == "messages":
+            rows = await self._page_by_count(limit, cursor, descending)
+        else:
+            rows = await self._page_by_activity(limit, cursor, descending)
+        infos = [self._info(*r) for r in rows]
+        if len(infos) < limit:
+            return SessionPage(infos, None)
+        last = infos[-1]
+        if order == "id":
+            return SessionPage(infos, (last.id,))
+        if order == "messages":
+            return SessionPage(infos, (last.messages, last.id))
+        return SessionPage(infos, last.sort_key)
+
+    async def _page_by_activity(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # Cursor: the id of the last row of the page's last session.
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        bound = int(cursor[0]) if cursor else (MAX_KEY if descending else -MAX_KEY)
         if self.backend.dialect == "sqlite":
-            # Walk the table backwards by id and keep each session's last row: the cost
-            # follows the page, not the table (SQLite finds MAX(id) per session through
-            # the session index). Counts and first times only for the rows shown.
-            sql = """
+            # Walk the table by id (backwards for the most recent first) and keep each
+            # session's last row: the cost follows the page, not the table (SQLite finds
+            # MAX(id) per session through the session index). Counts and first times
+            # only for the rows shown.
+            sql = f"""
                 SELECT m.session_id,
                        (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
                        (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
                         ORDER BY f.id LIMIT 1),
                        m.created_at, m.id
                 FROM messages m
-                WHERE m.id < :before
+                WHERE m.id {cmp} :before
                   AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
-                ORDER BY m.id DESC LIMIT :limit"""
+                ORDER BY m.id {way} LIMIT :limit"""
         else:
-            sql = """
+            sql = f"""
                 SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
-                FROM messages GROUP BY session_id HAVING MAX(id) < :before
-                ORDER BY MAX(id) DESC LIMIT :limit"""
-        rows = await self.backend.fetchall(sql, {"before": before, "limit": limit})
-        infos = [self._info(*r) for r in rows]
-        next_cursor = infos[-1].sort_key if len(infos) == limit else None
-        return SessionPage(infos, next_cursor)
+                FROM messages GROUP BY session_id HAVING MAX(id) {cmp} :before
+                ORDER BY MAX(id) {way} LIMIT :limit"""
+        return await self.backend.fetchall(sql, {"before": bound, "limit": limit})
+
+    async def _page_by_id(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # There is no sessions table: hop from one distinct session id to the next through
+        # the session index (a "loose index scan"), one index seek per session, so a page
+        # costs its own sessions and not the table. Cursor: the page's last session id.
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"limit": limit}
+        if cursor is not None:
+            first = (
+                f"SELECT s.session_id FROM messages s WHERE s.session_id {cmp} :after "
+                f"ORDER BY s.session_id {way} LIMIT 1"
+            )
+            params["after"] = str(cursor[0])
+        else:  # MIN/MAX: one index seek to either end
+            first = f"SELECT {'MAX' if descending else 'MIN'}(s.session_id) FROM messages s"
+        sql = f"""
+            WITH RECURSIVE ids(sid, n) AS (
+                SELECT ({first}), 1
+                UNION ALL
+                SELECT (SELECT s.session_id FROM messages s WHERE s.session_id {cmp} ids.sid
+                        ORDER BY s.session_id {way} LIMIT 1), ids.n + 1
+                FROM ids WHERE ids.sid IS NOT NULL AND ids.n < :limit
+            )
+            SELECT ids.sid, {_per_session("ids.sid")}
+            FROM ids WHERE ids.sid IS NOT NULL ORDER BY ids.n"""
+        return await self.backend.fetchall(sql, params)
+
+    async def _page_by_count(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # A count is only known by counting: one GROUP BY over the table (through the
+        # session index), keyset on (count, session id); times only for the page's rows.
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"limit": limit}
+        having = ""
+        if cursor is not None:
+            having = (
+                f"HAVING COUNT(*) {cmp} :c OR (COUNT(*) = :c AND session_id {cmp} :s)"
+            )
+            params["c"], params["s"] = int(cursor[0]), str(cursor[1])
+        sql = f"""
+            SELECT g.sid, g.cnt, f.created_at, l.created_at, g.last_id
+            FROM (SELECT session_id AS sid, COUNT(*) AS cnt, MIN(id) AS first_id,
+                         MAX(id) AS last_id
+                  FROM messages GROUP BY session_id {having}
+                  ORDER BY COUNT(*) {way}, session_id {way} LIMIT :limit) g
+            JOIN messages f ON f.id = g.first_id
+            JOIN messages l ON l.id = g.last_id
+            ORDER BY g.cnt {way}, g.sid {way}"""
+        return await self.backend.fetchall(sql, params)
 
     async def session_info(self, session_id: str) -> SessionInfo | None:
         row = await self.backend.fetchone(
@@ -142,14 +230,7 @@ class FluxStore(Store):
             values = ", ".join(f"({name})" for name in bind_all(ids, params, "i"))
             rows = await self.backend.fetchall(
                 f"""WITH ids(sid) AS (VALUES {values})
-                    SELECT sid,
-                           (SELECT COUNT(*) FROM messages c WHERE c.session_id = ids.sid),
-                           (SELECT f.created_at FROM messages f WHERE f.session_id = ids.sid
-                            ORDER BY f.id LIMIT 1),
-                           (SELECT l.created_at FROM messages l WHERE l.session_id = ids.sid
-                            ORDER BY l.id DESC LIMIT 1),
-                           (SELECT MAX(x.id) FROM messages x WHERE x.session_id = ids.sid)
-                    FROM ids""",
+                    SELECT sid, {_per_session("ids.sid")} FROM ids""",
                 params,
             )
             return [self._info(*r) for r in rows if r[1]]

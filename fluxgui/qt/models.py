@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import bisect
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -13,7 +17,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from fluxgui.adapters.base import SessionPage, Store
+from fluxgui.adapters.base import SessionOrder, SessionPage, Store
 from fluxgui.core.model import SessionInfo
 
 from .bridge import AsyncBridge
@@ -23,37 +27,94 @@ _Index = QModelIndex | QPersistentModelIndex
 
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
 
+#: a search fetches the rows of the ids it found after at most this long, even if the
+#: batch is not full
+SEARCH_FLUSH_SECONDS = 0.05
+#: search results are inserted at most this often (the first ones at once): each
+#: insertion makes the view repaint, which costs more than the rows themselves
+SEARCH_SHOW_SECONDS = 0.1
+#: ... or as soon as this many are waiting (an insertion's cost grows with its rows)
+SEARCH_SHOW_MAX = 250
+
+
+def _activity_key(info: SessionInfo) -> tuple[Any, ...]:
+    # A store's own activity key (comparable within one store). Only its first part (a
+    # time, for the Agents SDK) can be NULL: such a session sorts as the least recent.
+    key = info.sort_key
+    return (bool(key) and key[0] is not None, *key)
+
 
 class SessionListModel(QAbstractTableModel):
-    """The sessions of one store, most recently active first, fetched a page at a time.
+    """The sessions of one store, fetched a page at a time, sortable and searchable.
 
-    Nothing is loaded until a view (or the window) calls :meth:`fetchMore`; each call
-    loads one page through ``store.list_sessions`` and its keyset cursor, so a store with
-    a million sessions costs one page to show. Loads run through the bridge under this
-    model's key; :meth:`set_store` cancels a load still running for the previous store.
+    **Listing.** Nothing is loaded until a view (or the window) calls :meth:`fetchMore`;
+    each call loads one page through ``store.list_sessions`` and its keyset cursor, so a
+    store with a million sessions costs one page to show. The order is the store's: most
+    recently active first until :meth:`sort` picks a column (Session → by id, Messages →
+    by count, Last active → by activity), which resets the list and pages again in that
+    order.
+
+    **Search.** :meth:`set_search` with text replaces the rows with the sessions whose id
+    or message text contains it, inserted batch by batch while the store's search runs
+    (``store.search_session_ids`` for the ids, ``store.sessions_by_ids`` for their rows).
+    Rows keep the order they were found in unless a sort is set, in which case each lands
+    in its sorted place. Empty text goes back to the listing.
+
+    Every load runs through the bridge under this model's key, so a new page load, search,
+    sort or :meth:`set_store` cancels what was running; a cancelled search closes the
+    store's search generator (and so its SQL cursor).
+
+    Signals: ``pageLoaded(added, more)`` for each page and for each batch of search results
+    (``more`` is false once the listing or the search is complete); ``loadFailed(error)``;
+    ``searchStarted(text)``; ``searchProgress(found)`` after each batch; and
+    ``searchFinished(found)``. A search ends with ``searchFinished`` or ``loadFailed``,
+    unless it is cancelled (then neither).
     """
 
     COLUMNS = ("Session", "Messages", "Last active")
     ID, COUNT, UPDATED = range(3)
+    #: the store order behind each sortable column
+    COLUMN_ORDERS: dict[int, SessionOrder] = {ID: "id", COUNT: "messages", UPDATED: "activity"}
 
-    #: a page arrived: (number of rows added, whether more pages exist)
+    #: a page (or a batch of search results) arrived: (rows added, whether more may come)
     pageLoaded = Signal(int, bool)
-    #: a page failed to load (the exception); fetching stops until :meth:`retry`
+    #: a page or a search failed (the exception); fetching stops until :meth:`retry`
     loadFailed = Signal(object)
+    #: a search began (its text); the rows were cleared
+    searchStarted = Signal(str)
+    #: a batch of search results was inserted (sessions found so far)
+    searchProgress = Signal(int)
+    #: the search is complete (sessions found)
+    searchFinished = Signal(int)
 
     def __init__(
-        self, bridge: AsyncBridge, *, page_size: int = 100, parent: QObject | None = None
+        self,
+        bridge: AsyncBridge,
+        *,
+        page_size: int = 100,
+        search_batch: int = 50,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._bridge = bridge
         self._key = f"sessions:{id(self):x}"
         self._page_size = page_size
+        self._search_batch = max(1, search_batch)
         self._store: Store | None = None
         self._rows: list[SessionInfo] = []
+        self._known: set[str] = set()
         self._cursor: tuple[Any, ...] | None = None
         self._at_end = True
         self._loading = False
         self._failed = False
+        self._search_text = ""
+        self._searching = False
+        self._found_order: dict[str, int] = {}  # search mode: id → position found in
+        self._keys: list[Any] = []  # search mode: the rows' sort keys, ascending
+        self._sort_column = -1  # -1: the store's natural order (most recently active first)
+        self._sort_order = Qt.SortOrder.DescendingOrder
+        self._generation = 0  # bumped on every reset; older results are dropped
+        self._task: asyncio.Task[Any] | None = None  # the load or search now running
         bridge.succeeded.connect(self._on_succeeded)
         bridge.failed.connect(self._on_failed)
 
@@ -65,26 +126,83 @@ class SessionListModel(QAbstractTableModel):
 
     @property
     def loading(self) -> bool:
+        """A page of the listing is being loaded."""
         return self._loading
 
     @property
     def at_end(self) -> bool:
+        """Every row there is to show has arrived (listing complete, or search done)."""
+        if self._search_text:
+            return not self._searching
         return self._at_end
 
+    @property
+    def searching(self) -> bool:
+        """A search is running."""
+        return self._searching
+
+    @property
+    def search_text(self) -> str:
+        """The text being searched for ("" while the model lists sessions)."""
+        return self._search_text
+
+    @property
+    def list_order(self) -> tuple[SessionOrder, bool]:
+        """The ``(order, descending)`` the listing asks the store for."""
+        if self._sort_column < 0:
+            return "activity", True
+        return (
+            self.COLUMN_ORDERS[self._sort_column],
+            self._sort_order == Qt.SortOrder.DescendingOrder,
+        )
+
+    def sortColumn(self) -> int:  # noqa: N802 - Qt's naming (as QSortFilterProxyModel)
+        """The column set by :meth:`sort`; -1 while the store's natural order is shown."""
+        return self._sort_column
+
+    def sortOrder(self) -> Qt.SortOrder:  # noqa: N802
+        return self._sort_order
+
     def set_store(self, store: Store | None) -> None:
-        """Show ``store``'s sessions (none yet: call :meth:`fetchMore`)."""
+        """Show ``store``'s sessions (none yet: call :meth:`fetchMore`).
+
+        Cancels a running load or search and leaves search mode; the sort is kept.
+        """
         self._bridge.cancel(self._key)
-        self.beginResetModel()
         self._store = store
-        self._rows = []
-        self._cursor = None
-        self._at_end = store is None
-        self._loading = False
-        self._failed = False
-        self.endResetModel()
+        self._search_text = ""
+        self._reset_listing()
+
+    def set_search(self, text: str) -> None:
+        """Search the store for ``text`` (id or message text, ignoring case); results are
+        inserted as they are found. Empty (or blank) text goes back to the listing and
+        loads its first page. The same text again is a no-op unless the last try failed."""
+        text = text if text.strip() else ""
+        if text == self._search_text and not self._failed:
+            return
+        self._bridge.cancel(self._key)
+        self._search_text = text
+        if not text:
+            self._reset_listing()
+            self.fetchMore(QModelIndex())
+            return
+        self._start_search()
+
+    def reload(self) -> None:
+        """Load the current listing or search again from the start (F5)."""
+        self._bridge.cancel(self._key)
+        if self._search_text:
+            self._start_search()
+        else:
+            self._reset_listing()
+            self.fetchMore(QModelIndex())
 
     def retry(self) -> None:
-        """Fetch again after a failed page."""
+        """Fetch again after a failed page (or run a failed search again)."""
+        if self._search_text:
+            self._failed = False
+            self._start_search()
+            return
         self._failed = False
         self.fetchMore(QModelIndex())
 
@@ -147,6 +265,11 @@ class SessionListModel(QAbstractTableModel):
             return self.COLUMNS[section]
         if role == Qt.ItemDataRole.TextAlignmentRole and section == self.COUNT:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.InitialSortOrderRole:
+            # a first click on a column: ids A→Z, the most messages / most recent first
+            if section == self.ID:
+                return Qt.SortOrder.AscendingOrder
+            return Qt.SortOrder.DescendingOrder
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
@@ -155,7 +278,7 @@ class SessionListModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
     def canFetchMore(self, parent: _Index) -> bool:
-        if parent.isValid():
+        if parent.isValid() or self._search_text:
             return False
         return self._store is not None and not self._at_end and not self._failed
 
@@ -164,38 +287,265 @@ class SessionListModel(QAbstractTableModel):
             return
         assert self._store is not None
         self._loading = True
-        self._bridge.start(self._key, self._load(self._store, self._cursor))
+        order, descending = self.list_order
+        self._task = self._bridge.start(
+            self._key,
+            self._load(self._store, self._cursor, order, descending, self._generation),
+        )
 
-    # -- loading -----------------------------------------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by a column (Session: id, Messages: count, Last active: activity); -1
+        goes back to the store's natural order (most recently active first).
+
+        The listing is reset and paged again in the new order (its first page is loaded
+        at once); search results are rearranged in place and later ones inserted sorted.
+        """
+        column = column if column in self.COLUMN_ORDERS else -1
+        order = Qt.SortOrder(order)
+        if (column, order) == (self._sort_column, self._sort_order):
+            return
+        before = self.list_order
+        self._sort_column, self._sort_order = column, order
+        if self._search_text:
+            self._rearrange()
+        elif self.list_order != before:
+            self._bridge.cancel(self._key)
+            self._reset_listing()
+            self.fetchMore(QModelIndex())
+
+    # -- listing -----------------------------------------------------------------------
+
+    def _clear_rows(self) -> None:
+        self.beginResetModel()
+        self._generation += 1
+        self._task = None
+        self._rows = []
+        self._known = set()
+        self._found_order = {}
+        self._keys = []
+        self._cursor = None
+        self._loading = False
+        self._failed = False
+        self._searching = False
+        self.endResetModel()
+
+    def _reset_listing(self) -> None:
+        self._clear_rows()
+        self._at_end = self._store is None
 
     async def _load(
-        self, store: Store, cursor: tuple[Any, ...] | None
-    ) -> tuple[Store, SessionPage]:
-        page = await store.list_sessions(limit=self._page_size, cursor=cursor)
-        return store, page
+        self,
+        store: Store,
+        cursor: tuple[Any, ...] | None,
+        order: SessionOrder,
+        descending: bool,
+        generation: int,
+    ) -> tuple[str, int, SessionPage]:
+        page = await store.list_sessions(
+            limit=self._page_size, cursor=cursor, order=order, descending=descending
+        )
+        return "page", generation, page
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key != self._key:
-            return
-        store, page = result  # type: ignore[misc]
-        if store is not self._store:  # a page of a store we no longer show
-            return
+    def _on_page(self, page: SessionPage) -> None:
         self._loading = False
-        known = {info.id for info in self._rows}
-        fresh = [info for info in page.sessions if info.id not in known]
+        fresh = [info for info in page.sessions if info.id not in self._known]
         if fresh:
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
             self._rows.extend(fresh)
+            self._known.update(info.id for info in fresh)
             self.endInsertRows()
         self._cursor = page.cursor
         # An empty page that still has a cursor would make views ask forever.
         self._at_end = page.cursor is None or not page.sessions
         self.pageLoaded.emit(len(fresh), not self._at_end)
 
-    def _on_failed(self, key: str, error: object) -> None:
+    # -- search ------------------------------------------------------------------------
+
+    def _start_search(self) -> None:
+        self._clear_rows()
+        self._at_end = True  # no paging in search mode
+        store = self._store
+        if store is None:
+            return
+        self._searching = True
+        self.searchStarted.emit(self._search_text)
+        self._task = self._bridge.start(
+            self._key, self._search(store, self._search_text, self._generation)
+        )
+
+    async def _search(self, store: Store, text: str, generation: int) -> tuple[str, int, None]:
+        """Consume the store's search: ids go to ``sessions_by_ids`` in small batches (a
+        batch is sent when full, or once its first id has waited
+        :data:`SEARCH_FLUSH_SECONDS`) while the search keeps reading; the rows fetched are
+        inserted at most every :data:`SEARCH_SHOW_SECONDS` (the first ones at once) or when
+        :data:`SEARCH_SHOW_MAX` are waiting, so a fast search does not make the view
+        repaint for every small batch and no insertion holds the UI thread for long."""
+        loop = asyncio.get_running_loop()
+        batch = self._search_batch
+        pending: list[str] = []  # ids found whose rows are not fetched yet
+        first_pending_at = [0.0]  # when the oldest of them was found
+        ready_ids: list[str] = []  # ids whose rows are fetched but not shown yet
+        ready: list[SessionInfo] = []
+        shown_at = -float("inf")
+        wake = asyncio.Event()
+
+        async def produce() -> None:
+            # aclosing: however this ends (cancelled included), the generator is closed
+            # and its cursor released before the task finishes.
+            async with contextlib.aclosing(store.search_session_ids(text)) as ids:
+                async for sid in ids:
+                    if not pending:
+                        first_pending_at[0] = loop.time()
+                    pending.append(sid)
+                    # Wake the consumer for a first id (it then waits at most
+                    # SEARCH_FLUSH_SECONDS for more) and for a full batch.
+                    if len(pending) == 1 or len(pending) >= batch:
+                        wake.set()
+
+        producer = asyncio.ensure_future(produce())
+        try:
+            while True:
+                now = loop.time()
+                finished = producer.done() and not pending
+                if ready_ids and (
+                    finished
+                    or now - shown_at >= SEARCH_SHOW_SECONDS
+                    or len(ready_ids) >= SEARCH_SHOW_MAX
+                ):
+                    self._on_search_batch(generation, ready_ids, ready)
+                    ready_ids, ready = [], []
+                    shown_at = now
+                    continue
+                if pending and (
+                    len(pending) >= batch
+                    or producer.done()
+                    or now - first_pending_at[0] >= SEARCH_FLUSH_SECONDS
+                ):
+                    ids = pending[:batch]
+                    del pending[:batch]
+                    first_pending_at[0] = now
+                    # The search keeps reading while these rows are fetched.
+                    ready.extend(await store.sessions_by_ids(ids))
+                    ready_ids.extend(ids)
+                    continue
+                if finished:
+                    break
+                deadlines = []
+                if pending:
+                    deadlines.append(first_pending_at[0] + SEARCH_FLUSH_SECONDS)
+                if ready_ids:
+                    deadlines.append(shown_at + SEARCH_SHOW_SECONDS)
+                wake.clear()
+                waiter = asyncio.ensure_future(wake.wait())
+                try:
+                    await asyncio.wait(
+                        {producer, waiter},
+                        timeout=max(0.0, min(deadlines) - now) if deadlines else None,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    waiter.cancel()
+            producer.result()  # the search's own error, if it failed
+        finally:
+            if not producer.done():
+                producer.cancel()
+                await asyncio.wait({producer})
+        return "search", generation, None
+
+    def _search_key(self) -> tuple[Callable[[SessionInfo], Any], bool]:
+        """Sort key and direction of the rows in search mode."""
+        if self._sort_column < 0:
+            found = self._found_order
+            return (lambda info: found[info.id]), False
+        order, descending = self.list_order
+        if order == "id":
+            return (lambda info: info.id), descending
+        if order == "messages":
+            return (lambda info: (info.messages, info.id)), descending
+        return _activity_key, descending
+
+    def _on_search_batch(self, generation: int, ids: list[str], infos: list[SessionInfo]) -> None:
+        if generation != self._generation:
+            return
+        by_id = {info.id: info for info in infos}
+        fresh: list[SessionInfo] = []
+        for sid in ids:  # in the order found (sessions_by_ids answers in any order)
+            info = by_id.get(sid)
+            if info is None or sid in self._known:
+                continue  # gone since (or listed twice)
+            self._known.add(sid)
+            self._found_order[sid] = len(self._found_order)
+            fresh.append(info)
+        if not fresh:
+            return
+        key_of, descending = self._search_key()
+        keyed = sorted(((key_of(info), info) for info in fresh), key=lambda kv: kv[0])
+        # ``_keys`` holds the shown rows' keys in ascending order: a C-level bisect gives
+        # each new row its place among the rows already shown. Consecutive new rows with
+        # the same place become one insertion, done from the bottom up so that the places
+        # computed before any insertion stay right.
+        keys, total = self._keys, len(self._rows)
+        if descending:
+            keyed.reverse()
+        runs: list[tuple[int, list[SessionInfo]]] = []
+        for key, info in keyed:
+            at = bisect.bisect_right(keys, key)
+            pos = total - at if descending else at
+            if runs and runs[-1][0] == pos:
+                runs[-1][1].append(info)
+            else:
+                runs.append((pos, [info]))
+        for pos, run in reversed(runs):
+            self.beginInsertRows(QModelIndex(), pos, pos + len(run) - 1)
+            self._rows[pos:pos] = run
+            self.endInsertRows()
+        keys.extend(key for key, _ in keyed)
+        keys.sort()  # two sorted runs: linear
+        self.pageLoaded.emit(len(fresh), True)
+        self.searchProgress.emit(len(self._rows))
+
+    def _rearrange(self) -> None:
+        """Put the search results in the current sort's order (a layout change, so that
+        selections and persistent indexes follow their rows)."""
+        if not self._rows:
+            return
+        key_of, descending = self._search_key()
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        ids = [self._rows[p.row()].id if 0 <= p.row() < len(self._rows) else None for p in persistent]
+        self._rows.sort(key=key_of, reverse=descending)
+        self._keys = sorted(key_of(info) for info in self._rows)
+        where = {info.id: row for row, info in enumerate(self._rows)}
+        moved = [
+            self.index(where[sid], p.column()) if sid is not None else QModelIndex()
+            for p, sid in zip(persistent, ids)
+        ]
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+
+    # -- outcomes ----------------------------------------------------------------------
+
+    def _on_succeeded(self, key: str, result: object) -> None:
         if key != self._key:
             return
+        kind, generation, page = result  # type: ignore[misc]
+        if generation != self._generation:  # a load for rows we no longer show
+            return
+        if kind == "page":
+            self._on_page(page)
+        else:
+            self._searching = False
+            found = len(self._rows)
+            self.pageLoaded.emit(0, False)
+            self.searchFinished.emit(found)
+
+    def _on_failed(self, key: str, error: object) -> None:
+        # The bridge reports from inside the task; a task cancelled after its last await
+        # (by a handler of one of our own signals) may still report: ignore it.
+        if key != self._key or asyncio.current_task() is not self._task:
+            return
         self._loading = False
+        self._searching = False
         self._failed = True
         self.loadFailed.emit(error)

@@ -1,16 +1,20 @@
-"""Messages to the conversation pane's HTML — every piece of stored data escaped.
+"""Qt-free helpers for showing messages: colours, labels, times, raw JSON, escaped HTML.
 
-No Qt here: the functions build a string for ``QTextBrowser.setHtml``. Message content is
-data, never markup: text, roles, kinds and ids all pass through :func:`html.escape`, so
-``<img src=…>`` or ``<script>`` in a message is shown as those characters and nothing is
-fetched or run. The only tags in the output are the ones written in this module.
+No Qt here. The conversation pane (:mod:`fluxgui.qt.conversation`) takes role colours,
+kind labels, times and the raw JSON of a message from this module. The HTML functions
+(:func:`conversation_html`, :func:`placeholder_html`) build a string for
+``QTextBrowser.setHtml``; in them message content is data, never markup: text, roles,
+kinds and ids all pass through :func:`html.escape`, so ``<img src=…>`` or ``<script>``
+in a message is shown as those characters and nothing is fetched or run.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from fluxgui.core.model import Message, SessionInfo
 
@@ -30,6 +34,15 @@ KIND_LABELS = {
     "tool_output": "tool output",
     "reasoning": "reasoning",
     "other": "other item",
+}
+#: role colours that read well on a dark background
+ROLE_COLOURS_DARK = {
+    "user": "#7aa7ff",
+    "assistant": "#5fd08a",
+    "system": "#c89bff",
+    "developer": "#c89bff",
+    "tool": "#f0b35a",
+    "summary": "#4fd1c5",
 }
 _BACKGROUNDS = {
     "message": "#ffffff",
@@ -61,8 +74,53 @@ def short_time(iso: str | None, *, seconds: bool = True) -> str:
     return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
 
 
-def role_colour(role: str) -> str:
+def role_colour(role: str, *, dark: bool = False) -> str:
+    """The colour of a role's name and bar (``dark``: for a dark background)."""
+    if dark:
+        return ROLE_COLOURS_DARK.get(role, "#a3acb9")
     return ROLE_COLOURS.get(role, "#4b5563")
+
+
+def kind_label(kind: str) -> str:
+    """``"tool call"`` for ``"tool_call"``; ``"message"`` stays ``"message"``."""
+    return KIND_LABELS.get(kind, kind.replace("_", " "))
+
+
+def size_label(n_bytes: int) -> str:
+    """A byte count for people: ``"812 B"``, ``"23.4 kB"``, ``"1.2 MB"``."""
+    if n_bytes < 1000:
+        return f"{n_bytes} B"
+    if n_bytes < 1_000_000:
+        return f"{n_bytes / 1000:.1f} kB"
+    return f"{n_bytes / 1_000_000:.1f} MB"
+
+
+def raw_document(message: Message, store_format: str | None = None) -> Any:
+    """The stored form of a message, as "Copy raw JSON" and the inspector show it.
+
+    An item store (Agents SDK, …) keeps JSON items: that item (or, when it was not valid
+    JSON, its text). A flux row is the dict of its columns: ``role``, ``content`` and
+    ``metadata`` (the metadata's own text when it is not a JSON object).
+    """
+    if store_format == "flux" or (store_format is None and message.raw is None):
+        metadata: Any = message.metadata
+        if metadata is None and message.raw is not None:
+            metadata = message.raw
+        return {"role": message.role, "content": message.text, "metadata": metadata}
+    if message.raw is None:
+        return message.to_dict()
+    return message.raw
+
+
+def raw_json(message: Message, store_format: str | None = None) -> str:
+    """:func:`raw_document` as pretty JSON; a raw that is text (malformed JSON) as it is."""
+    document = raw_document(message, store_format)
+    if isinstance(document, str):
+        return document
+    try:
+        return json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(document)
 
 
 def _clip(text: str) -> str:

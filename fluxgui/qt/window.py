@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QUrl, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QSplitter,
     QTableView,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -45,7 +44,9 @@ from .open_dialogs import (
 from .secrets import display_target
 from .settings import RecentStores
 from .models import SessionListModel
-from .render import conversation_html, esc, placeholder_html
+from .conversation import ConversationPane
+from .render import esc
+from .search import SearchBox
 
 log = logging.getLogger(__name__)
 
@@ -98,26 +99,6 @@ class ErrorBar(QFrame):
         return self._label.text()
 
 
-class ConversationView(QTextBrowser):
-    """A read-only pane that never loads a resource: no images, no files, no network.
-
-    Its HTML is built by :mod:`fluxgui.qt.render`, which escapes all stored data; this
-    refusal is the second line of defence.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setReadOnly(True)
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(False)
-        self.document().setDocumentMargin(12)
-        self.refused_resources: list[str] = []
-
-    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 - Qt's name
-        self.refused_resources.append(name.toString())
-        return None
-
-
 class MainWindow(QMainWindow):
     """Sessions list + conversation pane + status bar + error bar over one open store."""
 
@@ -157,6 +138,9 @@ class MainWindow(QMainWindow):
         # model is exhausted, QTableView only when the last row scrolls into view.
         self.session_view = QTableView(self)
         self.session_view.setModel(self.sessions)
+        self.session_view.horizontalHeader().setSortIndicator(
+            SessionListModel.UPDATED, Qt.SortOrder.DescendingOrder
+        )
         self.session_view.setShowGrid(False)
         self.session_view.setWordWrap(False)
         self.session_view.setCornerButtonEnabled(False)
@@ -172,7 +156,6 @@ class MainWindow(QMainWindow):
         rows.setDefaultSectionSize(self.fontMetrics().height() + 10)
         header = self.session_view.horizontalHeader()
         header.setHighlightSections(False)
-        header.setSectionsClickable(False)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         header.setSectionResizeMode(SessionListModel.ID, QHeaderView.ResizeMode.Stretch)
         # Fixed widths from the font, not ResizeToContents: that measures every loaded
@@ -188,15 +171,31 @@ class MainWindow(QMainWindow):
             header.resizeSection(column, width)
         self.session_view.selectionModel().currentRowChanged.connect(self._on_current_row)
 
-        self.conversation = ConversationView(self)
-        self.conversation.setHtml(placeholder_html("Opening…"))
+        self.conversation = ConversationPane(self.bridge, self)
+        self.conversation.clear("Opening…")
+        self.conversation.loaded.connect(self.messagesShown)
+        self.conversation.failed.connect(self._on_conversation_failed)
+
+        self.search_box = SearchBox(self)
+        self.search_box.searchRequested.connect(self.sessions.set_search)
+        self.session_view.setSortingEnabled(True)
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(True)
+        self.sessions.searchProgress.connect(self._on_search_progress)
+        self.sessions.searchFinished.connect(self._on_search_finished)
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(4)
+        left_layout.addWidget(self.search_box)
+        left_layout.addWidget(self.session_view, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(self.session_view)
+        splitter.addWidget(left)
         splitter.addWidget(self.conversation)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([420, 780])
+        splitter.setSizes([340, 860])
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)
@@ -325,8 +324,7 @@ class MainWindow(QMainWindow):
         current = self._session_id
         self._session_id = None
         self._pending_select = current
-        self.sessions.set_store(store)
-        self.sessions.fetchMore(QModelIndex())
+        self.sessions.reload()  # keeps a running search and the sort
         if current is not None:
             self.show_session(current)
 
@@ -362,8 +360,13 @@ class MainWindow(QMainWindow):
         if store is None or session_id == self._session_id:
             return
         self._session_id = session_id
-        self.conversation.setHtml(placeholder_html("Loading messages…"))
-        self.bridge.start("messages", self._load_messages(store, session_id))
+        self.conversation.show_session(store, session_id)
+
+    def search(self, text: str) -> None:
+        """Filter the session list by ``text`` (session id or message text) now, as the
+        search box does after its debounce; empty text lists every session again."""
+        self.search_box.setText(text)
+        self.search_box.flush()
 
     def show_error(self, exc: BaseException) -> None:
         self.last_error = exc
@@ -379,22 +382,9 @@ class MainWindow(QMainWindow):
 
     # -- loading ---------------------------------------------------------------------
 
-    async def _load_messages(
-        self, store: Store, session_id: str
-    ) -> tuple[Store, SessionInfo, list[Message]]:
-        info = await store.require_session(session_id)
-        messages = await store.page_messages(session_id, limit=MESSAGE_LIMIT)
-        return store, info, messages
-
     def _on_succeeded(self, key: str, result: object) -> None:
         if key == "open":
             self._on_opened(result)  # type: ignore[arg-type]
-        elif key == "messages":
-            store, info, messages = result  # type: ignore[misc]
-            if store is not self._store or info.id != self._session_id:
-                return
-            self.conversation.setHtml(conversation_html(info, messages))
-            self.messagesShown.emit(info.id)
 
     def _on_failed(self, key: str, error: object) -> None:
         assert isinstance(error, BaseException)
@@ -402,14 +392,25 @@ class MainWindow(QMainWindow):
             self._pending = None
             self.open_error = error
             self.count_label.setText("No store open")
-            self.conversation.setHtml(placeholder_html("No store is open."))
-            self.show_error(error)
-        elif key == "messages":
-            self._session_id = None
-            self.conversation.setHtml(placeholder_html("This session could not be loaded."))
+            if self._store is None:
+                self.conversation.clear("No store is open.")
             self.show_error(error)
         elif key.startswith("close:"):
             log.warning("closing a store failed: %s", error)
+
+    def _on_conversation_failed(self, error: object) -> None:
+        assert isinstance(error, BaseException)
+        self._session_id = None
+        self.show_error(error)
+
+    def _on_search_progress(self, found: int) -> None:
+        self.count_label.setText(f"Searching… {found} session{'' if found == 1 else 's'} found")
+
+    def _on_search_finished(self, found: int) -> None:
+        text = self.sessions.search_text
+        self.count_label.setText(
+            f"{found} session{'' if found == 1 else 's'} matching {display_target(text)!r}"
+        )
 
     def _on_opened(self, store: Store) -> None:
         if self._pending is not None:
@@ -424,7 +425,8 @@ class MainWindow(QMainWindow):
         self.format_label.setText(f"{store.format} format")
         self.mode_label.setText("read-write" if store.can_write else "read-only")
         self.count_label.setText("Loading sessions…")
-        self.conversation.setHtml(placeholder_html("Select a session."))
+        self.conversation.clear("Select a session.")
+        self.search_box.clear()
         self.sessions.set_store(store)
         self.sessions.fetchMore(QModelIndex())
         if self._pending_select is not None:
@@ -449,8 +451,8 @@ class MainWindow(QMainWindow):
         elif self._auto_select and rows:
             self._auto_select = False
             self._select_row(0)
-        if not rows and not more:
-            self.conversation.setHtml(placeholder_html("This store has no sessions."))
+        if not rows and not more and not self.sessions.searching:
+            self.conversation.clear("This store has no sessions.")
 
     def _on_sessions_failed(self, error: object) -> None:
         assert isinstance(error, BaseException)

@@ -69,9 +69,12 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
     from fluxgui.qt.window import MainWindow
 
     win = MainWindow()
-    qtbot.addWidget(win)
     win.show()
     try:
         yield win
     finally:
+        # Close the store before the widget goes (pytest-qt's addWidget would delete the
+        # window first and leave the store's thread running).
         run_on(qtbot, qloop, win.aclose())
+        win.close()
+        win.deleteLater()

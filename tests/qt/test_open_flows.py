@@ -692,7 +692,7 @@ def test_drop_filter_on_the_main_window(qtbot, window, tmp_path):
     got: list[list[str]] = []
     drops.filesDropped.connect(got.append)
     path = str(tmp_path / "dropped.db")
-    targets = [window, window.conversation.viewport(), window.session_view.viewport()]
+    targets = [window, window.conversation.view.viewport(), window.session_view.viewport()]
     for target in targets:
         entered, dropped = _send_drop(qtbot, target, _mime(QUrl.fromLocalFile(path)))
         assert entered and dropped, target

@@ -1,0 +1,252 @@
+"""The message inspector: the selected message's fields, metadata and raw item as a tree.
+
+Every value is shown as plain text (``QTreeWidgetItem`` text and a read-only
+``QPlainTextEdit`` are never rich text, and no tooltip carries data), so a string that
+looks like HTML stays characters. A raw item that is a string (the store held malformed
+JSON) is shown as that text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fluxgui.core.model import Message
+
+from .render import kind_label, short_time
+
+#: a tree stops adding nodes after this many (a huge raw item must not stall the UI)
+MAX_NODES = 4_000
+#: a value longer than this is cut in its tree cell (the value pane shows all of it)
+CELL_CHARS = 240
+#: item data: the index of the node's value in the inspector's value list
+VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+#: item data: the JSON type of the node's value ("string", "object (3)", …)
+TYPE_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_UNSET = object()
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return f"object ({len(value)})"
+    if isinstance(value, (list, tuple)):
+        return f"array ({len(value)})"
+    return type(value).__name__
+
+
+def cell_text(value: Any) -> str:
+    """One line for a tree cell: a string in quotes (newlines as ⏎), an object or array as
+    its size, others as JSON. Plain text either way: nothing here is ever markup."""
+    if isinstance(value, dict):
+        n = len(value)
+        return f"{{ {n} key{'' if n == 1 else 's'} }}" if n else "{}"
+    if isinstance(value, (list, tuple)):
+        n = len(value)
+        return f"[ {n} item{'' if n == 1 else 's'} ]" if n else "[]"
+    if isinstance(value, str):
+        text, quote = value, '"'
+    else:
+        quote = ""
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = str(value)
+    cut = len(text) > CELL_CHARS
+    text = text[:CELL_CHARS].replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " ")
+    return f"{quote}{text}…" if cut else f"{quote}{text}{quote}"
+
+
+def full_text(value: Any) -> str:
+    """The whole value for the value pane: strings as they are, the rest as pretty JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+class MessageInspector(QWidget):
+    """A JSON tree of one message (fields, ``metadata``, ``raw``) over a plain-text pane
+    that shows the selected node's whole value."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._message: Message | None = None
+        self._nodes = 0
+        self._values: list[Any] = []
+
+        self.title = QLabel(self)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setContentsMargins(4, 2, 4, 2)
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+
+        self.tree = QTreeWidget(self)
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderLabels(["Key", "Value"])
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(0, 150)
+        self.tree.currentItemChanged.connect(self._on_current_item)
+
+        self.value_view = QPlainTextEdit(self)
+        self.value_view.setReadOnly(True)
+        self.value_view.setPlaceholderText("Select a value to see all of it.")
+        self.value_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.value_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.tree)
+        splitter.addWidget(self.value_view)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.title)
+        layout.addWidget(splitter, 1)
+        self.clear()
+
+    # -- public API ----------------------------------------------------------------
+
+    @property
+    def message(self) -> Message | None:
+        return self._message
+
+    def clear(self, text: str = "No message selected") -> None:
+        self._message = None
+        self._values = []
+        self.title.setText(text)
+        self.tree.clear()
+        self.value_view.clear()
+
+    def show_message(self, message: Message | None, raw: Any = _UNSET) -> None:
+        """Show ``message``; ``raw`` is the stored item to show (default ``message.raw``;
+        the pane passes the flux row dict for flux stores). ``None`` clears."""
+        if message is None:
+            self.clear()
+            return
+        self._message = message
+        self._nodes = 0
+        self._values = []
+        raw_value = message.raw if raw is _UNSET else raw
+        self.title.setText(f"#{message.id} · {message.role} · {kind_label(message.kind)}")
+        self.tree.setUpdatesEnabled(False)
+        try:
+            self.tree.clear()
+            self.value_view.clear()
+            fields = self._add(None, "message", None, container=True)
+            for key, value in (
+                ("id", message.id),
+                ("role", message.role),
+                ("kind", message.kind),
+                ("created_at", message.created_at),
+                ("time", short_time(message.created_at)),
+                ("text", message.text),
+            ):
+                self._add(fields, key, value)
+            self._add(None, "metadata", message.metadata)
+            raw_item = self._add(None, "raw", raw_value)
+            if isinstance(raw_value, str) and raw_item is not None:
+                raw_item.setText(0, "raw (text, not JSON)")
+            for i in range(self.tree.topLevelItemCount()):
+                self.tree.topLevelItem(i).setExpanded(True)
+            if self._nodes <= 200:
+                self.tree.expandAll()
+        finally:
+            self.tree.setUpdatesEnabled(True)
+
+    def item_texts(self) -> list[tuple[str, str, str]]:
+        """Every row of the tree as ``(key path, value, type)``, depth first (for tests
+        and for people copying the tree)."""
+        out: list[tuple[str, str, str]] = []
+
+        def walk(item: QTreeWidgetItem, path: str) -> None:
+            here = f"{path}.{item.text(0)}" if path else item.text(0)
+            out.append((here, item.text(1), item.data(0, TYPE_ROLE) or ""))
+            for i in range(item.childCount()):
+                walk(item.child(i), here)
+
+        for i in range(self.tree.topLevelItemCount()):
+            walk(self.tree.topLevelItem(i), "")
+        return out
+
+    # -- internals -------------------------------------------------------------------
+
+    def _add(
+        self, parent: QTreeWidgetItem | None, key: str, value: Any, *, container: bool = False
+    ) -> QTreeWidgetItem | None:
+        if self._nodes >= MAX_NODES:
+            return None
+        self._nodes += 1
+        item = QTreeWidgetItem()
+        item.setText(0, key)
+        if container:
+            item.setText(1, "")
+        else:
+            item.setText(1, cell_text(value))
+            item.setData(0, TYPE_ROLE, json_type(value))
+            item.setData(1, VALUE_ROLE, len(self._values))
+            self._values.append(value)
+        if parent is None:
+            self.tree.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if self._add(item, str(k), v) is None:
+                    self._add_more(item, len(value))
+                    break
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                if self._add(item, f"[{i}]", v) is None:
+                    self._add_more(item, len(value))
+                    break
+        return item
+
+    def _add_more(self, parent: QTreeWidgetItem, total: int) -> None:
+        more = QTreeWidgetItem()
+        more.setText(0, "…")
+        more.setText(1, f"({total - parent.childCount()} more not shown)")
+        parent.addChild(more)
+
+    def _on_current_item(self, current: QTreeWidgetItem | None, _prev: Any) -> None:
+        if current is None:
+            self.value_view.clear()
+            return
+        index = current.data(1, VALUE_ROLE)
+        if isinstance(index, int) and 0 <= index < len(self._values):
+            self.value_view.setPlainText(full_text(self._values[index]))
+        else:
+            self.value_view.clear()
