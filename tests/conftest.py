@@ -18,6 +18,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 PG_ADMIN = os.environ.get("FLUXGUI_TEST_PG", "postgresql://root@127.0.0.1:5432/test")
 
 
+def _run(coro) -> None:
+    """Run ``coro`` on a fresh loop in a worker thread: the test thread may have a
+    (qasync) loop marked as running, where ``asyncio.run`` refuses to start."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
 def _pg_base() -> str:
     return PG_ADMIN.rsplit("/", 1)[0]
 
@@ -35,7 +44,7 @@ async def _admin(sql: str) -> None:
 @pytest.fixture(scope="session")
 def pg_available() -> bool:
     try:
-        asyncio.run(_admin("SELECT 1"))
+        _run(_admin("SELECT 1"))
     except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
         if os.environ.get("CI"):
             pytest.fail(f"PostgreSQL at {PG_ADMIN} is not reachable in CI: {exc}")
@@ -47,7 +56,7 @@ def pg_available() -> bool:
 def pg_url(pg_available: bool):
     """``postgresql+asyncpg://…/<fresh database>``; dropped after the test."""
     name = f"fluxgui_t_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    _run(_admin(f'CREATE DATABASE "{name}"'))
     url = f"{_pg_base()}/{name}".replace("postgresql://", "postgresql+asyncpg://", 1)
     yield url
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -67,12 +67,15 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         actions["reload"].setShortcut(QKeySequence("F5"))
     view_menu.addAction(actions["sessions"])
     view_menu.addAction(actions["reload"])
-    inspector = getattr(window, "inspector_dock", None)
-    if inspector is not None:
-        actions["inspector"] = inspector.toggleViewAction()
-        actions["inspector"].setText("&Inspector")
-        actions["inspector"].setShortcut(QKeySequence("Ctrl+I"))
-        view_menu.addAction(actions["inspector"])
+    inspector = window.conversation.inspector
+    actions["inspector"] = QAction("&Inspector", window)
+    actions["inspector"].setCheckable(True)
+    actions["inspector"].setChecked(True)
+    actions["inspector"].setShortcut(QKeySequence("Ctrl+I"))
+    actions["inspector"].setStatusTip("Show the selected message's metadata and raw item")
+    actions["inspector"].toggled.connect(inspector.setVisible)
+    window.addAction(actions["inspector"])
+    view_menu.addAction(actions["inspector"])
 
     help_menu = bar.addMenu("&Help")
     actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))

@@ -78,3 +78,12 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
         run_on(qtbot, qloop, win.aclose())
         win.close()
         win.deleteLater()
+        # Destroy it here, on the GUI thread: left to the garbage collector, it may be
+        # collected in a worker thread and Qt warns about its timers.
+        import gc
+
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        del win
+        gc.collect()
