@@ -137,7 +137,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     async def scroll_up(pages: int) -> None:
         for _ in range(pages):
             before = pane.loaded_count
-            pane.scroll_to_top()
+            pane.view.scrollToTop()  # the way a user drags the scroll bar up
             await until(lambda: pane.loaded_count > before and not window.busy)
 
     probe.start()
@@ -167,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         fmt: bench_store.ensure_store(fmt, fmt, args.messages, args.sessions, False)
         for fmt in args.formats.split(",")
     }
+    from fluxgui.qt.launch import _drop_offscreen_noise
+
+    _drop_offscreen_noise()
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

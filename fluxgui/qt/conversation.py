@@ -78,10 +78,9 @@ from .markdown import (
     body_source,
     is_long,
     message_document,
-    cold_languages,
-    fence_languages,
+    highlight_jobs,
+    pretokenize,
     utf8_size,
-    warm_up_pygments,
     warm_up_qt,
 )
 from .render import esc, kind_label, raw_document, raw_json, role_colour, short_time, size_label
@@ -517,7 +516,7 @@ class MessageDelegate(QStyledItemDelegate):
         if rows.footer is not None:
             painter.setFont(self._view.font())
             painter.setPen(palette.color(QPalette.ColorRole.Link))
-            painter.drawText(rows.footer, Qt.AlignmentFlag.AlignLeft, self._footer_text(m))
+            painter.drawText(rows.footer, Qt.AlignmentFlag.AlignLeft, self.footer_text(m))
         painter.restore()
 
     def _paint_header(
@@ -584,15 +583,15 @@ class MessageDelegate(QStyledItemDelegate):
         pairs = self._pane.pairs
         if m.kind == "tool_call" and call_key(m):
             out = pairs.output_for(m)
-            return f"output #{out.id}" + (" below" if out.id > m.id else "") if out else "no output"
+            return f"→ output #{out.id}" if out else "no output"
         if m.kind == "tool_output" and output_key(m):
             call = pairs.call_for(m)
             if call is None:
-                return f"output of {output_key(m)} (call not loaded)"
-            return f"output of {tool_name(call) or 'call'} #{call.id}"
+                return f"← {output_key(m)} (call not loaded)"
+            return f"← {tool_name(call) or 'call'} #{call.id}"
         return ""
 
-    def _footer_text(self, m: Message) -> str:
+    def footer_text(self, m: Message) -> str:
         if m.id in self.full:
             return "▴ Show less"
         return f"▾ Show all ({size_label(self.long_size(m))})"
@@ -637,7 +636,7 @@ class MessageDelegate(QStyledItemDelegate):
         rows = self.layout_rows(option.rect, m)
         if rows.footer is not None:
             fm = QFontMetrics(self._view.font())
-            link = QRect(rows.footer.topLeft(), fm.size(0, self._footer_text(m)))
+            link = QRect(rows.footer.topLeft(), fm.size(0, self.footer_text(m)))
             if link.adjusted(-4, -3, 4, 3).contains(pos):
                 self.set_full(index, m.id not in self.full)
                 return True
@@ -1041,14 +1040,25 @@ class ConversationPane(QWidget):
         return True
 
     def toPlainText(self) -> str:  # noqa: N802 - the name QTextEdit uses
-        """The loaded conversation as a person reads it: a header line per message (role,
-        kind, time, id) and its rendered body as plain text."""
-        parts = []
+        """The loaded conversation as a person reads it: per message a header line (role,
+        kind, pairing, time, id) and its body as rendered (collapsed rows as shown)."""
+        out: list[str] = []
         for m in self.model.messages:
-            kind = "" if m.kind == "message" else f" · {m.kind.replace('_', ' ')}"
-            parts.append(f"{m.role}{kind} · {m.created_at or '-'} · #{m.id}")
-            parts.append(self.delegate.document(m).toPlainText())
-        return "\n".join(parts)
+            head = [m.role]
+            if m.kind != "message":
+                head.append(kind_label(m.kind))
+            pair = self.delegate.pair_text(m)
+            if pair:
+                head.append(pair)
+            head += [t for t in (short_time(m.created_at), f"#{m.id}") if t]
+            out.append(" · ".join(head))
+            if m.kind == "reasoning" and m.id not in self.delegate.expanded:
+                out.append(" ".join(m.text.split()))
+            else:
+                out.append(self.delegate.document(m).toPlainText())
+                if self.delegate.long_size(m):
+                    out.append(self.delegate.footer_text(m))
+        return "\n".join(out)
 
     def raw_of(self, message: Message) -> Any:
         """What the store holds for ``message`` (the item, or a flux row's dict)."""
@@ -1071,9 +1081,10 @@ class ConversationPane(QWidget):
 
     async def _prepare(self, generation: int, messages: list[Message]) -> None:
         """Build the documents of a page in slices, letting the event loop run between."""
-        cold = cold_languages(fence_languages(messages))
-        if cold:  # load pygments lexers in a worker thread, not on the UI thread
-            await asyncio.to_thread(warm_up_pygments, cold)
+        # pygments is pure Python: lex the page's code blocks in a worker thread, so that
+        # building a document on the UI thread only applies colours.
+        full = set(self.delegate.full)
+        await asyncio.to_thread(lambda: pretokenize(highlight_jobs(messages, full=full)))
         started = time.perf_counter()
         for m in messages:
             if generation != self._generation:

@@ -15,7 +15,6 @@ to escape. Colours come from a :class:`DocTheme` derived from the widget's palet
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,8 +49,10 @@ COLLAPSE_BYTES = 20_000
 PREVIEW_CHARS = 2_000
 #: … and this many lines
 PREVIEW_LINES = 30
-#: code longer than this is shown uncoloured (lexing it would stall the UI)
-HIGHLIGHT_LIMIT = 60_000
+#: a code block longer than this (characters) is shown uncoloured: colouring costs about
+#: 1 ms per 1,000 characters on the UI thread (after lexing in a worker), and one
+#: message's document is built in one go, so this keeps it near one frame (~13 ms)
+HIGHLIGHT_LIMIT = 12_000
 
 _MD_FEATURES = QTextDocument.MarkdownFeature(
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
@@ -173,32 +174,13 @@ def _lexer(language: str) -> Any:
         return None
 
 
-_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*([^\s`{}]+)", re.MULTILINE)
 _warm_languages: set[str] = set()
 _styles_warm = False
 
 
-def fence_languages(messages: Iterable[Message]) -> set[str]:
-    """The languages named by code fences in these messages (``json`` for tool items)."""
-    found: set[str] = set()
-    for m in messages:
-        if m.kind in ("tool_call", "tool_output", "other"):
-            found.add("json")
-        elif "```" in m.text or "~~~" in m.text:
-            found.update(lang.lower() for lang in _FENCE.findall(m.text[:HIGHLIGHT_LIMIT]))
-    return found
-
-
-def cold_languages(languages: Iterable[str]) -> set[str]:
-    """Those of ``languages`` whose lexer has not been loaded yet (or styles not loaded)."""
-    cold = {lang for lang in languages if lang not in _warm_languages}
-    return cold if (cold or _styles_warm) else {"json"}
-
-
 def warm_up_pygments(languages: Iterable[str] = ("json", "python")) -> None:
     """Import pygments' styles and these languages' lexers and compile their rules (a
-    lexer costs ~10 ms the first time). Pure Python: the pane runs it in a worker thread
-    before a page's documents are built, so the UI thread never pays for it."""
+    lexer costs ~10 ms the first time). Pure Python: safe in a worker thread."""
     global _styles_warm
     if not _styles_warm:
         from pygments.token import Keyword
@@ -389,6 +371,7 @@ def _style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
     """Palette colours for code, links and tables; pygments colours for fenced code."""
     cursor = QTextCursor(doc)
     code_runs: list[tuple[int, str, list[str]]] = []  # (start, language, lines)
+    run_end = -1  # where the last code run ends (the position after its last block)
     inline_code: list[tuple[int, int]] = []
     links: list[tuple[int, int]] = []
     quotes: list[tuple[int, int]] = []
@@ -402,10 +385,11 @@ def _style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
             merged = QTextBlockFormat(code_format)
             merged.setProperty(_CODE_LANGUAGE, language)
             cursor.setBlockFormat(merged)
-            if code_runs and code_runs[-1][1] == language and _adjacent(code_runs[-1], block):
+            if code_runs and code_runs[-1][1] == language and run_end == block.position():
                 code_runs[-1][2].append(block.text())
             else:
                 code_runs.append((block.position(), language, [block.text()]))
+            run_end = block.position() + block.length()
         else:
             if fmt.hasProperty(_QUOTE_LEVEL):
                 quotes.append((block.position(), block.length() - 1))
@@ -450,11 +434,6 @@ def _style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
     _style_tables(doc.rootFrame(), theme)
 
 
-def _adjacent(run: tuple[int, str, list[str]], block: Any) -> bool:
-    start, _language, lines = run
-    return start + sum(_utf16_len(line) + 1 for line in lines) == block.position()
-
-
 def _style_tables(frame: QTextFrame, theme: DocTheme) -> None:
     for child in frame.childFrames():
         if isinstance(child, QTextTable):
@@ -470,18 +449,15 @@ def _style_tables(frame: QTextFrame, theme: DocTheme) -> None:
 
 
 def _highlight(doc: QTextDocument, start: int, code: str, language: str, theme: DocTheme) -> None:
-    """Colour ``code`` (which sits at ``start`` in ``doc``) with pygments' tokens."""
+    """Colour ``code`` (which sits at ``start`` in ``doc``) with pygments' tokens (lexed
+    ahead by :func:`pretokenize` when the pane could, else now)."""
     if not language or len(code) > HIGHLIGHT_LIMIT:
         return
-    lexer = _lexer(language)
-    if lexer is None:
+    tokens = _TOKENS.pop((_lang_key(language), code), None)
+    if tokens is None:
+        tokens = _tokens(code, language)
+    if tokens is None:
         return
-    try:
-        tokens = list(lexer.get_tokens(code))
-    except Exception:  # noqa: BLE001 - a lexer bug must not break rendering
-        return
-    if sum(len(value) for _t, value in tokens) != len(code):
-        return  # the lexer changed the text (tabs, newlines): positions would be wrong
     cursor = QTextCursor(doc)
     position = start
     run_start, run_format = start, None
@@ -535,28 +511,123 @@ def call_arguments(message: Message) -> str | None:
     return None
 
 
-def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
-    """The body of one message; a long body shows only its :func:`preview` unless ``full``."""
+@dataclass(frozen=True)
+class BodyPlan:
+    """How a message's body is built: Markdown ``text``, or a code block (``mode="code"``,
+    with ``language``, an optional ``title``/``subtitle`` line), or ``"empty"``."""
+
+    mode: str
+    text: str
+    language: str = ""
+    title: str = ""
+    subtitle: str = ""
+
+
+def body_plan(message: Message, *, full: bool) -> BodyPlan:
+    """What :func:`message_document` builds for ``message`` (pure Python, any thread)."""
+    from fluxgui.core.pairing import call_key, tool_name
+
     source = body_source(message)
     cut = not full and is_long(source)
     text = preview(source) if cut else source
     kind = message.kind
     if not source.strip() and kind != "tool_call":
-        return plain_document("(empty)", theme, muted=True)
+        return BodyPlan("empty", "(empty)")
     if kind == "tool_call":
-        from fluxgui.core.pairing import call_key, tool_name
-
-        pretty = None if cut else pretty_json(text)
         name = tool_name(message) or "tool call"
         call_id = call_key(message) or ""
         if call_arguments(message) is None:
-            return code_document(message.text, "", theme, title=name, subtitle=call_id)
-        return code_document(pretty or text, "json", theme, title=name, subtitle=call_id)
+            return BodyPlan("code", message.text, "", name, call_id)
+        pretty = None if cut else pretty_json(text)
+        return BodyPlan("code", pretty or text, "json", name, call_id)
     if kind == "tool_output" or kind == "other":
         pretty = None if cut else pretty_json(text)
         if pretty is not None:
-            return code_document(pretty, "json", theme)
+            return BodyPlan("code", pretty, "json")
         if kind == "other" and isinstance(message.raw, (dict, list)):
-            return code_document(text, "json", theme)
-        return code_document(text, "", theme)
-    return markdown_document(text, theme)
+            return BodyPlan("code", text, "json")
+        return BodyPlan("code", text)
+    return BodyPlan("markdown", text)
+
+
+def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
+    """The body of one message; a long body shows only its :func:`preview` unless ``full``."""
+    plan = body_plan(message, full=full)
+    if plan.mode == "empty":
+        return plain_document(plan.text, theme, muted=True)
+    if plan.mode == "code":
+        return code_document(
+            plan.text, plan.language, theme, title=plan.title, subtitle=plan.subtitle
+        )
+    return markdown_document(plan.text, theme)
+
+
+# --------------------------------------------------------------------------- tokens off the UI thread
+
+#: (language, code) -> pygments tokens, lexed ahead of time in a worker thread; an entry
+#: is taken out when its document is built (so the table stays small)
+_TOKENS: dict[tuple[str, str], list[tuple[Any, str]]] = {}
+_TOKENS_MAX = 2_000
+
+
+def _lang_key(language: str) -> str:
+    stripped = language.strip()
+    return stripped.split()[0].lower() if stripped else ""
+
+
+def _tokens(code: str, language: str) -> list[tuple[Any, str]] | None:
+    """pygments' tokens for ``code``, or ``None`` (no lexer, too long, text changed)."""
+    if not language or len(code) > HIGHLIGHT_LIMIT:
+        return None
+    lexer = _lexer(language)
+    if lexer is None:
+        return None
+    try:
+        tokens = list(lexer.get_tokens(code))
+    except Exception:  # noqa: BLE001 - a lexer bug must not break rendering
+        return None
+    if sum(len(value) for _t, value in tokens) != len(code):
+        return None  # the lexer changed the text (tabs, newlines): positions would be wrong
+    return tokens
+
+
+def highlight_jobs(messages: Iterable[Message], *, full: Iterable[int] = ()) -> list[
+    tuple[str, str]
+]:
+    """The ``(language, code)`` pairs that building these messages' bodies will colour
+    (``full``: ids of messages shown whole). Pure Python."""
+    from fluxgui.qt.render import split_fences
+
+    whole = set(full)
+    jobs: list[tuple[str, str]] = []
+    for m in messages:
+        plan = body_plan(m, full=m.id in whole)
+        if plan.mode == "code" and plan.language:
+            code = plan.text[:-1] if plan.text.endswith("\n") else plan.text
+            jobs.append((plan.language, code))
+        elif plan.mode == "markdown" and ("```" in plan.text):
+            jobs.extend(
+                (lang, chunk) for is_code, chunk, lang in split_fences(plan.text) if is_code and lang
+            )
+    return [(lang, code) for lang, code in jobs if len(code) <= HIGHLIGHT_LIMIT]
+
+
+def pretokenize(jobs: Iterable[tuple[str, str]]) -> int:
+    """Lex these code blocks now, so that building their documents on the UI thread only
+    applies colours. Meant for a worker thread (pygments is pure Python); returns how many
+    were lexed."""
+    warm_up_pygments(())
+    done = 0
+    for language, code in jobs:
+        key = (_lang_key(language), code)
+        if key in _TOKENS:
+            continue
+        tokens = _tokens(code, language)
+        _warm_languages.add(_lang_key(language))
+        if tokens is None:
+            continue
+        if len(_TOKENS) >= _TOKENS_MAX:
+            _TOKENS.clear()  # documents not built after all (a cancelled page): start over
+        _TOKENS[key] = tokens
+        done += 1
+    return done

@@ -14,7 +14,6 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextDocument
 from qt_helpers import (
-    AGENTS_SESSIONS,
     FLUX_SESSIONS,
     OFFSCREEN_NOISE,
     run_on,
@@ -278,9 +277,16 @@ def test_tool_call_shows_name_pretty_arguments_and_is_paired_with_its_output(
     assert text.startswith("lookup_order")
     assert "call_1" in text
     assert '{\n  "order": 1001\n}' in text  # pretty-printed arguments
-    assert pane.delegate.pair_text(call) == f"output #{out.id} below"
-    assert pane.delegate.pair_text(out) == f"output of lookup_order #{call.id}"
+    assert pane.delegate.pair_text(call) == f"→ output #{out.id}"
+    assert pane.delegate.pair_text(out) == f"← lookup_order #{call.id}"
     assert '{\n  "charges": 2\n}' in doc_text(pane, out_index)
+
+    shown = pane.toPlainText()
+    assert f"assistant · tool call · → output #{out.id}" in shown
+    assert f"tool · tool output · ← lookup_order #{call.id}" in shown
+    assert shown.index("I was charged twice") < shown.index("lookup_order") < shown.index(
+        "Refunded the second charge."
+    )
 
     menu = pane.build_context_menu(call_index)
     go = [a for a in menu.actions() if a.text() == "Go to tool output"]
@@ -290,7 +296,7 @@ def test_tool_call_shows_name_pretty_arguments_and_is_paired_with_its_output(
 
 
 def test_markdown_and_code_blocks(qtbot: Any, pane: Any, stores: Stores, agents_db: Path) -> None:
-    from fluxgui.qt.markdown import markdown_document
+    from fluxgui.qt.markdown import highlight_jobs, markdown_document
 
     store = stores.open(agents_db)
     show(qtbot, pane, store, "refund-1001")
@@ -310,6 +316,9 @@ def test_markdown_and_code_blocks(qtbot: Any, pane: Any, stores: Stores, agents_
         colours.add(it.fragment().charFormat().foreground().color().name())
         it += 1
     assert len(colours) >= 2, colours
+
+    # The page's code was lexed ahead, off the UI thread: these are the blocks it found.
+    assert ("python", "dt.astimezone(timezone.utc)") in highlight_jobs(pane.model.messages)
 
     doc = markdown_document("```nosuchlanguage\nx = 1\n```", pane.delegate.theme)
     assert doc.toPlainText() == "x = 1"
