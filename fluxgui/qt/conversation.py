@@ -894,7 +894,7 @@ class ConversationPane(QWidget):
         self.splitter.addWidget(self.inspector)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
-        self.splitter.setSizes([700, 330])
+        self.splitter.setSizes([620, 280])
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -195,7 +195,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.conversation)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([340, 860])
+        splitter.setSizes([380, 820])
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)
