@@ -19,7 +19,7 @@ from fluxgui.core.model import (
     message_to_item,
 )
 
-from .base import Direction, SessionOrder, SessionPage, Store, check_order
+from .base import Direction, Store
 from .backends import Backend, Params, quote_ident
 from .sqlstore import in_clause, like_any, search_ids, search_patterns
 
@@ -118,32 +118,8 @@ class AgentsStore(Store):
 
     # -- sessions ------------------------------------------------------------------
 
-    async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
-    ) -> SessionPage:
-        check_order(order)
-        if limit <= 0:
-            return SessionPage([], None)
-        if order == "id":
-            rows = await self._page_by_id(limit, cursor, descending)
-        elif order == "messages":
-            rows = await self._page_by_count(limit, cursor, descending)
-        else:
-            rows = await self._page_by_activity(limit, cursor, descending)
-        infos = [self._info(r) for r in rows]
-        if len(infos) < limit:
-            return SessionPage(infos, None)
-        last = infos[-1]
-        if order == "id":
-            return SessionPage(infos, (last.id,))
-        if order == "messages":
-            return SessionPage(infos, (last.messages, last.id))
-        return SessionPage(infos, last.sort_key)
+    def _row_info(self, row: tuple[Any, ...]) -> SessionInfo:
+        return self._info(row)
 
     def _count(self, alias: str) -> str:
         return f"(SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = {alias}.session_id)"

@@ -66,7 +66,6 @@ class Store(ABC):
 
     # -- sessions ------------------------------------------------------------------
 
-    @abstractmethod
     async def list_sessions(
         self,
         *,
@@ -84,6 +83,44 @@ class Store(ABC):
         the next page (a cursor of another order is meaningless). Every session shows up
         exactly once across the pages of a listing that nothing writes to meanwhile.
         """
+        check_order(order)
+        if limit <= 0:
+            return SessionPage([], None)
+        if order == "id":
+            rows = await self._page_by_id(limit, cursor, descending)
+        elif order == "messages":
+            rows = await self._page_by_count(limit, cursor, descending)
+        else:
+            rows = await self._page_by_activity(limit, cursor, descending)
+        infos = [self._row_info(r) for r in rows]
+        if len(infos) < limit:
+            return SessionPage(infos, None)
+        last = infos[-1]
+        if order == "id":
+            return SessionPage(infos, (last.id,))
+        if order == "messages":
+            return SessionPage(infos, (last.messages, last.id))
+        return SessionPage(infos, last.sort_key)
+
+    # One page of session rows in each order (``limit`` rows past ``cursor``), and the
+    # list row a format builds from one of them.
+    @abstractmethod
+    async def _page_by_activity(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    async def _page_by_id(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    async def _page_by_count(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    def _row_info(self, row: tuple[Any, ...]) -> SessionInfo: ...
 
     @abstractmethod
     async def session_info(self, session_id: str) -> SessionInfo | None:

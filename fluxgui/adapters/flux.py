@@ -13,7 +13,7 @@ from typing import Any
 
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 
-from .base import Direction, SessionOrder, SessionPage, Store, check_order
+from .base import Direction, Store
 from .backends import Backend, Params
 from .sqlstore import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 
@@ -98,32 +98,8 @@ class FluxStore(Store):
 
     # -- sessions ------------------------------------------------------------------
 
-    async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
-    ) -> SessionPage:
-        check_order(order)
-        if limit <= 0:
-            return SessionPage([], None)
-        if order == "id":
-            rows = await self._page_by_id(limit, cursor, descending)
-        elif order == "messages":
-            rows = await self._page_by_count(limit, cursor, descending)
-        else:
-            rows = await self._page_by_activity(limit, cursor, descending)
-        infos = [self._info(*r) for r in rows]
-        if len(infos) < limit:
-            return SessionPage(infos, None)
-        last = infos[-1]
-        if order == "id":
-            return SessionPage(infos, (last.id,))
-        if order == "messages":
-            return SessionPage(infos, (last.messages, last.id))
-        return SessionPage(infos, last.sort_key)
+    def _row_info(self, row: tuple[Any, ...]) -> SessionInfo:
+        return self._info(*row)
 
     async def _page_by_activity(
         self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
