@@ -167,12 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         fmt: bench_store.ensure_store(fmt, fmt, args.messages, args.sessions, False)
         for fmt in args.formats.split(",")
     }
-    from fluxgui.qt.launch import _drop_offscreen_noise
+    from fluxgui.qt.launch import _drop_offscreen_noise, tune_gc
 
     _drop_offscreen_noise()
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    import fluxgui.qt.window  # noqa: F401 - imported before the freeze, as the app does
+
+    tune_gc()  # as fluxgui's launch does
     print(f"fluxgui window stalls (offscreen, {os.cpu_count()} CPUs); one frame = {FRAME_MS:.0f} ms")
     worst_all = 0.0
     for fmt, meta in metas.items():

@@ -216,6 +216,9 @@ def launch(args: argparse.Namespace) -> int:
     }
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    from . import window  # noqa: F401 - import the whole UI before the freeze
+
+    tune_gc()
     try:
         with loop:
             if screenshot:
@@ -299,6 +302,15 @@ async def _screenshot(app: Any, target: str, options: dict[str, Any], path: str)
 
 #: what Qt's offscreen plugin says about every window with a layout: noise for us
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"
+
+
+def tune_gc() -> None:
+    """Move what start-up created (Qt bindings, SQLAlchemy, …) out of the collector's sight
+    so that its full collections, which would walk it all, stay short."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _drop_offscreen_noise() -> None:
