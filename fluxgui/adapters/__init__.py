@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 
@@ -183,8 +182,3 @@ def _new_store(
             backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES
         )
     raise TargetError(f"unknown store format {show_id(kind)} (use 'flux' or 'agents')")
-
-
-def store_kwargs(**options: Any) -> dict[str, Any]:
-    """Drop unset options (helper for the CLI and the window)."""
-    return {k: v for k, v in options.items() if v is not None}

@@ -325,11 +325,3 @@ def message_to_item(message: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(content, (str, list)):
         content = _as_text(content)
     return {"role": role, "content": content}
-
-
-def message_to_flux_dict(message: Message) -> dict[str, Any]:
-    """The dict flux's ``Session.get_messages`` would return for this message."""
-    out: dict[str, Any] = {"role": message.role, "content": message.text}
-    if message.metadata:
-        out["metadata"] = message.metadata
-    return out

@@ -415,22 +415,15 @@ def _style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
     inline = QTextCharFormat()
     inline.setFont(theme.mono)
     inline.setBackground(theme.code_bg)
-    for start, length in inline_code:
-        cursor.setPosition(start)
-        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(inline)
     quoted = QTextCharFormat()
     quoted.setForeground(theme.muted)
-    for start, length in quotes:
-        cursor.setPosition(start)
-        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(quoted)
     link = QTextCharFormat()
     link.setForeground(theme.link)
-    for start, length in links:
-        cursor.setPosition(start)
-        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(link)
+    for spans, fmt in ((inline_code, inline), (quotes, quoted), (links, link)):
+        for start, length in spans:
+            cursor.setPosition(start)
+            cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
     _style_tables(doc.rootFrame(), theme)
 
 

@@ -1,25 +1,18 @@
-"""Qt-free helpers for showing messages: colours, labels, times, raw JSON, escaped HTML.
+"""Qt-free helpers for showing messages: colours, labels, times, raw JSON, escaping.
 
 No Qt here. The conversation pane (:mod:`fluxgui.qt.conversation`) takes role colours,
-kind labels, times and the raw JSON of a message from this module. The HTML functions
-(:func:`conversation_html`, :func:`placeholder_html`) build a string for
-``QTextBrowser.setHtml``; in them message content is data, never markup: text, roles,
-kinds and ids all pass through :func:`html.escape`, so ``<img src=…>`` or ``<script>``
-in a message is shown as those characters and nothing is fetched or run.
+kind labels, times and the raw JSON of a message from this module; :func:`esc` escapes
+stored data wherever Qt would take a string for rich text (tooltips).
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from fluxgui.core.model import Message, SessionInfo
-
-#: a message longer than this is cut in the pane (the store is not changed)
-MAX_CHARS = 20_000
+from fluxgui.core.model import Message
 
 ROLE_COLOURS = {
     "user": "#1d4ed8",
@@ -44,17 +37,6 @@ ROLE_COLOURS_DARK = {
     "tool": "#f0b35a",
     "summary": "#4fd1c5",
 }
-_BACKGROUNDS = {
-    "message": "#ffffff",
-    "tool_call": "#f6f8fa",
-    "tool_output": "#f6f8fa",
-    "reasoning": "#fbfaf5",
-    "other": "#fff8f0",
-}
-_MONO_KINDS = {"tool_call", "tool_output", "other"}
-_MONO = "'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace"
-
-
 def esc(value: object) -> str:
     """Escape any value for HTML text or a double-quoted attribute."""
     return html.escape("" if value is None else str(value), quote=True)
@@ -123,68 +105,6 @@ def raw_json(message: Message, store_format: str | None = None) -> str:
         return str(document)
 
 
-def _clip(text: str) -> str:
-    if len(text) <= MAX_CHARS:
-        return text
-    return text[:MAX_CHARS] + f"\n… [{len(text) - MAX_CHARS:,} more characters not shown]"
-
-
-def message_html(m: Message) -> str:
-    """One message as a two-cell table row: a role-coloured bar and the content."""
-    colour = role_colour(m.role)
-    meta = [f'<span style="color:{colour}; font-weight:600;">{esc(m.role)}</span>']
-    if m.kind != "message":
-        label = KIND_LABELS.get(m.kind, m.kind)
-        meta.append(f'<span style="color:#6b7280;">&nbsp;·&nbsp;{esc(label)}</span>')
-    when = short_time(m.created_at)
-    if when:
-        meta.append(f'<span style="color:#6b7280;">&nbsp;·&nbsp;{esc(when)}</span>')
-    meta.append(f'<span style="color:#9ca3af;">&nbsp;·&nbsp;#{esc(m.id)}</span>')
-    background = _BACKGROUNDS.get(m.kind, "#ffffff")
-    return (
-        '<table width="100%" cellspacing="0" cellpadding="0" '
-        f'style="margin-bottom:6px;" bgcolor="{background}">'
-        f'<tr><td width="4" bgcolor="{colour}"></td>'
-        '<td style="padding:6px 10px 8px 10px;">'
-        f'<p style="margin:0 0 4px 0;">{"".join(meta)}</p>'
-        f"{_body_html(m)}"
-        "</td></tr></table>"
-    )
-
-
-def _body_html(m: Message) -> str:
-    if not m.text:
-        return '<p style="margin:0; color:#9ca3af;">(empty)</p>'
-    text = _clip(m.text)
-    if m.kind in _MONO_KINDS:
-        return _text_block(text, f"font-family:{_MONO}; font-size:90%;")
-    if m.kind == "reasoning":
-        return _text_block(text, "color:#57534e; font-style:italic;")
-    # A message: its fenced code blocks in a monospace box, the rest as written. The
-    # fence lines go; everything else (Markdown marks included) is shown literally.
-    parts: list[str] = []
-    for is_code, chunk, lang in split_fences(text):
-        if not is_code:
-            parts.append(_text_block(chunk, ""))
-            continue
-        label = (
-            f'<p style="margin:0 0 2px 0; color:#9ca3af; font-size:85%;">{esc(lang)}</p>'
-            if lang
-            else ""
-        )
-        parts.append(
-            '<table width="100%" cellspacing="0" cellpadding="6" bgcolor="#f1f3f5" '
-            'style="margin:4px 0 4px 0;"><tr><td>'
-            f"{label}{_text_block(chunk, f'font-family:{_MONO}; font-size:90%;')}"
-            "</td></tr></table>"
-        )
-    return "".join(parts)
-
-
-def _text_block(text: str, style: str) -> str:
-    return f'<p style="margin:0; white-space:pre-wrap; {style}">{esc(text)}</p>'
-
-
 def split_fences(text: str) -> list[tuple[bool, str, str]]:
     """Split Markdown text at ``` fences: ``(is_code, text, language)`` chunks in order.
 
@@ -214,31 +134,3 @@ def split_fences(text: str) -> list[tuple[bool, str, str]]:
         buf.append(line)
     flush()
     return out
-
-
-def conversation_html(info: SessionInfo, messages: Sequence[Message]) -> str:
-    """The whole pane: a header line, then each message (oldest first)."""
-    shown = len(messages)
-    if info.messages > shown:
-        count = f"the latest {shown} of {info.messages} messages"
-    else:
-        count = f"{info.messages} message" + ("" if info.messages == 1 else "s")
-    times = []
-    if info.created_at:
-        times.append(f"started {short_time(info.created_at, seconds=False)}")
-    if info.updated_at:
-        times.append(f"last active {short_time(info.updated_at, seconds=False)}")
-    head = (
-        f'<p style="margin:0 0 2px 0; font-size:115%; font-weight:600;">{esc(info.id)}</p>'
-        f'<p style="margin:0 0 10px 0; color:#6b7280;">{esc(" · ".join([count, *times]))}</p>'
-    )
-    if not messages:
-        body = '<p style="color:#6b7280;">This session has no messages.</p>'
-    else:
-        body = "".join(message_html(m) for m in messages)
-    return f"<html><body>{head}{body}</body></html>"
-
-
-def placeholder_html(text: str) -> str:
-    """A grey centred note for an empty pane."""
-    return f'<p align="center" style="color:#6b7280; margin-top:40px;">{esc(text)}</p>'

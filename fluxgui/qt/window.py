@@ -8,7 +8,6 @@ starts its load and so cancels the load of the session selected before.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,7 +27,6 @@ from PySide6.QtWidgets import (
 
 from fluxgui.adapters.base import Store
 from fluxgui.core.errors import FluxguiError
-from fluxgui.core.model import Message, SessionInfo
 
 from .actions import install_actions
 from .bridge import AsyncBridge
@@ -49,9 +47,6 @@ from .render import esc
 from .search import SearchBox
 
 log = logging.getLogger(__name__)
-
-#: how many of a session's latest messages the pane shows
-MESSAGE_LIMIT = 200
 
 
 def describe_error(exc: BaseException) -> str:
