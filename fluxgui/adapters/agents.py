@@ -10,7 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fluxgui.core.errors import InvalidItem
+from fluxgui.core.errors import InvalidItem, ReadOnlyError
+from fluxgui.core.items import MESSAGE_ROLES, validate_item
 from fluxgui.core.model import (
     Message,
     SessionInfo,
@@ -21,6 +22,7 @@ from fluxgui.core.model import (
 
 from .base import Direction, Store
 from .backends import Backend, Params, quote_ident
+from .changes import Row, TableEditor
 from .sqlstore import in_clause, like_any, search_ids, search_patterns
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
@@ -303,6 +305,36 @@ class AgentsStore(Store):
         if self.backend.dialect == "sqlite":
             return json.dumps(item)
         return json.dumps(item, separators=(",", ":"))
+
+    def editor(self) -> TableEditor:
+        return TableEditor(
+            self,
+            table=self._M,
+            table_name=self.messages_table,
+            columns=("message_data", "created_at"),
+            order=("created_at", "id") if self._by_time else ("id",),
+            sessions_table=self._S,
+        )
+
+    def check_editable(self) -> None:
+        self._check_writable()
+        if self.has_branches:
+            raise ReadOnlyError(
+                f"{self.target} is an AdvancedSQLiteSession store: editing it is not "
+                "supported yet (its message_structure and turn_usage rows would go out of step)"
+            )
+
+    def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
+        """An item as it is (a dict with a ``type``, or a message role); a flux-style
+        message dict mapped to an item. Checked to be a valid item of its type."""
+        if not isinstance(spec, dict):
+            raise InvalidItem(f"an item must be a JSON object, not {type(spec).__name__}")
+        item = spec if "type" in spec or spec.get("role") in MESSAGE_ROLES else message_to_item(spec)
+        original_type = None
+        if original is not None and isinstance(original.raw, dict):
+            original_type = original.raw.get("type", "message")
+        validate_item(item, original_type=original_type)
+        return {"message_data": self._dump(item)}
 
     async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""

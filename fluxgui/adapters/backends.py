@@ -13,15 +13,16 @@ import shutil
 import sqlite3
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
 
 Params = dict[str, Any]
 WriteOp = tuple[str, "Params | Sequence[Params]"]
+T = TypeVar("T")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -29,6 +30,24 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def quote_ident(name: str) -> str:
     """Quote an SQL identifier (table names are user options)."""
     return '"' + name.replace('"', '""') + '"'
+
+
+class Tx(ABC):
+    """One open write transaction (see :meth:`Backend.transaction`)."""
+
+    dialect: str
+
+    @abstractmethod
+    async def execute(self, sql: str, params: Params | None = None) -> int:
+        """Run one statement; return its ``rowcount``."""
+
+    @abstractmethod
+    async def executemany(self, sql: str, params: list[Params]) -> int:
+        """Run one statement once per parameter set; return the total ``rowcount``."""
+
+    @abstractmethod
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        """Run a read inside the transaction."""
 
 
 class Backend(ABC):
@@ -60,12 +79,30 @@ class Backend(ABC):
     async def write(self, ops: Sequence[WriteOp]) -> list[int]:
         """Run ``ops`` in one transaction; return each op's ``rowcount``.
 
-        An op whose params are a list runs as ``executemany``. The transaction runs in
-        its own task so that cancelling the caller cannot leave it half done.
+        An op whose params are a list runs as ``executemany``.
+        """
+
+        async def body(tx: Tx) -> list[int]:
+            counts = []
+            for sql, params in ops:
+                if isinstance(params, dict):
+                    counts.append(await tx.execute(sql, params))
+                else:
+                    counts.append(await tx.executemany(sql, list(params)))
+            return counts
+
+        return await self.transaction(body)
+
+    async def transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run ``body(tx)`` in one write transaction and return what it returns.
+
+        It commits when ``body`` returns and rolls back when it raises. The transaction
+        runs in its own task, so cancelling the caller cannot leave it half done: the
+        caller sees the cancellation only once the transaction has ended.
         """
         if not self.writable:
             raise ReadOnlyError("the store is open read-only; open it writable to change it")
-        task = asyncio.ensure_future(self._write(ops))
+        task = asyncio.ensure_future(self._transaction(body))
         cancelled = False
         while not task.done():
             try:
@@ -78,7 +115,11 @@ class Backend(ABC):
         return result
 
     @abstractmethod
-    async def _write(self, ops: Sequence[WriteOp]) -> list[int]: ...
+    async def _transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T: ...
+
+    async def change_token(self) -> Any:
+        """A cheap value that changes when another connection commits (``None``: unknown)."""
+        return None
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -244,20 +285,18 @@ class SqliteBackend(Backend):
             out.setdefault(table, []).append(column)
         return out
 
-    async def _write(self, ops: Sequence[WriteOp]) -> list[int]:
-        counts: list[int] = []
+    async def change_token(self) -> Any:
+        # Changes whenever another connection commits to the file (not for our own).
+        row = await self.fetchone("PRAGMA data_version")
+        return row[0] if row else None
+
+    async def _transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T:
         try:
             await self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(self.path, exc) from None
         try:
-            for sql, params in ops:
-                if isinstance(params, dict):
-                    cur = await self._conn.execute(sql, params)
-                else:
-                    cur = await self._conn.executemany(sql, list(params))
-                counts.append(cur.rowcount)
-                await cur.close()
+            result = await body(_SqliteTx(self._conn))
             await self._conn.execute("COMMIT")
         except BaseException as exc:
             try:
@@ -267,11 +306,35 @@ class SqliteBackend(Backend):
             if isinstance(exc, sqlite3.DatabaseError):
                 raise _sqlite_error(self.path, exc) from None
             raise
-        return counts
+        return result
 
     async def close(self) -> None:
         await self._conn.close()
         _drop_copy(self._copy)
+
+
+class _SqliteTx(Tx):
+    dialect = "sqlite"
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Params | None = None) -> int:
+        cur = await self._conn.execute(sql, params or {})
+        count = cur.rowcount
+        await cur.close()
+        return count
+
+    async def executemany(self, sql: str, params: list[Params]) -> int:
+        if not params:
+            return 0
+        cur = await self._conn.executemany(sql, params)
+        count = cur.rowcount
+        await cur.close()
+        return count
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in await self._conn.execute_fetchall(sql, params or {})]
 
 
 def _drop_copy(copy: Path | None) -> None:
@@ -387,30 +450,51 @@ class SqlAlchemyBackend(Backend):
         async with self._engine.connect() as conn:
             return await conn.run_sync(_run)
 
-    async def _write(self, ops: Sequence[WriteOp]) -> list[int]:
-        from sqlalchemy import text
+    async def change_token(self) -> Any:
+        if self.dialect != "postgresql":
+            return None
+        # Rows written, updated or deleted in this database so far (the statistics arrive
+        # within about a second of each commit) and the newest row ids of its tables.
+        row = await self.fetchone(
+            "SELECT COALESCE(SUM(n_tup_ins + n_tup_upd + n_tup_del), 0) "
+            "FROM pg_stat_user_tables WHERE schemaname = current_schema()"
+        )
+        return row[0] if row else None
 
-        counts: list[int] = []
+    async def _transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T:
         try:
             async with self._engine.begin() as conn:
-                for sql, params in ops:
-                    if isinstance(params, dict):
-                        result = await conn.execute(text(sql), params)
-                    else:
-                        plist = list(params)
-                        if not plist:
-                            counts.append(0)
-                            continue
-                        result = await conn.execute(text(sql), plist)
-                    counts.append(result.rowcount)
+                return await body(_SaTx(conn, self.dialect))
         except FluxguiError:
             raise
         except Exception as exc:
             raise StoreUnavailable(f"{self.url}: write failed: {_db_reason(exc)}") from None
-        return counts
 
     async def close(self) -> None:
         await self._engine.dispose()
+
+
+class _SaTx(Tx):
+    def __init__(self, conn: Any, dialect: str) -> None:
+        self._conn = conn
+        self.dialect = dialect
+
+    async def execute(self, sql: str, params: Params | None = None) -> int:
+        from sqlalchemy import text
+
+        return (await self._conn.execute(text(sql), params or {})).rowcount
+
+    async def executemany(self, sql: str, params: list[Params]) -> int:
+        from sqlalchemy import text
+
+        if not params:
+            return 0
+        return (await self._conn.execute(text(sql), params)).rowcount
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        from sqlalchemy import text
+
+        return [tuple(r) for r in (await self._conn.execute(text(sql), params or {})).fetchall()]
 
 
 def _first_line(exc: BaseException) -> str:

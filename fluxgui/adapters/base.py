@@ -17,6 +17,7 @@ from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 
 from .backends import Backend
+from .changes import Change, Row, TableEditor, Where
 
 Direction = Literal["backward", "forward"]
 #: How :meth:`Store.list_sessions` orders sessions: by last activity, by session id, or by
@@ -216,6 +217,72 @@ class Store(ABC):
         """What flux's ``Session.get_messages(limit)`` returns: the most recent ``limit``
         message dicts (``role``, ``content``, ``metadata`` when set), oldest first."""
 
+    # -- editing: each edit is one transaction and returns a reversible Change ------
+
+    def editor(self) -> TableEditor:
+        """The format's editor (raises when the store cannot be edited)."""
+        raise ReadOnlyError(f"{self.target}: this kind of store cannot be edited")
+
+    def check_editable(self) -> None:
+        """Raise the reason this store cannot be edited now (read-only, unsupported)."""
+        self._check_writable()
+
+    def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
+        """The stored column values for a message given as a dict, validated: a flux
+        message (``role``, ``content``, ``metadata``) or, for item stores, an item."""
+        raise ReadOnlyError(f"{self.target}: this kind of store cannot be edited")
+
+    def _editor(self) -> TableEditor:
+        self.check_editable()
+        return self.editor()
+
+    async def clear_messages(self, session_id: str) -> Change:
+        """Remove every message of a session; the session itself stays where it can."""
+        return await self._editor().clear(session_id, f"Clear session {_label_id(session_id)}")
+
+    async def delete_session(self, session_id: str) -> Change:
+        return await self._editor().delete_session(
+            session_id, f"Delete session {_label_id(session_id)}"
+        )
+
+    async def delete_messages(self, session_id: str, message_ids: list[int]) -> Change:
+        n = len(set(message_ids))
+        label = f"Delete message {message_ids[0]}" if n == 1 else f"Delete {n} messages"
+        return await self._editor().delete_rows(session_id, message_ids, label)
+
+    async def pop_message(self, session_id: str) -> Change:
+        """Remove the session's last message (the Agents SDK's ``pop_item``)."""
+        return await self._editor().pop_last(session_id, "Remove the last message")
+
+    async def update_message(
+        self, session_id: str, message_id: int, spec: dict[str, Any], *, original: Message | None = None
+    ) -> Change:
+        values = self.edit_values(spec, original=original)
+        return await self._editor().update_row(
+            session_id, int(message_id), values, f"Edit message {message_id}"
+        )
+
+    async def insert_message(
+        self,
+        session_id: str,
+        spec: dict[str, Any],
+        *,
+        anchor: int | None = None,
+        where: Where = "after",
+    ) -> Change:
+        """Insert a message before or after the message ``anchor`` (``None``: at the end)."""
+        values = self.edit_values(spec)
+        label = "Add a message" if anchor is None else f"Insert a message {where} {anchor}"
+        return await self._editor().insert_row(session_id, anchor, where, values, label)
+
+    async def apply_change(self, change: Change) -> Change:
+        """Write a change again (redo) or its ``inverse()`` (undo), if it still fits."""
+        return await self._editor().replay(change)
+
+    async def change_token(self) -> Any:
+        """A cheap value that changes when another process writes to the store."""
+        return await self.backend.change_token()
+
     def session(self, session_id: str) -> StoreSession:
         """A flux ``Session`` over one session of this store."""
         return StoreSession(self, session_id)
@@ -228,6 +295,11 @@ class Store(ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _label_id(session_id: str) -> str:
+    text = show_id(session_id)
+    return text if len(text) <= 40 else text[:38] + "…\""
 
 
 class StoreSession:

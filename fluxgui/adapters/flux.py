@@ -11,10 +11,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 
 from .base import Direction, Store
 from .backends import Backend, Params
+from .changes import Row, TableEditor
 from .sqlstore import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 
 REQUIRED_COLUMNS = {"id", "session_id", "role", "content", "metadata", "created_at"}
@@ -313,6 +315,23 @@ class FluxStore(Store):
             ]
         )
         return len(rows)
+
+    def editor(self) -> TableEditor:
+        return TableEditor(
+            self,
+            table=TABLE,
+            table_name=TABLE,
+            columns=("role", "content", "metadata", "created_at"),
+            order=("id",),
+        )
+
+    def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
+        m = validate_flux_message(spec)
+        return {
+            "role": m.get("role") or "user",
+            "content": _text_value(m.get("content", "")),
+            "metadata": json.dumps(m["metadata"]) if m.get("metadata") else None,
+        }
 
     async def clear_session(self, session_id: str) -> int:
         self._check_writable()

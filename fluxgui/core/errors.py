@@ -42,3 +42,7 @@ class InvalidItem(FluxguiError):
 def show_id(value: str) -> str:
     """Quote a (possibly hostile) identifier for a one-line message."""
     return json.dumps(value, ensure_ascii=False)
+
+
+class Conflict(FluxguiError):
+    """A change (often an undo) no longer fits what the store holds: someone else changed it."""
