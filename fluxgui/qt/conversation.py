@@ -20,10 +20,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QItemSelectionModel,
     QAbstractListModel,
     QEvent,
     QModelIndex,
@@ -687,7 +689,8 @@ class _Anchor:
 
 
 class MessageListView(QListView):
-    """The list of message cards: per-pixel scrolling, one selection, keys for the pane."""
+    """The list of message cards: per-pixel scrolling, extended selection (Shift/Ctrl+click),
+    keys for the pane."""
 
     #: Enter/Space on the current row
     toggleRequested = Signal(QModelIndex)
@@ -700,7 +703,7 @@ class MessageListView(QListView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # Always on: a scroll bar that comes and goes changes the width, so every height.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setUniformItemSizes(False)
         # Heights depend on the width: the pane re-lays out on resize, keeping its place.
@@ -855,6 +858,8 @@ class ConversationPane(QWidget):
         self._earlier_failed = False
         self._task: asyncio.Task[Any] | None = None
         self._settling = False  # our own model/scroll changes: they do not page
+        #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
+        self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
         self._current: Message | None = None
         #: messages per page
         self.page_size = PAGE_SIZE
@@ -1220,13 +1225,26 @@ class ConversationPane(QWidget):
     def _context_menu(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)
         if index.isValid():
-            self.view.setCurrentIndex(index)
+            selection = self.view.selectionModel()
+            if selection.isSelected(index):  # keep a multiple selection for its menu
+                selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
+            else:
+                self.view.setCurrentIndex(index)
         menu = self.build_context_menu(index)
         menu.exec(self.view.viewport().mapToGlobal(pos))
         menu.deleteLater()
 
+    def selected_messages(self) -> list[Message]:
+        """The selected messages in stored order (the current one when none is selected)."""
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedIndexes()})
+        picked = [m for m in (self.model.message(r) for r in rows) if m is not None]
+        if not picked and self.current_message is not None:
+            picked = [self.current_message]
+        return picked
+
     def build_context_menu(self, index: QModelIndex) -> QMenu:
-        """The context menu for the message at ``index`` (not shown)."""
+        """The context menu for the message at ``index`` (not shown); ``menu_hook``, when
+        set, adds its own entries (the window's edit actions)."""
         menu = QMenu(self.view)
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         has = isinstance(m, Message)
@@ -1258,4 +1276,6 @@ class ConversationPane(QWidget):
                 menu.addSeparator()
                 label = "Go to tool output" if m.kind == "tool_call" else "Go to tool call"
                 menu.addAction(label, lambda pid=partner.id: self.select_message(pid))
+        if self.menu_hook is not None:
+            self.menu_hook(menu, m if has else None)
         return menu
