@@ -280,7 +280,10 @@ class TableEditor:
                 if now is None or any(now[c] != row[c] for c in self.columns):
                     raise self._conflict(sid)
         if change.added:
-            if await self._taken(tx, change.added_ids):
+            # The ids to add must be free, but for those this change removes first.
+            freed = set(change.removed_ids)
+            taken = await self._taken(tx, [i for i in change.added_ids if i not in freed])
+            if taken:
                 raise self._conflict(sid)
         if self.sessions_table is not None:
             current = await self.session_row(tx, sid)

@@ -3,6 +3,10 @@
 Ctrl+O open a file, Ctrl+Shift+O open a URL, Ctrl+F search, Ctrl+L the session list,
 Ctrl+C copy the selected message's text, Ctrl+Shift+C its raw JSON, F5 reload,
 Ctrl+Q quit. Arrow keys move through the sessions in the list.
+
+Editing (once Ctrl+Shift+E has made the store writable): Ctrl+Z undo, Ctrl+Shift+Z redo,
+F2 edit the message, Ctrl+Return insert a message after it, Delete delete the selected
+messages, Shift+Delete delete the session.
 """
 
 from __future__ import annotations
@@ -49,6 +53,39 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     file_menu.addAction(actions["quit"])
 
     edit_menu = bar.addMenu("&Edit")
+    actions["undo"] = _action(window, "&Undo", window.undo, QKeySequence.StandardKey.Undo)
+    actions["redo"] = _action(window, "&Redo", window.redo, "Ctrl+Shift+Z")
+    actions["edit_message"] = _action(window, "&Edit Message…", window.edit_message, "F2",
+                                      "Edit the selected message's text, role and metadata")
+    actions["insert_before"] = _action(window, "Insert Message &Before…",
+                                       lambda: window.insert_message("before"))
+    actions["insert_after"] = _action(window, "&Insert Message After…",
+                                      lambda: window.insert_message("after"), "Ctrl+Return",
+                                      "Insert a message after the selected one (or at the end)")
+    actions["delete_messages"] = _action(window, "&Delete Messages", window.delete_messages,
+                                         QKeySequence.StandardKey.Delete,
+                                         "Delete the selected messages")
+    actions["pop_message"] = _action(window, "Remove &Last Message", window.pop_message)
+    actions["clear_session"] = _action(window, "C&lear Session…", window.clear_session,
+                                       tip="Remove every message of the open session")
+    actions["delete_session"] = _action(window, "Delete &Session…", window.delete_session,
+                                        "Shift+Del", "Delete the open session")
+    actions["editing"] = _action(window, "&Allow Editing", lambda: None, "Ctrl+Shift+E",
+                                 "Reopen the store writable (or read-only again)")
+    actions["editing"].setCheckable(True)
+    actions["editing"].triggered.connect(window.set_editing)
+    for name in ("undo", "redo"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    for name in ("edit_message", "insert_before", "insert_after", "delete_messages",
+                 "pop_message"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    for name in ("clear_session", "delete_session"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    edit_menu.addAction(actions["editing"])
+    edit_menu.addSeparator()
     actions["copy"] = _action(window, "&Copy Text", window.copy_text, QKeySequence.StandardKey.Copy,
                               "Copy the selected message's text")
     actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.copy_raw, "Ctrl+Shift+C",
@@ -108,6 +145,7 @@ def _about(window: MainWindow) -> None:
     QMessageBox.about(
         window,
         "About fluxgui",
-        f"fluxgui {__version__}\n\nBrowse the conversation histories AI agents keep in "
-        "session stores. Stores open read-only.",
+        f"fluxgui {__version__}\n\nBrowse and edit the conversation histories AI agents "
+        "keep in session stores. Stores open read-only; Edit › Allow Editing makes them "
+        "writable, and every edit can be undone.",
     )

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+import shiboken6
+
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -17,6 +20,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMainWindow,
+    QMenu,
     QProgressBar,
     QSplitter,
     QTableView,
@@ -26,11 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.adapters.base import Store
-from fluxgui.core.errors import FluxguiError
+from fluxgui.adapters.changes import Change
+from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound
 
 from .actions import install_actions
 from .bridge import AsyncBridge
 from .demo import demo_store_path
+from .editing import Editor
 from .open_dialogs import (
     FileDropFilter,
     OpenRequest,
@@ -94,6 +100,27 @@ class ErrorBar(QFrame):
         return self._label.text()
 
 
+class _SessionKeys(QObject):
+    """Delete in the session list deletes the session (not the selected messages)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        kind = event.type()
+        if kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(
+            event, QKeyEvent
+        ):
+            if event.matches(QKeySequence.StandardKey.Delete):
+                if kind == QEvent.Type.ShortcutOverride:
+                    event.accept()  # the key comes to the list, not the window's action
+                else:
+                    self._window.delete_session()
+                return True
+        return False
+
+
 class MainWindow(QMainWindow):
     """Sessions list + conversation pane + status bar + error bar over one open store."""
 
@@ -119,6 +146,9 @@ class MainWindow(QMainWindow):
         self._label = ""
         self._session_id: str | None = None  # shown or loading
         self._pending_select: str | None = None  # select this row once its page arrives
+        self._open_args: dict[str, object] = {}  # how the open store was opened (to reopen)
+        self._select_message_after: int | None = None  # select it once the session reloads
+        self._maybe_gone: str | None = None  # an edit removed messages of this session
         self._auto_select = False
         #: the known or unexpected error that stopped the last open (None: it worked)
         self.open_error: BaseException | None = None
@@ -168,7 +198,7 @@ class MainWindow(QMainWindow):
 
         self.conversation = ConversationPane(self.bridge, self)
         self.conversation.clear("Opening…")
-        self.conversation.loaded.connect(self.messagesShown)
+        self.conversation.loaded.connect(self._on_conversation_loaded)
         self.conversation.failed.connect(self._on_conversation_failed)
 
         self.search_box = SearchBox(self)
@@ -205,7 +235,18 @@ class MainWindow(QMainWindow):
         self.count_label = self._status_label()
         self.store_label = self._status_label()
         self.format_label = self._status_label()
-        self.mode_label = self._status_label()
+        # The mode is a button: it shows read-only/editing and switches between them.
+        self.mode_label = QToolButton(self)
+        self.mode_label.setCheckable(True)
+        self.mode_label.setAutoRaise(True)
+        self.mode_label.setText("read-only")
+        self.mode_label.setEnabled(False)
+        self.mode_label.clicked.connect(lambda checked: self.set_editing(checked))
+        self.editor = Editor(self.bridge, self)
+        self.editor.applied.connect(self._on_edit_applied)
+        self.editor.failed.connect(self._on_edit_failed)
+        self.editor.runningChanged.connect(lambda _running: self._update_edit_actions())
+        self.editor.stack.indexChanged.connect(lambda _index: self._update_edit_actions())
         bar = self.statusBar()
         bar.addWidget(self.count_label, 1)
         bar.addPermanentWidget(self.store_label)
@@ -222,6 +263,13 @@ class MainWindow(QMainWindow):
         self.bridge.busyChanged.connect(self.busy_indicator.setVisible)
 
         install_actions(self)
+        self.conversation.menu_hook = self._conversation_menu
+        self.conversation.currentMessageChanged.connect(lambda _m: self._update_edit_actions())
+        self._session_keys = _SessionKeys(self)
+        self.session_view.installEventFilter(self._session_keys)
+        self.session_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.session_view.customContextMenuRequested.connect(self._session_menu)
+        self._update_edit_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
         self._drops = FileDropFilter(self)
         self._drops.watch(self)
@@ -262,11 +310,19 @@ class MainWindow(QMainWindow):
         messages_table: str | None = None,
         session_id: str | None = None,
         label: str | None = None,
+        writable: bool = False,
     ) -> None:
-        """Open ``target`` read-only and show its sessions; select ``session_id`` (or the
-        most recently active session when it is ``None``)."""
+        """Open ``target`` (read-only unless ``writable``) and show its sessions; select
+        ``session_id`` (or the most recently active session when it is ``None``)."""
         from fluxgui.adapters import open_store
 
+        self._open_args = {
+            "target": target,
+            "format": format,
+            "sessions_table": sessions_table,
+            "messages_table": messages_table,
+            "label": label,
+        }
         self.error_bar.clear()
         self.open_error = None
         self._label = label or display_target(target)  # never show a password
@@ -277,12 +333,30 @@ class MainWindow(QMainWindow):
             "open",
             open_store(
                 target,
+                writable=writable,
                 format=format,
                 sessions_table=sessions_table,
                 messages_table=messages_table,
             ),
         )
 
+    def set_editing(self, on: bool) -> None:
+        """Reopen the store writable (``on``) or read-only, staying on the open session;
+        the undo stack is kept."""
+        store = self._store
+        if store is None or not self._open_args or on == store.can_write:
+            self._update_mode()
+            return
+        args = dict(self._open_args)
+        self.open_target(
+            str(args["target"]),
+            format=args["format"],  # type: ignore[arg-type]
+            sessions_table=args["sessions_table"],  # type: ignore[arg-type]
+            messages_table=args["messages_table"],  # type: ignore[arg-type]
+            label=self._label,
+            session_id=self._session_id,
+            writable=on,
+        )
     def open_request(self, request: OpenRequest) -> None:
         """Open what a dialog, the recent list or a drop asked for; it joins the recent
         stores (and its password the keyring, when asked) once it has opened."""
@@ -393,9 +467,23 @@ class MainWindow(QMainWindow):
         elif key.startswith("close:"):
             log.warning("closing a store failed: %s", error)
 
+    def _on_conversation_loaded(self, session_id: str) -> None:
+        select, self._select_message_after = self._select_message_after, None
+        self._maybe_gone = None
+        if select is not None:
+            self.conversation.select_message(int(select))
+        self._update_edit_actions()
+        self.messagesShown.emit(session_id)
+
     def _on_conversation_failed(self, error: object) -> None:
         assert isinstance(error, BaseException)
         self._session_id = None
+        self._update_edit_actions()
+        gone, self._maybe_gone = self._maybe_gone, None
+        if isinstance(error, SessionNotFound):
+            self.conversation.clear("This session is not in the store (any more).")
+            if gone is not None:  # deleted by an edit here: no error, Ctrl+Z brings it back
+                return
         self.show_error(error)
 
     def _on_search_progress(self, found: int) -> None:
@@ -418,7 +506,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"fluxgui — {self._label}")
         self._set_store_label(self._label)
         self.format_label.setText(f"{store.format} format")
-        self.mode_label.setText("read-write" if store.can_write else "read-only")
+        self.editor.set_store(store)
+        self._update_mode()
         self.count_label.setText("Loading sessions…")
         self.conversation.clear("Select a session.")
         self.search_box.clear()
@@ -426,6 +515,235 @@ class MainWindow(QMainWindow):
         self.sessions.fetchMore(QModelIndex())
         if self._pending_select is not None:
             self.show_session(self._pending_select)
+
+    # -- editing ---------------------------------------------------------------------
+
+    def _update_mode(self) -> None:
+        store = self._store
+        writable = store is not None and store.can_write
+        self.mode_label.setEnabled(store is not None)
+        self.mode_label.setChecked(writable)
+        if writable:
+            self.mode_label.setText("✎ editing")
+            self.mode_label.setToolTip("Edits are written to the store (click for read-only)")
+            self.mode_label.setStyleSheet("QToolButton { color: #8a4b00; font-weight: bold; }")
+        else:
+            self.mode_label.setText("read-only")
+            self.mode_label.setToolTip("Nothing is written to the store (click to allow editing)")
+            self.mode_label.setStyleSheet("")
+        toggle = getattr(self, "actions_by_name", {}).get("editing")
+        if toggle is not None:
+            toggle.setChecked(writable)
+            toggle.setEnabled(store is not None)
+        self._update_edit_actions()
+
+    def _update_edit_actions(self) -> None:
+        actions = getattr(self, "actions_by_name", None)
+        # The undo stack signals while the window is being destroyed.
+        if not actions or not shiboken6.isValid(self.editor.stack):
+            return
+        writable = self.editor.can_edit and not self.editor.running
+        has_session = self._session_id is not None
+        has_message = self.conversation.current_message() is not None
+        enabled = {
+            "undo": writable and self.editor.stack.canUndo(),
+            "redo": writable and self.editor.stack.canRedo(),
+            "edit_message": writable and has_message,
+            "insert_before": writable and has_message,
+            "insert_after": writable and has_session,
+            "delete_messages": writable and has_message,
+            "pop_message": writable and has_session,
+            "clear_session": writable and has_session,
+            "delete_session": writable and has_session,
+        }
+        for name, on in enabled.items():
+            if name in actions:
+                actions[name].setEnabled(on)
+        stack = self.editor.stack
+        if "undo" in actions:
+            text = stack.undoText()
+            actions["undo"].setText(f"&Undo {text}" if text else "&Undo")
+        if "redo" in actions:
+            text = stack.redoText()
+            actions["redo"].setText(f"&Redo {text}" if text else "&Redo")
+
+    def _editable_store(self) -> Store | None:
+        """The store when edits may be written now, else explain why (error bar)."""
+        store = self._store
+        reason = self.editor.reason_not_editable()
+        if reason is not None or store is None:
+            if store is not None and not store.can_write:
+                reason = "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
+            self.show_error(ReadOnlyError(reason or "no store is open"))
+            return None
+        if self.editor.running:
+            return None
+        return store
+
+    def _session_count(self, session_id: str) -> int:
+        row = self.sessions.row_of(session_id)
+        info = self.sessions.session_at(row) if row is not None else None
+        if info is not None:
+            return info.messages
+        return self.conversation.loaded_count if session_id == self._session_id else 0
+
+    def undo(self) -> None:
+        if self.editor.can_edit:
+            self.editor.undo()
+
+    def redo(self) -> None:
+        if self.editor.can_edit:
+            self.editor.redo()
+
+    def clear_session(self, session_id: str | None = None) -> None:
+        """Remove every message of a session (after a confirmation naming it)."""
+        from .edit_dialogs import confirm_clear
+
+        sid = session_id or self._session_id
+        store = self._editable_store()
+        if store is None or sid is None:
+            return
+        if confirm_clear(self, sid, self._session_count(sid)):
+            self.editor.run(store.clear_messages(sid))
+
+    def delete_session(self, session_id: str | None = None) -> None:
+        """Delete a session and its messages (after a confirmation naming it)."""
+        from .edit_dialogs import confirm_delete_session
+
+        sid = session_id or self._session_id
+        store = self._editable_store()
+        if store is None or sid is None:
+            return
+        if confirm_delete_session(self, sid, self._session_count(sid)):
+            self.editor.run(store.delete_session(sid))
+
+    def delete_messages(self) -> None:
+        """Delete the selected messages (after a confirmation when there are several).
+        (The Delete key in the session list deletes the session instead.)"""
+        from .edit_dialogs import confirm_delete_messages
+
+        store = self._editable_store()
+        sid = self._session_id
+        picked = self.conversation.selected_messages()
+        if store is None or sid is None or not picked:
+            return
+        if len(picked) > 1 and not confirm_delete_messages(self, len(picked)):
+            return
+        self.editor.run(store.delete_messages(sid, [m.id for m in picked]))
+
+    def pop_message(self) -> None:
+        """Remove the session's last message (as the Agents SDK's ``pop_item``)."""
+        store = self._editable_store()
+        if store is not None and self._session_id is not None:
+            self.editor.run(store.pop_message(self._session_id))
+
+    def edit_message(self) -> None:
+        """Edit the current message in a dialog; saved as one undoable change."""
+        from .edit_dialogs import MessageEditDialog
+
+        store = self._editable_store()
+        sid = self._session_id
+        message = self.conversation.current_message()
+        if store is None or sid is None or message is None:
+            return
+        dialog = MessageEditDialog(
+            store.format,
+            lambda spec: store.edit_values(spec, original=message),
+            message,
+            f"Edit message {message.id}",
+            self,
+        )
+        if dialog.exec():
+            self._select_message_after = message.id
+            self.editor.run(
+                store.update_message(sid, message.id, dialog.result_spec, original=message)
+            )
+
+    def insert_message(self, where: str = "after") -> None:
+        """Insert a new message before or after the current one (at the end when no
+        message is selected)."""
+        from .edit_dialogs import MessageEditDialog
+
+        store = self._editable_store()
+        sid = self._session_id
+        if store is None or sid is None:
+            return
+        anchor = self.conversation.current_message()
+        title = (
+            f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
+        )
+        dialog = MessageEditDialog(store.format, lambda spec: store.edit_values(spec), None, title, self)
+        if dialog.exec():
+            self.editor.run(
+                store.insert_message(
+                    sid,
+                    dialog.result_spec,
+                    anchor=anchor.id if anchor else None,
+                    where="before" if where == "before" else "after",
+                )
+            )
+
+    def _on_edit_applied(self, change: Change) -> None:
+        self.error_bar.clear()
+        sid = change.session_id
+        if change.added and self._select_message_after is None:
+            self._select_message_after = change.added[0]["id"]
+        refresh = getattr(self.sessions, "refresh", None)
+        if refresh is not None:
+            refresh()
+        else:
+            self.sessions.reload()
+        if sid == self._session_id or self._session_id is None:
+            if change.removed and not change.added:
+                self._maybe_gone = sid
+            self._session_id = None
+            self._pending_select = sid
+            self.show_session(sid)
+        self._update_edit_actions()
+
+    def _on_edit_failed(self, error: object) -> None:
+        assert isinstance(error, BaseException)
+        self._select_message_after = None
+        self.show_error(error)
+        # Show what the store really holds now (the session may be gone: that is no
+        # second error).
+        current = self._session_id
+        self.sessions.reload()
+        if current is not None:
+            self._maybe_gone = current
+            self._session_id = None
+            self._pending_select = current
+            self.show_session(current)
+
+    def _conversation_menu(self, menu: QMenu, message: object) -> None:
+        actions = self.actions_by_name
+        menu.addSeparator()
+        for name in ("edit_message", "insert_before", "insert_after", "delete_messages"):
+            menu.addAction(actions[name])
+
+    def _session_menu(self, pos: QPoint) -> None:
+        index = self.session_view.indexAt(pos)
+        if not index.isValid():
+            return
+        info = self.sessions.session_at(index.row())
+        if info is None:
+            return
+        menu = self.build_session_menu(info.id)
+        menu.exec(self.session_view.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
+    def build_session_menu(self, session_id: str) -> QMenu:
+        """The session list's context menu for ``session_id`` (not shown)."""
+        menu = QMenu(self.session_view)
+        editable = self.editor.can_edit and not self.editor.running
+        clear = menu.addAction("Clear Session…", lambda: self.clear_session(session_id))
+        delete = menu.addAction("Delete Session…", lambda: self.delete_session(session_id))
+        for action in (clear, delete):
+            action.setEnabled(editable)
+        if not editable:
+            menu.addSeparator()
+            menu.addAction(self.actions_by_name["editing"])
+        return menu
 
     def _set_store_label(self, text: str) -> None:
         # A long path or URL must not widen the window: elide it, full text in the tip

@@ -1,0 +1,156 @@
+"""Edits from the window: one undo stack over the store's reversible changes.
+
+Each edit runs as one database transaction through the bridge (key ``"edit"``) and returns
+a :class:`~fluxgui.adapters.changes.Change`. Only once it has been written does its
+command join the :class:`QUndoStack`, whose commands therefore do no work themselves:
+Undo writes ``change.inverse()``, Redo the change again, each also one transaction, and
+the stack moves only when the write succeeded. A write that fails (the store changed
+meanwhile, the server went away) leaves the stack where it was and the window re-reads
+what the store really holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from fluxgui.adapters.base import Store
+from fluxgui.adapters.changes import Change
+
+from .bridge import AsyncBridge
+
+KEY = "edit"
+
+
+class ChangeCommand(QUndoCommand):
+    """A change already written to the store (undo/redo are done by :class:`Editor`)."""
+
+    def __init__(self, change: Change) -> None:
+        super().__init__(change.label)
+        self.change = change
+
+    def redo(self) -> None:  # the write happened before the stack moved
+        pass
+
+    def undo(self) -> None:
+        pass
+
+
+class Editor(QObject):
+    """Runs edits on the open store and keeps their undo stack.
+
+    ``applied(change)`` is emitted after a change (or an undo's inverse) is written;
+    ``failed(error)`` when a write fails (nothing was written).
+    """
+
+    applied = Signal(object)
+    failed = Signal(object)
+    #: an edit (or undo/redo) started or ended
+    runningChanged = Signal(bool)
+
+    def __init__(self, bridge: AsyncBridge, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._bridge = bridge
+        self._store: Store | None = None
+        self._target: str | None = None
+        self.stack = QUndoStack(self)
+        self._pending: tuple[str, ChangeCommand | None] | None = None
+        bridge.succeeded.connect(self._on_succeeded)
+        bridge.failed.connect(self._on_failed)
+
+    @property
+    def store(self) -> Store | None:
+        return self._store
+
+    @property
+    def running(self) -> bool:
+        return self._pending is not None
+
+    @property
+    def can_edit(self) -> bool:
+        return self._store is not None and self._store.can_write
+
+    def set_store(self, store: Store | None) -> None:
+        """Edit ``store`` from now on. The undo stack stays when the same target is
+        reopened (read-only ↔ writable) and is emptied for another target."""
+        target = store.target if store is not None else None
+        if target != self._target:
+            self.stack.clear()
+        self._store, self._target = store, target
+        if self._pending is not None:
+            self._bridge.cancel(KEY)
+            self._set_pending(None)
+
+    def reason_not_editable(self) -> str | None:
+        """Why the open store cannot be edited now (``None``: it can)."""
+        if self._store is None:
+            return "no store is open"
+        try:
+            self._store.check_editable()
+        except Exception as exc:  # noqa: BLE001 - the reason is the message
+            return str(exc)
+        return None
+
+    # -- running -------------------------------------------------------------------
+
+    def run(self, coro: Coroutine[Any, Any, Change]) -> bool:
+        """Write an edit (a coroutine of the store returning its Change); on success it
+        joins the undo stack. Returns False (and closes ``coro``) when another edit is
+        still being written."""
+        if self._pending is not None:
+            coro.close()
+            return False
+        self._set_pending(("do", None))
+        self._bridge.start(KEY, coro)
+        return True
+
+    def undo(self) -> bool:
+        store = self._store
+        if store is None or self._pending is not None or not self.stack.canUndo():
+            return False
+        command = self.stack.command(self.stack.index() - 1)
+        assert isinstance(command, ChangeCommand)
+        self._set_pending(("undo", command))
+        self._bridge.start(KEY, store.apply_change(command.change.inverse()))
+        return True
+
+    def redo(self) -> bool:
+        store = self._store
+        if store is None or self._pending is not None or not self.stack.canRedo():
+            return False
+        command = self.stack.command(self.stack.index())
+        assert isinstance(command, ChangeCommand)
+        self._set_pending(("redo", command))
+        self._bridge.start(KEY, store.apply_change(command.change))
+        return True
+
+    def _set_pending(self, pending: tuple[str, ChangeCommand | None] | None) -> None:
+        was = self._pending is not None
+        self._pending = pending
+        if was != (pending is not None):
+            self.runningChanged.emit(pending is not None)
+
+    def _on_succeeded(self, key: str, result: object) -> None:
+        if key != KEY or self._pending is None:
+            return
+        what, _command = self._pending
+        self._set_pending(None)
+        assert isinstance(result, Change)
+        if what == "do":
+            self.stack.push(ChangeCommand(result))
+            self.applied.emit(result)
+        elif what == "undo":
+            self.stack.undo()
+            self.applied.emit(result)
+        else:
+            self.stack.redo()
+            self.applied.emit(result)
+
+    def _on_failed(self, key: str, error: object) -> None:
+        if key != KEY or self._pending is None:
+            return
+        self._set_pending(None)
+        self.failed.emit(error)
