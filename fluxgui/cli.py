@@ -3,8 +3,11 @@
     fluxgui [TARGET] [--session ID] [--screenshot FILE.png]    open the window
     fluxgui ls TARGET [--json] [--search TEXT] [--limit N]      list sessions
     fluxgui show TARGET SESSION_ID [--json] [--limit N]         show one session
+    fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
+    fluxgui rm TARGET SESSION_ID --yes                          delete a session
 
-A known error prints one line on stderr and exits 3; a usage error exits 2.
+A known error prints one line on stderr and exits 3; a usage error exits 2 (so does
+``clear``/``rm`` without ``--yes`` when there is no terminal to ask on).
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, show_id
 from fluxgui.core.model import Message
 
 EXIT_KNOWN_ERROR = 3
-COMMANDS = ("ls", "show")
+EXIT_USAGE = 2
+EXIT_DECLINED = 1
+COMMANDS = ("ls", "show", "clear", "rm")
 
 
 def _store_options(p: argparse.ArgumentParser) -> None:
@@ -57,6 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--limit", type=_positive, metavar="N", help="only the most recent N messages")
     _store_options(show)
+    for name, text in (
+        ("clear", "remove every message of one session (one transaction)"),
+        ("rm", "delete one session and all its messages (one transaction)"),
+    ):
+        edit = sub.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".")
+        edit.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+        edit.add_argument("session_id", metavar="SESSION_ID")
+        edit.add_argument("--yes", action="store_true", help="do it without asking")
+        _store_options(edit)
     return parser
 
 
@@ -106,11 +120,12 @@ def _print_message(out: TextIO, m: Message) -> None:
 # --------------------------------------------------------------------------- commands
 
 
-async def _open(args: argparse.Namespace) -> Any:
+async def _open(args: argparse.Namespace, *, writable: bool = False) -> Any:
     from fluxgui.adapters import open_store
 
     return await open_store(
         args.target,
+        writable=writable,
         format=args.format,
         sessions_table=args.sessions_table,
         messages_table=args.messages_table,
@@ -154,6 +169,65 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _plural(n: int) -> str:
+    return f"{n} message" if n == 1 else f"{n} messages"
+
+
+#: command → (what it does, for the question; the store edit it runs)
+_EDITS = {
+    "clear": ("remove every message of", "clear_messages"),
+    "rm": ("delete", "delete_session"),
+}
+
+
+def _refuse_without_yes(args: argparse.Namespace) -> int | None:
+    """Without ``--yes`` and no terminal to ask on: one line, exit 2 (before opening)."""
+    if args.yes or _interactive():
+        return None
+    what = _EDITS[args.command][0]
+    print(
+        f"fluxgui: error: {args.command}: refusing to {what} session "
+        f"{show_id(args.session_id)} without confirmation: pass --yes",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
+
+
+def _interactive() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def _confirm(question: str) -> bool:
+    sys.stderr.write(question + " [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
+    """``clear`` / ``rm``: one session, opened writable, changed in one transaction."""
+    what, method = _EDITS[args.command]
+    sid = args.session_id
+    store = await _open(args, writable=True)
+    try:
+        if not args.yes:
+            store.check_editable()
+            info = await store.require_session(sid)
+            question = f"{what} session {show_id(sid)} ({_plural(info.messages)}) in {store.target}?"
+            if not _confirm(question[:1].upper() + question[1:]):
+                print("fluxgui: nothing changed", file=sys.stderr)
+                return EXIT_DECLINED
+        change = await getattr(store, method)(sid)
+    finally:
+        await store.close()
+    removed = _plural(len(change.removed))
+    if args.command == "clear":
+        out.write(f"cleared {removed} from session {show_id(sid)}\n")
+    else:
+        out.write(f"deleted session {show_id(sid)} ({removed})\n")
+    return 0
+
+
 def _run(coro: Any) -> int:
     return asyncio.run(coro)
 
@@ -169,11 +243,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in COMMANDS:
             args = build_parser().parse_args(argv)
-            handler = {"ls": cmd_ls, "show": cmd_show}[args.command]
+            if args.command in _EDITS:
+                refused = _refuse_without_yes(args)
+                if refused is not None:
+                    return refused
+            handler = {"ls": cmd_ls, "show": cmd_show, "clear": cmd_edit, "rm": cmd_edit}[args.command]
             return _run(handler(args, out))
         if argv and argv[0] in ("-h", "--help"):
             build_window_parser().print_help()
-            out.write("\ncommands:\n  ls     list sessions\n  show   show one session\n")
+            out.write(
+                "\ncommands:\n  ls     list sessions\n  show   show one session\n"
+                "  clear  remove every message of one session\n  rm     delete one session\n"
+            )
             return 0
         args = build_window_parser().parse_args(argv)
         from fluxgui.qt.launch import launch

@@ -157,20 +157,50 @@ def sqlite_read_uri(path: Path) -> str:
 
 
 def needs_private_copy(path: Path) -> bool:
-    """A ``-wal`` with no ``-shm``: reading in place would leave a new ``-shm`` behind."""
+    """A ``-wal`` with no ``-shm``: reading in place would leave a new ``-shm`` behind.
+
+    (A hot ``-journal`` also needs a private copy, but only SQLite can tell a hot journal
+    from a live writer's: :meth:`SqliteBackend.open` asks it, see there.)
+    """
     return Path(str(path) + "-wal").exists() and not Path(str(path) + "-shm").exists()
 
 
-def private_copy(path: Path) -> Path:
-    """Copy ``path`` and its ``-wal`` into a new temporary folder; return the copy's path.
+def private_copy(path: Path, *, journal: bool = False) -> Path | None:
+    """Copy ``path`` and its ``-wal`` (``journal``: its hot ``-journal``) into a new
+    temporary folder; return the copy's path.
+
+    A hot journal holds the pages a writer that died had changed, as they were before; the
+    copy is opened read-write so that SQLite rolls them back there, in the copy. The journal
+    is copied first and must still be there, unchanged, once the database is copied:
+    another process that rolls the journal back meanwhile only writes those same pages
+    back. ``None`` when the journal went away meanwhile (someone recovered the store: read
+    it in place again).
 
     Blocking (it copies the whole file): run it in a thread.
     """
     folder = Path(tempfile.mkdtemp(prefix="fluxgui-"))
     try:
         copy = folder / path.name
-        shutil.copyfile(path, copy)
-        shutil.copyfile(str(path) + "-wal", str(copy) + "-wal")
+        if journal:
+            side = Path(str(path) + "-journal")
+            try:
+                before = side.stat()
+                shutil.copyfile(side, str(copy) + "-journal")
+                shutil.copyfile(path, copy)
+                after = side.stat()
+            except FileNotFoundError:
+                shutil.rmtree(folder, ignore_errors=True)
+                return None
+            if (before.st_size, before.st_mtime_ns, before.st_ino) != (
+                after.st_size,
+                after.st_mtime_ns,
+                after.st_ino,
+            ) or before.st_size == 0:
+                shutil.rmtree(folder, ignore_errors=True)
+                return None
+        else:
+            shutil.copyfile(path, copy)
+            shutil.copyfile(str(path) + "-wal", str(copy) + "-wal")
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -212,6 +242,13 @@ class SqliteBackend(Backend):
 
     @classmethod
     async def open(cls, path: Path, *, writable: bool = False, create: bool = False) -> SqliteBackend:
+        """Open ``path``; read-only opens never change the files on disk.
+
+        A hot ``-journal`` (a rollback-journal writer died mid-transaction, having already
+        written some of its changes into the database file) makes SQLite refuse a read-only
+        connection, since reading needs the journal rolled back first: then a private
+        copy of the database and the journal is read instead, rolled back in the copy.
+        """
         import aiosqlite
 
         copy: Path | None = None
@@ -223,28 +260,52 @@ class SqliteBackend(Backend):
         else:
             check_sqlite_file(path)
             if writable:
+                # (SQLite would open it read-only without a word and fail at the write.)
+                if not os.access(path, os.W_OK):
+                    raise ReadOnlyError(f"{path} is read-only: no permission to write it")
+                if not os.access(path.parent, os.W_OK | os.X_OK):
+                    raise ReadOnlyError(
+                        f"{path} cannot be written: its folder is read-only "
+                        "(SQLite keeps its journal beside the file)"
+                    )
                 uri = f"file:{quote(str(path.resolve()))}?mode=rw"
             elif needs_private_copy(path):
                 copy = await asyncio.to_thread(private_copy, path)
-        if uri is None:
-            uri = sqlite_read_uri(copy or path)
-        try:
-            conn = await aiosqlite.connect(uri, uri=True, isolation_level=None, timeout=5.0)
-        except sqlite3.Error as exc:
-            _drop_copy(copy)
-            raise TargetError(f"cannot open {path}: {exc}") from None
-        try:
-            if not writable:
-                await conn.execute("PRAGMA query_only=ON")
-            # Reading the schema proves the file is a database and not encrypted/corrupt.
-            backend = cls(conn, path, writable)
-            backend._copy = copy
-            backend._tables = await backend._read_tables()
-        except (sqlite3.Error, FluxguiError) as exc:
-            await conn.close()
-            _drop_copy(copy)
-            raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
-        return backend
+        attempts = 3
+        while True:
+            attempts -= 1
+            open_uri = uri or sqlite_read_uri(copy or path)
+            try:
+                conn = await aiosqlite.connect(open_uri, uri=True, isolation_level=None, timeout=5.0)
+            except sqlite3.Error as exc:
+                _drop_copy(copy)
+                raise TargetError(f"cannot open {path}: {exc}") from None
+            try:
+                if not writable:
+                    await conn.execute("PRAGMA query_only=ON")
+                # The first read: SQLite looks for a hot journal here.
+                await conn.execute_fetchall("SELECT 1 FROM sqlite_master LIMIT 1")
+                # Reading the schema proves the file is a database and not encrypted/corrupt.
+                backend = cls(conn, path, writable)
+                backend._copy = copy
+                backend._tables = await backend._read_tables()
+            except (sqlite3.Error, FluxguiError) as exc:
+                await conn.close()
+                _drop_copy(copy)
+                hot = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK
+                if hot and not writable and uri is None and attempts > 0:
+                    # Roll the journal back in a copy of our own (opened read-write there).
+                    copy = await asyncio.to_thread(private_copy, path, journal=True)
+                    if copy is not None:
+                        uri = f"file:{quote(str(copy))}?mode=rw"
+                    continue
+                if hot:
+                    raise TargetError(
+                        f"{path} has a hot journal (a writer died mid-transaction) and "
+                        "could not be read: open it writable to roll it back"
+                    ) from None
+                raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
+            return backend
 
     async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
         try:
