@@ -1,6 +1,6 @@
 """Headless commands over the services, and the window when no command is given.
 
-    fluxgui [TARGET] [--session ID] [--screenshot FILE.png]    open the window
+    fluxgui [TARGET] [--session ID] [--writable] [--screenshot FILE.png]   open the window
     fluxgui ls TARGET [--json] [--search TEXT] [--limit N]      list sessions
     fluxgui show TARGET SESSION_ID [--json] [--limit N]         show one session
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
@@ -81,6 +81,7 @@ def build_window_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("target", nargs="?", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL (default: the demo store)")
     parser.add_argument("--session", metavar="ID", help="open this session")
+    parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
     _store_options(parser)
     return parser

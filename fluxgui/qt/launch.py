@@ -213,6 +213,7 @@ def launch(args: argparse.Namespace) -> int:
         "messages_table": getattr(args, "messages_table", None),
         "session_id": getattr(args, "session", None),
         "label": label,
+        "writable": bool(getattr(args, "writable", False)),
     }
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

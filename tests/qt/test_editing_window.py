@@ -317,3 +317,15 @@ def test_insert_an_agents_item_after_a_message_and_refuse_an_invalid_one(
     assert _agents_items(agents_db, "refund-1001") == original
     _edit(qtbot, window, window.redo)
     assert _agents_items(agents_db, "refund-1001") == [original[0], note, *original[1:]]
+
+
+def test_opening_writable_starts_in_editing_mode(qtbot, window, agents_db):
+    from fluxgui.cli import build_window_parser
+
+    args = build_window_parser().parse_args([str(agents_db), "--writable"])
+    assert args.writable
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(agents_db), session_id="hello-3003", writable=args.writable)
+    _settle(qtbot, window)
+    assert window.store.can_write and "editing" in window.mode_label.text()
+    assert window.actions_by_name["pop_message"].isEnabled()
