@@ -336,6 +336,24 @@ class AgentsStore(Store):
         validate_item(item, original_type=original_type)
         return {"message_data": self._dump(item)}
 
+    def import_row(self, message: Message) -> Row:
+        m = message
+        if isinstance(m.raw, dict):
+            item: Any = m.raw
+        elif isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
+            return {"message_data": m.raw}  # stored text that is not JSON: kept as it is
+        elif m.metadata and isinstance(m.metadata.get("agents_item"), dict):
+            item = m.metadata["agents_item"]
+        else:
+            role = m.role
+            if role not in MESSAGE_ROLES and role != "tool":
+                role = "system" if role == "summary" else "user"
+            meta = m.metadata or {}
+            item = message_to_item(
+                {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
+            )
+        return {"message_data": self._dump(item)}
+
     async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
         self._check_writable()

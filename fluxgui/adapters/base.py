@@ -9,7 +9,7 @@ out :class:`StoreSession` objects that satisfy flux's ``Session`` protocol so th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +17,7 @@ from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 
 from .backends import Backend
-from .changes import Change, Row, TableEditor, Where
+from .changes import Change, Row, TableEditor, Where, stored_time, write_session
 
 Direction = Literal["backward", "forward"]
 #: How :meth:`Store.list_sessions` orders sessions: by last activity, by session id, or by
@@ -274,6 +274,46 @@ class Store(ABC):
         values = self.edit_values(spec)
         label = "Add a message" if anchor is None else f"Insert a message {where} {anchor}"
         return await self._editor().insert_row(session_id, anchor, where, values, label)
+
+    def import_row(self, message: Message) -> Row:
+        """The stored column values (no id, no time) for a Message from another store or
+        an export, keeping its raw item wherever the format has room for it."""
+        raise ReadOnlyError(f"{self.target}: this kind of store cannot be written")
+
+    async def import_session(
+        self,
+        session_id: str,
+        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
+        *,
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        rename: bool = False,
+    ) -> tuple[str, int]:
+        """Write a new session holding these messages (in order, with their times), in
+        one transaction; returns (the id used, messages written). An id the store has
+        already is refused (``Conflict``) or, with ``rename``, becomes ``<id>-2``, …"""
+        editor = self._editor()
+        dialect, utc = self.backend.dialect, self.backend.utc_times
+
+        async def rows() -> AsyncIterator[list[Row]]:
+            if isinstance(pages, AsyncIterator):
+                async for page in pages:
+                    yield [self._import_row(m, dialect, utc) for m in page]
+            else:
+                for page in pages:
+                    yield [self._import_row(m, dialect, utc) for m in page]
+
+        return await write_session(
+            editor,
+            session_id,
+            rows(),
+            created_at=stored_time(created_at, dialect, utc),
+            updated_at=stored_time(updated_at, dialect, utc),
+            rename=rename,
+        )
+
+    def _import_row(self, m: Message, dialect: str, utc: bool) -> Row:
+        return {**self.import_row(m), "created_at": stored_time(m.created_at, dialect, utc)}
 
     async def apply_change(self, change: Change) -> Change:
         """Write a change again (redo) or its ``inverse()`` (undo), if it still fits."""

@@ -73,6 +73,15 @@ def _text_value(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _plain_message(item: dict[str, Any]) -> bool:
+    """An item flux's role + content columns hold entirely."""
+    return (
+        set(item) <= {"role", "content"}
+        and isinstance(item.get("content"), str)
+        and isinstance(item.get("role"), str)
+    )
+
+
 class FluxStore(Store):
     """The flux schema."""
 
@@ -331,6 +340,21 @@ class FluxStore(Store):
             "role": m.get("role") or "user",
             "content": _text_value(m.get("content", "")),
             "metadata": json.dumps(m["metadata"]) if m.get("metadata") else None,
+        }
+
+    def import_row(self, message: Message) -> Row:
+        m = message
+        raw = m.raw
+        if m.kind == "other" and isinstance(raw, str) and raw != m.text:
+            # A flux row whose metadata is not an object: keep that text as it is.
+            return {"role": m.role, "content": m.text, "metadata": raw}
+        meta = dict(m.metadata) if m.metadata else {}
+        if isinstance(raw, dict) and not _plain_message(raw):
+            meta["agents_item"] = raw  # an Agents SDK item flux has no columns for
+        return {
+            "role": m.role or "user",
+            "content": m.text,
+            "metadata": json.dumps(meta, ensure_ascii=False) if meta else None,
         }
 
     async def clear_session(self, session_id: str) -> int:

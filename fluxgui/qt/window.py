@@ -170,7 +170,9 @@ class MainWindow(QMainWindow):
         self.session_view.setWordWrap(False)
         self.session_view.setCornerButtonEnabled(False)
         self.session_view.setAlternatingRowColors(True)
-        self.session_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Several sessions can be selected (Shift/Ctrl+click) for export and copy; the
+        # current row is the one shown.
+        self.session_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.session_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.session_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.session_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
@@ -300,6 +302,14 @@ class MainWindow(QMainWindow):
     @property
     def busy(self) -> bool:
         return self.bridge.busy
+
+    def selected_session_ids(self) -> list[str]:
+        """The sessions selected in the list, in list order (the shown one when none is)."""
+        rows = sorted({i.row() for i in self.session_view.selectionModel().selectedRows()})
+        ids = [info.id for info in (self.sessions.session_at(r) for r in rows) if info]
+        if not ids and self._session_id is not None:
+            ids = [self._session_id]
+        return ids
 
     def open_target(
         self,

@@ -1,0 +1,199 @@
+"""Reading files to import: fluxgui's JSON and JSONL exports, and the JSON session files of
+HelloAgent's ``SessionStore`` (one session per file).
+
+:func:`read_sessions` yields :class:`ImportSession` objects whose ``pages`` yield lists of
+:class:`Message` (their ``id`` is the position in the file, not a store id). JSONL is read
+line by line (bounded memory); a JSON file is parsed whole.
+Every problem is an :class:`~fluxgui.core.errors.InvalidItem` naming the file (and line).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidItem, TargetError
+from .model import KINDS, Message, from_item, item_kind
+
+PAGE = 500
+HELLO_ROLES = ("user", "assistant", "system", "tool", "summary")
+
+
+@dataclass
+class ImportSession:
+    id: str
+    created_at: str | None = None
+    updated_at: str | None = None
+    #: the messages, a page (list) at a time
+    pages: Iterator[list[Message]] = field(default_factory=lambda: iter(()))
+    #: where it came from (file name), for messages
+    source: str = ""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def message_from_record(record: Any, n: int, where: str) -> Message:
+    """A Message from an exported record (``role``, ``kind``, ``text``, ``metadata``,
+    ``created_at``, ``raw``)."""
+    if not isinstance(record, dict):
+        raise InvalidItem(f"{where}: a message must be a JSON object")
+    raw = record.get("raw")
+    metadata = record.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidItem(f"{where}: \"metadata\" must be a JSON object or null")
+    created = record.get("created_at")
+    if created is not None and not isinstance(created, str):
+        raise InvalidItem(f"{where}: \"created_at\" must be text or null")
+    if "role" not in record and "text" not in record and isinstance(raw, dict):
+        m = from_item(n, raw, created)
+    else:
+        role = record.get("role")
+        if not isinstance(role, str) or not role:
+            raise InvalidItem(f"{where}: a message needs a \"role\"")
+        kind = record.get("kind") or (item_kind(raw) if isinstance(raw, dict) else "message")
+        if kind not in KINDS:
+            kind = "other"
+        m = Message(id=n, role=role, kind=kind, text=_text(record.get("text", "")),
+                    metadata=metadata, created_at=created, raw=raw)
+    m.metadata = metadata
+    return m
+
+
+def _paged(messages: Iterator[Message]) -> Iterator[list[Message]]:
+    page: list[Message] = []
+    for m in messages:
+        page.append(m)
+        if len(page) >= PAGE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        with path.open("rb") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InvalidItem(f"{path} is not valid JSON ({str(exc).splitlines()[0]})") from None
+
+
+def read_sessions(path: Path) -> Iterator[ImportSession]:
+    """The sessions in an export or session file (the kind is told by its content)."""
+    if not path.is_file():
+        raise TargetError(f"no such file: {path}")
+    if path.suffix.lower() == ".jsonl":
+        yield from _read_jsonl(path)
+        return
+    data = _load_json(path)
+    if isinstance(data, dict) and "fluxgui_export" in data:
+        yield from _read_export(path, data)
+    elif isinstance(data, dict) and isinstance(data.get("history"), list):
+        yield _read_hello(path, data)
+    else:
+        raise InvalidItem(
+            f"{path} is neither a fluxgui export nor a JSON session file "
+            "(no \"fluxgui_export\" or \"history\")"
+        )
+
+
+def _read_export(path: Path, data: dict[str, Any]) -> Iterator[ImportSession]:
+    sessions = data.get("sessions")
+    if not isinstance(sessions, list):
+        raise InvalidItem(f"{path}: \"sessions\" must be a list")
+    for s_no, s in enumerate(sessions, 1):
+        where = f"{path}, session {s_no}"
+        if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not s["id"]:
+            raise InvalidItem(f"{where}: a session needs an \"id\" (text)")
+        records = s.get("messages")
+        if not isinstance(records, list):
+            raise InvalidItem(f"{where}: \"messages\" must be a list")
+        messages = (
+            message_from_record(r, n, f"{where}, message {n}") for n, r in enumerate(records, 1)
+        )
+        yield ImportSession(
+            s["id"],
+            s.get("created_at") if isinstance(s.get("created_at"), str) else None,
+            s.get("updated_at") if isinstance(s.get("updated_at"), str) else None,
+            _paged(messages),
+            path.name,
+        )
+
+
+def _read_jsonl(path: Path) -> Iterator[ImportSession]:
+    """Consecutive lines of one session form one ImportSession (a session that shows up
+    again later yields another one with the same id: the importer appends it)."""
+    try:
+        fh = path.open("r", encoding="utf-8")
+    except OSError as exc:
+        raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with fh:
+
+        def records() -> Iterator[tuple[str, dict[str, Any], int]]:
+            for line_no, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except (ValueError, RecursionError) as exc:
+                    raise InvalidItem(
+                        f"{path}, line {line_no}: not valid JSON ({str(exc).splitlines()[0]})"
+                    ) from None
+                sid = record.get("session_id") if isinstance(record, dict) else None
+                if not isinstance(sid, str) or not sid:
+                    raise InvalidItem(f"{path}, line {line_no}: a line needs a \"session_id\"")
+                yield sid, record, line_no
+
+        # groupby reads lazily and skips what a consumer left of a group.
+        for sid, group in itertools.groupby(records(), key=lambda r: r[0]):
+            messages = (
+                message_from_record(rec, n, f"{path}, line {n}") for _sid, rec, n in group
+            )
+            yield ImportSession(sid, None, None, _paged(messages), path.name)
+
+
+def _read_hello(path: Path, data: dict[str, Any]) -> ImportSession:
+    """A HelloAgent session file. Its ``session_id`` changes on every save, so the file
+    name (without ``.json``) is the session id."""
+    history = data["history"]
+
+    def messages() -> Iterator[Message]:
+        for n, entry in enumerate(history, 1):
+            where = f"{path}, history entry {n}"
+            if not isinstance(entry, dict):
+                raise InvalidItem(f"{where}: must be a JSON object")
+            role = entry.get("role")
+            if role not in HELLO_ROLES:
+                raise InvalidItem(f"{where}: unknown role {role!r}")
+            metadata = entry.get("metadata")
+            if metadata is not None and not isinstance(metadata, dict):
+                raise InvalidItem(f"{where}: \"metadata\" must be a JSON object")
+            stamp = entry.get("timestamp")
+            yield Message(
+                id=n,
+                role=role,
+                kind="tool_output" if role == "tool" else "message",
+                text=_text(entry.get("content")),
+                metadata=metadata or None,
+                created_at=stamp if isinstance(stamp, str) else None,
+            )
+
+    created = data.get("created_at")
+    saved = data.get("saved_at")
+    return ImportSession(
+        path.stem,
+        created if isinstance(created, str) else None,
+        saved if isinstance(saved, str) else None,
+        _paged(messages()),
+        path.name,
+    )
