@@ -49,6 +49,15 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["open_demo"] = _action(window, "Open &Demo Store", window.open_demo)
     file_menu.addAction(actions["open_demo"])
     file_menu.addSeparator()
+    actions["export"] = _action(window, "&Export…", window.export_dialog, "Ctrl+Shift+S",
+                                "Export sessions as JSON, JSONL, Markdown or HTML")
+    actions["import"] = _action(window, "&Import…", window.import_dialog, "Ctrl+Shift+I",
+                                "Import exports and session files as new sessions")
+    actions["copy_to"] = _action(window, "Copy Sessions &To…", window.copy_dialog,
+                                 tip="Copy the selected sessions into another store")
+    for name in ("export", "import", "copy_to"):
+        file_menu.addAction(actions[name])
+    file_menu.addSeparator()
     actions["quit"] = _action(window, "&Quit", window.close, QKeySequence.StandardKey.Quit)
     file_menu.addAction(actions["quit"])
 

@@ -100,6 +100,20 @@ class ErrorBar(QFrame):
         return self._label.text()
 
 
+def _describe_import(result: object) -> str:
+    r = result
+    text = (
+        f"Imported {r.sessions:,} session{'' if r.sessions == 1 else 's'} "  # type: ignore[attr-defined]
+        f"({r.messages:,} messages)"  # type: ignore[attr-defined]
+    )
+    renamed = [f"{a} → {b}" for a, b in r.written if a != b]  # type: ignore[attr-defined]
+    if renamed:
+        text += "; already there, so renamed: " + ", ".join(renamed[:5])
+        if len(renamed) > 5:
+            text += f" and {len(renamed) - 5} more"
+    return text
+
+
 class _SessionKeys(QObject):
     """Delete in the session list deletes the session (not the selected messages)."""
 
@@ -129,6 +143,8 @@ class MainWindow(QMainWindow):
     settled = Signal()
     #: a session's messages are shown (its id)
     messagesShown = Signal(str)
+    #: an export, import or copy finished (its TransferResult)
+    transferFinished = Signal(object)
 
     def __init__(
         self,
@@ -461,9 +477,168 @@ class MainWindow(QMainWindow):
 
     # -- loading ---------------------------------------------------------------------
 
+    # -- export, import, copy -----------------------------------------------------
+
+    def export_dialog(self) -> None:
+        """File › Export: the open session, the selected ones or the whole store."""
+        from .transfer_dialogs import ExportDialog
+
+        store = self._store
+        if store is None:
+            return
+        dialog = ExportDialog(
+            self,
+            session_id=self._session_id,
+            selected=self.selected_session_ids(),
+            store_sessions=self.sessions.rowCount() if not self.sessions.searching else None,
+        )
+        try:
+            if dialog.exec():
+                self.run_export(
+                    dialog.path(), dialog.format(), dialog.session_ids(), metadata=dialog.metadata()
+                )
+        finally:
+            dialog.deleteLater()
+
+    def run_export(
+        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True
+    ) -> None:
+        """Export in the background with a progress dialog (Cancel leaves no file)."""
+        from pathlib import Path
+
+        from fluxgui.services.transfer import export_sessions
+
+        store = self._store
+        if store is None:
+            return
+        target = Path(str(path))
+        self._run_transfer(
+            "Exporting…",
+            lambda progress: export_sessions(
+                store, target, fmt, session_ids=session_ids, metadata=metadata,
+                progress=progress, title=f"Sessions from {self._label}",
+            ),
+            lambda r: f"Exported {r.sessions:,} session{'' if r.sessions == 1 else 's'} "
+            f"({r.messages:,} messages) to {target}",
+        )
+
+    def import_dialog(self) -> None:
+        """File › Import: exports and session files become new sessions of this store."""
+        from PySide6.QtWidgets import QFileDialog
+
+        from .transfer_dialogs import IMPORT_FILTER
+
+        if self._editable_store() is None:
+            return
+        files, _filter = QFileDialog.getOpenFileNames(self, "Import sessions", "", IMPORT_FILTER)
+        if files:
+            self.run_import(files)
+
+    def run_import(self, files: list[str]) -> None:
+        from pathlib import Path
+
+        from fluxgui.services.transfer import import_files
+
+        store = self._editable_store()
+        if store is None:
+            return
+        paths = [Path(f) for f in files]
+        self._run_transfer(
+            "Importing…",
+            lambda progress: import_files(store, paths, rename=True, progress=progress),
+            _describe_import,
+        )
+
+    def copy_dialog(self) -> None:
+        """File › Copy Sessions To: the selected sessions into another store."""
+        from .transfer_dialogs import CopyDialog
+
+        store = self._store
+        ids = self.selected_session_ids()
+        if store is None or not ids:
+            return
+        dialog = CopyDialog(self, count=len(ids), source_format=store.format)
+        try:
+            if dialog.exec():
+                self.run_copy(dialog.target(), ids, new_format=dialog.new_format(),
+                              rename=dialog.rename())
+        finally:
+            dialog.deleteLater()
+
+    def run_copy(
+        self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
+        rename: bool = True,
+    ) -> None:
+        from pathlib import Path
+
+        from fluxgui.adapters import open_store
+        from fluxgui.services.transfer import copy_sessions
+
+        store = self._store
+        if store is None:
+            return
+
+        async def copy(progress: object) -> object:
+            if "://" not in target and not Path(target).exists():
+                dest = await open_store(target, create=new_format or store.format)
+            else:
+                dest = await open_store(target, writable=True)
+            try:
+                return await copy_sessions(
+                    store, dest, session_ids, rename=rename, progress=progress  # type: ignore[arg-type]
+                )
+            finally:
+                await dest.close()
+
+        self._run_transfer(
+            "Copying…",
+            copy,
+            lambda r: f"Copied {r.sessions:,} session{'' if r.sessions == 1 else 's'} "
+            f"({r.messages:,} messages) to {display_target(target)}",
+        )
+
+    def _run_transfer(self, title: str, start: object, describe: object) -> None:
+        from .transfer_dialogs import TransferProgress
+
+        if self.bridge.running("transfer"):
+            self.show_error(FluxguiError("an export, import or copy is still running"))
+            return
+        progress = TransferProgress(self, title)
+        self._transfer = (progress, describe)
+        progress.canceled.connect(self.cancel_transfer)
+        self.bridge.start("transfer", start(progress.update_progress))  # type: ignore[operator]
+
+    def cancel_transfer(self) -> None:
+        """Stop the running export, import or copy (an export leaves no file; a copy
+        stops after the session it is writing)."""
+        transfer = getattr(self, "_transfer", None)
+        if transfer is None:
+            return
+        self._transfer = None
+        self.bridge.cancel("transfer")
+        transfer[0].deleteLater()
+        self.statusBar().showMessage("Cancelled: nothing was left half-written.", 8000)
+
+    def _on_transfer_done(self, result: object, error: BaseException | None) -> None:
+        transfer = getattr(self, "_transfer", None)
+        self._transfer = None
+        if transfer is not None:
+            transfer[0].reset()
+            transfer[0].deleteLater()
+        if error is not None:
+            self.show_error(error)
+            return
+        if transfer is not None:
+            self.statusBar().showMessage(transfer[1](result), 15000)  # type: ignore[operator]
+        refresh = getattr(self.sessions, "refresh", None)
+        (refresh or self.sessions.reload)()
+        self.transferFinished.emit(result)
+
     def _on_succeeded(self, key: str, result: object) -> None:
         if key == "open":
             self._on_opened(result)  # type: ignore[arg-type]
+        elif key == "transfer":
+            self._on_transfer_done(result, None)
 
     def _on_failed(self, key: str, error: object) -> None:
         assert isinstance(error, BaseException)
@@ -474,6 +649,8 @@ class MainWindow(QMainWindow):
             if self._store is None:
                 self.conversation.clear("No store is open.")
             self.show_error(error)
+        elif key == "transfer":
+            self._on_transfer_done(None, error)
         elif key.startswith("close:"):
             log.warning("closing a store failed: %s", error)
 
