@@ -18,6 +18,7 @@ nor scrolling waits for layout.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -89,8 +90,16 @@ from .render import esc, kind_label, raw_document, raw_json, role_colour, short_
 
 _Index = QModelIndex | QPersistentModelIndex
 
+log = logging.getLogger(__name__)
+
 #: messages per page (the first page and each earlier one)
 PAGE_SIZE = 100
+#: a catch-up that finds more new messages than this reloads the latest ones instead
+CATCH_UP_MAX = 2000
+#: a reload that keeps the reader's place loads at most this many messages
+RELOAD_MAX = 2000
+#: shown when the open session was deleted by another process
+GONE_TEXT = "This session no longer exists in the store."
 #: laid-out documents kept (LRU); heights are kept for every loaded message
 DOC_CACHE = 600
 #: build documents for at most this long before letting the event loop run (seconds)
@@ -323,6 +332,19 @@ class MessageDelegate(QStyledItemDelegate):
         self._long.clear()
         self.expanded.clear()
         self.full.clear()
+
+    def forget(self, message_ids: set[int]) -> None:
+        """Drop the cached documents and sizes of these messages (their content changed);
+        expansions are kept."""
+        if not message_ids:
+            return
+        for key in [k for k in self._docs if k[0] in message_ids]:
+            del self._docs[key]
+        for key in [k for k in self._heights if k[0] in message_ids]:
+            del self._heights[key]
+        for mid in message_ids:
+            self._sizes.pop(mid, None)
+            self._long.pop(mid, None)
 
     def refresh_theme(self) -> None:
         self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
@@ -682,6 +704,18 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
 
 
 @dataclass
+class _Restore:
+    """Where the reader was when a reload that keeps the place started."""
+
+    top_id: int | None  # the message at the top of the viewport
+    top_px: int  # and where its top was
+    at_bottom: bool
+    current_id: int | None
+    selected: list[int]
+    limit: int  # messages asked for
+
+
+@dataclass
 class _Anchor:
     index: QPersistentModelIndex
     top: int
@@ -834,9 +868,16 @@ class MessageListView(QListView):
 class ConversationPane(QWidget):
     """A session's conversation: lazily paged message cards plus a message inspector.
 
-    Signals: ``loaded(session_id)`` when a session's first page is shown;
-    ``earlierLoaded(count)`` when an earlier page was prepended; ``failed(exc)`` when a
-    load failed; ``currentMessageChanged(message_or_None)``; ``busyChanged(busy)``.
+    **Live refresh.** :meth:`catch_up` loads the messages after the last loaded one and
+    appends them (the view stays at the bottom if it was there, else where it was). When
+    the session changed in another way (a message edited or deleted, the count not adding
+    up) it reloads, keeping the reader's place; when the session was deleted it says so.
+
+    Signals: ``loaded(session_id)`` when a session's first page is shown (also after a
+    reload that keeps the place); ``earlierLoaded(count)`` when an earlier page was
+    prepended; ``failed(exc)`` when a load failed; ``currentMessageChanged(message_or_None)``;
+    ``busyChanged(busy)``; ``caughtUp(appended)`` after each :meth:`catch_up` that found the
+    session (0: nothing new); ``sessionGone(session_id)`` when the open session vanished.
     """
 
     loaded = Signal(str)
@@ -844,6 +885,8 @@ class ConversationPane(QWidget):
     failed = Signal(object)
     currentMessageChanged = Signal(object)
     busyChanged = Signal(bool)
+    caughtUp = Signal(int)
+    sessionGone = Signal(str)
 
     def __init__(self, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -858,6 +901,15 @@ class ConversationPane(QWidget):
         self._earlier_failed = False
         self._task: asyncio.Task[Any] | None = None
         self._settling = False  # our own model/scroll changes: they do not page
+        # live refresh
+        self._live_key = f"{self._key}:live"
+        self._catching = False  # a catch-up query is running
+        self._catch_queued = False  # catch up (again) once the running load/catch-up ends
+        self._before: int | None = 0  # messages before the first loaded one (None: unknown)
+        self._window = 0  # bumped whenever the loaded messages change
+        self._gone = False  # the session was deleted by another process
+        self._broken = False  # its load failed: no catching up until it is loaded again
+        self._restore: _Restore | None = None  # where to put the view after a reload
         #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
         self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
         self._current: Message | None = None
@@ -940,6 +992,11 @@ class ConversationPane(QWidget):
         return self._loading is not None
 
     @property
+    def gone(self) -> bool:
+        """The open session was deleted by another process (:data:`GONE_TEXT` is shown)."""
+        return self._gone
+
+    @property
     def task(self) -> asyncio.Task[Any] | None:
         """The load task started last (for tests: a stale one ends cancelled)."""
         return self._task
@@ -953,6 +1010,7 @@ class ConversationPane(QWidget):
     def show_session(self, store: Store, session_id: str) -> None:
         """Load and show ``session_id``'s latest page (cancelling any load still running)."""
         self._generation += 1
+        self._stop_live()
         self._store, self._session_id, self._info = store, session_id, None
         self._at_start = False
         self._earlier_failed = False
@@ -964,15 +1022,83 @@ class ConversationPane(QWidget):
         self._show_placeholder("Loading messages…")
         self._start("latest", self._load_latest(self._generation, store, session_id))
 
-    def reload(self) -> None:
-        """Read the current session again from its store."""
-        if self._store is not None and self._session_id is not None:
-            self.show_session(self._store, self._session_id)
+    def reload(self, *, keep_position: bool = True) -> None:
+        """Read the current session again from its store.
+
+        With ``keep_position`` the messages shown stay until the new ones arrive, as many
+        are loaded again as were loaded (up to :data:`RELOAD_MAX`), and the view keeps its
+        place: at the bottom if it was there, else the same message at the same height,
+        the same current and selected messages, where they are still there. Otherwise it
+        starts over as :meth:`show_session` does.
+        """
+        store, sid = self._store, self._session_id
+        if store is None or sid is None:
+            return
+        if not keep_position or not (self.model.rowCount() or self._gone):
+            self.show_session(store, sid)  # nothing to keep: start over
+            return
+        self._generation += 1
+        self._stop_live()
+        self._earlier_failed = False
+        anchor = self.view.anchor()
+        top = anchor.index.data(MESSAGE_ROLE) if anchor.index.isValid() else None
+        current = self.current_message()
+        selected = [
+            m.id
+            for m in (i.data(MESSAGE_ROLE) for i in self.view.selectionModel().selectedIndexes())
+            if isinstance(m, Message)
+        ]
+        limit = min(max(self.page_size, self.model.rowCount()), max(RELOAD_MAX, self.page_size))
+        self._restore = _Restore(
+            top.id if isinstance(top, Message) else None,
+            anchor.top,
+            anchor.at_bottom,
+            current.id if current is not None else None,
+            selected,
+            limit,
+        )
+        self._start(
+            "latest", self._load_latest(self._generation, store, sid, limit=limit, quiet=True)
+        )
+
+    def catch_up(self) -> None:
+        """Show what was added to the open session since it was loaded, without reloading.
+
+        Loads the messages after the last loaded one (``page_messages(anchor=…,
+        direction="forward")``, a page at a time) and appends them; checks on the way that
+        the last loaded message is still there unchanged and that the session's count adds
+        up (messages before the loaded ones + loaded + new), else reloads keeping the
+        place (:meth:`reload`). A deleted session shows :data:`GONE_TEXT`; if it comes back
+        it is loaded again. Never disturbs a running load: a catch-up asked for meanwhile
+        runs after it. Errors are logged, not shown (the next change tries again).
+        """
+        store, sid = self._store, self._session_id
+        if store is None or sid is None or self._broken:
+            return
+        if self._loading is not None or self._catching:
+            self._catch_queued = True
+            return
+        self._catch_queued = False
+        self._catching = True
+        self._bridge.start(
+            self._live_key,
+            self._catch_up(
+                self._generation,
+                self._window,
+                store,
+                sid,
+                self.model.messages,
+                self._before,
+                self._at_start,
+                self._gone,
+            ),
+        )
 
     def clear(self, text: str = "") -> None:
         """Show ``text`` instead of a conversation (and stop any load)."""
         self._generation += 1
         self._bridge.cancel(self._key)
+        self._stop_live()
         self._set_loading(None)
         self._store, self._session_id, self._info = None, None, None
         self._at_start = True
@@ -1100,12 +1226,24 @@ class ConversationPane(QWidget):
                 started = time.perf_counter()
 
     async def _load_latest(
-        self, generation: int, store: Store, session_id: str
-    ) -> tuple[str, int, SessionInfo, list[Message]]:
-        info = await store.require_session(session_id)
-        messages = await store.page_messages(session_id, limit=self.page_size)
+        self,
+        generation: int,
+        store: Store,
+        session_id: str,
+        *,
+        limit: int | None = None,
+        quiet: bool = False,
+    ) -> tuple[str, int, SessionInfo | None, list[Message]]:
+        limit = limit or self.page_size
+        if quiet:  # a reload for live refresh: a session gone meanwhile is no error
+            info = await store.session_info(session_id)
+            if info is None:
+                return "gone", generation, None, []
+        else:
+            info = await store.require_session(session_id)
+        messages = await store.page_messages(session_id, limit=limit)
         await self._prepare(generation, messages)
-        return "latest", generation, info, messages
+        return ("reloaded" if quiet else "latest"), generation, info, messages
 
     async def _load_earlier(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
@@ -1117,10 +1255,18 @@ class ConversationPane(QWidget):
         return "earlier", generation, None, messages
 
     def _on_succeeded(self, key: str, result: object) -> None:
+        if key == self._live_key:
+            self._on_caught_up(result)  # type: ignore[arg-type]
+            return
         if key != self._key:
             return
         what, generation, info, messages = result  # type: ignore[misc]
         if generation != self._generation:
+            return
+        if what == "gone":
+            self._set_loading(None)
+            self._restore = None
+            self._show_gone()
             return
         self._settling = True
         try:
@@ -1129,38 +1275,239 @@ class ConversationPane(QWidget):
             self._settling = False
         self._set_loading(None)
         self._update_status()
-        if what == "latest":
+        if what in ("latest", "reloaded"):
             assert self._session_id is not None
             self.loaded.emit(self._session_id)
         else:
             self.earlierLoaded.emit(len(messages))
         self._maybe_load_earlier()
+        if self._catch_queued:
+            self.catch_up()
 
     def _show_page(self, what: str, info: SessionInfo | None, messages: list[Message]) -> None:
-        if what == "latest":
+        self._window += 1
+        if what in ("latest", "reloaded"):
+            restore, self._restore = self._restore, None
+            limit = restore.limit if restore is not None else self.page_size
             self._info = info
-            self._at_start = len(messages) < self.page_size
+            self._at_start = len(messages) < limit
+            if what == "reloaded":
+                old = {m.id: m for m in self.model.messages}
+                self._gone = False
+                # Documents are cached by message id: drop those whose message changed.
+                self.delegate.forget({m.id for m in messages if m.id in old and old[m.id] != m})
+                self.pairs.clear()
+            total = info.messages if info is not None else len(messages)
+            # (A write between the count and the page makes this wrong; catch_up finds out.)
+            self._before = 0 if self._at_start else max(total - len(messages), 0)
             self.pairs.add(messages)
             self.model.set_messages(messages)
             if messages:
                 self.view.set_placeholder("")
                 self.view.doItemsLayout()
-                self.view.scrollToBottom()
-                last = self.model.index(len(messages) - 1, 0)
-                self.view.selectionModel().setCurrentIndex(
-                    last, self.view.selectionModel().SelectionFlag.NoUpdate
-                )
+                if restore is None:
+                    self.view.scrollToBottom()
+                    last = self.model.index(len(messages) - 1, 0)
+                    self.view.selectionModel().setCurrentIndex(
+                        last, self.view.selectionModel().SelectionFlag.NoUpdate
+                    )
+                else:
+                    self._restore_place(restore)
             else:
+                self._set_current(None)
                 self._show_placeholder("This session has no messages.")
         else:
             self._at_start = len(messages) < self.page_size
+            if self._before is not None:
+                self._before = 0 if self._at_start else max(self._before - len(messages), 0)
             self.pairs.add(messages)
             anchor = self.view.anchor()
             self.model.prepend(messages)
             self.view.relayout(keep=anchor)
             self.view.viewport().update()  # pairing notes of rows already shown may change
 
+    def _restore_place(self, restore: _Restore) -> None:
+        """Scroll and select as before a reload: the same message at the same height (at
+        the bottom if the view was there or that message is gone), the same selection and
+        current message (else the top one, or the last)."""
+        selection = self.view.selectionModel()
+        flag = QItemSelectionModel.SelectionFlag
+        for mid in restore.selected:
+            row = self.model.row_of(mid)
+            if row is not None:
+                selection.select(self.model.index(row, 0), flag.Select)
+        top_row = self.model.row_of(restore.top_id) if restore.top_id is not None else None
+        keep_top = not restore.at_bottom and top_row is not None
+        # The current row first: making a row current scrolls it into view.
+        current = self.model.row_of(restore.current_id) if restore.current_id is not None else None
+        if current is None:
+            current = top_row if keep_top else self.model.rowCount() - 1
+        selection.setCurrentIndex(self.model.index(current, 0), flag.NoUpdate)
+        if keep_top:
+            assert top_row is not None
+            bar = self.view.verticalScrollBar()
+            top = self.view.visualRect(self.model.index(top_row, 0)).top()
+            bar.setValue(bar.value() + top - restore.top_px)
+        else:
+            self.view.scrollToBottom()
+
+    # -- live refresh ------------------------------------------------------------------
+
+    def _stop_live(self) -> None:
+        """Forget a running or queued catch-up (a new session, a reload, clear())."""
+        self._bridge.cancel(self._live_key)
+        self._catching = False
+        self._catch_queued = False
+        self._gone = False
+        self._broken = False
+        self._before = 0
+        self._window += 1
+
+    async def _catch_up(
+        self,
+        generation: int,
+        window: int,
+        store: Store,
+        session_id: str,
+        loaded: tuple[Message, ...],
+        before: int | None,
+        at_start: bool,
+        gone: bool,
+    ) -> tuple[str, int, int, SessionInfo | None, list[Message], int | None]:
+        """What changed in the session since ``loaded`` (the loaded messages) was read:
+        ``("gone", …)``, ``("reload", …)`` or ``("append", …, info, new messages, before)``
+        where ``before`` is the number of messages before the loaded ones."""
+        info = await store.session_info(session_id)
+        if info is None:
+            return "gone", generation, window, None, [], None
+        if gone:
+            return "reload", generation, window, info, [], None
+        size = self.page_size
+        last = loaded[-1] if loaded else None
+        # Read from the message before the last loaded one: the first row must be that
+        # last message, unchanged (else it was edited or deleted, or ids were moved).
+        if last is None:
+            anchor, expect = None, None
+        elif len(loaded) >= 2:
+            anchor, expect = loaded[-2].sort_key, last
+        elif at_start:
+            anchor, expect = None, last
+        else:
+            return "reload", generation, window, info, [], None
+        page = await store.page_messages(
+            session_id, limit=size + (expect is not None), anchor=anchor, direction="forward"
+        )
+        full = len(page) == size + (expect is not None)
+        if expect is not None:
+            if not page or page[0] != expect:
+                return "reload", generation, window, info, [], None
+            page = page[1:]
+        new = list(page)
+        while full and new:
+            if len(new) >= CATCH_UP_MAX:
+                return "reload", generation, window, info, [], None
+            page = await store.page_messages(
+                session_id, limit=size, anchor=new[-1].sort_key, direction="forward"
+            )
+            new.extend(page)
+            full = len(page) == size
+        n_loaded = len(loaded)
+        if before is None or info.messages != before + n_loaded + len(new):
+            # The count does not add up: messages changed before or among the loaded ones,
+            # or the writer added more between our queries. Count again: if the count
+            # moved, the writer is busy and we cannot tell; append what is surely new (the
+            # last loaded message is still in place) and check at a quieter catch-up.
+            again = await store.session_info(session_id)
+            if again is None:
+                return "gone", generation, window, None, [], None
+            if again.messages == info.messages:
+                # A real difference: check the loaded messages against the store; if they
+                # are intact, only the count before them was off.
+                if n_loaded > max(RELOAD_MAX, size):
+                    return "reload", generation, window, info, [], None
+                if n_loaded:
+                    if new:
+                        check = await store.page_messages(
+                            session_id, limit=n_loaded, anchor=new[0].sort_key,
+                            direction="backward",
+                        )
+                    else:
+                        check = await store.page_messages(session_id, limit=n_loaded)
+                    if check != list(loaded):
+                        return "reload", generation, window, info, [], None
+                before = info.messages - n_loaded - len(new)
+                if before < 0:
+                    return "reload", generation, window, info, [], None
+            info = again
+        await self._prepare(generation, new)
+        return "append", generation, window, info, new, before
+
+    def _on_caught_up(self, result: tuple[Any, ...]) -> None:
+        what, generation, window, info, new, before = result
+        self._catching = False
+        if generation != self._generation or self._session_id is None:
+            return
+        if window != self._window:  # the loaded messages changed meanwhile: again
+            self.catch_up()
+            return
+        if what == "gone":
+            if not self._gone:
+                self._show_gone()
+        elif what == "reload":
+            self.reload(keep_position=True)
+            return
+        else:
+            self._append(info, new, before)
+        if self._catch_queued:
+            self.catch_up()
+
+    def _append(self, info: SessionInfo, new: list[Message], before: int | None) -> None:
+        self._info = info
+        self._before = before
+        if before is not None and before > 0 and self._at_start:
+            self._at_start = False  # messages appeared before the first loaded one
+        if new:
+            self._window += 1
+            anchor = self.view.anchor()
+            self._settling = True
+            try:
+                self.pairs.add(new)
+                was_empty = not self.model.rowCount()
+                self.model.append(new)
+                self.view.set_placeholder("")
+                if was_empty:
+                    self.view.doItemsLayout()
+                    self.view.scrollToBottom()
+                else:
+                    self.view.relayout(keep=anchor)
+                self.view.viewport().update()  # pairing notes of rows already shown
+            finally:
+                self._settling = False
+        self._update_status()
+        self.caughtUp.emit(len(new))
+
+    def _show_gone(self) -> None:
+        sid = self._session_id
+        self._gone = True
+        self._window += 1
+        self._info = None
+        self._at_start = True
+        self._before = 0
+        self.pairs.clear()
+        self.delegate.reset()
+        self.model.clear()
+        self._set_current(None)
+        self.status.setText("")
+        self._show_placeholder(GONE_TEXT)
+        if sid is not None:
+            self.sessionGone.emit(sid)
+
     def _on_failed(self, key: str, error: object) -> None:
+        if key == self._live_key:
+            log.info("catching up with the open session failed: %s", error)
+            self._catching = False
+            self._catch_queued = False
+            return
         if key != self._key:
             return
         what = self._loading
@@ -1169,6 +1516,9 @@ class ConversationPane(QWidget):
             self._earlier_failed = True  # no retry loop on every scroll; reload() retries
             self._update_status()
         else:
+            self._broken = True
+            self._catch_queued = False
+            self._restore = None
             self.model.clear()
             self._set_current(None)
             self._show_placeholder("This session could not be loaded.")
@@ -1238,8 +1588,9 @@ class ConversationPane(QWidget):
         """The selected messages in stored order (the current one when none is selected)."""
         rows = sorted({i.row() for i in self.view.selectionModel().selectedIndexes()})
         picked = [m for m in (self.model.message(r) for r in rows) if m is not None]
-        if not picked and self.current_message is not None:
-            picked = [self.current_message]
+        current = self.current_message()
+        if not picked and current is not None:
+            picked = [current]
         return picked
 
     def build_context_menu(self, index: QModelIndex) -> QMenu:

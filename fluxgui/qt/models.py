@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -25,6 +26,8 @@ from .render import esc, short_time
 
 _Index = QModelIndex | QPersistentModelIndex
 
+log = logging.getLogger(__name__)
+
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
 
 #: a search fetches the rows of the ids it found after at most this long, even if the
@@ -35,6 +38,12 @@ SEARCH_FLUSH_SECONDS = 0.05
 SEARCH_SHOW_SECONDS = 0.1
 #: ... or as soon as this many are waiting (an insertion's cost grows with its rows)
 SEARCH_SHOW_MAX = 250
+#: besides its first page, each :meth:`SessionListModel.refresh` re-checks this many more
+#: loaded rows (a window that moves on at every refresh, so that deleted sessions further
+#: down the list are noticed too without any refresh costing more than a page or two)
+REFRESH_SWEEP = 200
+#: ids per ``sessions_by_ids`` query
+ID_BATCH = 500
 
 
 def _activity_key(info: SessionInfo) -> tuple[Any, ...]:
@@ -42,6 +51,48 @@ def _activity_key(info: SessionInfo) -> tuple[Any, ...]:
     # time, for the Agents SDK) can be NULL: such a session sorts as the least recent.
     key = info.sort_key
     return (bool(key) and key[0] is not None, *key)
+
+
+def _order_key(order: SessionOrder) -> Callable[[SessionInfo], Any]:
+    """The Python key that sorts list rows as the store's ``order`` does (ids compare by
+    code point: SQLite's BINARY collation; a Postgres collation may break ties otherwise)."""
+    if order == "id":
+        return lambda info: info.id
+    if order == "messages":
+        return lambda info: (info.messages, info.id)
+    return _activity_key
+
+
+def _differs(old: SessionInfo, new: SessionInfo) -> bool:
+    return (
+        old.messages != new.messages
+        or old.updated_at != new.updated_at
+        or old.created_at != new.created_at
+        or old.sort_key != new.sort_key
+    )
+
+
+def _place(keys: list[Any], key: Any, descending: bool) -> int:
+    """Where ``key`` goes in ``keys`` (sorted in display order), after its equals."""
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (keys[mid] >= key) if descending else (keys[mid] <= key):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Sorted row numbers as ``(first, last)`` runs of consecutive rows."""
+    out: list[tuple[int, int]] = []
+    for row in rows:
+        if out and out[-1][1] + 1 == row:
+            out[-1] = (out[-1][0], row)
+        else:
+            out.append((row, row))
+    return out
 
 
 class SessionListModel(QAbstractTableModel):
@@ -64,11 +115,19 @@ class SessionListModel(QAbstractTableModel):
     sort or :meth:`set_store` cancels what was running; a cancelled search closes the
     store's search generator (and so its SQL cursor).
 
+    **Live refresh.** :meth:`refresh` merges what changed in the store (another process
+    appended, created or deleted sessions) into the rows already shown, without a reset:
+    changed rows get ``dataChanged``, a session with new activity moves to its new place
+    (``beginMoveRows``), new sessions are inserted where they sort, vanished ones removed,
+    so views keep their selection and scroll position. Each refresh costs a page or two.
+
     Signals: ``pageLoaded(added, more)`` for each page and for each batch of search results
-    (``more`` is false once the listing or the search is complete); ``loadFailed(error)``;
+    (``more`` is false once the listing or the search is complete), and after a refresh
+    that inserted or removed listing rows; ``loadFailed(error)``;
     ``searchStarted(text)``; ``searchProgress(found)`` after each batch; and
     ``searchFinished(found)``. A search ends with ``searchFinished`` or ``loadFailed``,
-    unless it is cancelled (then neither).
+    unless it is cancelled (then neither). ``refreshed(inserted, removed, updated)`` after
+    each refresh was merged in.
     """
 
     COLUMNS = ("Session", "Messages", "Last active")
@@ -86,6 +145,8 @@ class SessionListModel(QAbstractTableModel):
     searchProgress = Signal(int)
     #: the search is complete (sessions found)
     searchFinished = Signal(int)
+    #: a :meth:`refresh` was merged in: (rows inserted, rows removed, rows updated)
+    refreshed = Signal(int, int, int)
 
     def __init__(
         self,
@@ -115,6 +176,11 @@ class SessionListModel(QAbstractTableModel):
         self._sort_order = Qt.SortOrder.DescendingOrder
         self._generation = 0  # bumped on every reset; older results are dropped
         self._task: asyncio.Task[Any] | None = None  # the load or search now running
+        self._refresh_key = f"{self._key}:refresh"
+        self._refreshing = False  # a refresh query is running
+        self._refresh_queued: set[str] | None = None  # refresh again after it (extra ids)
+        self._sweep = 0  # where the next refresh's rotating check of loaded rows starts
+        self._removing = False
         bridge.succeeded.connect(self._on_succeeded)
         bridge.failed.connect(self._on_failed)
 
@@ -163,12 +229,27 @@ class SessionListModel(QAbstractTableModel):
     def sortOrder(self) -> Qt.SortOrder:  # noqa: N802
         return self._sort_order
 
+    @property
+    def removing(self) -> bool:
+        """A refresh is removing rows of sessions that are gone (true while views react to
+        ``rowsAboutToBeRemoved``/``rowsRemoved``: a selection model moving its current row
+        off a removed row is not the user's choice)."""
+        return self._removing
+
+    @property
+    def refreshing(self) -> bool:
+        """A :meth:`refresh` is running or queued."""
+        return self._refreshing or self._refresh_queued is not None
+
     def set_store(self, store: Store | None) -> None:
         """Show ``store``'s sessions (none yet: call :meth:`fetchMore`).
 
-        Cancels a running load or search and leaves search mode; the sort is kept.
+        Cancels a running load, search or refresh and leaves search mode; the sort is kept.
         """
         self._bridge.cancel(self._key)
+        self._bridge.cancel(self._refresh_key)
+        self._refreshing = False
+        self._refresh_queued = None
         self._store = store
         self._search_text = ""
         self._reset_listing()
@@ -205,6 +286,43 @@ class SessionListModel(QAbstractTableModel):
             return
         self._failed = False
         self.fetchMore(QModelIndex())
+
+    def refresh(self, session_ids: Iterable[str] = ()) -> None:
+        """Merge the store's current state into the rows shown, without a reset.
+
+        Listing: the store's first page in the current order (and, for another order, the
+        most recently active page, where every session that just got a message is) gives
+        the rows to update, move or insert; the ids of the first loaded page, of a window
+        of further loaded rows that moves on at each refresh, and ``session_ids`` are
+        checked with ``sessions_by_ids`` so that deleted sessions leave. A session that
+        now sorts after the last loaded row leaves too (its page brings it back); a new
+        one there is left to paging. Search: the rows shown are updated (and re-sorted
+        when a sort is set) and vanished ones removed; new matches are not looked for.
+
+        Runs in the background under its own key: it never cancels a load or a search,
+        and a refresh asked for while one runs (or while a search runs) follows it.
+        Failures are logged, not shown: the next change tries again.
+        """
+        store = self._store
+        if store is None:
+            return
+        extra = set(session_ids)
+        if self._refreshing or self._searching:
+            self._refresh_queued = (self._refresh_queued or set()) | extra
+            return
+        self._refreshing = True
+        order, descending = self.list_order
+        self._bridge.start(
+            self._refresh_key,
+            self._fetch_refresh(
+                store,
+                self._generation,
+                bool(self._search_text),
+                order,
+                descending,
+                self._ids_to_check(extra),
+            ),
+        )
 
     def session_at(self, row: int) -> SessionInfo | None:
         return self._rows[row] if 0 <= row < len(self._rows) else None
@@ -327,6 +445,7 @@ class SessionListModel(QAbstractTableModel):
         self._loading = False
         self._failed = False
         self._searching = False
+        self._sweep = 0
         self.endResetModel()
 
     def _reset_listing(self) -> None:
@@ -524,9 +643,179 @@ class SessionListModel(QAbstractTableModel):
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
 
+    # -- live refresh ------------------------------------------------------------------
+
+    def _ids_to_check(self, extra: set[str]) -> list[str]:
+        """The loaded ids a refresh re-checks: the first page, a window of later rows that
+        moves on at each refresh, and ``extra``."""
+        n, first = len(self._rows), self._page_size
+        ids = [info.id for info in self._rows[:first]]
+        if n > first:
+            start = self._sweep if first <= self._sweep < n else first
+            end = min(n, start + REFRESH_SWEEP)
+            ids += [info.id for info in self._rows[start:end]]
+            self._sweep = end if end < n else first
+        seen = set(ids)
+        ids += sorted(sid for sid in extra if sid not in seen)
+        return ids
+
+    async def _fetch_refresh(
+        self,
+        store: Store,
+        generation: int,
+        search: bool,
+        order: SessionOrder,
+        descending: bool,
+        check: list[str],
+    ) -> tuple[int, bool, list[SessionInfo], list[SessionInfo], list[str], list[SessionInfo]]:
+        top: list[SessionInfo] = []
+        if not search:
+            page = await store.list_sessions(
+                limit=self._page_size, order=order, descending=descending
+            )
+            top = page.sessions
+        if not search and order == "activity" and descending:
+            recent = top
+        else:
+            recent = (await store.list_sessions(limit=self._page_size)).sessions
+        # Last, so that a session deleted meanwhile counts as gone.
+        checked: list[SessionInfo] = []
+        for start in range(0, len(check), ID_BATCH):
+            checked.extend(await store.sessions_by_ids(check[start : start + ID_BATCH]))
+        return generation, search, top, recent, check, checked
+
+    def _on_refresh(self, result: tuple[Any, ...]) -> None:
+        generation, search, top, recent, asked, checked = result
+        self._refreshing = False
+        queued, self._refresh_queued = self._refresh_queued, None
+        if (
+            generation == self._generation
+            and self._store is not None
+            and search == bool(self._search_text)
+        ):
+            self._merge(top, recent, asked, checked, search)
+        if queued is not None:
+            self.refresh(queued)
+
+    def _merge(
+        self,
+        top: list[SessionInfo],
+        recent: list[SessionInfo],
+        asked: list[str],
+        checked: list[SessionInfo],
+        search: bool,
+    ) -> None:
+        """Apply a refresh's answers to the rows: update, remove, move, insert."""
+        fresh: dict[str, SessionInfo] = {info.id: info for info in recent}
+        fresh.update((info.id, info) for info in top)
+        fresh.update((info.id, info) for info in checked)
+        answered = {info.id for info in checked}
+        vanished = {sid for sid in asked if sid not in answered}
+        if search:
+            key_of, descending = self._search_key()
+        else:
+            order, descending = self.list_order
+            key_of = _order_key(order)
+        rows = self._rows
+
+        # 1. Rows whose data changed: updated in place; those whose key changed must move.
+        updated: list[int] = []
+        moved: set[str] = set()
+        for row, info in enumerate(rows):
+            new = fresh.get(info.id)
+            if new is None or info.id in vanished or not _differs(info, new):
+                continue
+            rows[row] = new
+            updated.append(row)
+            if key_of(new) != key_of(info):
+                moved.add(info.id)
+        last_column = len(self.COLUMNS) - 1
+        for first, last in _runs(updated):
+            self.dataChanged.emit(self.index(first, 0), self.index(last, last_column))
+
+        # 2. The order wanted: the rows that stay put, with the moved and the new ones
+        # placed among them by their keys. Past the last loaded row (more to page), a moved
+        # row leaves and a new one is not added: paging brings them where they belong.
+        target = [info for info in rows if info.id not in moved and info.id not in vanished]
+        keys = [key_of(info) for info in target]
+        incoming = [info for info in rows if info.id in moved]
+        if not search:
+            seen: set[str] = set()
+            for info in (*top, *recent):
+                if info.id not in self._known and info.id not in seen:
+                    seen.add(info.id)
+                    incoming.append(fresh[info.id])
+        more = not search and not self._at_end
+        dropped: set[str] = set()
+        placing: set[str] = set()
+        for info in sorted(incoming, key=key_of, reverse=descending):
+            key = key_of(info)
+            at = _place(keys, key, descending)
+            if more and at == len(target):
+                if info.id in moved:
+                    dropped.add(info.id)
+                continue
+            target.insert(at, info)
+            keys.insert(at, key)
+            placing.add(info.id)
+
+        # 3. Remove the vanished and the dropped rows, bottom up.
+        gone = vanished | dropped
+        removed_rows = [row for row, info in enumerate(rows) if info.id in gone]
+        if removed_rows:
+            self._removing = True
+            try:
+                for first, last in reversed(_runs(removed_rows)):
+                    self.beginRemoveRows(QModelIndex(), first, last)
+                    for info in rows[first : last + 1]:
+                        self._known.discard(info.id)
+                        self._found_order.pop(info.id, None)
+                    del rows[first : last + 1]
+                    self.endRemoveRows()
+            finally:
+                self._removing = False
+
+        # 4. Move and insert: each placed row goes right after the row before it in the
+        # wanted order (the rows that stay put already are in order).
+        ids = [info.id for info in rows]
+        inserted = 0
+        for at, info in enumerate(target):
+            sid = info.id
+            if sid not in placing:
+                continue
+            dest = ids.index(target[at - 1].id) + 1 if at else 0
+            if sid in self._known:
+                src = ids.index(sid)
+                if src == dest:
+                    continue
+                self.beginMoveRows(QModelIndex(), src, src, QModelIndex(), dest)
+                del rows[src], ids[src]
+                to = dest - 1 if dest > src else dest
+                rows.insert(to, info)
+                ids.insert(to, sid)
+                self.endMoveRows()
+            else:
+                self.beginInsertRows(QModelIndex(), dest, dest)
+                rows.insert(dest, info)
+                ids.insert(dest, sid)
+                self._known.add(sid)
+                self.endInsertRows()
+                inserted += 1
+
+        removed = len(removed_rows)
+        if search and (updated or removed):
+            search_key = self._search_key()[0]
+            self._keys = sorted(search_key(info) for info in rows)
+        if not search and (inserted or removed):
+            self.pageLoaded.emit(inserted, not self._at_end)
+        self.refreshed.emit(inserted, removed, len(updated))
+
     # -- outcomes ----------------------------------------------------------------------
 
     def _on_succeeded(self, key: str, result: object) -> None:
+        if key == self._refresh_key:
+            self._on_refresh(result)  # type: ignore[arg-type]
+            return
         if key != self._key:
             return
         kind, generation, page = result  # type: ignore[misc]
@@ -539,13 +828,29 @@ class SessionListModel(QAbstractTableModel):
             found = len(self._rows)
             self.pageLoaded.emit(0, False)
             self.searchFinished.emit(found)
+            self._run_queued_refresh()
 
     def _on_failed(self, key: str, error: object) -> None:
+        if key == self._refresh_key:
+            # Quiet: the store may be busy or the server gone for a moment; the next
+            # change (or F5) tries again.
+            log.info("refreshing the session list failed: %s", error)
+            self._refreshing = False
+            self._refresh_queued = None
+            return
         # The bridge reports from inside the task; a task cancelled after its last await
         # (by a handler of one of our own signals) may still report: ignore it.
         if key != self._key or asyncio.current_task() is not self._task:
             return
+        searching = self._searching
         self._loading = False
         self._searching = False
         self._failed = True
         self.loadFailed.emit(error)
+        if searching:
+            self._run_queued_refresh()
+
+    def _run_queued_refresh(self) -> None:
+        if self._refresh_queued is not None and not self._refreshing:
+            queued, self._refresh_queued = self._refresh_queued, None
+            self.refresh(queued)

@@ -11,7 +11,16 @@ import logging
 
 import shiboken6
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -37,6 +46,7 @@ from .actions import install_actions
 from .bridge import AsyncBridge
 from .demo import demo_store_path
 from .editing import Editor
+from .watch import StoreWatcher
 from .open_dialogs import (
     FileDropFilter,
     OpenRequest,
@@ -261,6 +271,9 @@ class MainWindow(QMainWindow):
         self.mode_label.setEnabled(False)
         self.mode_label.clicked.connect(lambda checked: self.set_editing(checked))
         self.editor = Editor(self.bridge, self)
+        # Live refresh: another process (an agent) writing to the store shows up here.
+        self.watcher = StoreWatcher(self.bridge, self)
+        self.watcher.changed.connect(self._on_store_changed)
         self.editor.applied.connect(self._on_edit_applied)
         self.editor.failed.connect(self._on_edit_failed)
         self.editor.runningChanged.connect(lambda _running: self._update_edit_actions())
@@ -278,7 +291,12 @@ class MainWindow(QMainWindow):
         self.busy_indicator.setTextVisible(False)
         self.busy_indicator.hide()
         bar.addPermanentWidget(self.busy_indicator)
-        self.bridge.busyChanged.connect(self.busy_indicator.setVisible)
+        # Shown only for work that takes a moment: live refreshes would make it blink.
+        self._busy_delay = QTimer(self)
+        self._busy_delay.setSingleShot(True)
+        self._busy_delay.setInterval(300)
+        self._busy_delay.timeout.connect(self.busy_indicator.show)
+        self.bridge.busyChanged.connect(self._on_busy_changed)
 
         install_actions(self)
         self.conversation.menu_hook = self._conversation_menu
@@ -298,6 +316,19 @@ class MainWindow(QMainWindow):
         self.bridge.idle.connect(self.settled)
         self.sessions.pageLoaded.connect(self._on_page_loaded)
         self.sessions.loadFailed.connect(self._on_sessions_failed)
+
+    def _on_busy_changed(self, busy: bool) -> None:
+        if busy:
+            self._busy_delay.start()
+        else:
+            self._busy_delay.stop()
+            self.busy_indicator.hide()
+
+    def _on_store_changed(self) -> None:
+        """Another process wrote to the store: merge the news into the views."""
+        self.sessions.refresh()
+        if self._session_id is not None:
+            self.conversation.catch_up()
 
     def _status_label(self) -> QLabel:
         label = QLabel(self)
@@ -469,6 +500,7 @@ class MainWindow(QMainWindow):
 
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""
+        await self.watcher.aclose()
         self.sessions.set_store(None)
         await self.bridge.aclose()
         store, self._store = self._store, None
@@ -630,8 +662,7 @@ class MainWindow(QMainWindow):
             return
         if transfer is not None:
             self.statusBar().showMessage(transfer[1](result), 15000)  # type: ignore[operator]
-        refresh = getattr(self.sessions, "refresh", None)
-        (refresh or self.sessions.reload)()
+        self.sessions.refresh()
         self.transferFinished.emit(result)
 
     def _on_succeeded(self, key: str, result: object) -> None:
@@ -694,6 +725,7 @@ class MainWindow(QMainWindow):
         self._set_store_label(self._label)
         self.format_label.setText(f"{store.format} format")
         self.editor.set_store(store)
+        self.watcher.set_store(store)
         self._update_mode()
         self.count_label.setText("Loading sessions…")
         self.conversation.clear("Select a session.")
@@ -875,15 +907,12 @@ class MainWindow(QMainWindow):
         sid = change.session_id
         if change.added and self._select_message_after is None:
             self._select_message_after = change.added[0]["id"]
-        refresh = getattr(self.sessions, "refresh", None)
-        if refresh is not None:
-            refresh()
-        else:
-            self.sessions.reload()
-        if sid == self._session_id or self._session_id is None:
+        self.sessions.refresh([sid])
+        if sid == self._session_id:
             if change.removed and not change.added:
                 self._maybe_gone = sid
-            self._session_id = None
+            self.conversation.reload(keep_position=True)  # keeps the scroll position
+        elif self._session_id is None:
             self._pending_select = sid
             self.show_session(sid)
         self._update_edit_actions()
@@ -971,6 +1000,11 @@ class MainWindow(QMainWindow):
         self.session_view.scrollTo(index)
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.sessions.removing:
+            # The shown session's row left the list (deleted elsewhere): keep showing
+            # it, and let the pane find out and say so.
+            self.conversation.catch_up()
+            return
         info = self.sessions.session_at(current.row()) if current.isValid() else None
         if info is not None:
             self.show_session(info.id)
