@@ -5,6 +5,15 @@
     fluxgui show TARGET SESSION_ID [--json] [--limit N]         show one session
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
     fluxgui rm TARGET SESSION_ID --yes                          delete a session
+    fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
+    fluxgui import TARGET FILE… [--format flux|agents] [--rename]
+    fluxgui copy SOURCE DEST [SESSION_ID…] [--format flux|agents] [--rename]
+
+``export`` writes one file (format from ``--format`` or PATH's suffix), complete or not
+at all; ``-o -`` writes to standard output. ``import`` reads fluxgui's JSON/JSONL exports
+and HelloAgent JSON session files; ``import`` and ``copy`` write new sessions, one
+transaction each, and make a new SQLite store when the target path does not exist
+(``--format`` says which; default: the Agents SDK format for items, else flux).
 
 A known error prints one line on stderr and exits 3; a usage error exits 2 (so does
 ``clear``/``rm`` without ``--yes`` when there is no terminal to ask on).
@@ -20,18 +29,22 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from fluxgui.core.errors import FluxguiError, show_id
+from fluxgui.core.export import EXPORT_FORMATS
 from fluxgui.core.model import Message
 
 EXIT_KNOWN_ERROR = 3
 EXIT_USAGE = 2
 EXIT_DECLINED = 1
-COMMANDS = ("ls", "show", "clear", "rm")
+COMMANDS = ("ls", "show", "clear", "rm", "export", "import", "copy")
 
 
-def _store_options(p: argparse.ArgumentParser) -> None:
+def _store_options(p: argparse.ArgumentParser, *, format_option: str = "--format") -> None:
     p.add_argument("--sessions-table", help="Agents SDK sessions table name (default agent_sessions)")
     p.add_argument("--messages-table", help="Agents SDK messages table name (default agent_messages)")
-    p.add_argument("--format", choices=("flux", "agents"), help="which format to read when a database holds both")
+    p.add_argument(
+        format_option, dest="format", choices=("flux", "agents"),
+        help="which format to read when a database holds both",
+    )
 
 
 def _positive(text: str) -> int:
@@ -71,7 +84,60 @@ def build_parser() -> argparse.ArgumentParser:
         edit.add_argument("session_id", metavar="SESSION_ID")
         edit.add_argument("--yes", action="store_true", help="do it without asking")
         _store_options(edit)
+    _transfer_parsers(sub)
     return parser
+
+
+def _transfer_parsers(sub: Any) -> None:
+    text = "write sessions (all, or the ones named) to a JSON, JSONL, Markdown or HTML file"
+    export = sub.add_parser(
+        "export", help=text,
+        description=text[:1].upper() + text[1:] + ". The file appears complete or not at all.",
+    )
+    export.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
+    export.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write ('-': standard output)")
+    export.add_argument(
+        "--format", dest="export_format", choices=EXPORT_FORMATS,
+        help="json (round-trips), jsonl (one message a line, round-trips), md (a readable "
+        "transcript) or html (one self-contained page); default: from PATH's suffix",
+    )
+    export.add_argument("--no-metadata", action="store_true", help="leave the messages' metadata out")
+    _store_options(export, format_option="--store-format")
+
+    text = "import JSON/JSONL exports and HelloAgent session files as new sessions"
+    imp = sub.add_parser(
+        "import", help=text,
+        description=text[:1].upper() + text[1:] + " (one transaction per session; a corrupt "
+        "file or a session id the store has already stops it before anything is written).",
+    )
+    imp.add_argument("target", metavar="TARGET", help="a SQLite file (made when it does not exist) or a SQLAlchemy URL")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--rename", action="store_true", help="import a session whose id is taken as <id>-2, <id>-3, …")
+    imp.add_argument(
+        "--format", choices=("flux", "agents"),
+        help="the format of a new store (default: agents when the files hold Agents SDK "
+        "items, else flux), or which one to write when a database holds both",
+    )
+    imp.add_argument("--sessions-table", help="Agents SDK sessions table name (default agent_sessions)")
+    imp.add_argument("--messages-table", help="Agents SDK messages table name (default agent_messages)")
+
+    text = "copy sessions (all, or the ones named) into another store, converting the format"
+    copy = sub.add_parser("copy", help=text, description=text[:1].upper() + text[1:] + " (one transaction per session).")
+    copy.add_argument("source", metavar="SOURCE", help="a SQLite file or a SQLAlchemy URL")
+    copy.add_argument("dest", metavar="DEST", help="a SQLite file (made when it does not exist) or a SQLAlchemy URL")
+    copy.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
+    copy.add_argument("--rename", action="store_true", help="copy a session whose id is taken in DEST as <id>-2, <id>-3, …")
+    copy.add_argument(
+        "--format", choices=("flux", "agents"),
+        help="the format of DEST when it is made (default: SOURCE's), or which one to "
+        "write when it holds both",
+    )
+    copy.add_argument("--sessions-table", help="Agents SDK sessions table name of SOURCE (default agent_sessions)")
+    copy.add_argument("--messages-table", help="Agents SDK messages table name of SOURCE (default agent_messages)")
+    copy.add_argument("--source-format", choices=("flux", "agents"), help="which format to read from SOURCE when it holds both")
+    copy.add_argument("--dest-sessions-table", help="Agents SDK sessions table name of DEST (default agent_sessions)")
+    copy.add_argument("--dest-messages-table", help="Agents SDK messages table name of DEST (default agent_messages)")
 
 
 def build_window_parser() -> argparse.ArgumentParser:
@@ -229,6 +295,138 @@ async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- export / import / copy
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} byte" if n == 1 else f"{n} bytes"
+    value = float(n)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1024
+        if value < 1024 or unit == "TB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}" if n == 1 else f"{n:,} {what}s"
+
+
+def _export_format(args: argparse.Namespace) -> str | None:
+    from fluxgui.services.transfer import format_for_path
+
+    if args.export_format:
+        return args.export_format
+    if args.output == "-":
+        return "json"
+    return format_for_path(args.output)
+
+
+async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from fluxgui.services.transfer import export_sessions, export_to_stream
+
+    fmt = _export_format(args)
+    assert fmt is not None  # main() checked
+    store = await _open(args)
+    try:
+        if args.output == "-":
+            result = await export_to_stream(
+                store, out, fmt, session_ids=args.session_ids or None,
+                metadata=not args.no_metadata,
+            )
+            out.flush()
+            where, report = "standard output", sys.stderr
+        else:
+            result = await export_sessions(
+                store, Path(args.output), fmt, session_ids=args.session_ids or None,
+                metadata=not args.no_metadata,
+            )
+            where, report = args.output, out
+    finally:
+        await store.close()
+    size = f", {_size(result.bytes)}" if args.output != "-" else ""
+    report.write(
+        f"exported {_count(result.sessions, 'session')} "
+        f"({_count(result.messages, 'message')}{size}) to {where}\n"
+    )
+    return 0
+
+
+def _report_written(out: TextIO, verb: str, result: Any, where: str) -> None:
+    out.write(
+        f"{verb} {_count(result.sessions, 'session')} "
+        f"({_count(result.messages, 'message')}) into {where}\n"
+    )
+    for old, new in result.renamed:
+        out.write(f"renamed {show_id(old)} to {show_id(new)}\n")
+
+
+def _taken_hint(exc: Exception) -> str:
+    return f"{exc} (pass --rename to write it under a new id)"
+
+
+async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from fluxgui.services.transfer import IdTaken, import_files, open_import_target, scan_files
+
+    files = [Path(f) for f in args.files]
+    plan = await asyncio.to_thread(scan_files, files)  # every file checked before the store is touched
+    store = await open_import_target(
+        args.target, files, fmt=args.format, plan=plan,
+        sessions_table=args.sessions_table, messages_table=args.messages_table,
+    )
+    try:
+        try:
+            result = await import_files(store, files, rename=args.rename, plan=plan)
+        except IdTaken as exc:
+            raise _Known(_taken_hint(exc)) from None
+        where = store.target
+    finally:
+        await store.close()
+    _report_written(out, "imported", result, where)
+    return 0
+
+
+async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.adapters import open_store
+    from fluxgui.services.transfer import IdTaken, copy_sessions, open_copy_target
+
+    source = await open_store(
+        args.source, format=args.source_format,
+        sessions_table=args.sessions_table, messages_table=args.messages_table,
+    )
+    try:
+        if args.session_ids:
+            for sid in args.session_ids:  # an unknown id stops it before DEST is made
+                await source.require_session(sid)
+        dest = await open_copy_target(
+            args.dest, source, fmt=args.format,
+            sessions_table=args.dest_sessions_table, messages_table=args.dest_messages_table,
+        )
+        try:
+            try:
+                result = await copy_sessions(
+                    source, dest, args.session_ids or None, rename=args.rename
+                )
+            except IdTaken as exc:
+                raise _Known(_taken_hint(exc)) from None
+            where = dest.target
+        finally:
+            await dest.close()
+    finally:
+        await source.close()
+    _report_written(out, "copied", result, where)
+    return 0
+
+
+class _Known(FluxguiError):
+    """A known error reworded for the command line."""
+
+
 def _run(coro: Any) -> int:
     return asyncio.run(coro)
 
@@ -248,13 +446,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 refused = _refuse_without_yes(args)
                 if refused is not None:
                     return refused
-            handler = {"ls": cmd_ls, "show": cmd_show, "clear": cmd_edit, "rm": cmd_edit}[args.command]
+            if args.command == "export" and _export_format(args) is None:
+                print(
+                    f"fluxgui: error: export: cannot tell the format from {show_id(args.output)}: "
+                    f"pass --format ({'|'.join(EXPORT_FORMATS)})",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            handler = {
+                "ls": cmd_ls, "show": cmd_show, "clear": cmd_edit, "rm": cmd_edit,
+                "export": cmd_export, "import": cmd_import, "copy": cmd_copy,
+            }[args.command]
             return _run(handler(args, out))
         if argv and argv[0] in ("-h", "--help"):
             build_window_parser().print_help()
             out.write(
-                "\ncommands:\n  ls     list sessions\n  show   show one session\n"
-                "  clear  remove every message of one session\n  rm     delete one session\n"
+                "\ncommands:\n  ls      list sessions\n  show    show one session\n"
+                "  clear   remove every message of one session\n  rm      delete one session\n"
+                "  export  write sessions to a JSON, JSONL, Markdown or HTML file\n"
+                "  import  import exports and session files as new sessions\n"
+                "  copy    copy sessions into another store, converting the format\n"
+                "\n'fluxgui COMMAND -h' shows a command's options.\n"
             )
             return 0
         args = build_window_parser().parse_args(argv)

@@ -8,6 +8,7 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -71,6 +72,15 @@ def _text_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return json.dumps(value, ensure_ascii=False)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    """Text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot)
+    becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _plain_message(item: dict[str, Any]) -> bool:
@@ -347,14 +357,20 @@ class FluxStore(Store):
         raw = m.raw
         if m.kind == "other" and isinstance(raw, str) and raw != m.text:
             # A flux row whose metadata is not an object: keep that text as it is.
-            return {"role": m.role, "content": m.text, "metadata": raw}
+            return {"role": _storable(m.role), "content": _storable(m.text), "metadata": _storable(raw)}
         meta = dict(m.metadata) if m.metadata else {}
-        if isinstance(raw, dict) and not _plain_message(raw):
-            meta["agents_item"] = raw  # an Agents SDK item flux has no columns for
+        content = _storable(m.text)
+        if isinstance(raw, dict) and (not _plain_message(raw) or content != m.text):
+            # An Agents SDK item flux has no columns for (or whose text a database
+            # cannot hold as it is) rides along in the metadata.
+            meta["agents_item"] = raw
+        # json.dumps defaults, as flux writes it (ASCII: a lone surrogate stays storable);
+        # an empty object read from a row is written back as it was, not as NULL.
+        keep = meta or m.metadata is not None
         return {
-            "role": m.role or "user",
-            "content": m.text,
-            "metadata": json.dumps(meta, ensure_ascii=False) if meta else None,
+            "role": _storable(m.role or "user"),
+            "content": content,
+            "metadata": json.dumps(meta) if keep else None,
         }
 
     async def clear_session(self, session_id: str) -> int:

@@ -9,7 +9,9 @@ file (see :mod:`fluxgui.services.transfer`, which writes atomically).
 * **jsonl** — one Message per line, with its ``session_id``; round-trips too.
 * **md** — a readable transcript: roles, times, tool calls and outputs.
 * **html** — one self-contained page: inline style only, no script, no external resource
-  (a Content-Security-Policy forbids them too), every piece of content escaped.
+  (a Content-Security-Policy forbids them too), every piece of content escaped; control
+  characters (NUL…) shown as U+FFFD, ids and roles in ``<bdi>`` so that a right-to-left
+  override in them stops there.
 """
 
 from __future__ import annotations
@@ -31,10 +33,15 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def message_record(m: Message, *, metadata: bool = True) -> dict[str, Any]:
+def message_record(m: Message, *, metadata: bool = True, store_format: str = "") -> dict[str, Any]:
+    """The exported form of a message; without ``metadata`` its metadata is left out
+    (for a flux row whose metadata is not a JSON object, ``raw`` holds that text: it goes
+    too)."""
     out = m.to_dict()
     if not metadata:
         out["metadata"] = None
+        if store_format == "flux" and isinstance(m.raw, str):
+            out["raw"] = None
     return out
 
 
@@ -45,12 +52,25 @@ class ExportWriter(ABC):
     def __init__(self, out: TextIO, *, metadata: bool = True) -> None:
         self.out = out
         self.metadata = metadata
+        self.store_format = ""
+        self.title = ""
         self.sessions = 0
         self.messages_written = 0
 
     def begin(self, store_format: str, title: str = "") -> None:
         self.store_format = store_format
         self.title = title
+
+    def _metadata_text(self, m: Message) -> str | None:
+        """The message's metadata as readable text (``None``: none, or left out): its
+        object as indented JSON, or a flux row's metadata text that is not an object."""
+        if not self.metadata:
+            return None
+        if m.metadata:
+            return json.dumps(m.metadata, indent=2, ensure_ascii=False)
+        if self.store_format == "flux" and isinstance(m.raw, str):
+            return m.raw
+        return None
 
     @abstractmethod
     def session(self, info: SessionInfo) -> None: ...
@@ -87,7 +107,7 @@ class JsonWriter(ExportWriter):
         parts = []
         for m in page:
             parts.append(("\n" if self._first_message else ",\n") + _dumps(
-                message_record(m, metadata=self.metadata)
+                message_record(m, metadata=self.metadata, store_format=self.store_format)
             ))
             self._first_message = False
         self.out.write("".join(parts))
@@ -108,7 +128,10 @@ class JsonlWriter(ExportWriter):
     def messages(self, page: list[Message]) -> None:
         lines = []
         for m in page:
-            record = {"session_id": self._sid, **message_record(m, metadata=self.metadata)}
+            record = {
+                "session_id": self._sid,
+                **message_record(m, metadata=self.metadata, store_format=self.store_format),
+            }
             lines.append(_dumps(record) + "\n")
         self.out.write("".join(lines))
         self.messages_written += len(page)
@@ -193,9 +216,10 @@ class MarkdownWriter(ExportWriter):
             out.append(_fence(m.text))
         else:
             out.append(m.text.rstrip("\n") + "\n")
-        if self.metadata and m.metadata:
+        meta = self._metadata_text(m)
+        if meta is not None:
             out.append("\n<details><summary>metadata</summary>\n\n")
-            out.append(_fence(json.dumps(m.metadata, indent=2, ensure_ascii=False), "json"))
+            out.append(_fence(meta, "json" if m.metadata else ""))
             out.append("\n</details>\n")
         out.append("\n")
         return "".join(out)
@@ -230,8 +254,17 @@ article header b{color:#e3e6ea}.kind{background:#2c3138}}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
 
 
+#: control characters HTML does not allow in text (NUL among them): shown as U+FFFD
+_HTML_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
 def _h(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return _HTML_CONTROLS.sub("\ufffd", html.escape(str(text), quote=True))
+
+
+def _isolated(text: Any) -> str:
+    """Escaped text in ``<bdi>``: right-to-left overrides inside it stop at its end."""
+    return f"<bdi>{_h(text)}</bdi>"
 
 
 _ROLE_CLASS = re.compile(r"[^a-z]")
@@ -262,7 +295,7 @@ class HtmlWriter(ExportWriter):
             ) if x
         )
         self.out.write(
-            f"<section><h2>Session {_h(info.id)}</h2><p class=\"when\">{_h(when)}</p>\n"
+            f"<section><h2>Session {_isolated(info.id)}</h2><p class=\"when\">{_h(when)}</p>\n"
         )
         self._open = True
 
@@ -279,22 +312,20 @@ class HtmlWriter(ExportWriter):
         role_class = _ROLE_CLASS.sub("", m.role.lower())[:20] or "unknown"
         kind = f"<span class=\"kind\">{_h(m.kind.replace('_', ' '))}</span>" if m.kind != "message" else ""
         when = f" · {_h(m.created_at)}" if m.created_at else ""
-        head = f"<header><b>{_h(m.role)}</b>{kind}{when} · #{_h(m.id)}</header>"
+        head = f"<header><b>{_isolated(m.role)}</b>{kind}{when} · #{_h(m.id)}</header>"
         if m.kind == "tool_call":
             name, args = _call_parts(m)
             body_text, _lang = _pretty_json_text(args)
-            body = f"<div>Tool call <code>{_h(name)}</code></div><pre>{_h(body_text)}</pre>"
+            body = f"<div>Tool call <code>{_isolated(name)}</code></div><pre>{_h(body_text)}</pre>"
         elif m.kind in ("tool_output", "other"):
             body_text, _lang = _pretty_json_text(m.text)
             body = f"<pre>{_h(body_text)}</pre>"
         else:
             body = f"<div class=\"text\">{_h(m.text)}</div>"
         meta = ""
-        if self.metadata and m.metadata:
-            meta = (
-                "<details><summary>metadata</summary><pre>"
-                f"{_h(json.dumps(m.metadata, indent=2, ensure_ascii=False))}</pre></details>"
-            )
+        meta_text = self._metadata_text(m)
+        if meta_text is not None:
+            meta = f"<details><summary>metadata</summary><pre>{_h(meta_text)}</pre></details>"
         return f"<article class=\"{role_class}\">{head}{body}{meta}</article>\n"
 
     def end(self) -> None:

@@ -13,10 +13,12 @@ import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .errors import InvalidItem, TargetError
+from .export import EXPORT_VERSION
 from .model import KINDS, Message, from_item, item_kind
 
 PAGE = 500
@@ -90,13 +92,23 @@ def _load_json(path: Path) -> Any:
 
 def read_sessions(path: Path) -> Iterator[ImportSession]:
     """The sessions in an export or session file (the kind is told by its content)."""
+    if path.is_dir():
+        raise TargetError(f"{path} is a folder, not a file to import")
     if not path.is_file():
         raise TargetError(f"no such file: {path}")
-    if path.suffix.lower() == ".jsonl":
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
         yield from _read_jsonl(path)
         return
     data = _load_json(path)
     if isinstance(data, dict) and "fluxgui_export" in data:
+        version = data["fluxgui_export"]
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise InvalidItem(f"{path}: \"fluxgui_export\" must be a version number")
+        if version > EXPORT_VERSION:
+            raise InvalidItem(
+                f"{path} is a version {version} export: this fluxgui reads version "
+                f"{EXPORT_VERSION} (a newer fluxgui made it)"
+            )
         yield from _read_export(path, data)
     elif isinstance(data, dict) and isinstance(data.get("history"), list):
         yield _read_hello(path, data)
@@ -132,27 +144,20 @@ def _read_export(path: Path, data: dict[str, Any]) -> Iterator[ImportSession]:
 
 def _read_jsonl(path: Path) -> Iterator[ImportSession]:
     """Consecutive lines of one session form one ImportSession (a session that shows up
-    again later yields another one with the same id: the importer appends it)."""
+    again later yields another one with the same id: the importer refuses it as a
+    duplicate, or imports it under a new id when asked to rename)."""
     try:
-        fh = path.open("r", encoding="utf-8")
+        fh = path.open("rb")
     except OSError as exc:
         raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
     with fh:
 
         def records() -> Iterator[tuple[str, dict[str, Any], int]]:
-            for line_no, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except (ValueError, RecursionError) as exc:
-                    raise InvalidItem(
-                        f"{path}, line {line_no}: not valid JSON ({str(exc).splitlines()[0]})"
-                    ) from None
-                sid = record.get("session_id") if isinstance(record, dict) else None
-                if not isinstance(sid, str) or not sid:
-                    raise InvalidItem(f"{path}, line {line_no}: a line needs a \"session_id\"")
-                yield sid, record, line_no
+            try:
+                for line_no, data in enumerate(fh, 1):
+                    yield from _jsonl_record(path, line_no, data)
+            except OSError as exc:
+                raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
 
         # groupby reads lazily and skips what a consumer left of a group.
         for sid, group in itertools.groupby(records(), key=lambda r: r[0]):
@@ -160,6 +165,44 @@ def _read_jsonl(path: Path) -> Iterator[ImportSession]:
                 message_from_record(rec, n, f"{path}, line {n}") for _sid, rec, n in group
             )
             yield ImportSession(sid, None, None, _paged(messages), path.name)
+
+
+def _jsonl_record(
+    path: Path, line_no: int, data: bytes
+) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """The (session id, record, line number) of one line (nothing for a blank line)."""
+    try:
+        line = data.decode("utf-8-sig" if line_no == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidItem(
+            f"{path}, line {line_no}: not UTF-8 text (byte {exc.start + 1})"
+        ) from None
+    if not line.strip():
+        return
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidItem(
+            f"{path}, line {line_no}: not valid JSON ({str(exc).splitlines()[0]})"
+        ) from None
+    sid = record.get("session_id") if isinstance(record, dict) else None
+    if not isinstance(sid, str) or not sid:
+        raise InvalidItem(f"{path}, line {line_no}: a line needs a \"session_id\" (text)")
+    yield sid, record, line_no
+
+
+def _local_time(value: Any) -> str | None:
+    """A HelloAgent time (local time, written without a zone) with this machine's zone,
+    as ISO 8601; ``None`` when it is missing or unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.astimezone()  # a naive time is taken as local time
+    return dt.isoformat()
 
 
 def _read_hello(path: Path, data: dict[str, Any]) -> ImportSession:
@@ -185,15 +228,13 @@ def _read_hello(path: Path, data: dict[str, Any]) -> ImportSession:
                 kind="tool_output" if role == "tool" else "message",
                 text=_text(entry.get("content")),
                 metadata=metadata or None,
-                created_at=stamp if isinstance(stamp, str) else None,
+                created_at=_local_time(stamp),
             )
 
-    created = data.get("created_at")
-    saved = data.get("saved_at")
     return ImportSession(
         path.stem,
-        created if isinstance(created, str) else None,
-        saved if isinstance(saved, str) else None,
+        _local_time(data.get("created_at")),
+        _local_time(data.get("saved_at")),
         _paged(messages()),
         path.name,
     )
