@@ -18,10 +18,10 @@ import fluxgui.core.errors
 import fluxgui.adapters
 for info in pkgutil.iter_modules(fluxgui.adapters.__path__):
     importlib.import_module(f"fluxgui.adapters.{info.name}")
-for pkg in (fluxgui.core,):
+import fluxgui.services
+for pkg in (fluxgui.core, fluxgui.services):
     for info in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(f"{pkg.__name__}.{info.name}")
-import fluxgui.services.browse
 import fluxgui.cli
 
 from fluxgui.adapters import open_store
