@@ -17,7 +17,16 @@ from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 
 from .backends import Backend
-from .changes import Change, Row, TableEditor, Where, stored_time, write_session
+from .changes import (
+    Change,
+    Row,
+    TableEditor,
+    Where,
+    fork,
+    fork_origin,
+    stored_time,
+    write_session,
+)
 
 Direction = Literal["backward", "forward"]
 #: How :meth:`Store.list_sessions` orders sessions: by last activity, by session id, or by
@@ -274,6 +283,20 @@ class Store(ABC):
         values = self.edit_values(spec)
         label = "Add a message" if anchor is None else f"Insert a message {where} {anchor}"
         return await self._editor().insert_row(session_id, anchor, where, values, label)
+
+    async def fork_session(
+        self, session_id: str, at_message_id: int, new_id: str | None = None
+    ) -> Change:
+        """Fork: a new session holding the conversation up to and including
+        ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The origin is not
+        changed; the fork's origin is recorded in fluxgui's sidecar table. Undoable
+        (the Change's inverse deletes the fork)."""
+        label = f"Fork session {_label_id(session_id)} at message {at_message_id}"
+        return await fork(self._editor(), session_id, int(at_message_id), new_id, label)
+
+    async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
+        """Where a fork made by fluxgui came from: session id, message id, time."""
+        return await fork_origin(self, session_id)
 
     def import_row(self, message: Message) -> Row:
         """The stored column values (no id, no time) for a Message from another store or

@@ -526,3 +526,98 @@ async def write_session(
         return target, count
 
     return await editor.store.backend.transaction(body)
+
+
+# --------------------------------------------------------------------------- forks
+
+FORKS_TABLE = "fluxgui_forks"
+
+
+def forks_ddl(dialect: str) -> str:
+    """fluxgui's own sidecar table: where each fork came from. The libraries never read
+    it; the origin session itself is never changed by a fork."""
+    id_type = "INTEGER" if dialect == "sqlite" else "BIGINT"
+    return (
+        f"CREATE TABLE IF NOT EXISTS {FORKS_TABLE} ("
+        "session_id TEXT PRIMARY KEY, origin_session_id TEXT NOT NULL, "
+        f"origin_message_id {id_type} NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)"
+    )
+
+
+async def fork(
+    editor: TableEditor, sid: str, at_id: int, new_id: str | None, label: str
+) -> Change:
+    """A new session holding ``sid``'s rows up to and including ``at_id`` (stored values
+    copied as they are, times included), in one transaction with its sidecar record.
+
+    ``new_id`` taken → :class:`Conflict`; ``None`` → the first free ``<sid>-fork``,
+    ``<sid>-fork-2``, …
+    """
+
+    async def body(tx: Tx) -> Change:
+        found = await editor.rows_by_id(tx, sid, [at_id])
+        if at_id not in found:
+            raise SessionNotFound(f"message {at_id} is not in session {show_id(sid)}")
+        anchor = found[at_id]
+        if new_id is not None:
+            target = new_id
+            if await _exists(editor, tx, target):
+                raise Conflict(
+                    f"session {show_id(target)} already exists in {editor.store.target}"
+                )
+        else:
+            target, n = f"{sid}-fork", 1
+            while await _exists(editor, tx, target):
+                n += 1
+                target = f"{sid}-fork-{n}"
+        origin_row = await editor.session_row(tx, sid)
+        now = await editor.now(tx)
+        after = SessionRow(origin_row.created_at if origin_row else now, now)
+        if editor.sessions_table is not None:
+            await tx.execute(
+                f"INSERT INTO {editor.sessions_table} (session_id, created_at, updated_at) "
+                "VALUES (:s, :c, :u)",
+                {"s": target, "c": after.created_at, "u": after.updated_at},
+            )
+        if editor.order == ("id",):
+            cond, params = "id <= :i", {"i": anchor["id"]}
+        else:
+            cond = "(created_at < :c OR (created_at = :c AND id <= :i))"
+            params = {"c": anchor["created_at"], "i": anchor["id"]}
+        cols = ", ".join(editor.columns)
+        await tx.execute(
+            f"INSERT INTO {editor.table} (session_id, {cols}) "
+            f"SELECT :t, {cols} FROM {editor.table} WHERE session_id = :s AND {cond} "
+            f"ORDER BY {editor._order_by()}",
+            {"t": target, "s": sid, **params},
+        )
+        await tx.execute(forks_ddl(tx.dialect))
+        await tx.execute(
+            f"INSERT INTO {FORKS_TABLE} (session_id, origin_session_id, origin_message_id) "
+            "VALUES (:t, :s, :i) ON CONFLICT (session_id) DO UPDATE SET "
+            "origin_session_id = excluded.origin_session_id, "
+            "origin_message_id = excluded.origin_message_id, created_at = CURRENT_TIMESTAMP",
+            {"t": target, "s": sid, "i": int(at_id)},
+        )
+        added = await editor.rows(tx, target)
+        return Change(
+            target, label, (), tuple(added),
+            None, after if editor.sessions_table is not None else None,
+        )
+
+    return await editor.store.backend.transaction(body)
+
+
+async def fork_origin(store: Store, session_id: str) -> dict[str, Any] | None:
+    """Where a session was forked from (``None``: not a fork made by fluxgui)."""
+    tables = await store.backend.tables()
+    if FORKS_TABLE not in tables:
+        return None
+    row = await store.backend.fetchone(
+        f"SELECT origin_session_id, origin_message_id, created_at FROM {FORKS_TABLE} "
+        "WHERE session_id = :s",
+        {"s": session_id},
+    )
+    if row is None:
+        return None
+    return {"session_id": row[0], "message_id": int(row[1]), "created_at": str(row[2])}

@@ -75,6 +75,8 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
                                          QKeySequence.StandardKey.Delete,
                                          "Delete the selected messages")
     actions["pop_message"] = _action(window, "Remove &Last Message", window.pop_message)
+    actions["fork"] = _action(window, "&Fork from Here…", window.fork_here, "Ctrl+Shift+F",
+                              "A new session with the conversation up to the selected message")
     actions["clear_session"] = _action(window, "C&lear Session…", window.clear_session,
                                        tip="Remove every message of the open session")
     actions["delete_session"] = _action(window, "Delete &Session…", window.delete_session,
@@ -87,7 +89,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
     for name in ("edit_message", "insert_before", "insert_after", "delete_messages",
-                 "pop_message"):
+                 "pop_message", "fork"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
     for name in ("clear_session", "delete_session"):

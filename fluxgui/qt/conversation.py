@@ -932,9 +932,15 @@ class ConversationPane(QWidget):
         self.status = QLabel(self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        #: where the session was forked from (fluxgui's forks), hidden otherwise
+        self.origin = QLabel(self)
+        self.origin.setTextFormat(Qt.TextFormat.PlainText)
+        self.origin.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.origin.hide()
         head = QHBoxLayout()
         head.setContentsMargins(10, 4, 10, 4)
-        head.addWidget(self.title, 1)
+        head.addWidget(self.title, 0)
+        head.addWidget(self.origin, 1)
         head.addWidget(self.status, 0)
 
         left = QWidget(self)
@@ -1108,6 +1114,7 @@ class ConversationPane(QWidget):
         self._set_current(None)
         self.title.setText("")
         self.status.setText("")
+        self.set_origin(None)
         self._show_placeholder(text)
 
     def load_earlier(self) -> bool:
@@ -1583,6 +1590,15 @@ class ConversationPane(QWidget):
         menu = self.build_context_menu(index)
         menu.exec(self.view.viewport().mapToGlobal(pos))
         menu.deleteLater()
+
+    def set_origin(self, text: str | None) -> None:
+        """Show where the session was forked from (``None``: hide)."""
+        metrics = self.origin.fontMetrics()
+        self.origin.setText(
+            metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 360) if text else ""
+        )
+        self.origin.setToolTip(esc(text) if text else "")
+        self.origin.setVisible(bool(text))
 
     def selected_messages(self) -> list[Message]:
         """The selected messages in stored order (the current one when none is selected)."""

@@ -665,7 +665,24 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.transferFinished.emit(result)
 
+    async def _origin_of(self, store: Store, session_id: str) -> tuple[str, object]:
+        return session_id, await store.fork_origin(session_id)
+
+    def _show_origin(self, result: object) -> None:
+        session_id, origin = result  # type: ignore[misc]
+        if session_id != self._session_id:
+            return
+        if isinstance(origin, dict):
+            self.conversation.set_origin(
+                f"forked from {origin['session_id']} at message {origin['message_id']}"
+            )
+        else:
+            self.conversation.set_origin(None)
+
     def _on_succeeded(self, key: str, result: object) -> None:
+        if key == "origin":
+            self._show_origin(result)
+            return
         if key == "open":
             self._on_opened(result)  # type: ignore[arg-type]
         elif key == "transfer":
@@ -688,6 +705,8 @@ class MainWindow(QMainWindow):
     def _on_conversation_loaded(self, session_id: str) -> None:
         select, self._select_message_after = self._select_message_after, None
         self._maybe_gone = None
+        if self._store is not None:
+            self.bridge.start("origin", self._origin_of(self._store, session_id))
         if select is not None:
             self.conversation.select_message(int(select))
         self._update_edit_actions()
@@ -771,6 +790,7 @@ class MainWindow(QMainWindow):
             "insert_before": writable and has_message,
             "insert_after": writable and has_session,
             "delete_messages": writable and has_message,
+            "fork": writable and has_message,
             "pop_message": writable and has_session,
             "clear_session": writable and has_session,
             "delete_session": writable and has_session,
@@ -902,9 +922,40 @@ class MainWindow(QMainWindow):
                 )
             )
 
+    def fork_here(self) -> None:
+        """Fork: a new session with the conversation up to and including the selected
+        message (the origin is not changed); it opens once made. Undoable."""
+        from PySide6.QtWidgets import QInputDialog, QLineEdit
+
+        store = self._editable_store()
+        sid = self._session_id
+        message = self.conversation.current_message()
+        if store is None or sid is None or message is None:
+            return
+        name, ok = QInputDialog.getText(
+            self,
+            "Fork from here",
+            f"A new session with the messages up to and including #{message.id}.\n"
+            "Its id (empty: chosen for you):",
+            QLineEdit.EchoMode.Normal,
+            "",
+        )
+        if not ok:
+            return
+        self._show_after_edit = True
+        self.editor.run(store.fork_session(sid, message.id, name.strip() or None))
+
     def _on_edit_applied(self, change: Change) -> None:
         self.error_bar.clear()
         sid = change.session_id
+        if getattr(self, "_show_after_edit", False):
+            self._show_after_edit = False
+            self.sessions.refresh([sid])
+            self._pending_select = sid
+            self._session_id = None
+            self.show_session(sid)
+            self._update_edit_actions()
+            return
         if change.added and self._select_message_after is None:
             self._select_message_after = change.added[0]["id"]
         self.sessions.refresh([sid])
@@ -936,6 +987,8 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         for name in ("edit_message", "insert_before", "insert_after", "delete_messages"):
             menu.addAction(actions[name])
+        menu.addSeparator()
+        menu.addAction(actions["fork"])
 
     def _session_menu(self, pos: QPoint) -> None:
         index = self.session_view.indexAt(pos)

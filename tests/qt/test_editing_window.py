@@ -329,3 +329,33 @@ def test_opening_writable_starts_in_editing_mode(qtbot, window, agents_db):
     _settle(qtbot, window)
     assert window.store.can_write and "editing" in window.mode_label.text()
     assert window.actions_by_name["pop_message"].isEnabled()
+
+
+def test_fork_from_here_opens_the_fork_and_leaves_the_origin(qtbot, window, agents_db, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    asked: list[str] = []
+
+    def name(_parent: Any, title: str, *_args: Any) -> tuple[str, bool]:
+        asked.append(title)
+        return "refund-what-if", True
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(name))
+    _open(qtbot, window, agents_db, "refund-1001")
+    _enable_editing(qtbot, window)
+    original = _agents_items(agents_db, "refund-1001")
+    third = window.conversation.model.messages[2]
+    window.conversation.select_message(third.id)
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000) as shown:
+        window.actions_by_name["fork"].trigger()
+    assert asked == ["Fork from here"] and shown.args == ["refund-what-if"]
+    _settle(qtbot, window)
+    assert _agents_items(agents_db, "refund-what-if") == original[:3]
+    assert _agents_items(agents_db, "refund-1001") == original
+    qtbot.waitUntil(lambda: window.conversation.origin.isVisible(), timeout=10_000)
+    assert window.conversation.origin.text() == f"forked from refund-1001 at message {third.id}"
+    qtbot.waitUntil(lambda: window.sessions.row_of("refund-what-if") is not None, timeout=10_000)
+    # Undo deletes the fork again.
+    _edit(qtbot, window, window.undo)
+    assert _agents_items(agents_db, "refund-what-if") == []
+    assert _agents_items(agents_db, "refund-1001") == original
