@@ -6,12 +6,14 @@ and ``SQLAlchemySession`` (any URL, ordered by ``(created_at, id)``). Items are 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fluxgui.core.errors import InvalidItem, ReadOnlyError
 from fluxgui.core.items import MESSAGE_ROLES, validate_item
+from fluxgui.core.turns import starts_turn
 from fluxgui.core.model import (
     Message,
     SessionInfo,
@@ -29,6 +31,10 @@ SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
 MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
 DEFAULT_SESSIONS = "agent_sessions"
 DEFAULT_MESSAGES = "agent_messages"
+
+
+def _count_user_items(rows: list[tuple[Any, ...]]) -> int:
+    return sum(starts_turn(from_agents_row(r[0], r[1], None)) for r in rows)
 
 
 class AgentsStore(Store):
@@ -115,7 +121,7 @@ class AgentsStore(Store):
 
     def _info_sql(self, where: str) -> str:
         return f"""SELECT s.session_id, s.created_at, s.updated_at, {self._last_id("s")},
-                       (SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = s.session_id)
+                       {self._count("s")}
                    FROM {self._S} s WHERE {where}"""
 
     # -- sessions ------------------------------------------------------------------
@@ -124,7 +130,12 @@ class AgentsStore(Store):
         return self._info(row)
 
     def _count(self, alias: str) -> str:
+        """The message count of the session ``alias.session_id``, as an SQL scalar."""
         return f"(SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = {alias}.session_id)"
+
+    def _counts_by_session(self) -> str:
+        """``SELECT session_id, COUNT(*) AS cnt … GROUP BY session_id`` over the messages."""
+        return f"SELECT session_id, COUNT(*) AS cnt FROM {self._M} GROUP BY session_id"
 
     async def _page_by_activity(
         self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
@@ -199,8 +210,8 @@ class AgentsStore(Store):
         counted = f"""SELECT s.session_id, s.created_at, s.updated_at,
                              COALESCE(c.cnt, 0) AS cnt
                       FROM {self._S} s
-                      LEFT JOIN (SELECT session_id, COUNT(*) AS cnt FROM {self._M}
-                                 GROUP BY session_id) c ON c.session_id = s.session_id"""
+                      LEFT JOIN ({self._counts_by_session()}) c
+                             ON c.session_id = s.session_id"""
         return await self.backend.fetchall(
             f"""SELECT p.session_id, p.created_at, p.updated_at, {self._last_id("p")}, p.cnt
                 FROM (SELECT * FROM ({counted}) q {where}
@@ -291,6 +302,38 @@ class AgentsStore(Store):
             f"SELECT COUNT(*) FROM {self._M} WHERE session_id = :s", {"s": session_id}
         )
         return int(row[0]) if row else 0
+
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+        """User messages before ``anchor`` (the rule of :func:`starts_turn`: an item
+        with role ``user`` and no type or type ``message``), counted by the database on
+        SQLite, else from the rows that mention "user", parsed in a worker thread."""
+        params: Params = {"s": session_id}
+        if self._by_time:
+            params["c"], params["i"] = anchor
+            before = "(created_at < :c OR (created_at = :c AND id < :i))"
+        else:
+            params["i"] = anchor[0]
+            before = "id < :i"
+        if self.backend.dialect == "sqlite":
+            row = await self.backend.fetchone(
+                f"""SELECT COUNT(*) FROM {self._M} WHERE session_id = :s AND {before}
+                    AND json_valid(message_data)
+                    AND json_type(message_data) = 'object'
+                    AND json_type(message_data, '$.role') = 'text'
+                    AND json_extract(message_data, '$.role') = 'user'
+                    AND COALESCE(json_extract(message_data, '$.type'), 'message') = 'message'""",
+                params,
+            )
+            return int(row[0]) if row else 0
+        count = 0
+        async for rows in self.backend.stream(
+            f"SELECT id, message_data FROM {self._M} WHERE session_id = :s AND {before} "
+            "AND message_data LIKE '%user%'",
+            params,
+            batch=2000,
+        ):
+            count += await asyncio.to_thread(_count_user_items, rows)
+        return count
 
     async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
         return [

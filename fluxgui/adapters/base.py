@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.turns import starts_turn
 
 from .backends import Backend
 from .changes import (
@@ -206,6 +207,22 @@ class Store(ABC):
 
     @abstractmethod
     async def count_messages(self, session_id: str) -> int: ...
+
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+        """How many turns (user messages) the session has before the message whose
+        ``sort_key`` is ``anchor``. Reads those messages a page at a time."""
+        count = 0
+        after: tuple[Any, ...] | None = None
+        limit = tuple(anchor)
+        while True:
+            page = await self.page_messages(session_id, limit=1000, anchor=after, direction="forward")
+            for m in page:
+                if tuple(m.sort_key) >= limit:
+                    return count
+                count += starts_turn(m)
+            if len(page) < 1000:
+                return count
+            after = page[-1].sort_key
 
     # -- writing (the flux Session protocol's verbs) ------------------------------
 

@@ -289,6 +289,19 @@ class FluxStore(Store):
         )
         return int(row[0]) if row else 0
 
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+        if self.backend.dialect != "sqlite":
+            return await super().count_turns_before(session_id, anchor)
+        # A user row opens a turn unless its metadata is unreadable (then it shows as
+        # "other"): the same rule as from_flux_row, counted by SQLite.
+        row = await self.backend.fetchone(
+            """SELECT COUNT(*) FROM messages WHERE session_id = :s AND id < :a
+               AND role = 'user' AND (metadata IS NULL OR (json_valid(metadata)
+               AND json_type(metadata) IN ('object', 'null')))""",
+            {"s": session_id, "a": int(anchor[0])},
+        )
+        return int(row[0]) if row else 0
+
     async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
         # Straight from the rows, as flux returns them (a NULL content stays None).
         sql = "SELECT role, content, metadata FROM messages WHERE session_id = :s"

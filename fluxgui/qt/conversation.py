@@ -72,6 +72,7 @@ from PySide6.QtWidgets import (
 from fluxgui.adapters.base import Store
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs, call_key, output_key, tool_name
+from fluxgui.core.turns import starts_turn, turn_numbers
 
 from .bridge import AsyncBridge
 from .inspector import MessageInspector
@@ -582,6 +583,9 @@ class MessageDelegate(QStyledItemDelegate):
         )
         x += role_w
         parts = []
+        turn = self._pane.turn_of(m)
+        if turn is not None:
+            parts.append(f"turn {turn}")
         if m.kind != "message":
             mark = ""
             if self.is_collapsible(m) and m.kind == "reasoning":
@@ -912,6 +916,11 @@ class ConversationPane(QWidget):
         self._restore: _Restore | None = None  # where to put the view after a reload
         #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
         self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
+        # Turn numbers: user messages before the first loaded one (None: being counted)
+        # and each loaded user message's number (None: to be worked out again).
+        self._turn_base: int | None = None
+        self._turns: dict[int, int] | None = None
+        self._turns_key = f"{self._key}:turns"
         self._current: Message | None = None
         #: messages per page
         self.page_size = PAGE_SIZE
@@ -919,6 +928,9 @@ class ConversationPane(QWidget):
         self.pairs = ToolPairs()
 
         self.model = MessageListModel(self)
+        self.model.modelReset.connect(self._on_turns_reset)
+        self.model.rowsInserted.connect(self._on_rows_inserted)
+        self.model.rowsRemoved.connect(lambda *_args: setattr(self, "_turns", None))
         self.view = MessageListView(self)
         self.view.setModel(self.model)
         self.delegate = MessageDelegate(self.view, self)
@@ -1262,6 +1274,12 @@ class ConversationPane(QWidget):
         return "earlier", generation, None, messages
 
     def _on_succeeded(self, key: str, result: object) -> None:
+        if key == self._turns_key:
+            generation, base = result  # type: ignore[misc]
+            if generation == self._generation:
+                self._turn_base, self._turns = int(base), None
+                self.view.viewport().update()
+            return
         if key == self._live_key:
             self._on_caught_up(result)  # type: ignore[arg-type]
             return
@@ -1590,6 +1608,45 @@ class ConversationPane(QWidget):
         menu = self.build_context_menu(index)
         menu.exec(self.view.viewport().mapToGlobal(pos))
         menu.deleteLater()
+
+    # -- turns -------------------------------------------------------------------------
+
+    def turn_of(self, m: Message) -> int | None:
+        """The turn number a user message opens (``None`` for other messages, or while
+        the turns before the loaded ones are being counted)."""
+        if self._turn_base is None or not starts_turn(m):
+            return None
+        if self._turns is None:
+            messages = self.model.messages
+            numbers = turn_numbers(messages, self._turn_base)
+            self._turns = {
+                msg.id: n for msg, n in zip(messages, numbers, strict=True) if starts_turn(msg)
+            }
+        return self._turns.get(m.id)
+
+    def _on_turns_reset(self) -> None:
+        self._turns = None
+        self._turn_base = None
+        self._bridge.cancel(self._turns_key)
+        messages = self.model.messages
+        if not messages or self._at_start:
+            self._turn_base = 0
+        elif self._store is not None and self._session_id is not None:
+            self._bridge.start(
+                self._turns_key,
+                self._count_turns(self._generation, self._store, self._session_id, messages[0]),
+            )
+
+    async def _count_turns(
+        self, generation: int, store: Store, session_id: str, first: Message
+    ) -> tuple[int, int]:
+        return generation, await store.count_turns_before(session_id, first.sort_key)
+
+    def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if first == 0 and self._turn_base is not None and self.model.rowCount() > last + 1:
+            added = self.model.messages[first : last + 1]  # earlier messages, prepended
+            self._turn_base = max(0, self._turn_base - sum(starts_turn(m) for m in added))
+        self._turns = None
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""

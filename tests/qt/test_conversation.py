@@ -636,3 +636,44 @@ def test_message_content_is_never_markup_and_nothing_is_fetched(
     assert doc.resource(QTextDocument.ResourceType.ImageResource.value, url) is None
     assert doc.refused == [url.toString()]
     assert requests == ["/ready"]
+
+
+# --------------------------------------------------------------------------- turns
+
+
+def test_user_messages_carry_their_turn_numbers_across_pages(
+    qtbot: Any, pane: Any, stores: Stores, tmp_path: Path
+) -> None:
+    from qt_helpers import write_agents_store
+
+    from fluxgui.core.turns import starts_turn
+
+    # 150 turns of user, tool call, tool output, answer: the latest page starts mid-way.
+    batches = []
+    for n in range(1, 151):
+        batches.append([
+            {"role": "user", "content": f"question {n}"},
+            {"type": "function_call", "call_id": f"c{n}", "name": "look", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": f"c{n}", "output": "user data"},
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": f"answer {n}"}]},
+        ])
+    db = write_agents_store(tmp_path / "turns.db", {"t": batches})
+    store = stores.open(db)
+    show(qtbot, pane, store, "t")
+    assert not pane.at_start
+
+    def numbered() -> list[tuple[str, int | None]]:
+        return [(m.text, pane.turn_of(m)) for m in pane.model.messages if starts_turn(m)]
+
+    qtbot.waitUntil(lambda: all(n is not None for _t, n in numbered()), timeout=20_000)
+    assert all(text == f"question {n}" for text, n in numbered())
+    assert numbered()[-1] == ("question 150", 150)
+    assert all(pane.turn_of(m) is None for m in pane.model.messages if not starts_turn(m))
+    header_of_last_user = [m for m in pane.model.messages if starts_turn(m)][-1]
+    assert pane.turn_of(header_of_last_user) == 150
+
+    with qtbot.waitSignal(pane.earlierLoaded, timeout=20_000):
+        pane.view.verticalScrollBar().setValue(0)
+    assert all(text == f"question {n}" for text, n in numbered())
+    assert len(numbered()) > 25
