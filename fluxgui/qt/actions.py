@@ -115,6 +115,9 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         actions["reload"].setShortcut(QKeySequence("F5"))
     view_menu.addAction(actions["sessions"])
     view_menu.addAction(actions["reload"])
+    actions["compare"] = _action(window, "&Compare Sessions", window.compare_sessions, "Ctrl+D",
+                                 "The two selected sessions (or a fork and its origin) side by side")
+    view_menu.addAction(actions["compare"])
     inspector = window.conversation.inspector
     actions["inspector"] = QAction("&Inspector", window)
     actions["inspector"].setCheckable(True)

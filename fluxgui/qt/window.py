@@ -672,6 +672,7 @@ class MainWindow(QMainWindow):
         session_id, origin = result  # type: ignore[misc]
         if session_id != self._session_id:
             return
+        self._origin = origin if isinstance(origin, dict) else None
         if isinstance(origin, dict):
             self.conversation.set_origin(
                 f"forked from {origin['session_id']} at message {origin['message_id']}"
@@ -921,6 +922,28 @@ class MainWindow(QMainWindow):
                     where="before" if where == "before" else "after",
                 )
             )
+
+    def compare_sessions(self) -> object | None:
+        """Compare two sessions side by side: the two selected in the list, or the open
+        session and the one it was forked from. Returns the (non-modal) dialog."""
+        from .compare import open_compare
+
+        store = self._store
+        if store is None:
+            return None
+        ids = self.selected_session_ids()
+        origin = getattr(self, "_origin", None)
+        if len(ids) == 2:
+            a, b = ids
+        elif len(ids) == 1 and origin is not None and ids[0] == self._session_id:
+            a, b = str(origin["session_id"]), ids[0]
+        else:
+            self.show_error(FluxguiError(
+                "select two sessions in the list (Ctrl+click) to compare them, "
+                "or open a fork to compare it with its origin"
+            ))
+            return None
+        return open_compare(self, self.bridge, store, a, b)
 
     def fork_here(self) -> None:
         """Fork: a new session with the conversation up to and including the selected

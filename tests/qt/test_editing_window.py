@@ -359,3 +359,35 @@ def test_fork_from_here_opens_the_fork_and_leaves_the_origin(qtbot, window, agen
     _edit(qtbot, window, window.undo)
     assert _agents_items(agents_db, "refund-what-if") == []
     assert _agents_items(agents_db, "refund-1001") == original
+
+
+def test_compare_a_fork_with_its_origin(qtbot, window, agents_db, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *_a: ("alt", True)))
+    _open(qtbot, window, agents_db, "refund-1001")
+    _enable_editing(qtbot, window)
+    first = window.conversation.model.messages[0]
+    window.conversation.select_message(first.id)
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.fork_here()
+    _settle(qtbot, window)
+    qtbot.waitUntil(lambda: window.conversation.origin.isVisible(), timeout=10_000)
+    dialog = window.compare_sessions()
+    assert dialog is not None
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
+        pass
+    comparison = got.args[0]
+    assert (comparison.a.session_id, comparison.b.session_id) == ("refund-1001", "alt")
+    assert dialog.view.highlighted_turns() == [1]  # the fork stops inside turn 1
+    dialog.close()
+
+    # The origin itself has no origin: with one session selected there is nothing to
+    # compare, and the window says how to choose two.
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.show_session("refund-1001")
+    _settle(qtbot, window)
+    window._select_row(window.sessions.row_of("refund-1001"))
+    _settle(qtbot, window)
+    assert window.compare_sessions() is None
+    assert "select two sessions" in window.error_bar.text()
