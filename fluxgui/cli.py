@@ -2,12 +2,17 @@
 
     fluxgui [TARGET] [--session ID] [--writable] [--screenshot FILE.png]   open the window
     fluxgui ls TARGET [--json] [--search TEXT] [--limit N]      list sessions
-    fluxgui show TARGET SESSION_ID [--json] [--limit N]         show one session
+    fluxgui show TARGET SESSION_ID [--json] [--limit N] [--branch B]   show one session
+    fluxgui branches TARGET SESSION_ID [--json] [--usage]       an AdvancedSQLiteSession's branches
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
     fluxgui rm TARGET SESSION_ID --yes                          delete a session
     fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
     fluxgui import TARGET FILE… [--format flux|agents] [--rename]
     fluxgui copy SOURCE DEST [SESSION_ID…] [--format flux|agents] [--rename]
+
+``show`` reads the ``main`` branch of an AdvancedSQLiteSession store unless ``--branch``
+names another; ``branches`` lists a session's branches as the library's
+``list_branches()`` does (``--usage`` adds token usage per branch and per turn).
 
 ``export`` writes one file (format from ``--format`` or PATH's suffix), complete or not
 at all; ``-o -`` writes to standard output. ``import`` reads fluxgui's JSON/JSONL exports
@@ -35,7 +40,7 @@ from fluxgui.core.model import Message
 EXIT_KNOWN_ERROR = 3
 EXIT_USAGE = 2
 EXIT_DECLINED = 1
-COMMANDS = ("ls", "show", "clear", "rm", "export", "import", "copy")
+COMMANDS = ("ls", "show", "branches", "clear", "rm", "export", "import", "copy")
 
 
 def _store_options(p: argparse.ArgumentParser, *, format_option: str = "--format") -> None:
@@ -74,7 +79,21 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("session_id", metavar="SESSION_ID")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--limit", type=_positive, metavar="N", help="only the most recent N messages")
+    show.add_argument(
+        "--branch", metavar="BRANCH_ID",
+        help="the branch to show (AdvancedSQLiteSession stores; default main)",
+    )
     _store_options(show)
+    text = "list the branches of one session of an AdvancedSQLiteSession store"
+    branches = sub.add_parser("branches", help=text, description=text[:1].upper() + text[1:] + ".")
+    branches.add_argument("target", metavar="TARGET", help="a SQLite file")
+    branches.add_argument("session_id", metavar="SESSION_ID")
+    branches.add_argument("--json", action="store_true", help="print JSON")
+    branches.add_argument(
+        "--usage", action="store_true",
+        help="add token usage per branch and per turn (from turn_usage)",
+    )
+    _store_options(branches)
     for name, text in (
         ("clear", "remove every message of one session (one transaction)"),
         ("rm", "delete one session and all its messages (one transaction)"),
@@ -218,22 +237,107 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _no_branches(store: Any) -> _Known:
+    return _Known(
+        f"{store.target} has no branches: it is not an AdvancedSQLiteSession store "
+        f"({store.format} format)"
+    )
+
+
 async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.adapters.advanced import MAIN, AdvancedStore
     from fluxgui.services.browse import session_messages
 
     store = await _open(args)
     try:
+        advanced = isinstance(store, AdvancedStore)
+        branch = args.branch if args.branch is not None else MAIN
+        if advanced:
+            await store.set_branch(args.session_id, branch)
+        elif branch != MAIN:
+            raise _no_branches(store)
         info, pages = await session_messages(store, args.session_id, limit=args.limit)
         if args.json:
-            await _write_json_stream(out, {"format": store.format, "session": info.to_dict()}, pages)
+            head: dict[str, Any] = {"format": store.format, "session": info.to_dict()}
+            if advanced:
+                head["branch"] = branch
+            await _write_json_stream(out, head, pages)
         else:
-            out.write(f"session {info.id} — {info.messages} messages ({store.format} format)\n")
+            on = f", branch {branch}" if advanced else ""
+            out.write(f"session {info.id} — {info.messages} messages ({store.format} format{on})\n")
             async for page in pages:
                 for m in page:
                     _print_message(out, m)
     finally:
         await store.close()
     return 0
+
+
+async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.adapters.advanced import AdvancedStore
+
+    store = await _open(args)
+    try:
+        if not isinstance(store, AdvancedStore):
+            raise _no_branches(store)
+        sid = args.session_id
+        await store.require_session(sid)
+        branches = await store.list_branches(sid)
+        usage: dict[str, Any] = {}
+        turns: dict[str, Any] = {}
+        if args.usage:
+            for b in branches:
+                usage[b.branch_id] = await store.branch_usage(sid, b.branch_id)
+                turns[b.branch_id] = await store.turn_usage(sid, b.branch_id)
+            total = await store.session_usage(sid)
+    finally:
+        await store.close()
+    if args.json:
+        rows = []
+        for b in branches:
+            row = b.to_dict()
+            if args.usage:
+                totals = usage[b.branch_id]
+                row["usage"] = totals.to_dict() if totals is not None else None
+                row["turn_usage"] = [t.to_dict() for t in turns[b.branch_id]]
+            rows.append(row)
+        doc: dict[str, Any] = {"branches": rows}
+        if args.usage:
+            doc["usage"] = total.to_dict() if total is not None else None
+        json.dump(doc, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"  {'MESSAGES':>8}  {'TURNS':>5}  {'CREATED':<19}  BRANCH\n")
+    for b in branches:
+        mark = "*" if b.is_current else " "
+        created = str(b.created_at) if b.created_at is not None else "-"
+        out.write(
+            f"{mark} {b.message_count:>8}  {b.user_turns:>5}  {created:<19}  "
+            f"{_one_line(b.branch_id, 120)}\n"
+        )
+        if args.usage:
+            totals = usage[b.branch_id]
+            out.write(f"      usage: {_usage_text(totals)}\n")
+            for t in turns[b.branch_id]:
+                out.write(
+                    f"      turn {t.user_turn_number}: {t.requests or 0} requests, "
+                    f"{t.input_tokens or 0} in, {t.output_tokens or 0} out, "
+                    f"{t.total_tokens or 0} total tokens\n"
+                )
+    count = f"{len(branches)} branch" + ("" if len(branches) == 1 else "es")
+    out.write(f"({count}; * the current one)\n")
+    if args.usage:
+        out.write(f"session usage, all branches: {_usage_text(total)}\n")
+    return 0
+
+
+def _usage_text(totals: Any) -> str:
+    if totals is None:
+        return "none recorded"
+    return (
+        f"{totals.requests} requests, {totals.input_tokens} in, {totals.output_tokens} out, "
+        f"{totals.total_tokens} total tokens over {_count(totals.total_turns, 'turn')}"
+    )
 
 
 def _plural(n: int) -> str:
@@ -454,7 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 return EXIT_USAGE
             handler = {
-                "ls": cmd_ls, "show": cmd_show, "clear": cmd_edit, "rm": cmd_edit,
+                "ls": cmd_ls, "show": cmd_show, "branches": cmd_branches,
+                "clear": cmd_edit, "rm": cmd_edit,
                 "export": cmd_export, "import": cmd_import, "copy": cmd_copy,
             }[args.command]
             return _run(handler(args, out))
@@ -462,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_window_parser().print_help()
             out.write(
                 "\ncommands:\n  ls      list sessions\n  show    show one session\n"
+                "  branches  list an AdvancedSQLiteSession session's branches\n"
                 "  clear   remove every message of one session\n  rm      delete one session\n"
                 "  export  write sessions to a JSON, JSONL, Markdown or HTML file\n"
                 "  import  import exports and session files as new sessions\n"

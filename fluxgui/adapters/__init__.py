@@ -14,13 +14,15 @@ from pathlib import Path
 
 from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 
-from . import agents, flux
+from . import advanced, agents, flux
+from .advanced import AdvancedStore
 from .agents import AgentsStore
 from .backends import Backend, SqlAlchemyBackend, SqliteBackend
 from .base import SessionPage, Store, StoreSession
 from .flux import FluxStore
 
 __all__ = [
+    "AdvancedStore",
     "FORMATS",
     "SessionPage",
     "Store",
@@ -169,7 +171,13 @@ async def _make_store(
     kind, s, m = found
     if kind == "flux":
         return FluxStore(backend, display)
-    return AgentsStore(backend, display, s, m, has_branches="message_structure" in tables)
+    if backend.dialect == "sqlite" and advanced.STRUCTURE_COLUMNS <= set(
+        tables.get(advanced.STRUCTURE, ())
+    ):
+        # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
+        # no pair: the library keeps one sessions/messages pair per file.
+        return AdvancedStore(backend, display, s, m, tables=set(tables))
+    return AgentsStore(backend, display, s, m, has_branches=advanced.STRUCTURE in tables)
 
 
 def _new_store(

@@ -151,6 +151,8 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _pretty_json_text(text: str) -> tuple[str, str]:
+    if text.lstrip()[:1] not in ("{", "["):  # most tool output is not JSON: skip the parse
+        return text, ""
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False), "json"
     except (ValueError, TypeError, RecursionError):

@@ -155,19 +155,41 @@ async def export_to_stream(
     writer.begin(store.format, title or f"Sessions from {store.target}")
     done = 0
     sessions = _iter(infos) if infos is not None else _session_infos(store, None)
+    # Encoding and writing run in a worker thread (the loop stays free), a batch of
+    # writer calls at a time: many small sessions share one hand-off.
+    batch: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+    batched = 0
+
+    async def flush() -> None:
+        nonlocal batch, batched
+        if batch:
+            calls, batch, batched = batch, [], 0
+            await _in_thread(_run_calls, calls)
+
     async for info in sessions:
-        await _in_thread(writer.session, info)
+        batch.append((writer.session, (info,)))
         async for page in store.iter_messages(info.id):
-            # Encoding and writing run in a worker thread: the loop stays free.
-            await _in_thread(writer.messages, page)
+            batch.append((writer.messages, (page,)))
+            batched += len(page)
             done += len(page)
+            if batched >= _EXPORT_BATCH:
+                await flush()
             if progress:
                 progress(done, max(total, done))
-        await _in_thread(writer.end_session)
+        batch.append((writer.end_session, ()))
         result.sessions += 1
-    await _in_thread(writer.end)
+    batch.append((writer.end, ()))
+    await flush()
     result.messages = done
     return result
+
+
+_EXPORT_BATCH = 500
+
+
+def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+    for fn, args in calls:
+        fn(*args)
 
 
 async def export_sessions(

@@ -1,0 +1,904 @@
+"""The Agents SDK's ``AdvancedSQLiteSession`` stores: branches, turns and token usage.
+
+On top of the plain Agents SDK tables (see :mod:`.agents`) the library keeps
+``message_structure`` (one row per item per branch, pointing at a shared
+``agent_messages`` row, ordered by a per-session ``sequence_number``), ``turn_usage``
+(token usage per user turn per branch), ``branch_reservations`` (every branch id ever
+used in a session: ids are never reused) and ``session_clear_generations`` (bumped by
+``clear_session``, so that a session object still pointing at a deleted branch falls back
+to ``main``).
+
+A reader of ``agent_messages`` alone sees every branch's items mixed; this store reads
+one branch at a time, in the library's order, exactly as ``get_items(branch_id=…)`` does.
+The current branch is not stored on disk: a fresh reader is on ``main``. Here it is kept
+per session (:meth:`AdvancedStore.set_branch`), as each library session object keeps
+its own.
+
+fluxgui never opens a store through the library (it creates tables); it reads and writes
+these tables itself, with the library's SQL, so that each answer is the one the library
+gives on the same file, and what fluxgui writes reads back identically through it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fluxgui.core.errors import Conflict, FluxguiError, SessionNotFound, show_id
+from fluxgui.core.model import Message, SessionInfo, from_agents_row
+
+from .agents import AgentsStore
+from .base import Direction
+from .backends import Backend, Params, Tx
+from .sqlstore import in_clause, like_any, search_ids, search_patterns
+
+MAIN = "main"
+STRUCTURE = "message_structure"
+USAGE = "turn_usage"
+RESERVATIONS = "branch_reservations"
+GENERATIONS = "session_clear_generations"
+#: Columns ``message_structure`` must have for a store to be read as an Advanced store.
+STRUCTURE_COLUMNS = {
+    "id",
+    "session_id",
+    "message_id",
+    "branch_id",
+    "message_type",
+    "sequence_number",
+    "user_turn_number",
+    "branch_turn_number",
+}
+
+_STRUCTURE_ROW = (
+    "id",
+    "session_id",
+    "message_id",
+    "branch_id",
+    "message_type",
+    "sequence_number",
+    "user_turn_number",
+    "branch_turn_number",
+    "tool_name",
+    "created_at",
+)
+_USAGE_ROW = (
+    "id",
+    "session_id",
+    "branch_id",
+    "user_turn_number",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "input_tokens_details",
+    "output_tokens_details",
+    "created_at",
+)
+_MESSAGE_ROW = ("id", "session_id", "message_data", "created_at")
+
+Row = dict[str, Any]
+
+
+class BranchNotFound(SessionNotFound):
+    """No branch with that id in the session."""
+
+
+class BranchError(FluxguiError):
+    """A branch operation the library refuses too (delete ``main``, a used id, …)."""
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class BranchInfo:
+    """One branch of a session, as ``AdvancedSQLiteSession.list_branches()`` lists it.
+
+    ``created_at`` is the stored text of the branch's first structure row (SQLite
+    ``CURRENT_TIMESTAMP``, UTC, ``YYYY-MM-DD HH:MM:SS``), as the library returns it.
+    """
+
+    branch_id: str
+    message_count: int
+    user_turns: int
+    created_at: Any
+    is_current: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The library's dict: branch_id, message_count, user_turns, is_current, created_at."""
+        return {
+            "branch_id": self.branch_id,
+            "message_count": self.message_count,
+            "user_turns": self.user_turns,
+            "is_current": self.is_current,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class TurnInfo:
+    """A user turn of a branch, as ``get_conversation_turns()`` gives it: the branch turn
+    number, the user message's content (``content`` cut to 100 characters + "..."), and
+    the stored time of its structure row."""
+
+    turn: int
+    content: str
+    full_content: Any
+    timestamp: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "content": self.content,
+            "full_content": self.full_content,
+            "timestamp": self.timestamp,
+            "can_branch": True,
+        }
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """One ``turn_usage`` row, as ``get_turn_usage()`` gives it (details parsed)."""
+
+    user_turn_number: int
+    requests: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    input_tokens_details: Any = None
+    output_tokens_details: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_turn_number": self.user_turn_number,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "input_tokens_details": self.input_tokens_details,
+            "output_tokens_details": self.output_tokens_details,
+        }
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """Summed usage, as ``get_session_usage()`` gives it."""
+
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    total_turns: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "total_turns": self.total_turns,
+        }
+
+
+@dataclass(frozen=True)
+class BranchChange:
+    """What a branch edit wrote, reversible: rows removed and added per table
+    (``"messages"``, ``"structure"``, ``"usage"``), each a stored row with its id.
+
+    ``store.apply_branch_change(change.inverse())`` undoes it (the rows come back with
+    their own ids); applying ``change`` again redoes it. Branch ids stay reserved either
+    way, as the library keeps them.
+    """
+
+    session_id: str
+    branch_id: str
+    label: str
+    removed: dict[str, tuple[Row, ...]] = field(default_factory=dict)
+    added: dict[str, tuple[Row, ...]] = field(default_factory=dict)
+
+    def inverse(self) -> BranchChange:
+        return BranchChange(self.session_id, self.branch_id, self.label, self.added, self.removed)
+
+    def count(self, table: str, *, added: bool) -> int:
+        return len((self.added if added else self.removed).get(table, ()))
+
+
+def _content_preview(content: Any, max_length: int | None = None) -> str:
+    # The library's preview: a string as it is, anything else as JSON; then cut.
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    if max_length is not None and len(text) > max_length:
+        return text[:max_length] + "..."
+    return text
+
+
+def _details(value: Any) -> Any:
+    if not value:
+        return None
+    try:
+        return json.loads(value)
+    except (ValueError, TypeError):
+        return None
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class AdvancedStore(AgentsStore):
+    """An ``AdvancedSQLiteSession`` store: the Agents SDK tables plus branches and usage.
+
+    Every read of a session's items (paging, counting, searching, ``flux_messages``,
+    ``session_info``) is of its current branch (``main`` until :meth:`set_branch`).
+    Session lists count the items of ``main``. Item edits are refused (as for the
+    plain ``agents`` format they would leave the structure rows out of step); branches
+    can be created and deleted.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        target: str,
+        sessions_table: str,
+        messages_table: str,
+        *,
+        tables: set[str] | None = None,
+    ) -> None:
+        super().__init__(backend, target, sessions_table, messages_table, has_branches=True)
+        self.has_usage = True
+        # session id → (branch, the session's clear generation when it was chosen)
+        self._branches: dict[str, tuple[str, int]] = {}
+        self._known_tables: set[str] = set(tables or ()) & {USAGE, RESERVATIONS, GENERATIONS}
+
+    # -- the current branch --------------------------------------------------------
+
+    def current_branch(self, session_id: str) -> str:
+        """The branch reads of ``session_id`` use (``main`` unless switched)."""
+        return self._branches.get(session_id, (MAIN, 0))[0]
+
+    async def set_branch(self, session_id: str, branch_id: str) -> None:
+        """Switch ``session_id`` to ``branch_id`` (``switch_to_branch``); nothing is written.
+
+        ``main`` is always accepted (a fresh reader is on it). Raises
+        :class:`SessionNotFound` for an unknown session, :class:`BranchNotFound` for a
+        branch the session does not have.
+        """
+        if branch_id == MAIN:
+            self._branches.pop(session_id, None)
+            return
+        row = await self.backend.fetchone(
+            f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
+            {"s": session_id, "b": branch_id},
+        )
+        if not row or not row[0]:
+            await self.require_session(session_id)
+            raise self._no_branch(session_id, branch_id)
+        self._branches[session_id] = (branch_id, await self._generation(session_id))
+
+    async def _read_branch(self, session_id: str) -> str:
+        """The current branch, reset to ``main`` when the session was cleared since it
+        was chosen (as the library's ``_resolve_read_branch`` does)."""
+        state = self._branches.get(session_id)
+        if state is None:
+            return MAIN
+        if await self._generation(session_id) != state[1]:
+            self._branches.pop(session_id, None)
+            return MAIN
+        return state[0]
+
+    async def _branch_or_current(self, session_id: str, branch_id: str | None) -> str:
+        return branch_id if branch_id is not None else await self._read_branch(session_id)
+
+    async def _has_table(self, name: str) -> bool:
+        # The library makes branch_reservations and session_clear_generations on its
+        # first write; tables are never dropped, so only a missing one is asked again.
+        if name in self._known_tables:
+            return True
+        row = await self.backend.fetchone(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": name}
+        )
+        if row:
+            self._known_tables.add(name)
+        return bool(row)
+
+    async def _generation(self, session_id: str) -> int:
+        if not await self._has_table(GENERATIONS):
+            return 0
+        row = await self.backend.fetchone(
+            f"SELECT generation FROM {GENERATIONS} WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _no_branch(self, session_id: str, branch_id: str) -> BranchNotFound:
+        return BranchNotFound(
+            f"branch {show_id(branch_id)} does not exist in session {show_id(session_id)}"
+        )
+
+    # -- branches and turns --------------------------------------------------------
+
+    async def list_branches(self, session_id: str) -> list[BranchInfo]:
+        """The session's branches as ``list_branches()`` lists them (same counts, same
+        order: by first structure row's time), the current one marked. An unknown
+        session has none."""
+        current = await self._read_branch(session_id)
+        # The library's query, word for word: ties in created_at come out in the order
+        # SQLite's plan gives them, so the same SQL gives the same order.
+        rows = await self.backend.fetchall(
+            """
+                        SELECT
+                            ms.branch_id,
+                            COUNT(*) as message_count,
+                            COUNT(CASE WHEN ms.message_type = 'user' THEN 1 END) as user_turns,
+                            MIN(ms.created_at) as created_at
+                        FROM message_structure ms
+                        WHERE ms.session_id = :s
+                        GROUP BY ms.branch_id
+                        ORDER BY created_at
+                    """,
+            {"s": session_id},
+        )
+        return [
+            BranchInfo(str(b), int(n), int(u), created, is_current=b == current)
+            for b, n, u, created in rows
+        ]
+
+    async def conversation_turns(
+        self, session_id: str, branch_id: str | None = None
+    ) -> list[TurnInfo]:
+        """The user turns of a branch (current one by default), as
+        ``get_conversation_turns()`` gives them: the numbers to branch from."""
+        branch = await self._branch_or_current(session_id, branch_id)
+        rows = await self.backend.fetchall(
+            f"""
+                        SELECT
+                            ms.branch_turn_number,
+                            am.message_data,
+                            ms.created_at
+                        FROM message_structure ms
+                        JOIN {self._M} am ON ms.message_id = am.id
+                        WHERE ms.session_id = :s AND ms.branch_id = :b
+                        AND ms.message_type = 'user'
+                        ORDER BY ms.branch_turn_number
+                    """,
+            {"s": session_id, "b": branch},
+        )
+        turns: list[TurnInfo] = []
+        for number, data, created in rows:
+            try:
+                content = json.loads(data).get("content", "")
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                continue  # the library skips what it cannot parse
+            turns.append(TurnInfo(number, _content_preview(content, 100), content, created))
+        return turns
+
+    # -- usage ---------------------------------------------------------------------
+
+    async def turn_usage(self, session_id: str, branch_id: str | None = None) -> list[TurnUsage]:
+        """Token usage of each user turn of a branch (current one by default), by turn
+        number, as ``get_turn_usage(branch_id=…)`` gives it."""
+        branch = await self._branch_or_current(session_id, branch_id)
+        if not await self._has_table(USAGE):
+            return []
+        rows = await self.backend.fetchall(
+            f"""SELECT user_turn_number, requests, input_tokens, output_tokens,
+                       total_tokens, input_tokens_details, output_tokens_details
+                FROM {USAGE}
+                WHERE session_id = :s AND branch_id = :b
+                ORDER BY user_turn_number""",
+            {"s": session_id, "b": branch},
+        )
+        return [
+            TurnUsage(r[0], r[1], r[2], r[3], r[4], _details(r[5]), _details(r[6])) for r in rows
+        ]
+
+    async def branch_usage(
+        self, session_id: str, branch_id: str | None = None
+    ) -> UsageTotals | None:
+        """Usage summed over a branch's turns (current branch by default), as
+        ``get_session_usage(branch_id)``; ``None`` when the branch has no usage rows."""
+        branch = await self._branch_or_current(session_id, branch_id)
+        return await self._usage_totals(session_id, branch or None)
+
+    async def session_usage(self, session_id: str) -> UsageTotals | None:
+        """Usage summed over every branch, as ``get_session_usage()``."""
+        return await self._usage_totals(session_id, None)
+
+    async def _usage_totals(self, session_id: str, branch: str | None) -> UsageTotals | None:
+        if not await self._has_table(USAGE):
+            return None
+        params: Params = {"s": session_id}
+        where = "session_id = :s"
+        if branch:
+            where += " AND branch_id = :b"
+            params["b"] = branch
+        row = await self.backend.fetchone(
+            f"""SELECT SUM(requests), SUM(input_tokens), SUM(output_tokens),
+                       SUM(total_tokens), COUNT(*)
+                FROM {USAGE} WHERE {where}""",
+            params,
+        )
+        if not row or row[0] is None:
+            return None
+        return UsageTotals(*(int(v or 0) for v in row))
+
+    # -- sessions: counts are of main in lists, of the current branch for one -------
+
+    def _count(self, alias: str) -> str:
+        return f"""(SELECT COUNT(*) FROM {STRUCTURE} ms JOIN {self._M} mm ON mm.id = ms.message_id
+                    WHERE ms.session_id = {alias}.session_id AND ms.branch_id = 'main'
+                      AND mm.session_id = ms.session_id)"""
+
+    def _counts_by_session(self) -> str:
+        return f"""SELECT ms.session_id, COUNT(*) AS cnt
+                   FROM {STRUCTURE} ms JOIN {self._M} mm
+                        ON mm.id = ms.message_id AND mm.session_id = ms.session_id
+                   WHERE ms.branch_id = 'main' GROUP BY ms.session_id"""
+
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        info = await super().session_info(session_id)
+        if info is not None:
+            # The count of the branch being read (the fallback row of a session without
+            # a sessions row counted raw items).
+            info.messages = await self.count_messages(session_id)
+        return info
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        infos = await super().sessions_by_ids(ids)
+        for info in infos:
+            if info.id in self._branches:
+                info.messages = await self.count_messages(info.id)
+        return infos
+
+    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        """Sessions whose id, or an item of their current branch, contains ``text``."""
+        variants = search_patterns(text)
+
+        def id_sql(params: Params) -> str:
+            cond = like_any(self.backend, "session_id", variants, params, "p")
+            return f"SELECT session_id FROM {self._S} WHERE {cond}"
+
+        def row_sql(params: Params) -> str:
+            cond = like_any(self.backend, "m.message_data", variants, params, "p")
+            branch = self._branch_case("m.session_id", params)
+            return f"""SELECT m.session_id, m.id, m.message_data, m.created_at FROM {self._M} m
+                       WHERE {cond} AND EXISTS (
+                           SELECT 1 FROM {STRUCTURE} ms
+                           WHERE ms.session_id = m.session_id AND ms.branch_id = {branch}
+                             AND ms.message_id = m.id)
+                       ORDER BY m.id DESC"""
+
+        def row_text(row: tuple[Any, ...]) -> str:
+            return from_agents_row(row[1], row[2], None).text
+
+        return search_ids(self.backend, text, id_sql, row_sql, row_text)
+
+    def _branch_case(self, column: str, params: Params) -> str:
+        """SQL for the current branch of the session in ``column`` (``main`` by default).
+
+        (The clear-generation check is left to the reads of one session.)"""
+        if not self._branches:
+            return "'main'"
+        whens = []
+        for n, (sid, (branch, _)) in enumerate(self._branches.items()):
+            params[f"cs{n}"], params[f"cb{n}"] = sid, branch
+            whens.append(f"WHEN :cs{n} THEN :cb{n}")
+        return f"(CASE {column} {' '.join(whens)} ELSE 'main' END)"
+
+    # -- messages of the current branch -------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+    ) -> list[Message]:
+        """Items of the current branch in the library's order (``sequence_number``);
+        a message's ``id`` is its ``agent_messages`` row id, its ``sort_key``
+        ``(sequence_number, structure row id)``."""
+        branch = await self._read_branch(session_id)
+        params: Params = {"s": session_id, "b": branch, "n": limit}
+        backward = direction == "backward"
+        order = "DESC" if backward else "ASC"
+        op = "<" if backward else ">"
+        bound = ""
+        if anchor is not None:
+            seq, *rest = tuple(anchor)
+            params["q"] = seq
+            if rest:
+                params["k"] = rest[0]
+                bound = (
+                    f" AND (s.sequence_number {op} :q"
+                    f" OR (s.sequence_number = :q AND s.id {op} :k))"
+                )
+            else:
+                bound = f" AND s.sequence_number {op} :q"
+        rows = await self.backend.fetchall(
+            f"""SELECT m.id, m.message_data, m.created_at, s.sequence_number, s.id
+                FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s{bound}
+                ORDER BY s.sequence_number {order}, s.id {order} LIMIT :n""",
+            params,
+        )
+        if backward:
+            rows.reverse()
+        return [
+            from_agents_row(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
+        ]
+
+    async def count_messages(self, session_id: str) -> int:
+        branch = await self._read_branch(session_id)
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s""",
+            {"s": session_id, "b": branch},
+        )
+        return int(row[0]) if row else 0
+
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+        """User messages of the current branch before ``anchor`` (a message's
+        ``sort_key``), by the rule of :func:`fluxgui.core.turns.starts_turn`."""
+        branch = await self._read_branch(session_id)
+        seq, *rest = tuple(anchor)
+        params: Params = {"s": session_id, "b": branch, "q": seq}
+        before = "s.sequence_number < :q"
+        if rest:
+            params["k"] = rest[0]
+            before = "(s.sequence_number < :q OR (s.sequence_number = :q AND s.id < :k))"
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s
+                AND {before}
+                AND json_valid(m.message_data)
+                AND json_type(m.message_data) = 'object'
+                AND json_type(m.message_data, '$.role') = 'text'
+                AND json_extract(m.message_data, '$.role') = 'user'
+                AND COALESCE(json_extract(m.message_data, '$.type'), 'message') = 'message'""",
+            params,
+        )
+        return int(row[0]) if row else 0
+
+    # -- writing branches ------------------------------------------------------------
+
+    async def create_branch_from_turn(
+        self, session_id: str, turn_number: int, branch_name: str | None = None
+    ) -> BranchChange:
+        """Make a branch holding the current branch's items before user turn
+        ``turn_number`` (its branch turn number, see :meth:`conversation_turns`), and
+        switch the session to it, as ``create_branch_from_turn()`` does (one
+        transaction). The turns' usage is not copied. Without ``branch_name`` the
+        library's ``branch_from_turn_<N>_<unix time>`` is used.
+
+        Raises :class:`BranchError` for a blank or already used name (ids are never
+        reused, deleted ones included) or a turn that is not a user turn of the branch.
+        Returns the change; its ``branch_id`` is the new branch.
+        """
+        self._check_writable()
+        if branch_name is not None and not branch_name.strip():
+            raise BranchError("a branch name cannot be empty")
+        turn = int(turn_number)
+        state = self._branches.get(session_id)
+
+        async def body(tx: Tx) -> tuple[BranchChange, int]:
+            await self._ensure_reservations(tx, session_id)
+            generation = await self._ensure_generation(tx, session_id)
+            # A clear since the branch was chosen sends the session back to main.
+            source = state[0] if state is not None and state[1] == generation else MAIN
+            found = await tx.fetchall(
+                f"""SELECT am.message_data FROM {STRUCTURE} ms
+                    JOIN {self._M} am ON ms.message_id = am.id
+                    WHERE ms.session_id = :s AND ms.branch_id = :b
+                    AND ms.branch_turn_number = :t AND ms.message_type = 'user'""",
+                {"s": session_id, "b": source, "t": turn},
+            )
+            if not found:
+                if not await self._session_exists(tx, session_id):
+                    raise SessionNotFound(
+                        f"unknown session id {show_id(session_id)} in {self.target}"
+                    )
+                raise BranchError(
+                    f"turn {turn} does not contain a user message in branch "
+                    f"{show_id(source)} of session {show_id(session_id)}"
+                )
+            branch_id = await self._reserve(tx, session_id, branch_name, turn)
+            copied = await tx.fetchall(
+                f"""SELECT message_id, message_type, sequence_number, user_turn_number,
+                           branch_turn_number, tool_name
+                    FROM {STRUCTURE}
+                    WHERE session_id = :s AND branch_id = :b AND branch_turn_number < :t
+                    ORDER BY sequence_number""",
+                {"s": session_id, "b": source, "t": turn},
+            )
+            added: tuple[Row, ...] = ()
+            if copied:
+                start = await self._max_sequence(tx, session_id)
+                await tx.executemany(
+                    f"""INSERT INTO {STRUCTURE}
+                        (session_id, message_id, branch_id, message_type, sequence_number,
+                         user_turn_number, branch_turn_number, tool_name)
+                        VALUES (:s, :m, :b, :ty, :q, :u, :bt, :tn)""",
+                    [
+                        {
+                            "s": session_id, "m": r[0], "b": branch_id, "ty": r[1],
+                            "q": start + i + 1, "u": r[3], "bt": r[4], "tn": r[5],
+                        }
+                        for i, r in enumerate(copied)
+                    ],
+                )
+                added = tuple(await self._structure_rows(tx, session_id, branch_id))
+            change = BranchChange(
+                session_id,
+                branch_id,
+                f"Branch {show_id(branch_id)} from turn {turn}",
+                added={"structure": added},
+            )
+            return change, generation
+
+        change, generation = await self.backend.transaction(body)
+        # The library's create switches its session to the new branch.
+        self._branches[session_id] = (change.branch_id, generation)
+        return change
+
+    async def delete_branch(
+        self, session_id: str, branch_id: str, force: bool = False
+    ) -> BranchChange:
+        """Delete a branch as ``delete_branch()`` does (one transaction): its structure
+        rows and usage rows, then every item of the session no branch points at any
+        more. Its id stays reserved. ``main`` cannot be deleted, nor the current branch
+        without ``force`` (with it the session switches to ``main`` first).
+        Returns the change (apply its inverse to undo)."""
+        self._check_writable()
+        if not branch_id or not branch_id.strip():
+            raise BranchError("a branch id cannot be empty")
+        if branch_id == MAIN:
+            raise BranchError("the 'main' branch cannot be deleted")
+        if branch_id == await self._read_branch(session_id):
+            if not force:
+                raise BranchError(
+                    f"branch {show_id(branch_id)} is the current branch of session "
+                    f"{show_id(session_id)}: switch to another branch first, or force it"
+                )
+            if not any(b.branch_id == branch_id for b in await self.list_branches(session_id)):
+                raise self._no_branch(session_id, branch_id)
+            self._branches.pop(session_id, None)
+
+        async def body(tx: Tx) -> BranchChange:
+            await self._ensure_reservations(tx, session_id)
+            structure = await self._structure_rows(tx, session_id, branch_id)
+            if not structure:
+                if not await self._session_exists(tx, session_id):
+                    raise SessionNotFound(
+                        f"unknown session id {show_id(session_id)} in {self.target}"
+                    )
+                raise self._no_branch(session_id, branch_id)
+            usage: list[Row] = []
+            if await self._tx_has_table(tx, USAGE):
+                usage = await self._usage_rows(tx, session_id, branch_id)
+                await tx.execute(
+                    f"DELETE FROM {USAGE} WHERE session_id = :s AND branch_id = :b",
+                    {"s": session_id, "b": branch_id},
+                )
+            await tx.execute(
+                f"DELETE FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
+                {"s": session_id, "b": branch_id},
+            )
+            orphans = f"""FROM {self._M} WHERE session_id = :s
+                          AND id NOT IN (SELECT message_id FROM {STRUCTURE} ms
+                                         WHERE ms.session_id = :s)"""
+            messages = [
+                dict(zip(_MESSAGE_ROW, r, strict=True))
+                for r in await tx.fetchall(
+                    f"SELECT {', '.join(_MESSAGE_ROW)} {orphans} ORDER BY id", {"s": session_id}
+                )
+            ]
+            await tx.execute(f"DELETE {orphans}", {"s": session_id})
+            return BranchChange(
+                session_id,
+                branch_id,
+                f"Delete branch {show_id(branch_id)}",
+                removed={
+                    "structure": tuple(structure),
+                    "usage": tuple(usage),
+                    "messages": tuple(messages),
+                },
+            )
+
+        return await self.backend.transaction(body)
+
+    async def apply_branch_change(self, change: BranchChange) -> BranchChange:
+        """Write a branch change again (redo) or its ``inverse()`` (undo), in one
+        transaction, if the store still holds what it expects (else :class:`Conflict`
+        and nothing is written). A session whose current branch loses its last row
+        goes back to ``main``."""
+        self._check_writable()
+        tables = {"messages": (self._M, _MESSAGE_ROW), "structure": (STRUCTURE, _STRUCTURE_ROW),
+                  "usage": (USAGE, _USAGE_ROW)}
+        sid = change.session_id
+
+        def conflict() -> Conflict:
+            return Conflict(
+                f"session {show_id(sid)} changed in {self.target} since; "
+                "nothing was written (reload to see what it holds now)"
+            )
+
+        async def body(tx: Tx) -> BranchChange:
+            for key, rows in list(change.removed.items()) + list(change.added.items()):
+                if rows and key == "usage" and not await self._tx_has_table(tx, USAGE):
+                    raise conflict()
+            for key, rows in change.removed.items():
+                table, cols = tables[key]
+                found = await self._rows_by_id(tx, table, cols, [r["id"] for r in rows])
+                for r in rows:
+                    now = found.get(int(r["id"]))
+                    if now is None or any(now[c] != r.get(c) for c in cols):
+                        raise conflict()
+            for key, rows in change.added.items():
+                table, cols = tables[key]
+                freed = {int(r["id"]) for r in change.removed.get(key, ())}
+                wanted = [r["id"] for r in rows if int(r["id"]) not in freed]
+                if await self._rows_by_id(tx, table, cols, wanted):
+                    raise conflict()
+            for key in ("usage", "structure", "messages"):
+                table, _ = tables[key]
+                ids = [int(r["id"]) for r in change.removed.get(key, ())]
+                for start in range(0, len(ids), 400):
+                    params: Params = {}
+                    cond = in_clause(ids[start : start + 400], params, "i")
+                    await tx.execute(f"DELETE FROM {table} WHERE id IN {cond}", params)
+            for key in ("messages", "structure", "usage"):
+                table, cols = tables[key]
+                rows = change.added.get(key, ())
+                if rows:
+                    await tx.executemany(
+                        f"INSERT INTO {table} ({', '.join(cols)}) "
+                        f"VALUES ({', '.join(':' + c for c in cols)})",
+                        [{c: r.get(c) for c in cols} for r in rows],
+                    )
+            return change
+
+        result = await self.backend.transaction(body)
+        state = self._branches.get(sid)
+        if state is not None and change.removed.get("structure"):
+            left = await self.backend.fetchone(
+                f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
+                {"s": sid, "b": state[0]},
+            )
+            if not left or not left[0]:
+                self._branches.pop(sid, None)
+        return result
+
+    # -- transaction helpers ---------------------------------------------------------
+
+    async def _tx_has_table(self, tx: Tx, name: str) -> bool:
+        if name in self._known_tables:
+            return True
+        got = await tx.fetchall(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": name}
+        )
+        return bool(got)
+
+    async def _ensure_reservations(self, tx: Tx, session_id: str) -> None:
+        """The library's ``_ensure_branch_reservations_table``: the table, and every
+        branch the session has reserved (stores from before reservations existed)."""
+        await tx.execute(
+            f"""
+            CREATE TABLE IF NOT EXISTS {RESERVATIONS} (
+                session_id TEXT NOT NULL,
+                branch_id TEXT NOT NULL,
+                PRIMARY KEY (session_id, branch_id)
+            )
+        """
+        )
+        missing = await tx.fetchall(
+            f"""SELECT 1 FROM {STRUCTURE} ms WHERE ms.session_id = :s
+                AND NOT EXISTS (SELECT 1 FROM {RESERVATIONS} br
+                                WHERE br.session_id = ms.session_id AND br.branch_id = ms.branch_id)
+                LIMIT 1""",
+            {"s": session_id},
+        )
+        if missing:
+            await tx.execute(
+                f"""INSERT OR IGNORE INTO {RESERVATIONS} (session_id, branch_id)
+                    SELECT DISTINCT session_id, branch_id FROM {STRUCTURE} WHERE session_id = :s""",
+                {"s": session_id},
+            )
+
+    async def _ensure_generation(self, tx: Tx, session_id: str) -> int:
+        """The library's ``_ensure_session_clear_generations_table``; the generation."""
+        await tx.execute(
+            f"""
+            CREATE TABLE IF NOT EXISTS {GENERATIONS} (
+                session_id TEXT PRIMARY KEY,
+                generation INTEGER NOT NULL DEFAULT 0
+            )
+        """
+        )
+        await tx.execute(
+            f"INSERT OR IGNORE INTO {GENERATIONS} (session_id, generation) VALUES (:s, 0)",
+            {"s": session_id},
+        )
+        row = await tx.fetchall(
+            f"SELECT generation FROM {GENERATIONS} WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0][0])
+
+    async def _reserve(self, tx: Tx, session_id: str, name: str | None, turn: int) -> str:
+        """The library's ``_reserve_branch_id``: a name used before is refused; without
+        one, ``branch_from_turn_<N>_<unix time>`` (then ``_2``, ``_3``, …)."""
+        sql = (
+            f"INSERT OR IGNORE INTO {RESERVATIONS} (session_id, branch_id) VALUES (:s, :b)"
+        )
+        if name is not None:
+            if await tx.execute(sql, {"s": session_id, "b": name}) == 0:
+                raise BranchError(
+                    f"branch id {show_id(name)} has already been used in session "
+                    f"{show_id(session_id)}: choose a new one"
+                )
+            return name
+        base = f"branch_from_turn_{turn}_{int(time.time())}"
+        candidate, suffix = base, 1
+        while await tx.execute(sql, {"s": session_id, "b": candidate}) != 1:
+            suffix += 1
+            candidate = f"{base}_{suffix}"
+        return candidate
+
+    async def _max_sequence(self, tx: Tx, session_id: str) -> int:
+        row = await tx.fetchall(
+            f"SELECT COALESCE(MAX(sequence_number), 0) FROM {STRUCTURE} WHERE session_id = :s",
+            {"s": session_id},
+        )
+        return int(row[0][0])
+
+    async def _session_exists(self, tx: Tx, session_id: str) -> bool:
+        for table in (self._S, self._M):
+            got = await tx.fetchall(
+                f"SELECT 1 FROM {table} WHERE session_id = :s LIMIT 1", {"s": session_id}
+            )
+            if got:
+                return True
+        return False
+
+    async def _structure_rows(self, tx: Tx, session_id: str, branch_id: str) -> list[Row]:
+        got = await tx.fetchall(
+            f"""SELECT {', '.join(_STRUCTURE_ROW)} FROM {STRUCTURE}
+                WHERE session_id = :s AND branch_id = :b ORDER BY sequence_number, id""",
+            {"s": session_id, "b": branch_id},
+        )
+        return [dict(zip(_STRUCTURE_ROW, r, strict=True)) for r in got]
+
+    async def _usage_rows(self, tx: Tx, session_id: str, branch_id: str) -> list[Row]:
+        got = await tx.fetchall(
+            f"""SELECT {', '.join(_USAGE_ROW)} FROM {USAGE}
+                WHERE session_id = :s AND branch_id = :b ORDER BY user_turn_number, id""",
+            {"s": session_id, "b": branch_id},
+        )
+        return [dict(zip(_USAGE_ROW, r, strict=True)) for r in got]
+
+    async def _rows_by_id(
+        self, tx: Tx, table: str, cols: tuple[str, ...], ids: list[Any]
+    ) -> dict[int, Row]:
+        out: dict[int, Row] = {}
+        ids = [int(i) for i in ids]
+        for start in range(0, len(ids), 400):
+            params: Params = {}
+            cond = in_clause(ids[start : start + 400], params, "i")
+            for r in await tx.fetchall(
+                f"SELECT {', '.join(cols)} FROM {table} WHERE id IN {cond}", params
+            ):
+                row = dict(zip(cols, r, strict=True))
+                out[int(row["id"])] = row
+        return out
+
+
+__all__ = [
+    "AdvancedStore",
+    "BranchChange",
+    "BranchError",
+    "BranchInfo",
+    "BranchNotFound",
+    "TurnInfo",
+    "TurnUsage",
+    "UsageTotals",
+]

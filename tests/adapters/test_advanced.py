@@ -1,0 +1,483 @@
+"""AdvancedSQLiteSession stores: branches, turns and usage, checked against the real library.
+
+Every store here is written by ``agents.extensions.memory.AdvancedSQLiteSession`` (see
+advanced_helpers.py). What fluxgui reads is compared with what the library answers on
+the same file; what fluxgui writes is compared with what the library writes for the
+same operation on a copy of the file, and read back through the library.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advanced_helpers import (
+    OTHER,
+    SID,
+    Library,
+    answer,
+    run_result,
+    user,
+    write_library_store,
+)
+from agents.extensions.memory import AdvancedSQLiteSession
+from helpers import all_messages, all_sessions, snapshot
+
+from fluxgui.adapters import AdvancedStore, open_store
+from fluxgui.adapters.advanced import BranchError, BranchNotFound
+from fluxgui.adapters.agents import AgentsStore
+from fluxgui.adapters.base import Store
+from fluxgui.core.errors import Conflict, ReadOnlyError, SessionNotFound
+
+
+@pytest.fixture
+async def lib_db(tmp_path) -> Path:
+    path = tmp_path / "advanced.db"
+    await write_library_store(path)
+    return path
+
+
+async def fluxgui_view(store: AdvancedStore, sid: str = SID, batch: int = 500) -> dict[str, Any]:
+    """The same, read by fluxgui (each branch read by switching to it)."""
+    current = store.current_branch(sid)
+    branches = [b.to_dict() for b in await store.list_branches(sid)]
+    out: dict[str, Any] = {"branches": branches, "per_branch": {}}
+    for b in branches:
+        bid = b["branch_id"]
+        out["per_branch"][bid] = {
+            "items": [m.raw for m in await _branch_messages(store, sid, bid, batch)],
+            "turns": [t.to_dict() for t in await store.conversation_turns(sid, bid)],
+            "turn_usage": [t.to_dict() for t in await store.turn_usage(sid, bid)],
+            "usage": _dict(await store.branch_usage(sid, bid)),
+        }
+    await store.set_branch(sid, current)
+    out["current_items"] = [m.raw for m in await all_messages(store, sid, batch=batch)]
+    out["current_turn_usage"] = [t.to_dict() for t in await store.turn_usage(sid)]
+    out["session_usage"] = _dict(await store.session_usage(sid))
+    return out
+
+
+async def _branch_messages(store: AdvancedStore, sid: str, bid: str, batch: int) -> list:
+    before = store.current_branch(sid)
+    await store.set_branch(sid, bid)
+    try:
+        return await all_messages(store, sid, batch=batch)
+    finally:
+        await store.set_branch(sid, before)
+
+
+def _dict(value: Any) -> Any:
+    return value.to_dict() if value is not None else None
+
+
+def dump(path: Path, *, times: bool = True) -> dict[str, list]:
+    """Every row of every table (``created_at`` columns left out unless ``times``)."""
+    conn = sqlite3.connect(str(path))
+    try:
+        out = {}
+        for (table,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence' ORDER BY name"
+        ):
+            cols = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+            keep = [c for c in cols if times or c != "created_at"]
+            out[table] = conn.execute(f"SELECT {', '.join(keep)} FROM {table} ORDER BY rowid").fetchall()
+        out["sqlite_sequence"] = conn.execute("SELECT * FROM sqlite_sequence ORDER BY name").fetchall()
+        return out
+    finally:
+        conn.close()
+
+
+def timeless(view: Any) -> Any:
+    """A library view without times (and so without the order they give branches): for
+    two files written in different seconds. Views of one file are compared whole."""
+    if isinstance(view, dict):
+        out = {k: timeless(v) for k, v in view.items() if k not in ("created_at", "timestamp")}
+        if "branches" in out:
+            out["branches"] = sorted(out["branches"], key=lambda b: b["branch_id"])
+        return out
+    if isinstance(view, list):
+        return [timeless(v) for v in view]
+    return view
+
+
+def twin(path: Path, name: str) -> Path:
+    """A copy of the store (the library's writes go to one, fluxgui's to the other)."""
+    other = path.with_name(name)
+    shutil.copyfile(path, other)
+    return other
+
+
+# --------------------------------------------------------------------------- reading
+
+
+async def test_detected_as_advanced_with_capabilities(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        assert isinstance(store, AdvancedStore)
+        assert store.format == "agents"
+        assert store.capabilities() == {
+            "can_write": False, "has_branches": True, "has_usage": True, "needs_key": False,
+        }
+        assert store.current_branch(SID) == "main"
+
+
+async def test_plain_agents_store_is_not_advanced(tmp_path):
+    from agents import SQLiteSession
+
+    path = tmp_path / "plain.db"
+    s = SQLiteSession(SID, str(path))
+    try:
+        await s.add_items([user("hi")])
+    finally:
+        s.close()
+    async with await open_store(str(path)) as store:
+        assert type(store) is AgentsStore
+        assert not store.has_branches and not store.has_usage
+
+
+async def test_everything_read_equals_the_library(lib_db):
+    expected = await Library(lib_db).view()
+    assert len(expected["branches"]) == 3
+    assert {b["branch_id"] for b in expected["branches"] if b["is_current"]} == {"main"}
+    async with await open_store(str(lib_db)) as store:
+        assert await fluxgui_view(store) == expected
+        # Paging in small keyset pages gives the same items.
+        assert await fluxgui_view(store, batch=2) == expected
+
+
+async def test_reads_equal_the_library_on_each_current_branch(lib_db):
+    lib = Library(lib_db)
+    async with await open_store(str(lib_db)) as store:
+        for b in await store.list_branches(SID):
+            await store.set_branch(SID, b.branch_id)
+            assert store.current_branch(SID) == b.branch_id
+            expected = await lib.view(current=b.branch_id)
+            assert await fluxgui_view(store) == expected
+            marked = [x.branch_id for x in await store.list_branches(SID)
+                      if x.is_current]
+            assert marked == [b.branch_id]
+            # counts, the latest N (flux protocol) and backward paging
+            items = expected["current_items"]
+            assert await store.count_messages(SID) == len(items)
+            assert (await store.require_session(SID)).messages == len(items)
+            latest = await store.latest_messages(SID, 3)
+            assert [m.raw for m in latest] == items[-3:]
+            s = lib.session()
+            try:
+                await s.switch_to_branch(b.branch_id)
+                assert [m.raw for m in latest] == await s.get_items(limit=3)
+            finally:
+                s.close()
+            back: list = []
+            anchor = None
+            while True:
+                page = await store.page_messages(SID, limit=2, anchor=anchor)
+                if not page:
+                    break
+                back = page + back
+                anchor = page[0].sort_key
+            assert [m.raw for m in back] == items
+
+
+async def test_message_ids_are_the_shared_message_rows(lib_db):
+    rows = dict(sqlite3.connect(lib_db).execute("SELECT id, message_data FROM agent_messages").fetchall())
+    async with await open_store(str(lib_db)) as store:
+        main = await all_messages(store, SID)
+        await store.set_branch(SID, "alt")
+        alt = await all_messages(store, SID)
+    # the turn before the branch point is the same rows on both branches
+    assert [m.id for m in alt[:4]] == [m.id for m in main[:4]]
+    for m in main + alt:
+        assert m.raw == json.loads(rows[m.id])
+
+
+async def test_usage_per_turn_and_per_branch(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        turns = await store.turn_usage(SID)
+        assert [t.user_turn_number for t in turns] == [1, 2, 3, 4]
+        first = turns[0]
+        assert (first.requests, first.input_tokens, first.output_tokens, first.total_tokens) == (2, 100, 20, 120)
+        assert first.input_tokens_details["cached_tokens"] == 10
+        assert first.output_tokens_details == {"reasoning_tokens": 5}
+        alt = await store.branch_usage(SID, "alt")
+        assert alt is not None and (alt.requests, alt.total_tokens, alt.total_turns) == (4, 77, 2)
+        # usage is not copied to a branch: alt has only its own turns
+        assert [t.user_turn_number for t in await store.turn_usage(SID, "alt")] == [2, 3]
+        total = await store.session_usage(SID)
+        assert total is not None and total.total_turns == 7
+        assert await store.branch_usage(SID, "no-such-branch") is None
+        assert await store.turn_usage("nobody") == []
+
+
+async def test_switching_is_checked_and_per_session(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        with pytest.raises(BranchNotFound) as err:
+            await store.set_branch(SID, "gone")  # deleted by the library
+        assert "gone" in str(err.value) and "\n" not in str(err.value)
+        assert isinstance(err.value, SessionNotFound)
+        with pytest.raises(SessionNotFound) as err:
+            await store.set_branch("nobody", "alt")
+        assert "unknown session" in str(err.value)
+        await store.set_branch(SID, "alt")
+        # the other session still reads its main branch
+        assert store.current_branch(OTHER) == "main"
+        assert [m.text for m in await all_messages(store, OTHER)] == ["another session", "yes"]
+        await store.set_branch(SID, "main")
+        assert store.current_branch(SID) == "main"
+
+
+async def test_session_list_counts_main_and_search_reads_the_current_branch(lib_db):
+    lib = Library(lib_db)
+    main_count = len((await lib.view())["current_items"])
+    async with await open_store(str(lib_db)) as store:
+        listed = {s.id: s.messages for s in await all_sessions(store)}
+        assert listed == {SID: main_count, OTHER: 2}
+        by_count = await store.list_sessions(order="messages")
+        assert [s.id for s in by_count.sessions] == [SID, OTHER]
+        assert [s.id for s in await store.search_sessions("alt three")] == []  # not on main
+        await store.set_branch(SID, "alt")
+        assert [s.id for s in await store.search_sessions("alt three")] == [SID]
+        assert [s.id for s in await store.search_sessions("fourth")] == []  # main only
+        assert [s.id for s in await store.search_sessions("another")] == [OTHER]
+        info = {s.id: s.messages for s in await store.sessions_by_ids([SID, OTHER])}
+        assert info == {SID: await store.count_messages(SID), OTHER: 2}
+
+
+async def test_flux_session_protocol_reads_the_current_branch(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        await store.set_branch(SID, "alt")
+        got = await store.session(SID).get_messages(2)
+        assert got == [{"role": "user", "content": "alt three"},
+                       {"role": "assistant", "content": "alt three answer"}]
+
+
+async def test_turns_before_an_anchor_count_the_current_branch(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        for branch in ("main", "alt"):
+            await store.set_branch(SID, branch)
+            for m in await all_messages(store, SID):
+                assert await store.count_turns_before(SID, m.sort_key) == await Store.count_turns_before(
+                    store, SID, m.sort_key
+                )
+
+
+async def test_read_only_open_changes_no_byte(lib_db):
+    before = snapshot(lib_db)
+    async with await open_store(str(lib_db)) as store:
+        await fluxgui_view(store)
+        await store.set_branch(SID, "alt")
+        await fluxgui_view(store)
+        await all_sessions(store)
+        await store.list_sessions(order="messages")
+        await store.search_sessions("sunny")
+        for edit in (
+            lambda: store.create_branch_from_turn(SID, 2, "x"),
+            lambda: store.delete_branch(SID, "alt", force=True),
+        ):
+            with pytest.raises(ReadOnlyError):
+                await edit()
+    assert snapshot(lib_db) == before
+
+
+async def test_branch_pointer_falls_back_to_main_after_a_clear(lib_db):
+    async with await open_store(str(lib_db)) as store:
+        await store.set_branch(SID, "alt")
+        s = Library(lib_db).session()
+        try:
+            await s.clear_session()
+            await s.add_items([user("fresh start")])
+        finally:
+            s.close()
+        # as the library's own stale session objects do, the pointer goes back to main
+        assert [m.text for m in await all_messages(store, SID)] == ["fresh start"]
+        assert store.current_branch(SID) == "main"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+async def lib_create(path: Path, sid: str, turn: int, name: str | None, current: str = "main") -> str:
+    s = AdvancedSQLiteSession(session_id=sid, db_path=str(path))
+    try:
+        if current != "main":
+            await s.switch_to_branch(current)
+        return await s.create_branch_from_turn(turn, name)
+    finally:
+        s.close()
+
+
+async def lib_delete(path: Path, sid: str, branch: str) -> None:
+    s = AdvancedSQLiteSession(session_id=sid, db_path=str(path))
+    try:
+        await s.delete_branch(branch)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(
+    ("current", "turn"), [("main", 2), ("main", 4), ("alt", 3), ("alt", 1), ("main", 1)]
+)
+async def test_create_branch_writes_what_the_library_writes(lib_db, current, turn):
+    ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
+    assert await lib_create(ref, SID, turn, "new", current) == "new"
+    async with await open_store(str(ours), writable=True) as store:
+        if current != "main":
+            await store.set_branch(SID, current)
+        change = await store.create_branch_from_turn(SID, turn, "new")
+        assert change.branch_id == "new"
+        assert store.current_branch(SID) == "new"  # the library switches too
+    assert dump(ours, times=False) == dump(ref, times=False)
+    # and the library reads fluxgui's branch as its own
+    assert timeless(await Library(ours).view()) == timeless(await Library(ref).view())
+    if turn > 1:
+        async with await open_store(str(ours)) as store:
+            assert await fluxgui_view(store) == await Library(ours).view()
+
+
+async def test_auto_named_branch(lib_db):
+    ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
+    theirs = await lib_create(ref, SID, 2, None)
+    async with await open_store(str(ours), writable=True) as store:
+        change = await store.create_branch_from_turn(SID, 2)
+    assert re.fullmatch(r"branch_from_turn_2_\d+", change.branch_id), change.branch_id
+    assert re.fullmatch(r"branch_from_turn_2_\d+", theirs), theirs
+
+    def renamed(path: Path, name: str) -> dict:
+        d = dump(path, times=False)
+        return {t: [tuple("NEW" if v == name else v for v in row) for row in rows] for t, rows in d.items()}
+
+    assert renamed(ours, change.branch_id) == renamed(ref, theirs)
+
+
+async def test_a_branch_made_by_fluxgui_grows_in_the_library(lib_db):
+    async with await open_store(str(lib_db), writable=True) as store:
+        await store.create_branch_from_turn(SID, 3, "fg")
+    s = Library(lib_db).session()
+    try:
+        await s.switch_to_branch("fg")
+        await s.add_items([user("fg three"), answer("fg answer")])
+        await s.store_run_usage(run_result(1, 7, 8))
+        turns = await s.get_conversation_turns()
+        assert [t["turn"] for t in turns] == [1, 2, 3]
+        assert turns[-1]["content"] == "fg three"
+        assert [u["user_turn_number"] for u in await s.get_turn_usage()] == [3]
+    finally:
+        s.close()
+    async with await open_store(str(lib_db)) as store:
+        await store.set_branch(SID, "fg")
+        assert await fluxgui_view(store) == await Library(lib_db).view(current="fg")
+
+
+@pytest.mark.parametrize(
+    ("turn", "name", "error", "needle"),
+    [
+        (2, "   ", BranchError, "empty"),
+        (2, "alt", BranchError, "already been used"),
+        (2, "gone", BranchError, "already been used"),  # deleted, still reserved
+        (2, "main", BranchError, "already been used"),
+        (99, "x", BranchError, "does not contain a user message"),
+    ],
+)
+async def test_create_branch_refusals_write_nothing(lib_db, turn, name, error, needle):
+    before = dump(lib_db)
+    s = Library(lib_db).session()
+    try:
+        with pytest.raises(ValueError):  # the library refuses the same
+            await s.create_branch_from_turn(turn, name)
+    finally:
+        s.close()
+    assert dump(lib_db) == before
+    async with await open_store(str(lib_db), writable=True) as store:
+        with pytest.raises(error) as err:
+            await store.create_branch_from_turn(SID, turn, name)
+        assert needle in str(err.value) and "\n" not in str(err.value)
+        assert store.current_branch(SID) == "main"
+        with pytest.raises(SessionNotFound):
+            await store.create_branch_from_turn("nobody", 1, "x")
+    assert dump(lib_db) == before
+
+
+@pytest.mark.parametrize("branch", ["alt", None])
+async def test_delete_branch_writes_what_the_library_writes(lib_db, branch):
+    async with await open_store(str(lib_db)) as store:
+        branch = branch or next(b.branch_id for b in await store.list_branches(SID)
+                                if b.branch_id.startswith("branch_from_turn_3_"))
+    ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
+    await lib_delete(ref, SID, branch)
+    async with await open_store(str(ours), writable=True) as store:
+        change = await store.delete_branch(SID, branch)
+        assert change.count("structure", added=False) > 0
+        assert change.count("messages", added=False) > 0  # its own items went too
+    assert dump(ours) == dump(ref)
+    assert await Library(ours).view() == await Library(ref).view()
+    s = Library(ours).session()
+    try:
+        with pytest.raises(ValueError):  # the id stays reserved
+            await s.create_branch_from_turn(2, branch)
+    finally:
+        s.close()
+
+
+async def test_delete_branch_refusals(lib_db):
+    before = dump(lib_db)
+    async with await open_store(str(lib_db), writable=True) as store:
+        with pytest.raises(BranchError, match="main"):
+            await store.delete_branch(SID, "main")
+        with pytest.raises(BranchError, match="empty"):
+            await store.delete_branch(SID, " ")
+        with pytest.raises(BranchNotFound):
+            await store.delete_branch(SID, "gone")
+        with pytest.raises(SessionNotFound):
+            await store.delete_branch("nobody", "alt")
+        await store.set_branch(SID, "alt")
+        with pytest.raises(BranchError, match="current branch"):
+            await store.delete_branch(SID, "alt")
+        assert store.current_branch(SID) == "alt"
+        assert dump(lib_db) == before
+        # force: back to main, then deleted
+        await store.delete_branch(SID, "alt", force=True)
+        assert store.current_branch(SID) == "main"
+        assert "alt" not in [b.branch_id for b in await store.list_branches(SID)]
+
+
+async def test_undo_and_redo_branch_edits(lib_db):
+    before = dump(lib_db)
+    async with await open_store(str(lib_db), writable=True) as store:
+        deleted = await store.delete_branch(SID, "alt")
+        after_delete = dump(lib_db)
+        await store.apply_branch_change(deleted.inverse())
+        assert dump(lib_db) == before
+        assert await Library(lib_db).view() == await fluxgui_view(store)
+        await store.apply_branch_change(deleted)
+        assert dump(lib_db) == after_delete
+        with pytest.raises(Conflict):
+            await store.apply_branch_change(deleted)  # nothing left to remove
+        await store.apply_branch_change(deleted.inverse())
+        assert dump(lib_db) == before
+
+        created = await store.create_branch_from_turn(SID, 2, "fg")
+        assert store.current_branch(SID) == "fg"
+        await store.apply_branch_change(created.inverse())
+        assert store.current_branch(SID) == "main"
+        undone = dump(lib_db)
+        assert undone["message_structure"] == before["message_structure"]
+        assert ("conv", "fg") in undone["branch_reservations"]  # the id stays used
+    assert await Library(lib_db).view() == (await _view_of(lib_db))
+
+
+async def _view_of(path: Path) -> dict:
+    async with await open_store(str(path)) as store:
+        return await fluxgui_view(store)
+
+
+async def test_item_edits_stay_refused(lib_db):
+    async with await open_store(str(lib_db), writable=True) as store:
+        with pytest.raises(ReadOnlyError, match="AdvancedSQLiteSession"):
+            await store.clear_messages(SID)
+        with pytest.raises(Exception, match="AdvancedSQLiteSession"):
+            await store.add_messages(SID, [copy.deepcopy(user("x"))])
