@@ -4,6 +4,8 @@
     fluxgui ls TARGET [--json] [--search TEXT] [--limit N]      list sessions
     fluxgui show TARGET SESSION_ID [--json] [--limit N] [--branch B]   show one session
     fluxgui branches TARGET SESSION_ID [--json] [--usage]       an AdvancedSQLiteSession's branches
+    fluxgui branch TARGET SESSION_ID --at MESSAGE_ID [--name NEW_ID]   fork a session
+    fluxgui diff TARGET A B [--json]                            compare two sessions turn by turn
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
     fluxgui rm TARGET SESSION_ID --yes                          delete a session
     fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
@@ -20,6 +22,7 @@ and HelloAgent JSON session files; ``import`` and ``copy`` write new sessions, o
 transaction each, and make a new SQLite store when the target path does not exist
 (``--format`` says which; default: the Agents SDK format for items, else flux).
 
+``diff`` exits 0 when the sessions are the same and 1 when they differ.
 A known error prints one line on stderr and exits 3; a usage error exits 2 (so does
 ``clear``/``rm`` without ``--yes`` when there is no terminal to ask on).
 """
@@ -40,7 +43,7 @@ from fluxgui.core.model import Message
 EXIT_KNOWN_ERROR = 3
 EXIT_USAGE = 2
 EXIT_DECLINED = 1
-COMMANDS = ("ls", "show", "branches", "clear", "rm", "export", "import", "copy")
+COMMANDS = ("ls", "show", "branches", "branch", "diff", "clear", "rm", "export", "import", "copy")
 
 
 def _store_options(p: argparse.ArgumentParser, *, format_option: str = "--format") -> None:
@@ -94,6 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="add token usage per branch and per turn (from turn_usage)",
     )
     _store_options(branches)
+    text = "fork a session: a new session with its messages up to and including one"
+    branch = sub.add_parser("branch", help=text, description=text[:1].upper() + text[1:] + ".")
+    branch.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    branch.add_argument("session_id", metavar="SESSION_ID")
+    branch.add_argument("--at", type=int, required=True, metavar="MESSAGE_ID",
+                        help="the last message the fork includes (its id, as `show` prints)")
+    branch.add_argument("--name", metavar="NEW_ID", help="the new session's id (default: SESSION_ID-fork, …)")
+    _store_options(branch)
+    text = "compare two sessions turn by turn"
+    diff = sub.add_parser("diff", help=text, description=text[:1].upper() + text[1:] + " (exit 0 when they are the same, 1 when they differ).")
+    diff.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    diff.add_argument("a", metavar="A", help="a session id")
+    diff.add_argument("b", metavar="B", help="another session id")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    _store_options(diff)
     for name, text in (
         ("clear", "remove every message of one session (one transaction)"),
         ("rm", "delete one session and all its messages (one transaction)"),
@@ -375,6 +393,38 @@ def _confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+async def cmd_branch(args: argparse.Namespace, out: TextIO) -> int:
+    store = await _open(args, writable=True)
+    try:
+        change = await store.fork_session(args.session_id, args.at, args.name)
+    finally:
+        await store.close()
+    n = len(change.added)
+    out.write(
+        f"forked session {show_id(args.session_id)} at message {args.at} into "
+        f"{show_id(change.session_id)} ({n} message{'' if n == 1 else 's'})\n"
+    )
+    return 0
+
+
+async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.services.compare import compare_sessions, format_diff_text
+
+    store = await _open(args)
+    try:
+        comparison = await compare_sessions(store, args.a, store, args.b)
+    finally:
+        await store.close()
+    if args.json:
+        json.dump(comparison.to_dict(), out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        out.write(format_diff_text(comparison))
+        if not format_diff_text(comparison).endswith("\n"):
+            out.write("\n")
+    return 0 if comparison.identical else 1
+
+
 async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     """``clear`` / ``rm``: one session, opened writable, changed in one transaction."""
     what, method = _EDITS[args.command]
@@ -559,6 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_USAGE
             handler = {
                 "ls": cmd_ls, "show": cmd_show, "branches": cmd_branches,
+                "branch": cmd_branch, "diff": cmd_diff,
                 "clear": cmd_edit, "rm": cmd_edit,
                 "export": cmd_export, "import": cmd_import, "copy": cmd_copy,
             }[args.command]
@@ -568,6 +619,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.write(
                 "\ncommands:\n  ls      list sessions\n  show    show one session\n"
                 "  branches  list an AdvancedSQLiteSession session's branches\n"
+                "  branch  fork a session at a message\n"
+                "  diff    compare two sessions turn by turn\n"
                 "  clear   remove every message of one session\n  rm      delete one session\n"
                 "  export  write sessions to a JSON, JSONL, Markdown or HTML file\n"
                 "  import  import exports and session files as new sessions\n"
