@@ -33,6 +33,7 @@ from fluxgui.core.model import Message, SessionInfo, from_agents_row
 from .agents import AgentsStore
 from .base import Direction
 from .backends import Backend, Params, Tx
+from .changes import SessionRow, TableEditor, free_fork_id, record_fork
 from .sqlstore import in_clause, like_any, search_ids, search_patterns
 
 MAIN = "main"
@@ -198,9 +199,14 @@ class BranchChange:
     label: str
     removed: dict[str, tuple[Row, ...]] = field(default_factory=dict)
     added: dict[str, tuple[Row, ...]] = field(default_factory=dict)
+    #: the session's row before and after (a fork makes one); ``None``: left alone
+    sessions: tuple[SessionRow | None, SessionRow | None] | None = None
 
     def inverse(self) -> BranchChange:
-        return BranchChange(self.session_id, self.branch_id, self.label, self.added, self.removed)
+        sessions = (self.sessions[1], self.sessions[0]) if self.sessions else None
+        return BranchChange(
+            self.session_id, self.branch_id, self.label, self.added, self.removed, sessions
+        )
 
     def count(self, table: str, *, added: bool) -> int:
         return len((self.added if added else self.removed).get(table, ()))
@@ -740,6 +746,20 @@ class AdvancedStore(AgentsStore):
                 wanted = [r["id"] for r in rows if int(r["id"]) not in freed]
                 if await self._rows_by_id(tx, table, cols, wanted):
                     raise conflict()
+            before, after = change.sessions or (None, None)
+            if change.sessions is not None:
+                current = await tx.fetchall(
+                    f"SELECT 1 FROM {self._S} WHERE session_id = :s", {"s": sid}
+                )
+                if bool(current) != (before is not None):
+                    raise conflict()
+                if after is not None:
+                    await tx.execute(
+                        f"INSERT INTO {self._S} (session_id, created_at, updated_at) "
+                        "VALUES (:s, :c, :u) ON CONFLICT (session_id) DO UPDATE SET "
+                        "created_at = excluded.created_at, updated_at = excluded.updated_at",
+                        {"s": sid, "c": after.created_at, "u": after.updated_at},
+                    )
             for key in ("usage", "structure", "messages"):
                 table, _ = tables[key]
                 ids = [int(r["id"]) for r in change.removed.get(key, ())]
@@ -756,6 +776,8 @@ class AdvancedStore(AgentsStore):
                         f"VALUES ({', '.join(':' + c for c in cols)})",
                         [{c: r.get(c) for c in cols} for r in rows],
                     )
+            if change.sessions is not None and after is None and before is not None:
+                await tx.execute(f"DELETE FROM {self._S} WHERE session_id = :s", {"s": sid})
             return change
 
         result = await self.backend.transaction(body)
@@ -768,6 +790,89 @@ class AdvancedStore(AgentsStore):
             if not left or not left[0]:
                 self._branches.pop(sid, None)
         return result
+
+    async def fork_session(
+        self, session_id: str, at_message_id: int, new_id: str | None = None
+    ) -> BranchChange:
+        """Fork the session's current branch up to and including ``at_message_id`` into a
+        new session (on its ``main``), as the library would have written it: its items
+        copied, and their ``message_structure`` rows with the library's message types,
+        tool names, sequence and turn numbers. Usage is not copied (as the library's
+        branches do not copy it). The origin is not changed; undoable."""
+        self._check_writable()
+        sid, at = session_id, int(at_message_id)
+        branch = self.current_branch(sid)
+        editor = self.editor()
+        structure_ids = TableEditor(
+            self, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
+        )
+        label = f"Fork session {show_id(sid)} at message {at}"
+
+        async def body(tx: Tx) -> BranchChange:
+            got = await tx.fetchall(
+                f"SELECT sequence_number FROM {STRUCTURE} WHERE session_id = :s "
+                "AND branch_id = :b AND message_id = :m",
+                {"s": sid, "b": branch, "m": at},
+            )
+            if not got:
+                raise SessionNotFound(
+                    f"message {at} is not in session {show_id(sid)} (branch {show_id(branch)})"
+                )
+            target = await free_fork_id(editor, tx, sid, new_id)
+            rows = await tx.fetchall(
+                f"""SELECT m.message_data, m.created_at, s.message_type, s.tool_name
+                    FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                    WHERE s.session_id = :s AND s.branch_id = :b AND s.sequence_number <= :q
+                    ORDER BY s.sequence_number""",
+                {"s": sid, "b": branch, "q": got[0][0]},
+            )
+            now = await editor.now(tx)
+            origin = await editor.session_row(tx, sid)
+            after = SessionRow(origin.created_at if origin else now, now)
+            await tx.execute(
+                f"INSERT INTO {self._S} (session_id, created_at, updated_at) VALUES (:s, :c, :u)",
+                {"s": target, "c": after.created_at, "u": after.updated_at},
+            )
+            message_ids = await editor.new_ids(tx, len(rows))
+            struct_ids = await structure_ids.new_ids(tx, len(rows))
+            messages: list[Row] = []
+            structure: list[Row] = []
+            turn = 0
+            for n, (data, created, mtype, tool) in enumerate(rows):
+                turn += mtype == "user"
+                messages.append({"id": message_ids[n], "session_id": target,
+                                 "message_data": data, "created_at": created})
+                structure.append({
+                    "id": struct_ids[n], "session_id": target, "message_id": message_ids[n],
+                    "branch_id": "main", "message_type": mtype, "sequence_number": n + 1,
+                    "user_turn_number": turn, "branch_turn_number": turn, "tool_name": tool,
+                    "created_at": now,
+                })
+            for table, cols, new in (
+                (self._M, _MESSAGE_ROW, messages), (STRUCTURE, _STRUCTURE_ROW, structure)
+            ):
+                if new:
+                    await tx.executemany(
+                        f"INSERT INTO {table} ({', '.join(cols)}) "
+                        f"VALUES ({', '.join(':' + c for c in cols)})",
+                        new,
+                    )
+            await record_fork(tx, target, sid, at)
+            return BranchChange(
+                target, "main", label, {},
+                {"messages": tuple(messages), "structure": tuple(structure)},
+                (None, after),
+            )
+
+        return await self.backend.transaction(body)
+
+    async def apply_change(self, change: Any) -> Any:
+        """Undo/redo of any edit of this store: a :class:`BranchChange` is written by
+        :meth:`apply_branch_change`, anything else as every store writes its changes
+        (so branch edits share the window's one undo stack)."""
+        if isinstance(change, BranchChange):
+            return await self.apply_branch_change(change)
+        return await super().apply_change(change)
 
     # -- transaction helpers ---------------------------------------------------------
 

@@ -559,17 +559,7 @@ async def fork(
         if at_id not in found:
             raise SessionNotFound(f"message {at_id} is not in session {show_id(sid)}")
         anchor = found[at_id]
-        if new_id is not None:
-            target = new_id
-            if await _exists(editor, tx, target):
-                raise Conflict(
-                    f"session {show_id(target)} already exists in {editor.store.target}"
-                )
-        else:
-            target, n = f"{sid}-fork", 1
-            while await _exists(editor, tx, target):
-                n += 1
-                target = f"{sid}-fork-{n}"
+        target = await free_fork_id(editor, tx, sid, new_id)
         origin_row = await editor.session_row(tx, sid)
         now = await editor.now(tx)
         after = SessionRow(origin_row.created_at if origin_row else now, now)
@@ -591,14 +581,7 @@ async def fork(
             f"ORDER BY {editor._order_by()}",
             {"t": target, "s": sid, **params},
         )
-        await tx.execute(forks_ddl(tx.dialect))
-        await tx.execute(
-            f"INSERT INTO {FORKS_TABLE} (session_id, origin_session_id, origin_message_id) "
-            "VALUES (:t, :s, :i) ON CONFLICT (session_id) DO UPDATE SET "
-            "origin_session_id = excluded.origin_session_id, "
-            "origin_message_id = excluded.origin_message_id, created_at = CURRENT_TIMESTAMP",
-            {"t": target, "s": sid, "i": int(at_id)},
-        )
+        await record_fork(tx, target, sid, at_id)
         added = await editor.rows(tx, target)
         return Change(
             target, label, (), tuple(added),
@@ -606,6 +589,32 @@ async def fork(
         )
 
     return await editor.store.backend.transaction(body)
+
+
+async def record_fork(tx: Tx, fork_id: str, origin_id: str, at_id: int) -> None:
+    """Note in the sidecar table that ``fork_id`` was forked from ``origin_id`` at
+    message ``at_id`` (a fork made again under the same name replaces the note)."""
+    await tx.execute(forks_ddl(tx.dialect))
+    await tx.execute(
+        f"INSERT INTO {FORKS_TABLE} (session_id, origin_session_id, origin_message_id) "
+        "VALUES (:t, :s, :i) ON CONFLICT (session_id) DO UPDATE SET "
+        "origin_session_id = excluded.origin_session_id, "
+        "origin_message_id = excluded.origin_message_id, created_at = CURRENT_TIMESTAMP",
+        {"t": fork_id, "s": origin_id, "i": int(at_id)},
+    )
+
+
+async def free_fork_id(editor: TableEditor, tx: Tx, sid: str, new_id: str | None) -> str:
+    """``new_id`` if free (else :class:`Conflict`), or the first free ``<sid>-fork…``."""
+    if new_id is not None:
+        if await _exists(editor, tx, new_id):
+            raise Conflict(f"session {show_id(new_id)} already exists in {editor.store.target}")
+        return new_id
+    target, n = f"{sid}-fork", 1
+    while await _exists(editor, tx, target):
+        n += 1
+        target = f"{sid}-fork-{n}"
+    return target
 
 
 async def fork_origin(store: Store, session_id: str) -> dict[str, Any] | None:

@@ -77,6 +77,10 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["pop_message"] = _action(window, "Remove &Last Message", window.pop_message)
     actions["fork"] = _action(window, "&Fork from Here…", window.fork_here, "Ctrl+Shift+F",
                               "A new session with the conversation up to the selected message")
+    actions["branch_from_turn"] = _action(
+        window, "&Branch from This Turn…", window.branch_from_turn,
+        tip="A new branch of an AdvancedSQLiteSession session, before the selected user turn",
+    )
     actions["clear_session"] = _action(window, "C&lear Session…", window.clear_session,
                                        tip="Remove every message of the open session")
     actions["delete_session"] = _action(window, "Delete &Session…", window.delete_session,
@@ -89,7 +93,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
     for name in ("edit_message", "insert_before", "insert_after", "delete_messages",
-                 "pop_message", "fork"):
+                 "pop_message", "fork", "branch_from_turn"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
     for name in ("clear_session", "delete_session"):

@@ -74,6 +74,7 @@ from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs, call_key, output_key, tool_name
 from fluxgui.core.turns import starts_turn, turn_numbers
 
+from .branches import short_tokens
 from .bridge import AsyncBridge
 from .inspector import MessageInspector
 from .markdown import (
@@ -586,6 +587,9 @@ class MessageDelegate(QStyledItemDelegate):
         turn = self._pane.turn_of(m)
         if turn is not None:
             parts.append(f"turn {turn}")
+            tokens = self._pane.turn_tokens.get(turn)
+            if tokens is not None:  # an Advanced store's turn usage (the branch bar's)
+                parts.append(short_tokens(tokens))
         if m.kind != "message":
             mark = ""
             if self.is_collapsible(m) and m.kind == "reasoning":
@@ -921,6 +925,9 @@ class ConversationPane(QWidget):
         self._turn_base: int | None = None
         self._turns: dict[int, int] | None = None
         self._turns_key = f"{self._key}:turns"
+        #: turn number → total tokens of that turn, shown in user messages' headers
+        #: (filled by the window's branch bar for Advanced stores; empty otherwise)
+        self.turn_tokens: dict[int, int] = {}
         self._current: Message | None = None
         #: messages per page
         self.page_size = PAGE_SIZE
@@ -960,6 +967,11 @@ class ConversationPane(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.setSpacing(0)
         left_layout.addLayout(head)
+        #: widgets the window shows between the title line and the messages (branches)
+        self.header_area = QVBoxLayout()
+        self.header_area.setContentsMargins(0, 0, 0, 0)
+        self.header_area.setSpacing(0)
+        left_layout.addLayout(self.header_area)
         left_layout.addWidget(self.view, 1)
 
         #: the selected message's fields, metadata and raw item (the window may move it)
@@ -1030,6 +1042,7 @@ class ConversationPane(QWidget):
         self._generation += 1
         self._stop_live()
         self._store, self._session_id, self._info = store, session_id, None
+        self.turn_tokens = {}
         self._at_start = False
         self._earlier_failed = False
         self.pairs.clear()
@@ -1119,6 +1132,7 @@ class ConversationPane(QWidget):
         self._stop_live()
         self._set_loading(None)
         self._store, self._session_id, self._info = None, None, None
+        self.turn_tokens = {}
         self._at_start = True
         self.pairs.clear()
         self.delegate.reset()

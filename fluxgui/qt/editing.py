@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from fluxgui.adapters.advanced import BranchChange
 from fluxgui.adapters.base import Store
 from fluxgui.adapters.changes import Change
 
@@ -138,7 +139,7 @@ class Editor(QObject):
             return
         what, _command = self._pending
         self._set_pending(None)
-        assert isinstance(result, Change)
+        assert isinstance(result, (Change, BranchChange))  # a branch edit: same interface
         if what == "do":
             self.stack.push(ChangeCommand(result))
             self.applied.emit(result)

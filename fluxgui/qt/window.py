@@ -38,11 +38,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.adapters.advanced import BranchChange
 from fluxgui.adapters.base import Store
 from fluxgui.adapters.changes import Change
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound
 
 from .actions import install_actions
+from .branches import (
+    branch_from_turn,
+    can_branch_here,
+    carry_branches,
+    install_branch_bar,
+    is_branchable,
+    on_branch_change_applied,
+)
 from .bridge import AsyncBridge
 from .demo import demo_store_path
 from .editing import Editor
@@ -275,6 +284,8 @@ class MainWindow(QMainWindow):
         self.watcher = StoreWatcher(self.bridge, self)
         self.watcher.changed.connect(self._on_store_changed)
         self.editor.applied.connect(self._on_edit_applied)
+        # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
+        self.branch_bar = install_branch_bar(self)
         self.editor.failed.connect(self._on_edit_failed)
         self.editor.runningChanged.connect(lambda _running: self._update_edit_actions())
         self.editor.stack.indexChanged.connect(lambda _index: self._update_edit_actions())
@@ -329,6 +340,8 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         if self._session_id is not None:
             self.conversation.catch_up()
+        if self.branch_bar.isVisible():
+            self.branch_bar.refresh()
 
     def _status_label(self) -> QLabel:
         label = QLabel(self)
@@ -706,6 +719,7 @@ class MainWindow(QMainWindow):
     def _on_conversation_loaded(self, session_id: str) -> None:
         select, self._select_message_after = self._select_message_after, None
         self._maybe_gone = None
+        self.branch_bar.set_session(self._store, session_id)
         if self._store is not None:
             self.bridge.start("origin", self._origin_of(self._store, session_id))
         if select is not None:
@@ -716,6 +730,7 @@ class MainWindow(QMainWindow):
     def _on_conversation_failed(self, error: object) -> None:
         assert isinstance(error, BaseException)
         self._session_id = None
+        self.branch_bar.set_session(None, None)
         self._update_edit_actions()
         gone, self._maybe_gone = self._maybe_gone, None
         if isinstance(error, SessionNotFound):
@@ -738,6 +753,8 @@ class MainWindow(QMainWindow):
             remember_opened(self._pending, self.recent)
             self._pending = None
         old, self._store = self._store, store
+        carry_branches(old, store)  # reopened for editing: stay on the same branches
+        self.branch_bar.set_session(None, None)
         if old is not None:
             self.bridge.start(f"close:{id(old):x}", old.close())
         self._session_id = None
@@ -795,6 +812,7 @@ class MainWindow(QMainWindow):
             "pop_message": writable and has_session,
             "clear_session": writable and has_session,
             "delete_session": writable and has_session,
+            "branch_from_turn": can_branch_here(self),
         }
         for name, on in enabled.items():
             if name in actions:
@@ -807,10 +825,14 @@ class MainWindow(QMainWindow):
             text = stack.redoText()
             actions["redo"].setText(f"&Redo {text}" if text else "&Redo")
 
-    def _editable_store(self) -> Store | None:
-        """The store when edits may be written now, else explain why (error bar)."""
+    def _editable_store(self, *, writable_only: bool = False) -> Store | None:
+        """The store when edits may be written now, else explain why (error bar).
+        ``writable_only``: an edit every writable store supports (a fork), even those
+        whose messages cannot be edited (AdvancedSQLiteSession stores)."""
         store = self._store
         reason = self.editor.reason_not_editable()
+        if writable_only and store is not None and store.can_write:
+            reason = None
         if reason is not None or store is None:
             if store is not None and not store.can_write:
                 reason = "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
@@ -950,7 +972,7 @@ class MainWindow(QMainWindow):
         message (the origin is not changed); it opens once made. Undoable."""
         from PySide6.QtWidgets import QInputDialog, QLineEdit
 
-        store = self._editable_store()
+        store = self._editable_store(writable_only=True)
         sid = self._session_id
         message = self.conversation.current_message()
         if store is None or sid is None or message is None:
@@ -968,10 +990,17 @@ class MainWindow(QMainWindow):
         self._show_after_edit = True
         self.editor.run(store.fork_session(sid, message.id, name.strip() or None))
 
+    def branch_from_turn(self) -> None:
+        """Branch from the selected user message's turn (Advanced stores; undoable)."""
+        branch_from_turn(self)
+
     def _on_edit_applied(self, change: Change) -> None:
+        if isinstance(change, BranchChange) and not getattr(self, "_show_after_edit", False):
+            on_branch_change_applied(self, change)
+            return
         self.error_bar.clear()
         sid = change.session_id
-        if getattr(self, "_show_after_edit", False):
+        if getattr(self, "_show_after_edit", False):  # a fork: show it
             self._show_after_edit = False
             self.sessions.refresh([sid])
             self._pending_select = sid
@@ -1012,6 +1041,8 @@ class MainWindow(QMainWindow):
             menu.addAction(actions[name])
         menu.addSeparator()
         menu.addAction(actions["fork"])
+        if is_branchable(self._store):
+            menu.addAction(actions["branch_from_turn"])
 
     def _session_menu(self, pos: QPoint) -> None:
         index = self.session_view.indexAt(pos)

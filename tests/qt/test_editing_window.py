@@ -391,3 +391,24 @@ def test_compare_a_fork_with_its_origin(qtbot, window, agents_db, monkeypatch):
     _settle(qtbot, window)
     assert window.compare_sessions() is None
     assert "select two sessions" in window.error_bar.text()
+
+
+def test_fork_an_advanced_session_from_the_window(qtbot, window, tmp_path, monkeypatch):
+    from advanced_helpers import SID, Library, write_library_store
+    from PySide6.QtWidgets import QInputDialog
+
+    path = tmp_path / "advanced.db"
+    run_async(write_library_store(path))
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *_a: ("", True)))
+    _open(qtbot, window, path, SID)
+    _enable_editing(qtbot, window)
+    messages = window.conversation.model.messages
+    window.conversation.select_message(messages[1].id)
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000) as shown:
+        window.fork_here()
+    assert shown.args == [f"{SID}-fork"]
+    _settle(qtbot, window)
+    lib = Library(path)
+    view = run_async(lib.view(f"{SID}-fork"))
+    main = run_async(lib.view(SID))["per_branch"]["main"]["items"]
+    assert view["current_items"] == main[:2]
