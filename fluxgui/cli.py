@@ -5,7 +5,7 @@
     fluxgui show TARGET SESSION_ID [--json] [--limit N] [--branch B]   show one session
     fluxgui branches TARGET SESSION_ID [--json] [--usage]       an AdvancedSQLiteSession's branches
     fluxgui branch TARGET SESSION_ID --at MESSAGE_ID [--name NEW_ID]   fork a session
-    fluxgui diff TARGET A B [--json]                            compare two sessions turn by turn
+    fluxgui diff TARGET A B [--json] [--branch-a X] [--branch-b Y]   compare two sessions or branches
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
     fluxgui rm TARGET SESSION_ID --yes                          delete a session
     fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("a", metavar="A", help="a session id")
     diff.add_argument("b", metavar="B", help="another session id")
     diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.add_argument("--branch-a", metavar="BRANCH", help="A's branch (AdvancedSQLiteSession stores)")
+    diff.add_argument("--branch-b", metavar="BRANCH", help="B's branch (A and B may be one session)")
     _store_options(diff)
     for name, text in (
         ("clear", "remove every message of one session (one transaction)"),
@@ -412,7 +414,11 @@ async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await _open(args)
     try:
-        comparison = await compare_sessions(store, args.a, store, args.b)
+        if (args.branch_a or args.branch_b) and not getattr(store, "has_branches", False):
+            raise _no_branches(store)
+        comparison = await compare_sessions(
+            store, args.a, store, args.b, branch_a=args.branch_a, branch_b=args.branch_b
+        )
     finally:
         await store.close()
     if args.json:

@@ -808,6 +808,8 @@ def open_compare(
     session_b: str,
     *,
     store_b: Any = None,
+    branch_a: str | None = None,
+    branch_b: str | None = None,
 ) -> CompareDialog:
     """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
     and ``store_b``), start the comparison and return the window. It deletes itself when
@@ -816,5 +818,5 @@ def open_compare(
     dialog.setModal(False)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
-    dialog.view.compare(store, session_a, store_b, session_b)
+    dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b)
     return dialog

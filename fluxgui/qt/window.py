@@ -955,14 +955,24 @@ class MainWindow(QMainWindow):
             return None
         ids = self.selected_session_ids()
         origin = getattr(self, "_origin", None)
+        current_branch = getattr(store, "current_branch", None)
         if len(ids) == 2:
             a, b = ids
+        elif (
+            len(ids) == 1 and ids[0] == self._session_id and callable(current_branch)
+            and current_branch(ids[0]) != "main"
+        ):
+            # An AdvancedSQLiteSession session on another branch: main against it.
+            sid = ids[0]
+            return open_compare(
+                self, self.bridge, store, sid, sid, branch_a="main", branch_b=current_branch(sid)
+            )
         elif len(ids) == 1 and origin is not None and ids[0] == self._session_id:
             a, b = str(origin["session_id"]), ids[0]
         else:
             self.show_error(FluxguiError(
-                "select two sessions in the list (Ctrl+click) to compare them, "
-                "or open a fork to compare it with its origin"
+                "select two sessions in the list (Ctrl+click) to compare them, open a "
+                "fork to compare it with its origin, or a branch to compare it with main"
             ))
             return None
         return open_compare(self, self.bridge, store, a, b)

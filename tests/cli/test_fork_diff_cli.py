@@ -120,3 +120,19 @@ def test_diff_on_flux_forks(tmp_path: Path) -> None:
     proc = run_cli("diff", str(path), "a", "b", "--json")
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["first_difference"] == 1
+
+
+def test_diff_two_branches_of_one_advanced_session(tmp_path: Path, store: Path) -> None:
+    from advanced_helpers import SID, write_library_store
+
+    path = tmp_path / "advanced.db"
+    asyncio.run(write_library_store(path))
+    proc = run_cli("diff", str(path), SID, SID, "--branch-b", "alt", "--json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["first_difference"] == 2  # "alt" was branched from turn 2
+    assert doc["turns"][0]["turn"] == 1 and doc["turns"][0]["same"] is True
+    same = run_cli("diff", str(path), SID, SID, "--branch-a", "alt", "--branch-b", "alt")
+    assert same.returncode == 0, same.stderr
+    plain = run_cli("diff", str(store), "order", "order", "--branch-b", "alt")
+    assert plain.returncode == 3 and "has no branches" in plain.stderr

@@ -333,3 +333,17 @@ def test_render_the_window_with_the_branch_bar(qtbot, window, advanced_db):
     qtbot.waitUntil(lambda: window.conversation.turn_of(window.conversation.model.messages[0]) == 1)
     image = window.grab().toImage()
     assert image.save("/tmp/branches_window.png")
+
+
+def test_compare_a_branch_with_main(qtbot, window, advanced_db):
+    _open(qtbot, window, advanced_db)
+    _switch(qtbot, window, "alt")
+    dialog = window.compare_sessions()
+    assert dialog is not None
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
+        pass
+    comparison = got.args[0]
+    assert (comparison.a.branch, comparison.b.branch) == ("main", "alt")
+    assert comparison.first_difference == 2  # "alt" was branched from turn 2
+    assert dialog.view.highlighted_turns()[0] == 2
+    dialog.close()
