@@ -11,6 +11,8 @@
     fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
     fluxgui import TARGET FILE… [--format flux|agents] [--rename]
     fluxgui copy SOURCE DEST [SESSION_ID…] [--format flux|agents] [--rename]
+    fluxgui chat TARGET SESSION_ID --message TEXT [--provider offline|openai|ollama]
+                 [--base-url URL] [--model NAME] [--copy]     test-chat with a session
 
 ``show`` reads the ``main`` branch of an AdvancedSQLiteSession store unless ``--branch``
 names another; ``branches`` lists a session's branches as the library's
@@ -21,6 +23,11 @@ at all; ``-o -`` writes to standard output. ``import`` reads fluxgui's JSON/JSON
 and HelloAgent JSON session files; ``import`` and ``copy`` write new sessions, one
 transaction each, and make a new SQLite store when the target path does not exist
 (``--format`` says which; default: the Agents SDK format for items, else flux).
+
+``chat`` streams the agent's reply to standard output as it arrives and then saves the
+user's message and the reply in the session (with ``--copy``: in a fork of it, the
+original untouched); on a provider error nothing is saved. The OpenAI provider takes its
+key from ``OPENAI_API_KEY``.
 
 ``diff`` exits 0 when the sessions are the same and 1 when they differ.
 A known error prints one line on stderr and exits 3; a usage error exits 2 (so does
@@ -43,7 +50,9 @@ from fluxgui.core.model import Message
 EXIT_KNOWN_ERROR = 3
 EXIT_USAGE = 2
 EXIT_DECLINED = 1
-COMMANDS = ("ls", "show", "branches", "branch", "diff", "clear", "rm", "export", "import", "copy")
+COMMANDS = (
+    "ls", "show", "branches", "branch", "diff", "clear", "rm", "export", "import", "copy", "chat",
+)
 
 
 def _store_options(p: argparse.ArgumentParser, *, format_option: str = "--format") -> None:
@@ -124,7 +133,33 @@ def build_parser() -> argparse.ArgumentParser:
         edit.add_argument("--yes", action="store_true", help="do it without asking")
         _store_options(edit)
     _transfer_parsers(sub)
+    _chat_parser(sub)
     return parser
+
+
+def _chat_parser(sub: Any) -> None:
+    text = "send a message to an agent with a session's history and save the turn"
+    chat = sub.add_parser(
+        "chat", help=text,
+        description=text[:1].upper() + text[1:] + ". The reply streams to standard output; "
+        "the user's message and the reply are saved once the reply is complete (nothing "
+        "on an error). The openai provider reads its key from OPENAI_API_KEY.",
+    )
+    chat.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL (opened writable)")
+    chat.add_argument("session_id", metavar="SESSION_ID")
+    chat.add_argument("--message", "-m", required=True, metavar="TEXT", help="what the user says")
+    chat.add_argument(
+        "--provider", choices=("offline", "openai", "ollama"), default="offline",
+        help="offline (built in, no network; the default), openai (any OpenAI-compatible "
+        "endpoint) or ollama",
+    )
+    chat.add_argument("--base-url", metavar="URL", help="the endpoint: …/v1 for openai, http://HOST:11434 for ollama")
+    chat.add_argument("--model", metavar="NAME", help="the model name (default: gpt-4o-mini for openai, llama3.2 for ollama)")
+    chat.add_argument("--instructions", metavar="TEXT", default="", help="the agent's system prompt")
+    chat.add_argument("--temperature", type=float, default=0.7, metavar="T")
+    chat.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="how long to wait for the server (default 60)")
+    chat.add_argument("--copy", action="store_true", help="chat on a fork of the session (made at its last message); the original stays as it is")
+    _store_options(chat)
 
 
 def _transfer_parsers(sub: Any) -> None:
@@ -583,6 +618,40 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+async def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
+    from fluxgui.services.chat import AgentConfig, ChatEvent, chat
+
+    config = AgentConfig(
+        instructions=args.instructions,
+        model=args.model or "",
+        temperature=args.temperature,
+        provider=args.provider,
+        base_url=args.base_url,
+        timeout=args.timeout,
+    )
+
+    written = [""]  # the last piece written, to end the line properly
+
+    def on_event(event: ChatEvent) -> None:
+        if event.kind == "text" and event.text:
+            out.write(event.text)
+            out.flush()
+            written[0] = event.text
+
+    store = await _open(args, writable=True)
+    try:
+        result = await chat(store, args.session_id, args.message, config, on_event=on_event, copy=args.copy)
+    finally:
+        await store.close()
+        # Also when the stream broke off: the error line then starts on a line of its own.
+        if written[0] and not written[0].endswith("\n"):
+            out.write("\n")
+            out.flush()
+    if args.copy:
+        print(f"fluxgui: saved in the copy {show_id(result.session_id)}", file=sys.stderr)
+    return 0
+
+
 class _Known(FluxguiError):
     """A known error reworded for the command line."""
 
@@ -618,6 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "branch": cmd_branch, "diff": cmd_diff,
                 "clear": cmd_edit, "rm": cmd_edit,
                 "export": cmd_export, "import": cmd_import, "copy": cmd_copy,
+                "chat": cmd_chat,
             }[args.command]
             return _run(handler(args, out))
         if argv and argv[0] in ("-h", "--help"):
@@ -631,6 +701,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "  export  write sessions to a JSON, JSONL, Markdown or HTML file\n"
                 "  import  import exports and session files as new sessions\n"
                 "  copy    copy sessions into another store, converting the format\n"
+                "  chat    send a message to an agent with a session's history\n"
                 "\n'fluxgui COMMAND -h' shows a command's options.\n"
             )
             return 0

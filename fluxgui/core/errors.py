@@ -46,3 +46,8 @@ def show_id(value: str) -> str:
 
 class Conflict(FluxguiError):
     """A change (often an undo) no longer fits what the store holds: someone else changed it."""
+
+
+class ProviderError(FluxguiError):
+    """The test chat's model provider failed: server down, key refused, timeout, a broken
+    stream. Nothing was saved (a retry does not duplicate the user's message)."""

@@ -2,7 +2,7 @@
 
 Ctrl+O open a file, Ctrl+Shift+O open a URL, Ctrl+F search, Ctrl+L the session list,
 Ctrl+C copy the selected message's text, Ctrl+Shift+C its raw JSON, F5 reload,
-Ctrl+Q quit. Arrow keys move through the sessions in the list.
+Ctrl+Shift+T the chat panel, Ctrl+Q quit. Arrow keys move through the sessions in the list.
 
 Editing (once Ctrl+Shift+E has made the store writable): Ctrl+Z undo, Ctrl+Shift+Z redo,
 F2 edit the message, Ctrl+Return insert a message after it, Delete delete the selected
@@ -131,6 +131,17 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["inspector"].toggled.connect(inspector.setVisible)
     window.addAction(actions["inspector"])
     view_menu.addAction(actions["inspector"])
+    # Chat (issue 7): the dock's own toggle, so closing the dock unchecks it.
+    chat = window.chat_dock.toggleViewAction()
+    chat.setText("C&hat")
+    chat.setShortcut(QKeySequence("Ctrl+Shift+T"))
+    chat.setStatusTip("Send a message to an agent in the open session")
+    chat.toggled.connect(
+        lambda on: on and window.chat_panel.message.setFocus()
+    )
+    actions["chat"] = chat
+    window.addAction(chat)
+    view_menu.addAction(chat)
 
     help_menu = bar.addMenu("&Help")
     actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))

@@ -198,3 +198,61 @@ def startup_target(recent: RecentStores) -> tuple[str, str] | None:
         return (last, label) if os.path.isfile(last) else None
     target = recent.resolve_target(last)
     return (target, label) if target is not None else None
+
+
+# --------------------------------------------------------------------------- agent settings
+
+_AGENTS = "agents"
+
+
+class AgentSettings:
+    """The chat panel's agent settings (name, model, provider, …), one set per store.
+
+    Keyed by the store's target without its password (:func:`normalize_target`); the
+    values are the dict of ``AgentConfig.to_settings()`` as JSON. An API key is never
+    written, whatever the dict holds."""
+
+    def __init__(self, settings: QSettings | None = None) -> None:
+        self._settings = settings if settings is not None else default_settings()
+
+    @staticmethod
+    def _key(target: str) -> tuple[str, str] | None:
+        import hashlib
+
+        try:
+            stored, _ = normalize_target(target)
+        except ValueError:
+            return None
+        return stored, hashlib.sha1(stored.encode("utf-8")).hexdigest()[:20]
+
+    def load(self, target: str) -> dict[str, Any] | None:
+        """The settings saved for ``target``, or ``None``."""
+        import json
+
+        key = self._key(target)
+        if key is None:
+            return None
+        raw = self._settings.value(f"{_AGENTS}/{key[1]}/config", "", type=str)
+        if not raw:
+            return None
+        try:
+            values = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(values, dict):
+            return None
+        values.pop("api_key", None)
+        return values
+
+    def save(self, target: str, values: dict[str, Any]) -> bool:
+        """Remember ``values`` for ``target`` (without any API key)."""
+        import json
+
+        key = self._key(target)
+        if key is None:
+            return False
+        clean = {k: v for k, v in values.items() if k != "api_key"}
+        self._settings.setValue(f"{_AGENTS}/{key[1]}/target", key[0])
+        self._settings.setValue(f"{_AGENTS}/{key[1]}/config", json.dumps(clean, sort_keys=True))
+        self._settings.sync()
+        return True

@@ -309,6 +309,7 @@ class MainWindow(QMainWindow):
         self._busy_delay.timeout.connect(self.busy_indicator.show)
         self.bridge.busyChanged.connect(self._on_busy_changed)
 
+        self._install_chat()  # before the actions: View › Chat toggles its dock
         install_actions(self)
         self.conversation.menu_hook = self._conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self._update_edit_actions())
@@ -772,9 +773,53 @@ class MainWindow(QMainWindow):
         if self._pending_select is not None:
             self.show_session(self._pending_select)
 
+    # -- chat (issue 7) ---------------------------------------------------------------
+
+    def _install_chat(self) -> None:
+        """The chat panel, in a dock on the right (hidden until View › Chat)."""
+        from PySide6.QtWidgets import QDockWidget
+
+        from .chat import ChatPanel
+
+        self.chat_panel = ChatPanel(self)
+        self.chat_dock = QDockWidget("Chat", self)
+        self.chat_dock.setObjectName("chatDock")
+        self.chat_dock.setWidget(self.chat_panel)
+        self.chat_dock.setAllowedAreas(
+            Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea
+            | Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.chat_dock)
+        self.chat_dock.hide()
+
+    @property
+    def store_target(self) -> str | None:
+        """What the open store was opened from (a path or URL; it may hold a password:
+        show it through :func:`display_target`)."""
+        target = self._open_args.get("target")
+        return str(target) if target is not None else None
+
+    def show_chat(self, on: bool = True) -> None:
+        self.chat_dock.setVisible(on)
+        if on:
+            self.chat_panel.message.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def chat_finished(self, session_id: str, *, copied: bool = False) -> None:
+        """A chat added messages to ``session_id``: show them (a copy: switch to it)."""
+        self.sessions.refresh([session_id])
+        if copied:
+            self._pending_select = session_id
+            self._session_id = None
+            self.show_session(session_id)
+        elif session_id == self._session_id:
+            self.conversation.catch_up()
+
     # -- editing ---------------------------------------------------------------------
 
     def _update_mode(self) -> None:
+        chat = getattr(self, "chat_panel", None)
+        if chat is not None:
+            chat.store_changed()
         store = self._store
         writable = store is not None and store.can_write
         self.mode_label.setEnabled(store is not None)

@@ -1,0 +1,255 @@
+"""The test chat's model providers, and their failures as one-line :class:`ProviderError`.
+
+* ``openai``: flux's own :class:`~flux.models.openai_provider.OpenAIModel` (any
+  OpenAI-compatible chat-completions endpoint, streamed), given a client with a short,
+  configurable timeout and no silent retries, and a check that the stream really ended.
+* ``ollama``: Ollama's ``/api/chat`` NDJSON stream. flux's ``OllamaModel`` needs
+  aiohttp, which fluxgui does not ship, so :class:`OllamaChatModel` keeps flux's request
+  building and reads the stream with httpx2 (what the ``openai`` package itself uses).
+* ``offline``: :class:`~fluxgui.services.offline_model.OfflineModel`.
+
+Nothing here writes the API key anywhere; error messages never include it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from flux.context import Usage
+from flux.exceptions import FluxError
+from flux.exceptions import ProviderError as FluxProviderError
+from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk
+from flux.models.ollama import OllamaModel
+from flux.models.openai_provider import OpenAIModel
+
+from fluxgui.core.errors import ProviderError
+
+from .offline_model import OfflineModel
+
+PROVIDERS = ("offline", "openai", "ollama")
+DEFAULT_MODELS = {"offline": "offline", "openai": "gpt-4o-mini", "ollama": "llama3.2"}
+DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434"}
+#: what a keyless local OpenAI-compatible server (LM Studio, vLLM, llama.cpp) is sent
+NO_KEY = "not-needed"
+
+
+class _Malformed(Exception):
+    """The server's stream broke the protocol (internal; becomes a ProviderError)."""
+
+
+class OpenAIChatModel(OpenAIModel):
+    """flux's OpenAI provider with a bounded timeout, no retries, and a stream that must
+    end properly (``finish_reason`` / ``[DONE]``) rather than just stop."""
+
+    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float) -> None:
+        super().__init__(model=model, api_key=api_key, base_url=base_url)
+        self._timeout = timeout
+        self._clients: list[Any] = []
+
+    def _get_client(self) -> Any:
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+        )
+        self._clients.append(client)  # closed when the stream ends, however it ends
+        return client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        # flux's Runner stops reading at the first ``done`` chunk and never closes the
+        # model's generator; so read the whole HTTP stream here, close it, and only then
+        # hand over the (merged) ``done`` chunk as the last one.
+        ends: list[StreamChunk] = []
+        try:
+            async with contextlib.aclosing(super().stream(request)) as chunks:
+                async for chunk in chunks:
+                    if chunk.done:
+                        ends.append(chunk)
+                    else:
+                        yield chunk
+        finally:
+            clients, self._clients = self._clients, []
+            for client in clients:
+                await client.close()
+        if not ends:
+            raise _Malformed("the stream ended before the reply was complete")
+        yield StreamChunk(
+            done=True,
+            tool_call=next((c.tool_call for c in ends if c.tool_call), None),
+            usage=next((c.usage for c in ends if c.usage), None),
+        )
+
+
+class OllamaChatModel(OllamaModel):
+    """Ollama's ``/api/chat``, streamed as newline-delimited JSON over httpx2."""
+
+    def __init__(self, model: str, base_url: str, timeout: float) -> None:
+        super().__init__(model=model, base_url=base_url)
+        self._timeout = timeout
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        text = ""
+        usage = None
+        async for chunk in self.stream(request):
+            text += chunk.delta_text or ""
+            usage = chunk.usage or usage
+        return ModelResponse(content=text or None, usage=usage, finish_reason="stop")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        import httpx2
+
+        payload = self._build_payload(request, stream=True)
+        end: StreamChunk | None = None
+        async with httpx2.AsyncClient(timeout=self._timeout) as client:
+            async with client.stream("POST", f"{self.base_url}/api/chat", json=payload) as resp:
+                if resp.status_code != 200:
+                    body = (await resp.aread()).decode("utf-8", "replace")
+                    raise FluxProviderError("ollama", _server_message(body), resp.status_code)
+                async with contextlib.aclosing(resp.aiter_lines()) as lines:
+                    async for line in lines:
+                        if not line.strip():
+                            continue
+                        try:
+                            data = json.loads(line)
+                        except ValueError:
+                            raise _Malformed("a line of the stream is not JSON") from None
+                        if not isinstance(data, dict):
+                            raise _Malformed("a line of the stream is not a JSON object")
+                        if data.get("error"):
+                            raise FluxProviderError("ollama", str(data["error"]), None)
+                        content = (data.get("message") or {}).get("content") or ""
+                        if content:
+                            yield StreamChunk(delta_text=str(content))
+                        if data.get("done"):
+                            n_in = int(data.get("prompt_eval_count") or 0)
+                            n_out = int(data.get("eval_count") or 0)
+                            end = StreamChunk(done=True, usage=Usage(
+                                input_tokens=n_in, output_tokens=n_out,
+                                total_tokens=n_in + n_out, requests=1,
+                            ))
+                            break
+        # flux's Runner stops reading at ``done`` and never closes this generator: the
+        # HTTP stream is closed above, before that last chunk goes out.
+        if end is None:
+            raise _Malformed("the stream ended before the reply was complete")
+        yield end
+
+
+def make_model(provider: str, model: str, base_url: str | None, api_key: str | None, timeout: float) -> Model:
+    """The flux ``Model`` for a provider (raises ProviderError for an unknown one)."""
+    if provider == "offline":
+        return OfflineModel()
+    # "offline" (AgentConfig's default) or nothing: the provider's usual model
+    name = model if model and model != "offline" else DEFAULT_MODELS.get(provider, "")
+    if provider == "openai":
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not base_url:
+                raise ProviderError("no API key for OpenAI: set OPENAI_API_KEY")
+            key = NO_KEY
+        return OpenAIChatModel(name, key, base_url or None, timeout)
+    if provider == "ollama":
+        return OllamaChatModel(name, base_url or DEFAULT_URLS["ollama"], timeout)
+    raise ProviderError(f"unknown chat provider {provider!r} (use one of {', '.join(PROVIDERS)})")
+
+
+def endpoint(provider: str, base_url: str | None) -> str:
+    """The URL a provider talks to, as errors show it."""
+    return (base_url or DEFAULT_URLS.get(provider, provider)).rstrip("/")
+
+
+def as_provider_error(exc: BaseException, where: str, timeout: float) -> ProviderError | None:
+    """A one-line ProviderError for a failure of the model call, or ``None`` for a bug.
+
+    ``where`` is the endpoint's URL. The chain (``__cause__``/``__context__``) is searched:
+    flux wraps the openai client's errors in its own ProviderError.
+    """
+    chain = _chain(exc)
+    names = {type(e).__name__ for e in chain}
+    status = _status(chain)
+    if status == 401:
+        return ProviderError(f"the endpoint refused the API key ({where})")
+    if names & {"APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
+                "WriteTimeout", "PoolTimeout", "TimeoutError"}:
+        return ProviderError(f"{where} did not answer within {timeout:g} s")
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or any(
+        "refused" in str(e).lower() for e in chain if type(e).__name__ in ("ConnectError", "OSError")
+    ):
+        return ProviderError(f"cannot reach {where}: connection refused (is the server running?)")
+    if names & {"APIConnectionError", "ConnectError", "NetworkError", "ReadError",
+                "RemoteProtocolError", "ProxyError"} or any(isinstance(e, OSError) for e in chain):
+        return ProviderError(f"cannot reach {where}: {_reason(chain)}")
+    for e in chain:
+        if isinstance(e, _Malformed):
+            return ProviderError(f"{where} sent a malformed stream: {e}")
+        if isinstance(e, json.JSONDecodeError):
+            return ProviderError(f"{where} sent a malformed stream: an event is not JSON")
+    if status is not None:
+        detail = _server_detail(chain)
+        return ProviderError(f"{where} answered HTTP {status}" + (f": {detail}" if detail else ""))
+    for e in chain:
+        if isinstance(e, FluxProviderError):
+            return ProviderError(f"{where}: {e}")
+        if isinstance(e, FluxError):
+            return ProviderError(f"the model run failed: {e}")
+        if type(e).__module__.split(".")[0] in ("openai", "httpx2"):
+            return ProviderError(f"{where}: {e}")
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        out.append(e)
+        todo += [e.__cause__, e.__context__]
+    return out
+
+
+def _status(chain: list[BaseException]) -> int | None:
+    for e in chain:
+        code = getattr(e, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def _reason(chain: list[BaseException]) -> str:
+    for e in reversed(chain):  # the innermost cause says most
+        text = str(e).strip()
+        if text:
+            return " ".join(text.split())[:200]
+    return "the connection failed"
+
+
+def _server_detail(chain: list[BaseException]) -> str:
+    for e in chain:
+        body = getattr(e, "body", None)
+        if isinstance(body, dict):
+            err = body.get("error")
+            message = err.get("message") if isinstance(err, dict) else (err or body.get("message"))
+            if message:
+                return " ".join(str(message).split())[:200]
+        if isinstance(e, FluxProviderError):
+            return " ".join(str(e).split(": ", 1)[-1].split())[:200]
+    return ""
+
+
+def _server_message(body: str) -> str:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return " ".join(body.split())[:200]
+    if isinstance(doc, dict) and doc.get("error"):
+        err = doc["error"]
+        return str(err.get("message") if isinstance(err, dict) else err)[:200]
+    return " ".join(body.split())[:200]

@@ -1,0 +1,355 @@
+"""The chat panel (View › Chat): send a message to an agent in the open session, watch
+the reply stream in, stop it, fail with one line, try it on a copy; the agent's settings
+are remembered per store. Results are read back with ``agents.SQLiteSession``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+from qt_helpers import OFFSCREEN_NOISE, run_async, run_on
+
+pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
+
+pytest.importorskip("fluxgui.services.chat")
+
+SID = "hello-3003"
+
+
+def _agents_items(path: Path, sid: str) -> list[dict[str, Any]]:
+    from agents import SQLiteSession
+
+    async def read() -> list[dict[str, Any]]:
+        session = SQLiteSession(sid, path)
+        try:
+            return list(await session.get_items())  # type: ignore[arg-type]
+        finally:
+            session.close()
+
+    return run_async(read())
+
+
+def _agents_ids(path: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return {r[0] for r in db.execute("SELECT session_id FROM agent_sessions")}
+
+
+def _settle(qtbot: Any, window: Any) -> None:
+    qtbot.waitUntil(lambda: not window.busy and not window.editor.running, timeout=20_000)
+
+
+def _open(qtbot: Any, window: Any, path: Path, sid: str, *, writable: bool = True) -> None:
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(path), session_id=sid, writable=writable)
+    _settle(qtbot, window)
+    window.actions_by_name["chat"].trigger()  # View › Chat
+    assert window.chat_dock.isVisible() and window.actions_by_name["chat"].isChecked()
+
+
+def _texts(window: Any) -> list[str]:
+    return [m.text for m in window.conversation.model.messages]
+
+
+def _type(qtbot: Any, panel: Any, text: str) -> None:
+    panel.message.setFocus()
+    panel.message.clear()
+    qtbot.keyClicks(panel.message, text)
+
+
+def _offline(**changes: Any) -> Any:
+    from fluxgui.services.chat import AgentConfig
+
+    return AgentConfig(**{"provider": "offline", "model": "offline", **changes})
+
+
+def test_send_streams_the_reply_and_the_conversation_shows_it(qtbot, window, agents_db):
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    panel.set_config(_offline())
+    before = _agents_items(agents_db, SID)
+    shown_before = window.conversation.model.rowCount()
+    deltas: list[str] = []
+    panel.delta.connect(deltas.append)
+
+    _type(qtbot, panel, "What is 2 + 2?")
+    assert panel.send_button.isEnabled() and not panel.stop_button.isEnabled()
+    with qtbot.waitSignal(panel.finished, timeout=20_000) as done:
+        # Ctrl+Return in the message box sends (not the window's Insert Message action).
+        qtbot.keyClick(panel.message, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        assert panel.running and panel.stop_button.isEnabled()
+    result = done.args[0]
+    assert result.session_id == SID and result.reply
+    assert len(deltas) >= 1
+    assert "".join(deltas) == panel.streamed_text() == result.reply
+    assert result.reply in panel.reply.toPlainText()
+    assert panel.message.toPlainText() == ""  # sent: the box is empty again
+    assert not panel.error_label.isVisible()
+
+    # The conversation catches up with the new user + assistant messages.
+    qtbot.waitUntil(
+        lambda: window.conversation.model.rowCount() == shown_before + result.added,
+        timeout=20_000,
+    )
+    texts = _texts(window)
+    assert "What is 2 + 2?" in texts[shown_before]
+    assert result.reply in texts[-1]
+    qtbot.waitUntil(
+        lambda: window.sessions.session_at(window.sessions.row_of(SID)).messages
+        == len(before) + result.added,
+        timeout=20_000,
+    )
+
+    # The real library reads what was written.
+    items = _agents_items(agents_db, SID)
+    assert items[: len(before)] == before
+    added = items[len(before):]
+    assert len(added) == result.added >= 2
+    assert added[0]["role"] == "user" and "What is 2 + 2?" in str(added[0]["content"])
+    assert result.reply in str(added[-1])
+
+
+def test_a_read_only_store_offers_allow_editing(qtbot, window, agents_db):
+    _open(qtbot, window, agents_db, SID, writable=False)
+    panel = window.chat_panel
+    before = agents_db.read_bytes()
+    assert panel.readonly_bar.isVisible()
+    _type(qtbot, panel, "hi")
+    assert not panel.send_button.isEnabled()
+    assert not panel.send()  # Ctrl+Return does not write either
+    assert agents_db.read_bytes() == before
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        qtbot.mouseClick(panel.allow_button, Qt.MouseButton.LeftButton)
+    _settle(qtbot, window)
+    assert window.store.can_write
+    assert not panel.readonly_bar.isVisible()
+    assert panel.send_button.isEnabled()
+
+
+def test_stop_during_a_stream_persists_nothing(qtbot, window, agents_db, monkeypatch):
+    from chat_servers import ChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    before = _agents_items(agents_db, SID)
+    ids_before = _agents_ids(agents_db)
+    with ChatServer("openai", "stall", reply="one two three four", chunks=4) as server:
+        panel.set_config(_offline(provider="openai", model="gpt-test", base_url=server.base_url))
+        _type(qtbot, panel, "Please stall")
+        with qtbot.waitSignal(panel.delta, timeout=20_000):  # the first piece arrived
+            panel.send_button.click()
+        assert panel.running and panel.streamed_text()
+        assert server.first_sent.is_set()
+        with qtbot.waitSignal(panel.stopped, timeout=5_000):
+            qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+        assert not panel.running
+        assert "nothing was saved" in panel.status.text()
+        assert panel.message.toPlainText() == "Please stall"
+        qtbot.waitUntil(lambda: not window.bridge.running("chat"), timeout=10_000)
+        _settle(qtbot, window)
+    assert _agents_items(agents_db, SID) == before
+    assert _agents_ids(agents_db) == ids_before
+    assert not panel.error_label.isVisible()
+
+
+def test_an_error_shows_one_line_and_keeps_the_message(qtbot, window, agents_db, monkeypatch):
+    from chat_servers import closed_port
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    port = closed_port()  # connection refused
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    panel.set_config(
+        _offline(provider="openai", model="gpt-test", base_url=f"http://127.0.0.1:{port}/v1")
+    )
+    before = _agents_items(agents_db, SID)
+    _type(qtbot, panel, "Are you there?")
+    with qtbot.waitSignal(panel.failed, timeout=60_000) as failed:
+        panel.send_button.click()
+    line = failed.args[0]
+    assert line and "\n" not in line
+    assert panel.error_label.isVisible() and panel.error_label.text() == line
+    assert panel.error_label.textFormat() == Qt.TextFormat.PlainText
+    assert "sk-test-not-real" not in line
+    assert panel.message.toPlainText() == "Are you there?"  # kept for a retry
+    assert not panel.running and panel.send_button.isEnabled()
+    assert _agents_items(agents_db, SID) == before
+
+    # A retry with the offline agent works and clears the error line.
+    panel.set_config(_offline())
+    with qtbot.waitSignal(panel.finished, timeout=20_000):
+        panel.send_button.click()
+    assert not panel.error_label.isVisible()
+
+
+def test_try_on_a_copy_leaves_the_original_and_shows_the_fork(qtbot, window, agents_db):
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    panel.set_config(_offline())
+    before = _agents_items(agents_db, SID)
+    ids_before = _agents_ids(agents_db)
+    panel.copy_box.setChecked(True)
+    _type(qtbot, panel, "Try this on a copy")
+    with qtbot.waitSignal(panel.finished, timeout=20_000) as done:
+        panel.send_button.click()
+    result = done.args[0]
+    fork = result.session_id
+    assert fork != SID and fork not in ids_before
+    assert _agents_items(agents_db, SID) == before  # the original is unchanged
+    forked = _agents_items(agents_db, fork)
+    assert forked[: len(before)] == before and len(forked) == len(before) + result.added
+    # The window switches to the fork and lists it.
+    qtbot.waitUntil(lambda: window.current_session_id == fork, timeout=20_000)
+    qtbot.waitUntil(
+        lambda: window.conversation.model.rowCount() == len(forked), timeout=20_000
+    )
+    qtbot.waitUntil(lambda: window.sessions.row_of(fork) is not None, timeout=20_000)
+    assert "Try this on a copy" in " ".join(_texts(window))
+
+
+def test_agent_settings_persist_per_store_without_the_key(
+    qtbot, qloop, window, agents_db, flux_db, tmp_path, monkeypatch
+):
+    from fluxgui.qt.window import MainWindow
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key")
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    config = _offline(
+        name="refund-bot", instructions="Be brief.", model="gpt-x", temperature=0.3,
+        provider="openai", base_url="http://127.0.0.1:9/v1",
+    )
+    panel.set_config(config)
+    assert "refund-bot" in panel.agent_label.text()
+
+    # Another store has its own (default) settings.
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(flux_db), session_id="flux-a")
+    _settle(qtbot, window)
+    assert panel.config.name == "assistant" and panel.config.provider == "offline"
+
+    # A new window on the first store finds them again; the key was never written.
+    other = MainWindow()
+    try:
+        with qtbot.waitSignal(other.messagesShown, timeout=20_000):
+            other.open_target(str(agents_db), session_id=SID)
+        qtbot.waitUntil(lambda: not other.busy, timeout=20_000)
+        again = other.chat_panel.config
+        assert (again.name, again.instructions, again.model, again.temperature) == (
+            "refund-bot", "Be brief.", "gpt-x", 0.3,
+        )
+        assert (again.provider, again.base_url) == ("openai", "http://127.0.0.1:9/v1")
+        assert again.api_key is None
+    finally:
+        run_on(qtbot, qloop, other.aclose())
+        other.close()
+        other.deleteLater()
+    inis = [p.read_text(errors="replace") for p in tmp_path.parent.rglob("*.ini")]
+    assert any("refund-bot" in text for text in inis)
+    assert not any("sk-secret-key" in text for text in inis)
+
+
+def test_the_agent_form_edits_the_settings(qtbot, window, agents_db, monkeypatch):
+    from fluxgui.qt.chat import AgentDialog
+
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+
+    def fill(dialog: AgentDialog) -> int:
+        dialog.name.setText("helper")
+        dialog.instructions.setPlainText("Answer in French.")
+        dialog.provider.setCurrentIndex(dialog.provider.findData("ollama"))
+        dialog.model.setText("llama3")
+        dialog.temperature.setValue(1.2)
+        dialog.base_url.setText("http://127.0.0.1:11434/v1")
+        return 1
+
+    monkeypatch.setattr(AgentDialog, "exec", fill)
+    assert panel.edit_agent()
+    c = panel.config
+    assert (c.name, c.instructions, c.provider, c.model, c.temperature, c.base_url) == (
+        "helper", "Answer in French.", "ollama", "llama3", 1.2, "http://127.0.0.1:11434/v1",
+    )
+    assert panel.agent_label.text() == "helper · llama3 · Ollama"
+
+
+def test_view_chat_toggles_the_dock(qtbot, window, agents_db):
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(agents_db), session_id=SID)
+    action = window.actions_by_name["chat"]
+    assert action.shortcut().toString() == "Ctrl+Shift+T"
+    assert not window.chat_dock.isVisible()
+    action.trigger()
+    assert window.chat_dock.isVisible()
+    action.trigger()
+    assert not window.chat_dock.isVisible()
+
+
+def test_tool_calls_show_as_lines_and_text_stays_plain(qtbot, window, agents_db, monkeypatch):
+    import fluxgui.services.chat as service
+    from fluxgui.services.chat import ChatEvent, ChatResult
+
+    async def fake_chat(store, session_id, message, config, *, on_event=None, copy=False):
+        on_event(ChatEvent("tool_call", "lookup_order", {
+            "id": "c1", "name": "lookup_order", "arguments": '{"order": 1001}',
+        }))
+        on_event(ChatEvent("text", "<b>not bold</b> "))
+        on_event(ChatEvent("text", "done"))
+        return ChatResult(session_id, "<b>not bold</b> done", 0)
+
+    monkeypatch.setattr(service, "chat", fake_chat)
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    _type(qtbot, panel, "look it up")
+    with qtbot.waitSignal(panel.finished, timeout=20_000):
+        panel.send_button.click()
+    lines = panel.reply.toPlainText().splitlines()
+    assert lines[0] == '⚙ lookup_order({"order": 1001})'
+    assert lines[1] == "<b>not bold</b> done"
+    assert panel.streamed_text() == "<b>not bold</b> done"
+
+
+def test_render_the_window_with_the_chat_panel(qtbot, window, agents_db):
+    window.resize(1400, 820)
+    _open(qtbot, window, agents_db, "refund-1001")
+    panel = window.chat_panel
+    panel.set_config(_offline(name="support-bot"))
+    _type(qtbot, panel, "Did the refund go through?")
+    with qtbot.waitSignal(panel.finished, timeout=20_000):
+        panel.send_button.click()
+    _settle(qtbot, window)
+    _type(qtbot, panel, "And when will it arrive?")
+    image = window.grab().toImage()
+    assert image.save("/tmp/chat_panel.png")
+
+
+@pytest.mark.parametrize("mode", ["401", "hang", "truncated"])
+def test_each_provider_error_shows_one_line_and_saves_nothing(
+    qtbot, window, agents_db, monkeypatch, mode
+):
+    from chat_servers import ChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    before = _agents_items(agents_db, SID)
+    with ChatServer("openai", mode) as server:
+        config = _offline(provider="openai", model="m-test", base_url=server.base_url)
+        if hasattr(config, "timeout"):
+            config.timeout = 2.0  # the hanging server: a short wait
+        panel.set_config(config)
+        _type(qtbot, panel, "Hello?")
+        with qtbot.waitSignal(panel.failed, timeout=30_000) as failed:
+            panel.send_button.click()
+    line = failed.args[0]
+    expected = {"401": "refused the API key", "malformed": "malformed", "hang": "did not answer",
+                "truncated": "malformed"}[mode]
+    assert expected in line and "\n" not in line and "sk-test-not-real" not in line
+    assert panel.error_label.text() == line and panel.message.toPlainText() == "Hello?"
+    assert _agents_items(agents_db, SID) == before
