@@ -131,7 +131,8 @@ class OllamaChatModel(OllamaModel):
                                 input_tokens=n_in, output_tokens=n_out,
                                 total_tokens=n_in + n_out, requests=1,
                             ))
-                            break
+                            # No break: reading the stream to its end lets httpx close
+                            # its own generators here, not later in another task.
         # flux's Runner stops reading at ``done`` and never closes this generator: the
         # HTTP stream is closed above, before that last chunk goes out.
         if end is None:

@@ -353,3 +353,33 @@ def test_each_provider_error_shows_one_line_and_saves_nothing(
     assert expected in line and "\n" not in line and "sk-test-not-real" not in line
     assert panel.error_label.text() == line and panel.message.toPlainText() == "Hello?"
     assert _agents_items(agents_db, SID) == before
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_chat_through_a_loopback_server_streams_and_persists(
+    qtbot, window, agents_db, monkeypatch, kind
+):
+    from chat_servers import ChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    before = _agents_items(agents_db, SID)
+    with ChatServer(kind, "ok", reply="Refund sent, arriving Friday.", chunks=4) as server:
+        panel.set_config(_offline(provider=kind, model="m-test", base_url=server.base_url))
+        _type(qtbot, panel, "Where is my refund?")
+        deltas: list[str] = []
+        panel.delta.connect(deltas.append)
+        with qtbot.waitSignal(panel.finished, timeout=30_000) as done:
+            panel.send_button.click()
+        # The server got the stored history with the new message.
+        body = json.dumps(server.requests[-1]["body"])
+        assert json.dumps(before[0]["content"]) in body and "Where is my refund?" in body
+    result = done.args[0]
+    assert result.reply == "Refund sent, arriving Friday." == panel.streamed_text()
+    assert len(deltas) > 1 and "".join(deltas) == result.reply
+    after = _agents_items(agents_db, SID)
+    assert after[: len(before)] == before
+    assert len(after) == len(before) + 2
+    assert after[len(before)] == {"role": "user", "content": "Where is my refund?"}
+    qtbot.waitUntil(lambda: "Refund sent, arriving Friday." in _texts(window), timeout=10_000)
