@@ -22,7 +22,7 @@ from typing import Any
 from flux.context import Usage
 from flux.exceptions import FluxError
 from flux.exceptions import ProviderError as FluxProviderError
-from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk
+from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk, ToolCall
 from flux.models.ollama import OllamaModel
 from flux.models.openai_provider import OpenAIModel
 
@@ -60,27 +60,74 @@ class OpenAIChatModel(OpenAIModel):
         return client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
-        # flux's Runner stops reading at the first ``done`` chunk and never closes the
-        # model's generator; so read the whole HTTP stream here, close it, and only then
-        # hand over the (merged) ``done`` chunk as the last one.
-        ends: list[StreamChunk] = []
-        try:
-            async with contextlib.aclosing(super().stream(request)) as chunks:
-                async for chunk in chunks:
-                    if chunk.done:
-                        ends.append(chunk)
-                    else:
-                        yield chunk
-        finally:
-            clients, self._clients = self._clients, []
-            for client in clients:
-                await client.close()
-        if not ends:
+        """The chat-completions SSE stream, read with httpx2 to its very end (a bad
+        event is remembered, not raised mid-stream), so that httpx closes its own
+        generators in this task; then the ``done`` chunk, as flux's provider gives it."""
+        import httpx2
+
+        params = self._build_params(request)
+        params["stream"] = True
+        params["stream_options"] = {"include_usage": True}
+        url = f"{(self._base_url or 'https://api.openai.com/v1').rstrip('/')}/chat/completions"
+        headers = {"Authorization": f"Bearer {self._api_key}"}
+        problem: str | None = None
+        finished = False
+        usage: Usage | None = None
+        calls: dict[int, dict[str, str]] = {}
+        async with httpx2.AsyncClient(timeout=self._timeout) as client:
+            async with client.stream("POST", url, json=params, headers=headers) as resp:
+                if resp.status_code != 200:
+                    body = (await resp.aread()).decode("utf-8", "replace")
+                    raise FluxProviderError("openai", _server_message(body), resp.status_code)
+                async with contextlib.aclosing(resp.aiter_lines()) as lines:
+                    async for line in lines:
+                        if problem is not None or not line.startswith("data:"):
+                            continue
+                        data = line[5:].strip()
+                        if data == "[DONE]":
+                            finished = True
+                            continue
+                        try:
+                            event = json.loads(data)
+                        except ValueError:
+                            problem = "an event is not JSON"
+                            continue
+                        if not isinstance(event, dict):
+                            problem = "an event is not a JSON object"
+                            continue
+                        if event.get("usage"):
+                            u = event["usage"]
+                            usage = Usage(
+                                input_tokens=int(u.get("prompt_tokens") or 0),
+                                output_tokens=int(u.get("completion_tokens") or 0),
+                                total_tokens=int(u.get("total_tokens") or 0),
+                                requests=1,
+                            )
+                        for choice in event.get("choices") or []:
+                            delta = choice.get("delta") or {}
+                            if delta.get("content"):
+                                yield StreamChunk(delta_text=str(delta["content"]))
+                            for tc in delta.get("tool_calls") or []:
+                                slot = calls.setdefault(
+                                    int(tc.get("index") or 0), {"id": "", "name": "", "arguments": ""}
+                                )
+                                fn = tc.get("function") or {}
+                                slot["id"] = tc.get("id") or slot["id"]
+                                slot["name"] = fn.get("name") or slot["name"]
+                                slot["arguments"] += fn.get("arguments") or ""
+                            if choice.get("finish_reason"):
+                                finished = True
+        if problem is not None:
+            raise _Malformed(problem)
+        if not finished:
             raise _Malformed("the stream ended before the reply was complete")
+        made = [
+            ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"])
+            for _i, c in sorted(calls.items())
+            if c["name"]
+        ]
         yield StreamChunk(
-            done=True,
-            tool_call=next((c.tool_call for c in ends if c.tool_call), None),
-            usage=next((c.usage for c in ends if c.usage), None),
+            done=True, tool_call=made[0] if len(made) == 1 else None, usage=usage
         )
 
 

@@ -329,7 +329,7 @@ def test_render_the_window_with_the_chat_panel(qtbot, window, agents_db):
     assert image.save("/tmp/chat_panel.png")
 
 
-@pytest.mark.parametrize("mode", ["401", "hang", "truncated"])
+@pytest.mark.parametrize("mode", ["401", "malformed", "hang", "truncated"])
 def test_each_provider_error_shows_one_line_and_saves_nothing(
     qtbot, window, agents_db, monkeypatch, mode
 ):
