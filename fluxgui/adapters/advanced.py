@@ -27,8 +27,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fluxgui.core.errors import Conflict, FluxguiError, SessionNotFound, show_id
-from fluxgui.core.model import Message, SessionInfo, from_agents_row
+from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, SessionNotFound, show_id
+from fluxgui.core.model import Message, SessionInfo, from_agents_row, message_to_item
 
 from .agents import AgentsStore
 from .base import Direction
@@ -790,6 +790,77 @@ class AdvancedStore(AgentsStore):
             if not left or not left[0]:
                 self._branches.pop(sid, None)
         return result
+
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+        """Append messages to the session's current branch as the library's ``add_items``
+        does: the items, and their ``message_structure`` rows (message type, sequence
+        number after the session's last, user and branch turn numbers), in one
+        transaction. Only message items for now: tool items would need the library's
+        tool-name rules, and are refused with that reason."""
+        self._check_writable()
+        items: list[dict[str, Any]] = []
+        for m in messages:
+            if not isinstance(m, dict):
+                raise InvalidItem(f"an item must be a JSON object, not {type(m).__name__}")
+            item = message_to_item(m)
+            if item.get("type", "message") != "message" or "name" in item:
+                raise InvalidItem(
+                    "only messages can be added to an AdvancedSQLiteSession store yet "
+                    "(tool items need the library's tool-name rules)"
+                )
+            items.append(item)
+        if not items:
+            return 0
+        branch = await self._read_branch(session_id)
+        editor = self.editor()
+
+        def message_type(item: dict[str, Any]) -> str:  # the library's classification
+            if item.get("role") == "user":
+                return "user"
+            if item.get("role") == "assistant":
+                return "assistant"
+            return str(item["type"]) if item.get("type") else "other"
+
+        async def body(tx: Tx) -> int:
+            await tx.execute(
+                f"INSERT INTO {self._S} (session_id) VALUES (:s) ON CONFLICT (session_id) DO NOTHING",
+                {"s": session_id},
+            )
+            ids = await editor.new_ids(tx, len(items))
+            await tx.executemany(
+                f"INSERT INTO {self._M} (id, session_id, message_data) VALUES (:i, :s, :d)",
+                [{"i": i, "s": session_id, "d": self._dump(item)} for i, item in zip(ids, items)],
+            )
+            seq = (await tx.fetchall(
+                f"SELECT COALESCE(MAX(sequence_number), 0) FROM {STRUCTURE} WHERE session_id = :s",
+                {"s": session_id},
+            ))[0][0]
+            turn, branch_turn = (await tx.fetchall(
+                f"""SELECT COALESCE(MAX(user_turn_number), 0), COALESCE(MAX(branch_turn_number), 0)
+                    FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b""",
+                {"s": session_id, "b": branch},
+            ))[0]
+            rows = []
+            users = 0
+            for n, (message_id, item) in enumerate(zip(ids, items)):
+                users += item.get("role") == "user"
+                rows.append({
+                    "s": session_id, "m": message_id, "b": branch, "t": message_type(item),
+                    "q": int(seq) + n + 1, "u": int(turn) + users, "bt": int(branch_turn) + users,
+                })
+            await tx.executemany(
+                f"""INSERT INTO {STRUCTURE} (session_id, message_id, branch_id, message_type,
+                        sequence_number, user_turn_number, branch_turn_number, tool_name)
+                    VALUES (:s, :m, :b, :t, :q, :u, :bt, NULL)""",
+                rows,
+            )
+            await tx.execute(
+                f"UPDATE {self._S} SET updated_at = CURRENT_TIMESTAMP WHERE session_id = :s",
+                {"s": session_id},
+            )
+            return len(items)
+
+        return await self.backend.transaction(body)
 
     async def fork_session(
         self, session_id: str, at_message_id: int, new_id: str | None = None

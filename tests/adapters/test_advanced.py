@@ -22,6 +22,7 @@ from advanced_helpers import (
     SID,
     Library,
     answer,
+    call,
     run_result,
     user,
     write_library_store,
@@ -479,5 +480,6 @@ async def test_item_edits_stay_refused(lib_db):
     async with await open_store(str(lib_db), writable=True) as store:
         with pytest.raises(ReadOnlyError, match="AdvancedSQLiteSession"):
             await store.clear_messages(SID)
+        # Messages can be appended (tests/adapters/test_advanced_add.py); tool items not yet.
         with pytest.raises(Exception, match="AdvancedSQLiteSession"):
-            await store.add_messages(SID, [copy.deepcopy(user("x"))])
+            await store.add_messages(SID, [call("cx", "lookup", "{}")])
