@@ -14,7 +14,7 @@ Each server runs ``http.server`` in a thread on 127.0.0.1 and records every requ
 ``malformed``  a stream whose second event is not JSON
 ``hang``       accept the request and send nothing until the server stops
 ``stall``      send the first piece of the reply, then nothing until the server stops
-               (``first_sent`` is set once that piece went out)
+               (``first_sent`` is set as that piece goes out)
 ``truncated``  send the first piece of the reply, then close the connection
 ``tool``       (OpenAI) the first request is answered with a call of the tool
                ``lookup``; later ones stream ``reply``
@@ -144,9 +144,11 @@ class ChatServer:
             if self.mode == "malformed" and i == 1:
                 self._write(h, "data: {this is not json\n\n" if self.kind == "openai" else "{not json\n")
                 return
+            if self.mode == "stall":
+                # Set before the write: a client that has read the piece sees it set.
+                self.first_sent.set()
             self._write(h, self._event(model, piece))
             if self.mode == "stall":
-                self.first_sent.set()
                 self._stop.wait(60)
                 return
             if self.mode == "truncated":
