@@ -401,7 +401,7 @@ def test_cancelled_search_releases_its_postgres_cursor(pg_url, qtbot, qloop, bri
                 session = SQLAlchemySession(f"pg-{i:03d}", engine=engine, create_tables=True)
                 word = "hay" if i % 4 == 3 else "needle"
                 await session.add_items(
-                    [{"role": "user", "content": f"{word} {i} part {k}"} for k in range(60)]
+                    [{"role": "user", "content": f"{word} {i} part {k}"} for k in range(150)]
                 )
         finally:
             await engine.dispose()
