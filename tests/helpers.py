@@ -112,3 +112,61 @@ def sqlite_rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tupl
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+# --------------------------------------------------------------------------- real writers
+
+
+def write_flux(path: Path, data: dict[str, list[dict[str, Any]]]) -> None:
+    """Write sessions with ``flux.sessions.SQLiteSession``."""
+    import asyncio
+
+    from flux.sessions import SQLiteSession
+
+    async def run() -> None:
+        for sid, msgs in data.items():
+            await SQLiteSession(str(path), session_id=sid).add_messages(msgs)
+
+    asyncio.run(run())
+
+
+def flux_read(path: Path, sid: str) -> list[dict[str, Any]]:
+    """A session as ``flux.sessions.SQLiteSession.get_messages()`` reads it."""
+    import asyncio
+
+    from flux.sessions import SQLiteSession
+
+    return asyncio.run(SQLiteSession(str(path), session_id=sid).get_messages())
+
+
+def write_agents(path: Path, data: dict[str, list[dict[str, Any]]], **tables: str) -> None:
+    """Write sessions with ``agents.SQLiteSession`` (one ``add_items`` each)."""
+    import asyncio
+
+    from agents import SQLiteSession
+
+    async def run() -> None:
+        for sid, items in data.items():
+            s = SQLiteSession(sid, str(path), **tables)
+            try:
+                await s.add_items(items)  # type: ignore[arg-type]
+            finally:
+                s.close()
+
+    asyncio.run(run())
+
+
+def agents_read(path: Path, sid: str, **tables: str) -> list[Any]:
+    """A session as ``agents.SQLiteSession.get_items()`` reads it."""
+    import asyncio
+
+    from agents import SQLiteSession
+
+    async def run() -> list[Any]:
+        s = SQLiteSession(sid, str(path), **tables)
+        try:
+            return list(await s.get_items())
+        finally:
+            s.close()
+
+    return asyncio.run(run())

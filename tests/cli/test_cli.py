@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from agents import SQLiteSession as AgentsSQLiteSession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
-from helpers import closed_port, run_cli, sha256
+from helpers import agents_read, closed_port, run_cli, sha256
 
 SESSION_KEYS = {"id", "messages", "created_at", "updated_at"}
 MESSAGE_KEYS = {"id", "role", "kind", "text", "metadata", "created_at", "raw"}
@@ -45,15 +45,6 @@ def write_agents(path: Path, sessions: list[tuple[str, list[dict]]], **tables) -
     asyncio.run(run())
 
 
-def agents_read(path: Path, sid: str, **tables) -> list[dict]:
-    async def run() -> list[dict]:
-        s = AgentsSQLiteSession(sid, str(path), **tables)
-        try:
-            return await s.get_items()
-        finally:
-            s.close()
-
-    return asyncio.run(run())
 
 
 def msg(role: str, content: str, **extra) -> dict:

@@ -19,11 +19,9 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from agents import SQLiteSession as AgentsSQLiteSession
 from agents.extensions.memory import AdvancedSQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from flux.sessions import SQLiteSession as FluxSQLiteSession
-from helpers import cli_env, closed_port, run_cli, sidecars, snapshot
+from helpers import agents_read, cli_env, closed_port, flux_read, run_cli, sidecars, snapshot, write_agents, write_flux
 
 FLUX = {
     "zeta": [{"role": "user", "content": "first"}, {"role": "assistant", "content": "second", "metadata": {"m": 1}}],
@@ -39,39 +37,12 @@ AGENTS = {
 }
 
 
-def write_flux(path: Path, data: dict = FLUX) -> None:
-    async def run() -> None:
-        for sid, msgs in data.items():
-            await FluxSQLiteSession(str(path), session_id=sid).add_messages(msgs)
-
-    asyncio.run(run())
 
 
-def flux_read(path: Path, sid: str) -> list[dict]:
-    return asyncio.run(FluxSQLiteSession(str(path), session_id=sid).get_messages())
 
 
-def write_agents(path: Path, data: dict = AGENTS, **tables) -> None:
-    async def run() -> None:
-        for sid, items in data.items():
-            s = AgentsSQLiteSession(sid, str(path), **tables)
-            try:
-                await s.add_items(items)
-            finally:
-                s.close()
-
-    asyncio.run(run())
 
 
-def agents_read(path: Path, sid: str, **tables) -> list[dict]:
-    async def run() -> list[dict]:
-        s = AgentsSQLiteSession(sid, str(path), **tables)
-        try:
-            return await s.get_items()
-        finally:
-            s.close()
-
-    return asyncio.run(run())
 
 
 def agent_session_ids(path: Path, table: str = "agent_sessions") -> list[str]:
@@ -109,14 +80,14 @@ def assert_known_error(result, *needles: str) -> None:
 @pytest.fixture
 def flux_db(tmp_path) -> Path:
     path = tmp_path / "flux.db"
-    write_flux(path)
+    write_flux(path, FLUX)
     return path
 
 
 @pytest.fixture
 def agents_db(tmp_path) -> Path:
     path = tmp_path / "agents.db"
-    write_agents(path)
+    write_agents(path, AGENTS)
     return path
 
 
@@ -200,7 +171,7 @@ def test_renamed_tables_and_format_options(tmp_path):
 
 def test_sqlalchemy_sqlite_url(tmp_path):
     path = tmp_path / "agents.db"
-    write_agents(path)
+    write_agents(path, AGENTS)
     assert ok_line(run_cli("clear", f"sqlite:///{path}", "conv", "--yes")) == 'cleared 3 messages from session "conv"'
     assert agents_read(path, "conv") == []
 

@@ -22,10 +22,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from agents import SQLiteSession as AgentsSQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from flux.sessions import SQLiteSession as FluxSQLiteSession
-from helpers import cli_env, closed_port, run_cli, sidecars, snapshot
+from helpers import agents_read, cli_env, closed_port, flux_read, run_cli, sidecars, snapshot, write_agents, write_flux
 
 FLUX = {
     "zeta": [
@@ -49,39 +47,12 @@ AGENTS = {
 # --------------------------------------------------------------------------- the libraries
 
 
-def write_flux(path: Path, data: dict = FLUX) -> None:
-    async def run() -> None:
-        for sid, msgs in data.items():
-            await FluxSQLiteSession(str(path), session_id=sid).add_messages(msgs)
-
-    asyncio.run(run())
 
 
-def flux_read(path: Path, sid: str) -> list[dict]:
-    return asyncio.run(FluxSQLiteSession(str(path), session_id=sid).get_messages())
 
 
-def write_agents(path: Path, data: dict = AGENTS, **tables) -> None:
-    async def run() -> None:
-        for sid, items in data.items():
-            s = AgentsSQLiteSession(sid, str(path), **tables)
-            try:
-                await s.add_items(items)
-            finally:
-                s.close()
-
-    asyncio.run(run())
 
 
-def agents_read(path: Path, sid: str, **tables) -> list[dict]:
-    async def run() -> list[dict]:
-        s = AgentsSQLiteSession(sid, str(path), **tables)
-        try:
-            return await s.get_items()
-        finally:
-            s.close()
-
-    return asyncio.run(run())
 
 
 def sa_read(url: str, sid: str) -> list[dict]:
@@ -145,14 +116,14 @@ def size_text(n: int) -> str:
 @pytest.fixture
 def flux_db(tmp_path) -> Path:
     path = tmp_path / "flux.db"
-    write_flux(path)
+    write_flux(path, FLUX)
     return path
 
 
 @pytest.fixture
 def agents_db(tmp_path) -> Path:
     path = tmp_path / "agents.db"
-    write_agents(path)
+    write_agents(path, AGENTS)
     return path
 
 
@@ -237,8 +208,8 @@ def test_export_errors(agents_db, tmp_path):
 
 def test_export_store_format_picks_one_of_two(tmp_path):
     path = tmp_path / "both.db"
-    write_agents(path)
-    write_flux(path)
+    write_agents(path, AGENTS)
+    write_flux(path, FLUX)
     out = tmp_path / "out.json"
     ok_lines(run_cli("export", str(path), "-o", str(out)))
     assert json.loads(out.read_text(encoding="utf-8"))["format"] == "agents"
