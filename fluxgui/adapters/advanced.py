@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, SessionNotFound, show_id
@@ -131,13 +131,7 @@ class TurnInfo:
     timestamp: Any
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "content": self.content,
-            "full_content": self.full_content,
-            "timestamp": self.timestamp,
-            "can_branch": True,
-        }
+        return {**asdict(self), "can_branch": True}
 
 
 @dataclass(frozen=True)
@@ -153,15 +147,7 @@ class TurnUsage:
     output_tokens_details: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "user_turn_number": self.user_turn_number,
-            "requests": self.requests,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "total_tokens": self.total_tokens,
-            "input_tokens_details": self.input_tokens_details,
-            "output_tokens_details": self.output_tokens_details,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -175,13 +161,7 @@ class UsageTotals:
     total_turns: int
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "requests": self.requests,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "total_tokens": self.total_tokens,
-            "total_turns": self.total_turns,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ def validate_item(item: Any, *, original_type: str | None = None) -> dict[str, A
     it is not made up by the edit).
     """
     if not isinstance(item, dict):
-        raise InvalidItem(f"an item must be a JSON object, not {_json_type(item)}")
+        raise InvalidItem(f"an item must be a JSON object, not {json_type(item)}")
     item_type = item.get("type", "message")
     if not isinstance(item_type, str) or not item_type:
         raise InvalidItem('an item\'s "type" must be a non-empty text')
@@ -121,20 +121,21 @@ def validate_item(item: Any, *, original_type: str | None = None) -> dict[str, A
 def validate_flux_message(message: Any) -> dict[str, Any]:
     """Check a flux message dict (``role``, ``content``, optional ``metadata`` object)."""
     if not isinstance(message, dict):
-        raise InvalidItem(f"a message must be a JSON object, not {_json_type(message)}")
+        raise InvalidItem(f"a message must be a JSON object, not {json_type(message)}")
     role = message.get("role", "user")
     if not isinstance(role, str) or not role.strip():
         raise InvalidItem("a message needs a role (a non-empty text)")
     content = message.get("content", "")
     if content is not None and not isinstance(content, str):
-        raise InvalidItem(f"a message's content must be text, not {_json_type(content)}")
+        raise InvalidItem(f"a message's content must be text, not {json_type(content)}")
     metadata = message.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidItem(f"metadata must be a JSON object, not {_json_type(metadata)}")
+        raise InvalidItem(f"metadata must be a JSON object, not {json_type(metadata)}")
     return message
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How a message names a JSON value's type ("an object", "a list", …)."""
     if value is None:
         return "null"
     return {

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.core.errors import FluxguiError, InvalidItem
+from fluxgui.core.items import json_type
 from fluxgui.core.model import Message
 
 #: longest session id (after escaping) a confirmation shows whole
@@ -504,7 +505,7 @@ class MessageEditDialog(QDialog):
                     raise _Marked(f"Metadata: {exc}", self.metadata_edit, exc.line) from None
                 if metadata is not None and not isinstance(metadata, dict):
                     raise _Marked(
-                        f"Metadata must be a JSON object ({{…}}), not {_json_type(metadata)}",
+                        f"Metadata must be a JSON object ({{…}}), not {json_type(metadata)}",
                         self.metadata_edit,
                     )
             return {"role": self.role_combo.currentText(), "content": text, "metadata": metadata}
@@ -518,7 +519,7 @@ class MessageEditDialog(QDialog):
             raise _Marked(str(exc), self.json_edit, exc.line) from None
         if not isinstance(item, dict):
             raise _Marked(
-                f"An item must be a JSON object ({{…}}), not {_json_type(item)}", self.json_edit
+                f"An item must be a JSON object ({{…}}), not {json_type(item)}", self.json_edit
             )
         return item
 
@@ -633,19 +634,6 @@ class _Marked(Exception):
         super().__init__(message)
         self.editor = editor
         self.line = line
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a text",
-        list: "a list",
-        dict: "an object",
-    }.get(type(value), type(value).__name__)
 
 
 def _metadata_text(message: Message | None) -> str:
