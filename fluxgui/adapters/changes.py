@@ -618,9 +618,21 @@ async def free_fork_id(editor: TableEditor, tx: Tx, sid: str, new_id: str | None
 
 
 async def fork_origin(store: Store, session_id: str) -> dict[str, Any] | None:
-    """Where a session was forked from (``None``: not a fork made by fluxgui)."""
-    tables = await store.backend.tables()
-    if FORKS_TABLE not in tables:
+    """Where a session was forked from (``None``: not a fork made by fluxgui).
+
+    Runs each time a session is shown: one look-up for the sidecar table, not a read
+    of the whole schema."""
+    backend = store.backend
+    if backend.dialect == "sqlite":
+        exists = await backend.fetchone(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": FORKS_TABLE}
+        )
+    elif backend.dialect == "postgresql":
+        exists = await backend.fetchone("SELECT to_regclass(:n)", {"n": FORKS_TABLE})
+        exists = exists if exists and exists[0] is not None else None
+    else:
+        exists = (1,) if FORKS_TABLE in await backend.tables() else None
+    if exists is None:
         return None
     row = await store.backend.fetchone(
         f"SELECT origin_session_id, origin_message_id, created_at FROM {FORKS_TABLE} "
