@@ -60,3 +60,48 @@ def pg_url(pg_available: bool):
     url = f"{_pg_base()}/{name}".replace("postgresql://", "postgresql+asyncpg://", 1)
     yield url
     _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+REDIS_URL = os.environ.get("FLUXGUI_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+async def _redis_ping() -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+    try:
+        await client.ping()
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def redis_available() -> bool:
+    try:
+        _run(_redis_ping())
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis at {REDIS_URL} is not reachable in CI: {exc}")
+        pytest.skip(f"Redis at {REDIS_URL} is not reachable: {exc}")
+    return True
+
+
+async def _redis_drop(prefix: str) -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        keys = [k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def redis_prefix(redis_available: bool):
+    """A fresh key prefix on the test Redis server (``REDIS_URL``); its keys are deleted
+    afterwards."""
+    prefix = f"fluxgui-test-{uuid.uuid4().hex[:12]}:agents:session"
+    yield prefix
+    _run(_redis_drop(prefix))

@@ -1,8 +1,9 @@
 """Storage adapters: open a target, detect its format, hand out a :class:`Store`.
 
-A target is named the way its ecosystem names it: a file path, or a SQLAlchemy URL
-(``sqlite:///…``, ``postgresql+asyncpg://…``). Stores open read-only unless
-``writable=True``; ``create`` makes the schema of the chosen format when it is missing.
+A target is named the way its ecosystem names it: a file path, a folder of JSON session
+files, a SQLAlchemy URL (``sqlite:///…``, ``postgresql+asyncpg://…``) or ``redis://…``.
+Stores open read-only unless ``writable=True``; ``create`` makes the schema of the chosen
+format when it is missing. ``key`` decrypts Agents SDK ``EncryptedSession`` items.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from .advanced import AdvancedStore
 from .agents import AgentsStore
 from .backends import Backend, SqlAlchemyBackend, SqliteBackend
 from .base import SessionPage, Store, StoreSession
+from .encryption import DEFAULT_TTL, ItemCipher
 from .flux import FluxStore
+from .redisurl import DEFAULT_PREFIX, is_redis_url, redis_display
 
 __all__ = [
     "AdvancedStore",
@@ -118,15 +121,34 @@ async def open_store(
     format: str | None = None,
     sessions_table: str | None = None,
     messages_table: str | None = None,
+    key: str | None = None,
+    ttl: int = DEFAULT_TTL,
+    key_prefix: str | None = None,
 ) -> Store:
     """Open ``target`` and return its :class:`Store`.
 
-    ``create`` ("flux" or "agents") makes that schema when the target holds no session
-    store yet (a new SQLite file is created); it implies ``writable``. ``format`` chooses
-    when a database holds more than one format.
+    ``create`` ("flux", "agents" or "json") makes that schema when the target holds no
+    session store yet (a new SQLite file or folder is created); it implies ``writable``.
+    ``format`` chooses when a database holds more than one format. ``key`` (and ``ttl``,
+    in seconds) decrypt Agents SDK ``EncryptedSession`` items; ``key_prefix`` names the
+    Redis key prefix (default ``agents:session``).
     """
-    parsed = parse_target(target)
     writable = writable or create is not None
+    cipher = ItemCipher(key, ttl) if key else None
+    if is_redis_url(target):
+        from .redisstore import open_redis
+
+        return await open_redis(
+            target, redis_display(target), writable=writable,
+            prefix=key_prefix or DEFAULT_PREFIX, cipher=cipher,
+        )
+    if "://" not in target:
+        path = Path(target).expanduser()
+        if path.is_dir() or create == "json":
+            from .jsonfolder import open_folder
+
+            return await open_folder(path, target, writable=writable, create=create == "json")
+    parsed = parse_target(target)
     backend: Backend
     if parsed.path is not None:
         backend = await SqliteBackend.open(
@@ -137,7 +159,7 @@ async def open_store(
         backend = await SqlAlchemyBackend.open(parsed.url, parsed.display, writable=writable)
     try:
         return await _make_store(
-            backend, parsed.display, create, format, sessions_table, messages_table
+            backend, parsed.display, create, format, sessions_table, messages_table, cipher
         )
     except BaseException:
         await backend.close()
@@ -151,13 +173,14 @@ async def _make_store(
     format: str | None,
     sessions_table: str | None,
     messages_table: str | None,
+    cipher: ItemCipher | None = None,
 ) -> Store:
     tables = await backend.tables()
     found = _detect(tables, sessions_table, messages_table)
     if format == "flux" and flux.TABLE in tables:
         found = ("flux", None, None)
     if found is None and create is not None:
-        store = _new_store(create, backend, display, sessions_table, messages_table)
+        store = _new_store(create, backend, display, sessions_table, messages_table, cipher)
         ddl = store.ddl(backend) if isinstance(store, FluxStore) else store.ddl()
         await backend.write([(sql, {}) for sql in ddl])
         return store
@@ -177,16 +200,28 @@ async def _make_store(
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
         return AdvancedStore(backend, display, s, m, tables=set(tables))
-    return AgentsStore(backend, display, s, m, has_branches=advanced.STRUCTURE in tables)
+    store = AgentsStore(
+        backend, display, s, m, has_branches=advanced.STRUCTURE in tables, cipher=cipher
+    )
+    await store.detect_encryption()
+    return store
 
 
 def _new_store(
-    kind: str, backend: Backend, display: str, s: str | None, m: str | None
+    kind: str,
+    backend: Backend,
+    display: str,
+    s: str | None,
+    m: str | None,
+    cipher: ItemCipher | None = None,
 ) -> Store:
     if kind == "flux":
         return FluxStore(backend, display)
     if kind == "agents":
         return AgentsStore(
-            backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES
+            backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES,
+            cipher=cipher,
         )
-    raise TargetError(f"unknown store format {show_id(kind)} (use 'flux' or 'agents')")
+    raise TargetError(
+        f"unknown store format {show_id(kind)} (use 'flux', 'agents' or 'json')"
+    )

@@ -26,6 +26,7 @@ from .base import Direction, Store
 from .backends import Backend, Params, quote_ident
 from .changes import Row, TableEditor
 from .sqlstore import in_clause, like_any, search_ids, search_patterns
+from .encryption import ItemCipher
 
 SESSION_COLUMNS = {"session_id", "created_at", "updated_at"}
 MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
@@ -50,8 +51,10 @@ class AgentsStore(Store):
         messages_table: str = DEFAULT_MESSAGES,
         *,
         has_branches: bool = False,
+        cipher: ItemCipher | None = None,
     ) -> None:
         super().__init__(backend, target)
+        self.cipher = cipher
         self.sessions_table = sessions_table
         self.messages_table = messages_table
         self.has_branches = has_branches
@@ -92,6 +95,9 @@ class AgentsStore(Store):
                 created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
             f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, created_at)",
         ]
+
+    async def detect_encryption(self) -> None:
+        """Look for ``EncryptedSession`` envelopes (set ``needs_key``) and check the key."""
 
     # -- helpers -------------------------------------------------------------------
 

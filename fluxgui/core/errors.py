@@ -51,3 +51,12 @@ class Conflict(FluxguiError):
 class ProviderError(FluxguiError):
     """The test chat's model provider failed: server down, key refused, timeout, a broken
     stream. Nothing was saved (a retry does not duplicate the user's message)."""
+
+
+class KeyNeeded(FluxguiError):
+    """The store holds encrypted items (Agents SDK ``EncryptedSession``) and no key was
+    given."""
+
+
+class WrongKey(FluxguiError):
+    """The key given does not decrypt the store's encrypted items."""

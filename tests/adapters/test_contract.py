@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from typing import Any
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -25,7 +26,14 @@ ADAPTERS = [
     ("flux", "postgres"),
     ("agents", "sqlite"),
     ("agents", "postgres"),
+    ("agents", "redis"),
+    ("agents-encrypted", "sqlite"),
+    ("agents-encrypted", "redis"),
+    ("json", "folder"),
 ]
+
+#: the master key of the encrypted targets (a Fernet key, as the SDK suggests)
+KEY = "uGm8G3p3m0JtQxq0xk0t5y0y2n3sL8mX9q2r5VbJ1Yw="
 
 
 @dataclass
@@ -33,6 +41,7 @@ class Target:
     format: str
     backend: str
     url: str
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"{self.format}-{self.backend}"
@@ -41,15 +50,30 @@ class Target:
 @pytest.fixture(params=ADAPTERS, ids=[f"{f}-{b}" for f, b in ADAPTERS])
 def target(request, tmp_path) -> Target:
     fmt, backend = request.param
+    options: dict[str, Any] = {}
+    if fmt == "agents-encrypted":
+        fmt, options["key"] = "agents", KEY
     if backend == "sqlite":
         url = str(tmp_path / "store.db")
+    elif backend == "folder":
+        url = str(tmp_path / "sessions")
+    elif backend == "redis":
+        from conftest import REDIS_URL
+
+        url = REDIS_URL
+        options["key_prefix"] = request.getfixturevalue("redis_prefix")
     else:
         url = request.getfixturevalue("pg_url")
-    return Target(fmt, backend, url)
+    return Target(fmt, backend, url, options)
+
+
+async def open_target(target: Target, **kw: Any):
+    """Open the target (read-only unless ``kw`` says otherwise) with its options."""
+    return await open_store(target.url, **target.options, **kw)
 
 
 async def writable(target: Target):
-    return await open_store(target.url, create=target.format)
+    return await open_target(target, create=target.format)
 
 
 async def fill(store, sessions: list[tuple[str, list[str]]]) -> None:
@@ -99,7 +123,7 @@ async def test_list_sessions_pages_cover_every_session_once(target, page_size):
     async with await writable(target) as store:
         await fill(store, WRITES)
     expected = texts_by_session(WRITES)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         listed: list = []
         cursor = None
         pages = 0
@@ -134,7 +158,7 @@ async def test_session_info_and_require_session(target):
     async with await writable(target) as store:
         await fill(store, WRITES)
     now = datetime.now(timezone.utc)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         listed = {s.id: s for s in await all_sessions(ro)}
         for sid, texts in texts_by_session(WRITES).items():
             info = await ro.session_info(sid)
@@ -175,7 +199,7 @@ async def write_long(store, sid: str = "long") -> None:
 async def test_page_messages_backward_from_end(target):
     async with await writable(target) as store:
         await write_long(store)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         last = await ro.page_messages("long", limit=5)
         assert [m.text for m in last] == LONG[-5:]
         collected = list(last)
@@ -194,7 +218,7 @@ async def test_page_messages_backward_from_end(target):
 async def test_page_messages_forward_from_start(target):
     async with await writable(target) as store:
         await write_long(store)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         first = await ro.page_messages("long", limit=4, direction="forward")
         assert [m.text for m in first] == LONG[:4]
         collected = list(first)
@@ -218,7 +242,7 @@ async def test_page_messages_forward_from_start(target):
 async def test_iter_messages_is_stored_order(target, batch):
     async with await writable(target) as store:
         await write_long(store)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         got = await all_messages(ro, "long", batch=batch)
         assert [m.text for m in got] == LONG
         assert [m.role for m in got] == ["user"] * len(LONG)
@@ -281,7 +305,7 @@ def expected_hits(query: str) -> set[str]:
 async def test_search_sessions(target, query):
     async with await writable(target) as store:
         await fill(store, SEARCH_WRITES)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         found = await ro.search_sessions(query)
         ids = [s.id for s in found]
         assert len(ids) == len(set(ids))
@@ -352,7 +376,7 @@ async def test_flux_runner_runs_on_a_store_session(target):
             model.reply,
             "and again",
         ]
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         got = await all_messages(ro, "chat")
         assert [(m.role, m.text) for m in got] == [
             ("user", "earlier question"),
@@ -385,7 +409,7 @@ async def test_clear(target):
 async def test_read_only_store_refuses_writes(target):
     async with await writable(target) as store:
         await fill(store, WRITES)
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         assert ro.can_write is False
         assert ro.capabilities()["can_write"] is False
         with pytest.raises(ReadOnlyError):
@@ -400,7 +424,7 @@ async def test_read_only_store_refuses_writes(target):
             await ro.session("s-a").clear()
         with pytest.raises(ReadOnlyError):
             await Runner.run(Agent(name="x"), "hi", session=ro.session("s-a"), model=FixedModel("r"))
-    async with await open_store(target.url) as again:
+    async with await open_target(target) as again:
         assert {s.id: s.messages for s in await all_sessions(again)} == {
             sid: len(t) for sid, t in texts_by_session(WRITES).items()
         }
@@ -445,7 +469,7 @@ async def test_hostile_ids_and_content_round_trip(target):
     async with await writable(target) as store:
         for sid in HOSTILE_IDS:
             await store.add_messages(sid, [{"role": "user", "content": c} for c in HOSTILE_CONTENT])
-    async with await open_store(target.url) as ro:
+    async with await open_target(target) as ro:
         listed = await all_sessions(ro, page_size=4)
         assert sorted(s.id for s in listed) == sorted(HOSTILE_IDS)
         for sid in HOSTILE_IDS:

@@ -1,0 +1,199 @@
+"""Agents SDK ``EncryptedSession`` envelopes: detect, decrypt and seal items.
+
+``EncryptedSession`` stores each item as ``{"__enc__": 1, "v": 1, "kid": "hkdf-v1",
+"payload": <Fernet token>}`` in the store it wraps. Each session has its own Fernet key:
+HKDF-SHA256 (32 bytes, salt = the session id in UTF-8, info
+``agents.session-store.hkdf.v1``) over the master key, which is its urlsafe-base64
+decoding when that is 32 bytes and its UTF-8 bytes otherwise. The library drops items older
+than its TTL on read; fluxgui shows them, marked expired, so nothing vanishes silently.
+
+The key lives only in memory: nothing here writes it anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from fluxgui.core.errors import WrongKey, show_id
+from fluxgui.core.model import Message, from_agents_row, from_item, iso_time
+
+DEFAULT_TTL = 600
+KID = "hkdf-v1"
+VERSION = 1
+HKDF_INFO = b"agents.session-store.hkdf.v1"
+
+#: What became of an encrypted item: decrypted, decrypted but older than the TTL (the
+#: library would skip it), or not decryptable with this key.
+State = Literal["ok", "expired", "unreadable"]
+
+
+def is_envelope(item: Any) -> bool:
+    """Whether a parsed item is an ``EncryptedSession`` envelope (the library's test)."""
+    return (
+        isinstance(item, dict)
+        and item.get("__enc__") == 1
+        and "payload" in item
+        and "kid" in item
+        and "v" in item
+    )
+
+
+def looks_encrypted(data: Any) -> bool:
+    """Whether stored JSON text is an envelope (cheap check before parsing all of it)."""
+    if not isinstance(data, (str, bytes)):
+        return False
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if '"__enc__"' not in text[:64]:
+        return False
+    try:
+        return is_envelope(json.loads(text))
+    except (ValueError, RecursionError):
+        return False
+
+
+def master_key_bytes(key: str) -> bytes:
+    """The HKDF input for a master key, as the library reads it."""
+    if not key:
+        raise WrongKey("the encryption key is empty")
+    try:
+        raw = base64.urlsafe_b64decode(key)
+        if len(raw) == 32:
+            return raw
+    except (binascii.Error, ValueError):
+        pass
+    return key.encode("utf-8")
+
+
+@dataclass
+class Opened:
+    """An envelope opened: the item (``None`` when unreadable), its state and when it
+    was encrypted (from the token; ``None`` when unreadable)."""
+
+    item: Any
+    state: State
+    encrypted_at: datetime | None
+
+
+class ItemCipher:
+    """Decrypts and seals items with one master key, deriving each session's key as
+    ``EncryptedSession`` does. ``ttl`` (seconds) decides which items count as expired."""
+
+    def __init__(self, key: str, ttl: int = DEFAULT_TTL) -> None:
+        self._master = master_key_bytes(key)
+        self.ttl = int(ttl)
+        self._fernets: dict[str, Any] = {}
+
+    def fernet(self, session_id: str) -> Any:
+        from cryptography.fernet import Fernet
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+        f = self._fernets.get(session_id)
+        if f is None:
+            if len(self._fernets) > 4096:  # a long search over many sessions
+                self._fernets.clear()
+            derived = HKDF(
+                algorithm=hashes.SHA256(),
+                length=32,
+                salt=session_id.encode("utf-8"),
+                info=HKDF_INFO,
+            ).derive(self._master)
+            f = self._fernets[session_id] = Fernet(base64.urlsafe_b64encode(derived))
+        return f
+
+    def open(self, session_id: str, envelope: dict[str, Any], *, now: float | None = None) -> Opened:
+        """Decrypt one envelope of ``session_id``; never raises on bad data."""
+        from cryptography.fernet import InvalidToken
+
+        payload = envelope.get("payload")
+        if not isinstance(payload, str):
+            return Opened(None, "unreadable", None)
+        f = self.fernet(session_id)
+        try:
+            token = payload.encode("utf-8")
+            plain = f.decrypt(token)
+            stamp = f.extract_timestamp(token)
+            item = json.loads(plain.decode("utf-8"))
+        except (InvalidToken, ValueError, TypeError, RecursionError, UnicodeError):
+            return Opened(None, "unreadable", None)
+        now = time.time() if now is None else now
+        when = datetime.fromtimestamp(stamp, timezone.utc)
+        state: State = "expired" if stamp + self.ttl < now else "ok"
+        return Opened(item, state, when)
+
+    def seal(self, session_id: str, item: Any) -> dict[str, Any]:
+        """The envelope ``EncryptedSession`` writes for ``item`` in ``session_id``."""
+        data = json.dumps(item, ensure_ascii=False, separators=(",", ":"), default=str)
+        token = self.fernet(session_id).encrypt(data.encode("utf-8")).decode("utf-8")
+        return {"__enc__": 1, "v": VERSION, "kid": KID, "payload": token}
+
+    def check(self, session_id: str, envelope: dict[str, Any], where: str) -> None:
+        """Raise :class:`WrongKey` when this key does not open a sample envelope."""
+        if self.open(session_id, envelope).state == "unreadable":
+            raise WrongKey(
+                f"the key does not decrypt the encrypted items of {where} "
+                f"(tried session {show_id(session_id)}): wrong key?"
+            )
+
+
+LOCKED_TEXT = "🔒 encrypted item: open the store with its key to read it"
+UNREADABLE_TEXT = "🔒 this item does not decrypt with the key given"
+
+
+def stored_message(
+    row_id: int,
+    data: Any,
+    created_at: Any,
+    *,
+    session_id: str,
+    cipher: ItemCipher | None,
+    utc: bool = True,
+    sort_key: tuple[Any, ...] = (),
+) -> Message:
+    """One stored Agents SDK item as a :class:`Message`, decrypting an envelope.
+
+    A plain item is read as :func:`from_agents_row` reads it. An envelope becomes the item
+    inside it, with ``metadata["encryption"]`` saying ``state`` (``ok``/``expired``) and
+    ``encrypted_at``; without a key, or when it does not decrypt, it becomes
+    ``kind="other"`` with the envelope as ``raw`` and the state ``locked``/``unreadable``.
+    """
+    if not looks_encrypted(data):
+        return from_agents_row(row_id, data, created_at, utc=utc, sort_key=sort_key)
+    envelope = json.loads(data if isinstance(data, str) else data.decode("utf-8", "replace"))
+    created = iso_time(created_at, utc=utc)
+    key = sort_key or (int(row_id),)
+    opened = cipher.open(session_id, envelope) if cipher is not None else None
+    if opened is None or opened.item is None:
+        state = "locked" if opened is None else "unreadable"
+        return Message(
+            id=int(row_id),
+            role="unknown",
+            kind="other",
+            text=LOCKED_TEXT if state == "locked" else UNREADABLE_TEXT,
+            metadata={"encryption": {"state": state}},
+            created_at=created,
+            raw=envelope,
+            sort_key=key,
+        )
+    m = from_item(row_id, opened.item, created, sort_key=key)
+    assert opened.encrypted_at is not None
+    m.metadata = {
+        "encryption": {
+            "state": opened.state,
+            "encrypted_at": opened.encrypted_at.isoformat(timespec="seconds"),
+        }
+    }
+    return m
+
+
+def readable(m: Message) -> bool:
+    """Whether the library's ``EncryptedSession.get_items`` would return this item: a
+    decrypted, unexpired one. (Plain items in an encrypted store are skipped too.)"""
+    enc = (m.metadata or {}).get("encryption")
+    return isinstance(enc, dict) and enc.get("state") == "ok"
