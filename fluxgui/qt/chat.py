@@ -1,8 +1,11 @@
 """The chat panel: send a message to an agent in the open session, see its reply stream.
 
 The message goes through :func:`fluxgui.services.chat.chat` on the bridge under the key
-``"chat"``; Stop cancels it (the service then writes nothing). Everything shown here is
-plain text: the reply, the tool-call lines and the error line never become markup.
+``"chat"``; Stop cancels it (the service then writes nothing). Tool calls the agent makes
+and their outputs appear as the conversation shows stored ones: the same message cards,
+built from Agents SDK ``function_call``/``function_call_output`` items, paired by call
+id. The reply and the error line are plain text: nothing here becomes markup.
+"New Session…" chats into a session that does not exist yet.
 The agent's settings (name, instructions, model, temperature, provider, base URL) are
 remembered per store (:class:`fluxgui.qt.settings.AgentSettings`); an API key never is:
 it comes from ``OPENAI_API_KEY`` or the keyring (:mod:`fluxgui.qt.secrets`).
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -25,6 +29,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -33,7 +38,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.model import Message, from_item
+from fluxgui.core.pairing import ToolPairs
+
 from . import secrets
+from .conversation import MessageDelegate, MessageListModel, MessageListView
 
 if TYPE_CHECKING:
     from fluxgui.services.chat import AgentConfig, ChatEvent
@@ -62,26 +71,46 @@ def api_key_for(provider: str) -> str | None:
     return os.environ.get("OPENAI_API_KEY") or secrets.get_password(API_KEY_KEYRING)
 
 
-def _one_line(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def describe_event(event: ChatEvent) -> str | None:
-    """A compact line for a tool call or its output (``None`` for other events)."""
+def event_message(event: ChatEvent, number: int) -> Message | None:
+    """A tool call or a tool output as the :class:`Message` a stored Agents SDK item of
+    that kind becomes (``None`` for other events), so it is drawn like a stored one."""
     data = event.data or {}
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if event.kind == "tool_call":
-        name = data.get("name") or event.text or "tool"
         args = data.get("arguments", "")
         if not isinstance(args, str):
             args = json.dumps(args, ensure_ascii=False)
-        return _one_line(f"⚙ {name}({args})")
-    if event.kind == "tool_output":
+        item = {
+            "type": "function_call",
+            "call_id": str(data.get("id") or ""),
+            "name": str(data.get("name") or event.text or "tool"),
+            "arguments": args,
+        }
+    elif event.kind == "tool_output":
         output = data.get("output", event.text)
         if not isinstance(output, str):
             output = json.dumps(output, ensure_ascii=False)
-        return _one_line(f"  ↳ {output}")
-    return None
+        item = {"type": "function_call_output", "call_id": str(data.get("id") or ""), "output": output}
+    else:
+        return None
+    return from_item(number, item, when)
+
+
+class _LiveTurn:
+    """What a :class:`MessageDelegate` asks of its pane, for the running chat's tool
+    cards: their pairs, and no turn numbers or token counts."""
+
+    def __init__(self) -> None:
+        self.pairs = ToolPairs()
+        self.turn_tokens: dict[int, int] = {}
+
+    def turn_of(self, _message: Message) -> int | None:
+        return None
+
+
+def new_session_id() -> str:
+    """A fresh id for a chat in a new session: ``chat-<UTC time>``."""
+    return "chat-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
 
 
 def _default_models() -> dict[str, str]:
@@ -235,6 +264,8 @@ class ChatPanel(QWidget):
         self._streamed = ""
         self._origin: str | None = None  # the session the running chat was sent to
         self._copy = False
+        #: a session to create with the next message ("New Session…"), else None
+        self.new_session: str | None = None
         #: the last ChatResult (tests)
         self.last_result: Any = None
 
@@ -271,6 +302,16 @@ class ChatPanel(QWidget):
         ro.addWidget(self.readonly_label, 1)
         ro.addWidget(self.allow_button, 0)
 
+        # the running chat's tool calls and outputs, drawn as the conversation draws them
+        self._live = _LiveTurn()
+        self.tool_model = MessageListModel(self)
+        self.tool_view = MessageListView(self)
+        self.tool_view.setObjectName("chatTools")
+        self.tool_view.setModel(self.tool_model)
+        self.tool_view.setItemDelegate(MessageDelegate(self.tool_view, self._live))  # type: ignore[arg-type]
+        self.tool_view.setToolTip("Tools the agent called in this reply, and what they gave back")
+        self.tool_view.hide()
+
         # the streamed reply
         self.reply = QPlainTextEdit(self)
         self.reply.setReadOnly(True)
@@ -297,6 +338,9 @@ class ChatPanel(QWidget):
         self.message.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 14)
         self._keys = _SendKeys(self)
         self.message.installEventFilter(self._keys)
+        self.new_button = QPushButton("New Session…", self)
+        self.new_button.setToolTip("Chat in a new session of this store (its id is asked)")
+        self.new_button.clicked.connect(self.ask_new_session)
         self.copy_box = QCheckBox("Try on a copy", self)
         self.copy_box.setToolTip(
             "Fork the session first and chat in the fork: the original is left unchanged"
@@ -311,6 +355,7 @@ class ChatPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.copy_box, 0)
+        buttons.addWidget(self.new_button, 0)
         buttons.addStretch(1)
         buttons.addWidget(self.stop_button, 0)
         buttons.addWidget(self.send_button, 0)
@@ -320,6 +365,7 @@ class ChatPanel(QWidget):
         layout.setSpacing(6)
         layout.addLayout(head)
         layout.addWidget(self.readonly_bar)
+        layout.addWidget(self.tool_view, 1)
         layout.addWidget(self.reply, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.error_label)
@@ -396,7 +442,7 @@ class ChatPanel(QWidget):
         if not text:
             return False
         store = self._window.store
-        sid = self._window.current_session_id
+        sid = self.new_session or self._window.current_session_id
         if store is None:
             self._show_error("No store is open.")
             return False
@@ -416,10 +462,11 @@ class ChatPanel(QWidget):
         generation = self._generation
         self._streamed = ""
         self._origin = sid
-        self._copy = self.copy_box.isChecked()
+        self._copy = self.copy_box.isChecked() and self.new_session is None
         self.error_label.clear()
         self.error_label.hide()
         self.reply.clear()
+        self.clear_tools()
         self._set_status(
             f"Sending to {config.name} ({config.model}) in a copy of {sid}…"
             if self._copy
@@ -464,17 +511,42 @@ class ChatPanel(QWidget):
             self.reply.ensureCursorVisible()
             self.delta.emit(event.text)
         elif kind in ("tool_call", "tool_output"):
-            line = describe_event(event)
-            if line:
-                self._append_line(line)
+            m = event_message(event, self.tool_model.rowCount() + 1)
+            if m is not None:
+                self._live.pairs.add([m])
+                self.tool_model.append([m])
+                self.tool_view.show()
+                self.tool_view.viewport().update()  # the call's header names its output
+                self.tool_view.scrollToBottom()
 
-    def _append_line(self, line: str) -> None:
-        cursor = self.reply.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if not self.reply.document().isEmpty() and not self.reply.toPlainText().endswith("\n"):
-            cursor.insertText("\n")
-        cursor.insertText(line + "\n")
-        self.reply.setTextCursor(cursor)
+    def tool_messages(self) -> tuple[Message, ...]:
+        """The tool calls and outputs of the last chat, as shown."""
+        return self.tool_model.messages
+
+    def clear_tools(self) -> None:
+        self.tool_model.clear()
+        self._live.pairs.clear()
+        self.tool_view.hide()
+
+    def ask_new_session(self) -> bool:
+        """Ask for a new session's id; the next message starts it."""
+        sid, ok = QInputDialog.getText(
+            self, "New Session", "The new session's id:", QLineEdit.EchoMode.Normal,
+            self.new_session or new_session_id(),
+        )
+        if not ok or not sid.strip():
+            return False
+        self.start_new_session(sid.strip())
+        return True
+
+    def start_new_session(self, session_id: str | None) -> None:
+        """Send the next message to a new session ``session_id`` (``None``: back to the
+        open session)."""
+        self.new_session = session_id
+        self._update_header()
+        self._update_buttons()
+        if session_id is not None:
+            self.message.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _on_succeeded(self, key: str, result: object) -> None:
         if key != CHAT_KEY or not self._running:
@@ -487,9 +559,14 @@ class ChatPanel(QWidget):
         self.message.clear()
         added = int(getattr(result, "added", 0))
         sid = str(getattr(result, "session_id", self._origin or ""))
-        where = f" to the copy {sid}" if self._copy else ""
+        started = self.new_session is not None and sid == self.new_session
+        where = f" to the copy {sid}" if self._copy else (f" to the new session {sid}" if started else "")
         self._set_status(f"Added {added} message{'' if added == 1 else 's'}{where}.")
-        self._window.chat_finished(sid, copied=self._copy)
+        if started:  # it exists now: go on in it as in any open session
+            self.new_session = None
+            self._update_header()
+        # A copy or a new session: the window switches to it.
+        self._window.chat_finished(sid, copied=self._copy or started)
         self.finished.emit(result)
 
     def _on_failed(self, key: str, error: object) -> None:
@@ -525,10 +602,13 @@ class ChatPanel(QWidget):
             self.agent_label.setText("Chat is not available")
             return
         if c.provider == "offline":
-            self.agent_label.setText(f"{c.name} · offline model")
+            text = f"{c.name} · offline model"
         else:
             provider = _PROVIDER_LABELS.get(c.provider, c.provider)
-            self.agent_label.setText(f"{c.name} · {c.model} · {provider}")
+            text = f"{c.name} · {c.model} · {provider}"
+        if self.new_session is not None:
+            text += f" · new session {self.new_session}"
+        self.agent_label.setText(text)
         self.agent_label.setToolTip(
             f"Temperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")
         )
@@ -540,7 +620,8 @@ class ChatPanel(QWidget):
         has_text = bool(self.message.toPlainText().strip())
         self.send_button.setEnabled(writable and has_text and not self._running)
         self.stop_button.setEnabled(self._running)
-        self.copy_box.setEnabled(not self._running)
+        self.copy_box.setEnabled(not self._running and self.new_session is None)
+        self.new_button.setEnabled(writable and not self._running)
         self.agent_button.setEnabled(not self._running)
 
 

@@ -20,14 +20,14 @@ the turn, under one shielded commit), so a failed or cancelled chat leaves no em
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from flux.agent import Agent, AgentSettings
 from flux.config import FluxConfig
 from flux.models.base import Message as FluxMessage
-from flux.models.base import ModelSettings
+from flux.models.base import Model, ModelRequest, ModelResponse, ModelSettings, StreamChunk
 from flux.runner import Runner
 from flux.streaming.events import MessageCompleteEvent, TextDeltaEvent, ToolCallEvent
 
@@ -95,7 +95,8 @@ class ChatEvent:
     """Something that happened during a chat.
 
     ``kind``: ``"text"`` (a streamed delta in ``text``), ``"tool_call"`` (``data``: id,
-    name, arguments), ``"message"`` (a finished model message in ``text``), ``"done"``
+    name, arguments), ``"tool_output"`` (``data``: id, name, output — what the tool gave
+    back, reported when the run hands it to the model), ``"message"`` (a finished model message in ``text``), ``"done"``
     (``text``: the reply; ``data``: session_id, added), ``"error"`` (``text``: the
     one-line error, raised right after).
     """
@@ -212,12 +213,51 @@ async def _fork_history(store: Any, session_id: str, fork_at: int) -> list[dict[
     return out
 
 
+class _ReportToolOutputs(Model):
+    """The provider's model, reporting the tool results each request carries.
+
+    flux's streamed runner runs the tools itself and emits no event for their results;
+    they reach the model as ``role="tool"`` messages in the next request. So the model
+    is where they can be seen: each is reported once, as a ``tool_output`` event.
+    """
+
+    def __init__(self, model: Model, emit: Callable[[ChatEvent], None]) -> None:
+        self._model = model
+        self._emit = emit
+        self._seen: set[int] = set()
+
+    def _report(self, request: ModelRequest) -> None:
+        for n, m in enumerate(request.messages):
+            if m.role != "tool" or n in self._seen:
+                continue
+            self._seen.add(n)
+            self._emit(ChatEvent("tool_output", m.content or "", {
+                "id": m.tool_call_id or "", "name": m.name or "", "output": m.content or "",
+            }))
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self._report(request)
+        return await self._model.complete(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self._report(request)
+        async for chunk in self._model.stream(request):
+            yield chunk
+
+    def __getattr__(self, name: str) -> Any:  # anything else the runner may ask for
+        return getattr(self._model, name)
+
+
 async def _stream_reply(
     agent: Agent, model: Any, messages: list[FluxMessage], emit: Callable[[ChatEvent], None]
 ) -> str:
-    """Run the agent streamed; emit deltas and tool calls; return the final text."""
+    """Run the agent streamed; emit deltas, tool calls and tool outputs; return the final
+    text."""
     config = FluxConfig(event_bus_enabled=False, default_max_turns=MAX_TURNS)
-    result = await Runner.run_streamed(agent, messages, config=config, model=model)
+    # History messages from the store are never reported as this run's tool outputs.
+    watching = _ReportToolOutputs(model, emit)
+    watching._seen.update(range(len(messages)))
+    result = await Runner.run_streamed(agent, messages, config=config, model=watching)
     stream = aiter(result)
     final: str | None = None
     try:

@@ -291,29 +291,73 @@ def test_view_chat_toggles_the_dock(qtbot, window, agents_db):
     assert not window.chat_dock.isVisible()
 
 
-def test_tool_calls_show_as_lines_and_text_stays_plain(qtbot, window, agents_db, monkeypatch):
-    import fluxgui.services.chat as service
-    from fluxgui.services.chat import ChatEvent, ChatResult
+def test_tool_calls_show_as_stored_tool_call_cards(qtbot, window, agents_db):
+    """A model that calls a tool (the loopback server's "tool" mode): the call and the
+    tool's output appear as the cards stored function_call/function_call_output items
+    get, paired by call id; the reply stays plain text; the library saves only the user
+    message and the final answer (as flux's Runner does)."""
+    from chat_servers import ChatServer
 
-    async def fake_chat(store, session_id, message, config, *, on_event=None, copy=False):
-        on_event(ChatEvent("tool_call", "lookup_order", {
-            "id": "c1", "name": "lookup_order", "arguments": '{"order": 1001}',
-        }))
-        on_event(ChatEvent("text", "<b>not bold</b> "))
-        on_event(ChatEvent("text", "done"))
-        return ChatResult(session_id, "<b>not bold</b> done", 0)
+    from fluxgui.services.chat import AgentConfig
 
-    monkeypatch.setattr(service, "chat", fake_chat)
     _open(qtbot, window, agents_db, SID)
     panel = window.chat_panel
-    _type(qtbot, panel, "look it up")
+    before = _agents_items(agents_db, SID)
+    with ChatServer("openai", "tool", reply="<b>not bold</b> sunny") as server:
+        panel.set_config(AgentConfig(provider="openai", model="m", base_url=server.base_url))
+        _type(qtbot, panel, "Weather?")
+        with qtbot.waitSignal(panel.finished, timeout=20_000):
+            panel.send_button.click()
+    call, output = panel.tool_messages()
+    assert (call.kind, call.role) == ("tool_call", "assistant")
+    assert call.raw == {
+        "type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "weather"}',
+    }
+    assert output.kind == "tool_output" and output.raw["call_id"] == "call_1"
+    # The agent has no such tool: flux answers the model with its error, shown as output.
+    assert output.text == "Error: Tool 'lookup' not found"
+    assert panel.tool_view.isVisible()
+    delegate = panel.tool_view.itemDelegate()
+    assert delegate.pair_text(call) == f"→ output #{output.id}"
+    assert delegate.pair_text(output) == f"← lookup #{call.id}"
+    # Drawn as the conversation draws a stored call: the same delegate and card.
+    from fluxgui.qt.conversation import MessageDelegate
+
+    assert isinstance(delegate, MessageDelegate)
+    assert panel.reply.toPlainText() == "<b>not bold</b> sunny"
+    assert _agents_items(agents_db, SID)[len(before):] == [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "<b>not bold</b> sunny"},
+    ]
+    # A new chat starts with no cards.
+    panel.set_config(_offline())
+    _type(qtbot, panel, "again")
     with qtbot.waitSignal(panel.finished, timeout=20_000):
         panel.send_button.click()
-    lines = panel.reply.toPlainText().splitlines()
-    assert lines[0] == '⚙ lookup_order({"order": 1001})'
-    assert lines[1] == "<b>not bold</b> done"
-    assert panel.streamed_text() == "<b>not bold</b> done"
+    assert panel.tool_messages() == () and not panel.tool_view.isVisible()
 
+
+def test_new_session_from_the_chat_panel(qtbot, window, agents_db):
+    _open(qtbot, window, agents_db, SID)
+    panel = window.chat_panel
+    panel.set_config(_offline())
+    before = _agents_ids(agents_db)
+    original = _agents_items(agents_db, SID)
+    panel.start_new_session("brand-new-chat")
+    assert "new session brand-new-chat" in panel.agent_label.text()
+    assert not panel.copy_box.isEnabled()
+    _type(qtbot, panel, "Hello, new session")
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        with qtbot.waitSignal(panel.finished, timeout=20_000) as done:
+            panel.send_button.click()
+    assert done.args[0].session_id == "brand-new-chat"
+    assert _agents_ids(agents_db) == before | {"brand-new-chat"}
+    items = _agents_items(agents_db, "brand-new-chat")
+    assert items[0] == {"role": "user", "content": "Hello, new session"} and len(items) == 2
+    # The window switched to it, and the panel goes on in it.
+    qtbot.waitUntil(lambda: window.current_session_id == "brand-new-chat", timeout=20_000)
+    assert panel.new_session is None and "new session" not in panel.agent_label.text()
+    assert _agents_items(agents_db, SID) == original  # the session that was open: untouched
 
 def test_render_the_window_with_the_chat_panel(qtbot, window, agents_db):
     window.resize(1400, 820)

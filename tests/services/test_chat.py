@@ -235,6 +235,13 @@ async def test_openai_tool_call_is_reported_and_only_the_final_reply_saved(flux_
     calls = [e for e in rec.events if e.kind == "tool_call"]
     assert len(calls) == 1
     assert calls[0].data == {"id": "call_1", "name": "lookup", "arguments": '{"q": "weather"}'}
+    # flux runs the (unknown) tool itself; its result reaches the model and is reported once.
+    outputs = [e for e in rec.events if e.kind == "tool_output"]
+    assert [o.data for o in outputs] == [
+        {"id": "call_1", "name": "lookup", "output": "Error: Tool 'lookup' not found"}
+    ]
+    kinds = [e.kind for e in rec.events if e.kind in ("tool_call", "tool_output", "done")]
+    assert kinds == ["tool_call", "tool_output", "done"]
     assert result.reply == "It is sunny."
     assert len(server.requests) == 2  # the tool's result went back to the model
     second = server.requests[1]["body"]["messages"]
