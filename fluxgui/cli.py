@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -47,6 +48,11 @@ from fluxgui.core.errors import FluxguiError, show_id
 from fluxgui.core.export import EXPORT_FORMATS
 from fluxgui.core.model import Message
 
+#: where the command line looks for the EncryptedSession key when --key is not given
+KEY_ENV = "FLUXGUI_KEY"
+#: the Agents SDK EncryptedSession's default TTL (kept here so --help needs no adapters)
+DEFAULT_TTL = 600
+TARGET_HELP = "a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://…"
 EXIT_KNOWN_ERROR = 3
 EXIT_USAGE = 2
 EXIT_DECLINED = 1
@@ -62,6 +68,39 @@ def _store_options(p: argparse.ArgumentParser, *, format_option: str = "--format
         format_option, dest="format", choices=("flux", "agents"),
         help="which format to read when a database holds both",
     )
+    _key_options(p)
+
+
+def _key_options(p: argparse.ArgumentParser, *, prefix: str = "", whose: str = "") -> None:
+    """--key/--ttl for EncryptedSession items and --key-prefix for Redis (``prefix``
+    "dest-" for a copy's destination)."""
+    p.add_argument(
+        f"--{prefix}key", metavar="KEY", dest=f"{prefix.replace('-', '_')}key",
+        help=f"the EncryptedSession master key{whose} (default: the {KEY_ENV} environment "
+        "variable; fluxgui never writes it anywhere)",
+    )
+    p.add_argument(
+        f"--{prefix}ttl", type=_positive, default=DEFAULT_TTL, metavar="SECONDS",
+        dest=f"{prefix.replace('-', '_')}ttl",
+        help=f"encrypted items older than this show as expired (default {DEFAULT_TTL}, as the SDK)",
+    )
+    p.add_argument(
+        f"--{prefix}key-prefix", metavar="PREFIX", dest=f"{prefix.replace('-', '_')}key_prefix",
+        help=f"the Redis key prefix{whose} (default agents:session)",
+    )
+
+
+def _key_args(args: argparse.Namespace, prefix: str = "") -> dict[str, Any]:
+    """open_store's ``key``/``ttl``/``key_prefix`` from the command line (``prefix``
+    "dest_" for a copy's destination); the key falls back to $FLUXGUI_KEY."""
+    key = getattr(args, f"{prefix}key", None)
+    if key is None:
+        key = os.environ.get(KEY_ENV) or None
+    return {
+        "key": key,
+        "ttl": getattr(args, f"{prefix}ttl", DEFAULT_TTL),
+        "key_prefix": getattr(args, f"{prefix}key_prefix", None),
+    }
 
 
 def _positive(text: str) -> int:
@@ -81,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     ls = sub.add_parser("ls", help="list sessions, most recently active first")
-    ls.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    ls.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT")
     ls.add_argument("--limit", type=_positive, default=50, metavar="N", help="at most N sessions (0: all; default 50)")
@@ -108,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(branches)
     text = "fork a session: a new session with its messages up to and including one"
     branch = sub.add_parser("branch", help=text, description=text[:1].upper() + text[1:] + ".")
-    branch.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    branch.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     branch.add_argument("session_id", metavar="SESSION_ID")
     branch.add_argument("--at", type=int, required=True, metavar="MESSAGE_ID",
                         help="the last message the fork includes (its id, as `show` prints)")
@@ -116,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(branch)
     text = "compare two sessions turn by turn"
     diff = sub.add_parser("diff", help=text, description=text[:1].upper() + text[1:] + " (exit 0 when they are the same, 1 when they differ).")
-    diff.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    diff.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     diff.add_argument("a", metavar="A", help="a session id")
     diff.add_argument("b", metavar="B", help="another session id")
     diff.add_argument("--json", action="store_true", help="print JSON")
@@ -128,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("rm", "delete one session and all its messages (one transaction)"),
     ):
         edit = sub.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".")
-        edit.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+        edit.add_argument("target", metavar="TARGET", help=TARGET_HELP)
         edit.add_argument("session_id", metavar="SESSION_ID")
         edit.add_argument("--yes", action="store_true", help="do it without asking")
         _store_options(edit)
@@ -145,7 +184,7 @@ def _chat_parser(sub: Any) -> None:
         "the user's message and the reply are saved once the reply is complete (nothing "
         "on an error). The openai provider reads its key from OPENAI_API_KEY.",
     )
-    chat.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL (opened writable)")
+    chat.add_argument("target", metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (opened writable)")
     chat.add_argument("session_id", metavar="SESSION_ID")
     chat.add_argument("--message", "-m", required=True, metavar="TEXT", help="what the user says")
     chat.add_argument(
@@ -168,7 +207,7 @@ def _transfer_parsers(sub: Any) -> None:
         "export", help=text,
         description=text[:1].upper() + text[1:] + ". The file appears complete or not at all.",
     )
-    export.add_argument("target", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL")
+    export.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write ('-': standard output)")
     export.add_argument(
@@ -185,33 +224,37 @@ def _transfer_parsers(sub: Any) -> None:
         description=text[:1].upper() + text[1:] + " (one transaction per session; a corrupt "
         "file or a session id the store has already stops it before anything is written).",
     )
-    imp.add_argument("target", metavar="TARGET", help="a SQLite file (made when it does not exist) or a SQLAlchemy URL")
+    imp.add_argument("target", metavar="TARGET", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--rename", action="store_true", help="import a session whose id is taken as <id>-2, <id>-3, …")
     imp.add_argument(
-        "--format", choices=("flux", "agents"),
+        "--format", choices=("flux", "agents", "json"),
         help="the format of a new store (default: agents when the files hold Agents SDK "
-        "items, else flux), or which one to write when a database holds both",
+        "items, else flux; json: a JSON session folder, also when TARGET ends with '/'), "
+        "or which one to write when a database holds both",
     )
     imp.add_argument("--sessions-table", help="Agents SDK sessions table name (default agent_sessions)")
     imp.add_argument("--messages-table", help="Agents SDK messages table name (default agent_messages)")
+    _key_options(imp)
 
     text = "copy sessions (all, or the ones named) into another store, converting the format"
     copy = sub.add_parser("copy", help=text, description=text[:1].upper() + text[1:] + " (one transaction per session).")
-    copy.add_argument("source", metavar="SOURCE", help="a SQLite file or a SQLAlchemy URL")
-    copy.add_argument("dest", metavar="DEST", help="a SQLite file (made when it does not exist) or a SQLAlchemy URL")
+    copy.add_argument("source", metavar="SOURCE", help=TARGET_HELP)
+    copy.add_argument("dest", metavar="DEST", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
     copy.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     copy.add_argument("--rename", action="store_true", help="copy a session whose id is taken in DEST as <id>-2, <id>-3, …")
     copy.add_argument(
-        "--format", choices=("flux", "agents"),
-        help="the format of DEST when it is made (default: SOURCE's), or which one to "
-        "write when it holds both",
+        "--format", choices=("flux", "agents", "json"),
+        help="the format of DEST when it is made (default: SOURCE's; json: a JSON session "
+        "folder, also when DEST ends with '/'), or which one to write when it holds both",
     )
     copy.add_argument("--sessions-table", help="Agents SDK sessions table name of SOURCE (default agent_sessions)")
     copy.add_argument("--messages-table", help="Agents SDK messages table name of SOURCE (default agent_messages)")
     copy.add_argument("--source-format", choices=("flux", "agents"), help="which format to read from SOURCE when it holds both")
     copy.add_argument("--dest-sessions-table", help="Agents SDK sessions table name of DEST (default agent_sessions)")
     copy.add_argument("--dest-messages-table", help="Agents SDK messages table name of DEST (default agent_messages)")
+    _key_options(copy, whose=" of SOURCE")
+    _key_options(copy, prefix="dest-", whose=" of DEST")
 
 
 def build_window_parser() -> argparse.ArgumentParser:
@@ -219,7 +262,7 @@ def build_window_parser() -> argparse.ArgumentParser:
         prog="fluxgui",
         description="Open the fluxgui window (commands: " + ", ".join(COMMANDS) + "; see 'fluxgui ls -h').",
     )
-    parser.add_argument("target", nargs="?", metavar="TARGET", help="a SQLite file or a SQLAlchemy URL (default: the demo store)")
+    parser.add_argument("target", nargs="?", metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (default: the demo store)")
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
@@ -264,13 +307,29 @@ def _print_message(out: TextIO, m: Message) -> None:
 async def _open(args: argparse.Namespace, *, writable: bool = False) -> Any:
     from fluxgui.adapters import open_store
 
-    return await open_store(
+    store = await open_store(
         args.target,
         writable=writable,
         format=args.format,
         sessions_table=args.sessions_table,
         messages_table=args.messages_table,
+        **_key_args(args),
     )
+    _warn_about(store)
+    return store
+
+
+def _warn_about(store: Any) -> None:
+    """One line on stderr for each file of a folder that could not be read, and when the
+    store's items are encrypted but no key was given."""
+    for problem in getattr(store, "problems", ()):
+        print(f"fluxgui: skipped {problem}", file=sys.stderr)
+    if store.needs_key and getattr(store, "cipher", None) is None:
+        print(
+            f"fluxgui: {store.target} holds encrypted items: give the key with --key or "
+            f"{KEY_ENV} to read them",
+            file=sys.stderr,
+        )
 
 
 async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
@@ -573,6 +632,7 @@ async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     store = await open_import_target(
         args.target, files, fmt=args.format, plan=plan,
         sessions_table=args.sessions_table, messages_table=args.messages_table,
+        **_key_args(args),
     )
     try:
         try:
@@ -593,7 +653,9 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     source = await open_store(
         args.source, format=args.source_format,
         sessions_table=args.sessions_table, messages_table=args.messages_table,
+        **_key_args(args),
     )
+    _warn_about(source)
     try:
         if args.session_ids:
             for sid in args.session_ids:  # an unknown id stops it before DEST is made
@@ -601,6 +663,7 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
         dest = await open_copy_target(
             args.dest, source, fmt=args.format,
             sessions_table=args.dest_sessions_table, messages_table=args.dest_messages_table,
+            **_key_args(args, "dest_"),
         )
         try:
             try:

@@ -316,11 +316,23 @@ async def _open_or_create(
     default: str,
     sessions_table: str | None = None,
     messages_table: str | None = None,
+    **options: Any,
 ) -> Store:
-    """Open ``target`` writable. A path that does not exist becomes a new SQLite store,
+    """Open ``target`` writable. A path that does not exist becomes a new SQLite store
+    (a new JSON session folder when it ends with a path separator or ``fmt`` is "json"),
     a database without any table gets a new store: in ``fmt`` or else ``default``. A
-    database with other tables gets one only when ``fmt`` says which."""
-    tables = {"sessions_table": sessions_table, "messages_table": messages_table}
+    database with other tables gets one only when ``fmt`` says which. ``options`` (``key``,
+    ``ttl``, ``key_prefix``) go to :func:`open_store`."""
+    tables = {"sessions_table": sessions_table, "messages_table": messages_table, **options}
+    if fmt is None and "://" not in target and (
+        target.endswith(("/", os.sep)) or Path(target).expanduser().is_dir()
+    ):
+        fmt = "json"
+    if fmt == "json" and "://" not in target:
+        # A folder is made when missing; an existing one, even empty, takes the sessions.
+        return await open_store(target, create="json", **tables)
+    if fmt == "json" and "://" in target:
+        raise TargetError("a JSON session folder is a folder path, not a URL")
     if _is_new_path(target):
         return await open_store(target, create=fmt or default, **tables)
     try:
@@ -338,7 +350,7 @@ async def _open_or_create(
     return store
 
 
-_FORMAT_NAMES = {"flux": "flux", "agents": "Agents SDK"}
+_FORMAT_NAMES = {"flux": "flux", "agents": "Agents SDK", "json": "JSON session folder"}
 
 
 async def _is_empty(target: str) -> bool:
@@ -364,10 +376,12 @@ async def open_import_target(
     plan: ImportPlan | None = None,
     sessions_table: str | None = None,
     messages_table: str | None = None,
+    **options: Any,
 ) -> Store:
     """Open ``target`` writable; a path that does not exist (or a database without any
     table) becomes a new store in ``fmt`` (default: Agents SDK format when the files carry
-    raw items, else flux). Corrupt files raise before anything is created."""
+    raw items, else flux). Corrupt files raise before anything is created. ``options``
+    (``key``, ``ttl``, ``key_prefix``) go to :func:`open_store`."""
     if plan is None:
         plan = await _in_thread(scan_files, list(files))
     return await _open_or_create(
@@ -376,6 +390,7 @@ async def open_import_target(
         default="agents" if plan.has_raw_items else "flux",
         sessions_table=sessions_table,
         messages_table=messages_table,
+        **options,
     )
 
 
@@ -386,15 +401,18 @@ async def open_copy_target(
     fmt: str | None = None,
     sessions_table: str | None = None,
     messages_table: str | None = None,
+    **options: Any,
 ) -> Store:
     """Open ``target`` writable for a copy from ``source``; a new one is made in ``fmt``
-    (default: the source's format)."""
+    (default: the source's format). ``options`` (``key``, ``ttl``, ``key_prefix``) go to
+    :func:`open_store`."""
     return await _open_or_create(
         target,
         fmt=fmt,
         default=source.format,
         sessions_table=sessions_table,
         messages_table=messages_table,
+        **options,
     )
 
 
