@@ -127,11 +127,29 @@ class ItemCipher:
         state: State = "expired" if stamp + self.ttl < now else "ok"
         return Opened(item, state, when)
 
-    def seal(self, session_id: str, item: Any) -> dict[str, Any]:
-        """The envelope ``EncryptedSession`` writes for ``item`` in ``session_id``."""
+    def seal(self, session_id: str, item: Any, *, at: float | None = None) -> dict[str, Any]:
+        """The envelope ``EncryptedSession`` writes for ``item`` in ``session_id``.
+
+        ``at`` (Unix seconds) backdates the token: an item copied from an encrypted
+        store keeps the time it was first encrypted, so the TTL that made it expire
+        there still does (a copy must not bring skipped history back to the agent).
+        """
         data = json.dumps(item, ensure_ascii=False, separators=(",", ":"), default=str)
-        token = self.fernet(session_id).encrypt(data.encode("utf-8")).decode("utf-8")
-        return {"__enc__": 1, "v": VERSION, "kid": KID, "payload": token}
+        f = self.fernet(session_id)
+        plain = data.encode("utf-8")
+        token = f.encrypt(plain) if at is None else f.encrypt_at_time(plain, int(at))
+        return {"__enc__": 1, "v": VERSION, "kid": KID, "payload": token.decode("utf-8")}
+
+    def reseal(
+        self, from_session: str, to_session: str, envelope: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``envelope`` of ``from_session`` sealed for ``to_session`` (the session id is
+        the key's salt, so an envelope copied as it is would not open there), keeping
+        its encryption time; ``None`` when it does not open with this key."""
+        opened = self.open(from_session, envelope)
+        if opened.item is None or opened.encrypted_at is None:
+            return None
+        return self.seal(to_session, opened.item, at=opened.encrypted_at.timestamp())
 
     def check(self, session_id: str, envelope: dict[str, Any], where: str) -> None:
         """Raise :class:`WrongKey` when this key does not open a sample envelope."""
@@ -190,6 +208,22 @@ def stored_message(
         }
     }
     return m
+
+
+def encrypted_at(m: Message) -> float | None:
+    """When a decrypted message was first encrypted (Unix seconds), from its
+    ``metadata["encryption"]``; ``None`` for a plain one or an unknown time."""
+    enc = (m.metadata or {}).get("encryption")
+    when = enc.get("encrypted_at") if isinstance(enc, dict) else None
+    if not isinstance(when, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(when[:-1] + "+00:00" if when.endswith("Z") else when)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.timestamp()
 
 
 def readable(m: Message) -> bool:
