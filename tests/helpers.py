@@ -170,3 +170,7 @@ def agents_read(path: Path, sid: str, **tables: str) -> list[Any]:
             s.close()
 
     return asyncio.run(run())
+
+
+#: the test Redis server (tests/conftest.py's ``redis_prefix`` fixture uses the same one)
+REDIS_URL = os.environ.get("FLUXGUI_TEST_REDIS", "redis://127.0.0.1:6379/0")
