@@ -5,6 +5,8 @@ HelloAgent's ``SessionStore`` (one session per file).
 :class:`Message` (their ``id`` is the position in the file, not a store id). JSONL is read
 line by line (bounded memory); a JSON file is parsed whole.
 Every problem is an :class:`~fluxgui.core.errors.InvalidItem` naming the file (and line).
+:func:`hello_message`, :func:`hello_problem` and :func:`hello_time` read HelloAgent history
+entries for the importer and for the JSON session folder store (adapters.jsonfolder).
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def _jsonl_record(
     yield sid, record, line_no
 
 
-def _local_time(value: Any) -> str | None:
+def hello_time(value: Any) -> str | None:
     """A HelloAgent time (local time, written without a zone) with this machine's zone,
     as ISO 8601; ``None`` when it is missing or unreadable."""
     if not isinstance(value, str) or not value.strip():
@@ -205,6 +207,53 @@ def _local_time(value: Any) -> str | None:
     return dt.isoformat()
 
 
+def hello_problem(entry: Any) -> str | None:
+    """Why a HelloAgent history entry is not one its ``Message.from_dict`` reads
+    (``None``: it is)."""
+    if not isinstance(entry, dict):
+        return "must be a JSON object"
+    role = entry.get("role")
+    if role not in HELLO_ROLES:
+        return f"unknown role {role!r}"
+    metadata = entry.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return "\"metadata\" must be a JSON object"
+    return None
+
+
+def hello_message(n: int, entry: Any, *, strict_content: bool = False) -> Message:
+    """The Message of history entry ``n`` (1-based) of a HelloAgent session file.
+
+    Never raises: an entry :func:`hello_problem` refuses (or, with ``strict_content``,
+    one whose ``content`` is not text) becomes ``kind="other"`` with its JSON text as
+    ``text`` and ``raw``. Entries ``role: tool`` are tool outputs."""
+    bad = hello_problem(entry) is not None or (
+        strict_content and not isinstance(entry.get("content"), str)
+    )
+    if bad:
+        raw = json.dumps(entry, ensure_ascii=False)
+        role = entry.get("role") if isinstance(entry, dict) else None
+        return Message(
+            id=n,
+            role=role if isinstance(role, str) and role else "unknown",
+            kind="other",
+            text=raw,
+            created_at=hello_time(entry.get("timestamp")) if isinstance(entry, dict) else None,
+            raw=raw,
+            sort_key=(n,),
+        )
+    role = entry["role"]
+    return Message(
+        id=n,
+        role=role,
+        kind="tool_output" if role == "tool" else "message",
+        text=_text(entry.get("content")),
+        metadata=entry.get("metadata") or None,
+        created_at=hello_time(entry.get("timestamp")),
+        sort_key=(n,),
+    )
+
+
 def _read_hello(path: Path, data: dict[str, Any]) -> ImportSession:
     """A HelloAgent session file. Its ``session_id`` changes on every save, so the file
     name (without ``.json``) is the session id."""
@@ -212,29 +261,17 @@ def _read_hello(path: Path, data: dict[str, Any]) -> ImportSession:
 
     def messages() -> Iterator[Message]:
         for n, entry in enumerate(history, 1):
-            where = f"{path}, history entry {n}"
-            if not isinstance(entry, dict):
-                raise InvalidItem(f"{where}: must be a JSON object")
-            role = entry.get("role")
-            if role not in HELLO_ROLES:
-                raise InvalidItem(f"{where}: unknown role {role!r}")
-            metadata = entry.get("metadata")
-            if metadata is not None and not isinstance(metadata, dict):
-                raise InvalidItem(f"{where}: \"metadata\" must be a JSON object")
-            stamp = entry.get("timestamp")
-            yield Message(
-                id=n,
-                role=role,
-                kind="tool_output" if role == "tool" else "message",
-                text=_text(entry.get("content")),
-                metadata=metadata or None,
-                created_at=_local_time(stamp),
-            )
+            problem = hello_problem(entry)
+            if problem is not None:
+                raise InvalidItem(f"{path}, history entry {n}: {problem}")
+            m = hello_message(n, entry)
+            m.sort_key = ()  # a position in the file, not a store's key
+            yield m
 
     return ImportSession(
         path.stem,
-        _local_time(data.get("created_at")),
-        _local_time(data.get("saved_at")),
+        hello_time(data.get("created_at")),
+        hello_time(data.get("saved_at")),
         _paged(messages()),
         path.name,
     )
