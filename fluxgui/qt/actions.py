@@ -1,6 +1,8 @@
 """The main window's menus, actions and keyboard shortcuts.
 
-Ctrl+O open a file, Ctrl+Shift+O open a URL, Ctrl+F search, Ctrl+L the session list,
+Ctrl+O open a file, Ctrl+K Ctrl+O open a folder of JSON sessions (Ctrl+Shift+O is taken
+by Open URL; the chord is the one editors use for Open Folder), Ctrl+Shift+O open a URL
+(a database or a Redis server), Ctrl+F search, Ctrl+L the session list,
 Ctrl+C copy the selected message's text, Ctrl+Shift+C its raw JSON, F5 reload,
 Ctrl+Shift+T the chat panel, Ctrl+Q quit. Arrow keys move through the sessions in the list.
 
@@ -39,15 +41,28 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     file_menu = bar.addMenu("&File")
     actions["open"] = _action(window, "&Open…", window.open_file, QKeySequence.StandardKey.Open,
                               "Open a SQLite session store")
+    actions["open_folder"] = _action(
+        window, "Open &Folder…", window.open_folder, "Ctrl+K, Ctrl+O",
+        "Open a folder of JSON session files (HelloAgent SessionStore)",
+    )
     actions["open_url"] = _action(window, "Open &URL…", window.open_url, "Ctrl+Shift+O",
-                                  "Open a database by URL (PostgreSQL, …)")
+                                  "Open a database or Redis server by URL (PostgreSQL, Redis, …)")
     file_menu.addAction(actions["open"])
+    file_menu.addAction(actions["open_folder"])
     file_menu.addAction(actions["open_url"])
     recent_menu = QMenu("Open &Recent", window)
     recent_menu.aboutToShow.connect(lambda: _fill_recent(window, recent_menu))
     file_menu.addMenu(recent_menu)
     actions["open_demo"] = _action(window, "Open &Demo Store", window.open_demo)
     file_menu.addAction(actions["open_demo"])
+    file_menu.addSeparator()
+    actions["enter_key"] = _action(
+        window, "Enter Encryption &Key…", window.enter_key,
+        tip="Give the key of a store written by the Agents SDK's EncryptedSession "
+        "(kept in memory only)",
+    )
+    actions["enter_key"].setEnabled(False)  # enabled for stores that hold encrypted items
+    file_menu.addAction(actions["enter_key"])
     file_menu.addSeparator()
     actions["export"] = _action(window, "&Export…", window.export_dialog, "Ctrl+Shift+S",
                                 "Export sessions as JSON, JSONL, Markdown or HTML")
@@ -136,6 +151,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     chat.setText("C&hat")
     chat.setShortcut(QKeySequence("Ctrl+Shift+T"))
     chat.setStatusTip("Send a message to an agent in the open session")
+    chat.triggered.connect(window.remember_chat_visible)  # the user's choice, not a hide
     chat.toggled.connect(
         lambda on: on and window.chat_panel.message.setFocus()
     )
@@ -152,12 +168,12 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
 
 def _fill_recent(window: MainWindow, menu: QMenu) -> None:
     menu.clear()
-    items = window.recent.items()
-    for stored, label in items:
-        action = menu.addAction(label.replace("&", "&&"))
-        action.setToolTip(label)
+    items = window.recent.entries()
+    for entry in items:
+        action = menu.addAction(entry.label.replace("&", "&&"))
+        action.setToolTip(entry.label)
         action.triggered.connect(
-            lambda _checked=False, s=stored, lab=label: window.open_recent(s, lab)
+            lambda _checked=False, e=entry: window.open_recent(e.target, e.label, e.key_prefix)
         )
     if not items:
         empty = menu.addAction("No recent stores")

@@ -88,7 +88,18 @@ from .markdown import (
     utf8_size,
     warm_up_qt,
 )
-from .render import esc, kind_label, raw_document, raw_json, role_colour, short_time, size_label
+from .render import (
+    LOCK,
+    badge_colours,
+    encryption_badge,
+    esc,
+    kind_label,
+    raw_document,
+    raw_json,
+    role_colour,
+    short_time,
+    size_label,
+)
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -143,7 +154,9 @@ class MessageListModel(QAbstractListModel):
         if role == MESSAGE_ROLE:
             return m
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{m.role}, {kind_label(m.kind)}: {m.text[:500]}"
+            badge = encryption_badge(m)
+            state = f" ({badge[0].replace(LOCK, '').strip()})" if badge else ""
+            return f"{m.role}, {kind_label(m.kind)}{state}: {m.text[:500]}"
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
@@ -291,6 +304,7 @@ BAR, PAD_L, PAD_R, PAD_T, PAD_B = 4, 10, 12, 7, 9
 ICON = 18
 GAP = 5
 RADIUS = 6.0
+BADGE_PAD, BADGE_GAP = 7, 8  # an encryption badge's inner padding and its gap before it
 
 
 @dataclass
@@ -598,17 +612,100 @@ class MessageDelegate(QStyledItemDelegate):
         pair = self.pair_text(m)
         if pair:
             parts.append(pair)
+        badge = self.badge(m)
+        # The badge is never elided away: the middle text gets what is left beside it.
+        badge_w = self._badge_width(badge[0], small) + BADGE_GAP if badge else 0
         if parts:
             painter.setFont(font)
             painter.setPen(muted)
             fm = QFontMetrics(font)
+            room = max(0, limit - x - badge_w)
             middle = fm.elidedText("  ·  " + "  ·  ".join(parts), Qt.TextElideMode.ElideRight,
-                                   max(0, limit - x))
+                                   room)
             painter.drawText(
-                QRect(x, rect.top(), max(0, limit - x), rect.height()),
+                QRect(x, rect.top(), room, rect.height()),
                 Qt.AlignmentFlag.AlignVCenter,
                 middle,
             )
+            x += fm.horizontalAdvance(middle)
+        if badge and x + badge_w <= limit:
+            self._paint_badge(painter, QPoint(x + BADGE_GAP, rect.center().y()), badge, small)
+
+    def badge(self, m: Message) -> tuple[str, str, str] | None:
+        """The header badge of an encrypted item, ``(text, tooltip, state)``: "expired",
+        "🔒 locked" or "unreadable"; ``None`` for other items (and in stores that hold no
+        encrypted items, whatever a message's metadata says)."""
+        store = getattr(self._pane, "store", None)
+        if store is not None and not getattr(store, "needs_key", False):
+            return None
+        return encryption_badge(m)
+
+    @staticmethod
+    def _lock_glyph(font: QFont) -> bool:
+        """Whether the font (or a fallback) can draw the lock emoji; else one is painted."""
+        return QFontMetrics(font).inFontUcs4(ord(LOCK))
+
+    def _badge_label(self, text: str, font: QFont) -> tuple[str, bool]:
+        """The badge's text as painted, and whether a padlock is painted before it."""
+        if text.startswith(LOCK) and not self._lock_glyph(font):
+            return text[len(LOCK):].strip(), True
+        return text, False
+
+    def _badge_width(self, text: str, font: QFont) -> int:
+        label, lock = self._badge_label(text, font)
+        fm = QFontMetrics(font)
+        return fm.horizontalAdvance(label) + 2 * BADGE_PAD + (fm.ascent() if lock else 0)
+
+    def _paint_badge(
+        self, painter: QPainter, left_mid: QPoint, badge: tuple[str, str, str], font: QFont
+    ) -> None:
+        text, _tip, state = badge
+        label, lock = self._badge_label(text, font)
+        fm = QFontMetrics(font)
+        fg, bg = (QColor(c) for c in badge_colours(state, dark=self.theme.dark))
+        h = fm.height() + 2
+        w = self._badge_width(text, font)
+        box = QRectF(left_mid.x(), left_mid.y() - h / 2, w, h)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(bg)
+        painter.drawRoundedRect(box, h / 2, h / 2)
+        x = box.left() + BADGE_PAD
+        if lock:  # a small padlock where the font has no 🔒
+            size = fm.ascent() * 0.62
+            body = QRectF(x, box.center().y() - size * 0.15, size, size * 0.62)
+            pen = QPen(fg, max(1.0, size * 0.14))
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            shackle = QRectF(x + size * 0.2, body.top() - size * 0.45, size * 0.6, size * 0.8)
+            painter.drawArc(shackle, 0, 180 * 16)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(fg)
+            painter.drawRoundedRect(body, 1.5, 1.5)
+            x += fm.ascent()
+        painter.setFont(font)
+        painter.setPen(fg)
+        painter.drawText(
+            QRectF(x, box.top(), box.right() - x, box.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            label,
+        )
+        painter.restore()
+
+    def header_text(self, m: Message) -> str:
+        """The header line as text: role, turn, kind, pairing, badge, time and id."""
+        head = [m.role]
+        if m.kind != "message":
+            head.append(kind_label(m.kind))
+        pair = self.pair_text(m)
+        if pair:
+            head.append(pair)
+        badge = self.badge(m)
+        if badge:
+            head.append(badge[0])
+        head += [t for t in (short_time(m.created_at), f"#{m.id}") if t]
+        return " · ".join(head)
 
     def pair_text(self, m: Message) -> str:
         """The header's note on a tool call's output, or on an output's call."""
@@ -684,6 +781,10 @@ class MessageDelegate(QStyledItemDelegate):
         m = index.data(MESSAGE_ROLE)
         if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
             rows = self.layout_rows(option.rect, m)
+            badge = self.badge(m)
+            if badge and rows.header.contains(event.pos()):
+                QToolTip.showText(event.globalPos(), f"<p>{esc(badge[1])}</p>", view)
+                return True
             if rows.body.contains(event.pos()) and not (
                 m.kind == "reasoning" and m.id not in self.expanded
             ):
@@ -1205,17 +1306,10 @@ class ConversationPane(QWidget):
 
     def toPlainText(self) -> str:  # noqa: N802 - the name QTextEdit uses
         """The loaded conversation as a person reads it: per message a header line (role,
-        kind, pairing, time, id) and its body as rendered (collapsed rows as shown)."""
+        kind, pairing, encryption badge, time, id) and its body as rendered (collapsed rows as shown)."""
         out: list[str] = []
         for m in self.model.messages:
-            head = [m.role]
-            if m.kind != "message":
-                head.append(kind_label(m.kind))
-            pair = self.delegate.pair_text(m)
-            if pair:
-                head.append(pair)
-            head += [t for t in (short_time(m.created_at), f"#{m.id}") if t]
-            out.append(" · ".join(head))
+            out.append(self.delegate.header_text(m))
             if m.kind == "reasoning" and m.id not in self.delegate.expanded:
                 out.append(" ".join(m.text.split()))
             else:

@@ -214,6 +214,10 @@ def launch(args: argparse.Namespace) -> int:
         "session_id": getattr(args, "session", None),
         "label": label,
         "writable": bool(getattr(args, "writable", False)),
+        # --key / $FLUXGUI_KEY, --ttl, --key-prefix, as the commands take them
+        "key": getattr(args, "key", None) or os.environ.get("FLUXGUI_KEY") or None,
+        "ttl": getattr(args, "ttl", 600),
+        "key_prefix": getattr(args, "key_prefix", None),
     }
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

@@ -479,6 +479,9 @@ def body_source(message: Message) -> str:
     if message.kind == "tool_call":
         args = call_arguments(message)
         return args if args is not None else message.text
+    enc = (message.metadata or {}).get("encryption")
+    if isinstance(enc, dict) and enc.get("state") in ("locked", "unreadable"):
+        return message.text  # what the lock means, not the envelope's ciphertext
     if message.kind == "other" and isinstance(message.raw, (dict, list)):
         try:
             return json.dumps(message.raw, indent=2, ensure_ascii=False)

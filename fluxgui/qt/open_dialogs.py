@@ -1,12 +1,15 @@
-"""The ways a store gets opened: a file dialog, a URL form, drag & drop, a password prompt.
+"""The ways a store gets opened: a file or folder dialog, a URL form, drag & drop, a
+password prompt.
 
-Nothing here opens a store; each piece hands back a *target* (a path or a SQLAlchemy URL)
-for :meth:`fluxgui.qt.window.MainWindow.open_target`, and a *label* to show instead of
-it — a URL's password never reaches a label, a log line or the settings.
+Nothing here opens a store; each piece hands back a *target* (a file or folder path, a
+SQLAlchemy URL or a ``redis://`` URL) for :meth:`fluxgui.qt.window.MainWindow.open_target`,
+and a *label* to show instead of it — a URL's password never reaches a label, a log line
+or the settings. A Redis target travels with its key prefix (:attr:`OpenRequest.key_prefix`).
 
-The modal helpers (:func:`open_file_dialog`, :func:`password_prompt`, :func:`ask_url`,
-:func:`request_for_stored`) run a nested Qt event loop; the qasync loop keeps running
-inside it. Call them from Qt slots (a menu action), not from inside a coroutine.
+The modal helpers (:func:`open_file_dialog`, :func:`open_folder_dialog`,
+:func:`password_prompt`, :func:`ask_url`, :func:`request_for_stored`) run a nested Qt event
+loop; the qasync loop keeps running inside it. Call them from Qt slots (a menu action),
+not from inside a coroutine.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.adapters.redisurl import DEFAULT_PREFIX
+
 from . import secrets
 from .settings import RecentStores
 
@@ -43,15 +48,20 @@ from .settings import RecentStores
 
 POSTGRES = "postgresql+asyncpg"
 SQLITE = "sqlite+aiosqlite"
-#: (combo text, SQLAlchemy drivername; None = the "other" entry with its own field)
+REDIS = "redis"
+#: (combo text, SQLAlchemy drivername or URL scheme; None = the "other" entry with its
+#: own field)
 DRIVERS: list[tuple[str, str | None]] = [
     ("PostgreSQL (asyncpg)", POSTGRES),
     ("SQLite file", SQLITE),
+    ("Redis (Agents SDK RedisSession)", REDIS),
     ("Other SQLAlchemy async driver…", None),
 ]
-#: default ports by SQLAlchemy backend name
+#: default ports by SQLAlchemy backend name (and Redis)
 DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "mssql": 1433,
-                 "oracle": 1521}
+                 "oracle": 1521, "redis": 6379, "rediss": 6379}
+#: URL schemes of Redis servers (``unix://`` sockets are typed as a target, not here)
+REDIS_SCHEMES = {"redis", "rediss"}
 #: drivernames the form shows as "PostgreSQL (asyncpg)" (parse_target maps them to asyncpg)
 POSTGRES_ALIASES = {"postgresql", "postgres", "postgresql+asyncpg", "postgresql+psycopg2"}
 SQLITE_ALIASES = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
@@ -100,12 +110,14 @@ def _default_port(drivername: str) -> int | None:
 
 
 class OpenUrlDialog(QDialog):
-    """A form that builds a SQLAlchemy URL: driver, host, port, database, user, password.
+    """A form that builds a SQLAlchemy URL: driver, host, port, database, user, password
+    — or a ``redis://[user:password@]host:6379/<db number>`` URL and its key prefix.
 
     :meth:`url` is the URL to open (password included, escaped by
     ``sqlalchemy.engine.URL.create``); :meth:`display_url` the same with ``***``;
-    :meth:`remember_password` whether the user asked for the keyring. *Open* stays
-    disabled until the form is complete; :meth:`problem` says what is missing.
+    :meth:`remember_password` whether the user asked for the keyring; :meth:`key_prefix`
+    the Redis key prefix (``None`` for a database). *Open* stays disabled until the form
+    is complete; :meth:`problem` says what is missing.
     """
 
     def __init__(
@@ -120,7 +132,7 @@ class OpenUrlDialog(QDialog):
         self.setModal(True)
         self._keyring_ok = secrets.keyring_available() if keyring_ok is None else keyring_ok
         self._port_default: int | None = None
-        self._shape: tuple[bool, bool] | None = None  # (sqlite, other) the rows show
+        self._shape: tuple[bool, bool, bool] | None = None  # (sqlite, other, redis) shown
 
         self.driver_combo = QComboBox(self)
         for text, name in DRIVERS:
@@ -170,6 +182,12 @@ class OpenUrlDialog(QDialog):
             )
         self.options_edit = QLineEdit(self)
         self.options_edit.setPlaceholderText("optional, e.g. ssl=require")
+        self.key_prefix_edit = QLineEdit(DEFAULT_PREFIX, self)
+        self.key_prefix_edit.setPlaceholderText(DEFAULT_PREFIX)
+        self.key_prefix_edit.setToolTip(
+            "RedisSession's key_prefix: sessions are the hashes <prefix>:<session id> "
+            f"(default {DEFAULT_PREFIX})"
+        )
 
         self.preview = UrlView(self)
         self.preview.setToolTip("The URL that will be opened (the password is shown as ***).")
@@ -189,6 +207,7 @@ class OpenUrlDialog(QDialog):
         form.addRow("&Password:", self.password_edit)
         form.addRow("", self.remember_check)
         form.addRow("Op&tions:", self.options_edit)
+        form.addRow("&Key prefix:", self.key_prefix_edit)
         form.addRow("URL:", self.preview)
         self._form = form
         # Buddies for the composite rows so the mnemonics focus the right edit.
@@ -210,7 +229,8 @@ class OpenUrlDialog(QDialog):
         self.setMinimumWidth(520)
 
         for edit in (self.driver_edit, self.host_edit, self.port_edit, self.database_edit,
-                     self.user_edit, self.password_edit, self.options_edit):
+                     self.user_edit, self.password_edit, self.options_edit,
+                     self.key_prefix_edit):
             edit.textChanged.connect(self._update)
         self.driver_combo.currentIndexChanged.connect(self._on_driver_changed)
         self.driver_edit.textChanged.connect(self._on_driver_changed)
@@ -231,6 +251,17 @@ class OpenUrlDialog(QDialog):
 
     def is_sqlite(self) -> bool:
         return self.drivername().split("+", 1)[0].lower() == "sqlite"
+
+    def is_redis(self) -> bool:
+        """Whether the form names a Redis server (the Redis entry, or ``rediss`` typed
+        as another driver)."""
+        return self.drivername().lower() in REDIS_SCHEMES
+
+    def key_prefix(self) -> str | None:
+        """The Redis key prefix to open under (``None`` for a database)."""
+        if not self.is_redis():
+            return None
+        return self.key_prefix_edit.text().strip() or DEFAULT_PREFIX
 
     def _port(self) -> int | None:
         text = self.port_edit.text().strip()
@@ -272,6 +303,15 @@ class OpenUrlDialog(QDialog):
         port_text = self.port_edit.text().strip()
         if port_text and self._port() is None:
             return "The port is a number from 1 to 65535."
+        if self.is_redis():
+            if not self.host_edit.text().strip():
+                return "Enter the host name or address of the Redis server."
+            db = self.database_edit.text().strip()
+            if db and not db.isdigit():
+                return "The Redis database is a number (0 unless the server uses others)."
+            if not self.key_prefix_edit.text().strip():
+                return f"Enter the key prefix the sessions were written under ({DEFAULT_PREFIX} by default)."
+            return None
         if not self.host_edit.text().strip():
             return "Enter the host name or address of the database server."
         if not self.database_edit.text().strip():
@@ -290,6 +330,20 @@ class OpenUrlDialog(QDialog):
         if self.is_sqlite():
             return URL.create(name, database=self.database_edit.text().strip() or None,
                               query=self._query() or {})
+        if self.is_redis():
+            db = self.database_edit.text().strip()
+            password = self.password_edit.text() or None
+            return URL.create(
+                name,
+                # Redis AUTH with a password only is redis://:password@host: an empty
+                # user name, which SQLAlchemy writes only when it is "" rather than None.
+                username=self.user_edit.text() or ("" if password else None),
+                password=password if with_password else None,
+                host=self.host_edit.text().strip() or None,
+                port=self._port(),
+                database=db if db.isdigit() else "0",
+                query=self._query() or {},
+            )
         return URL.create(
             name,
             username=self.user_edit.text() or None,
@@ -326,9 +380,9 @@ class OpenUrlDialog(QDialog):
 
     # -- filling the form --------------------------------------------------------------
 
-    def prefill(self, url_string: str) -> bool:
-        """Fill the form from a URL (or a SQLite file path); ``False`` when it does not
-        parse (the form is left as it was)."""
+    def prefill(self, url_string: str, key_prefix: str | None = None) -> bool:
+        """Fill the form from a URL (or a SQLite file path) and, for Redis, its key
+        prefix; ``False`` when it does not parse (the form is left as it was)."""
         from sqlalchemy.engine import make_url
         from sqlalchemy.exc import ArgumentError
 
@@ -345,6 +399,8 @@ class OpenUrlDialog(QDialog):
             self._set_driver(POSTGRES)
         elif name.lower() in SQLITE_ALIASES:
             self._set_driver(SQLITE)
+        elif name.lower() == REDIS:
+            self._set_driver(REDIS)
         else:
             self._set_driver(None)
             self.driver_edit.setText(name)
@@ -358,6 +414,7 @@ class OpenUrlDialog(QDialog):
             [(k, v) for k, vs in url.query.items()
              for v in ((vs,) if isinstance(vs, str) else vs)]
         ))
+        self.key_prefix_edit.setText(key_prefix or DEFAULT_PREFIX)
         self._update()
         return True
 
@@ -368,21 +425,32 @@ class OpenUrlDialog(QDialog):
     def _on_driver_changed(self, *_: object) -> None:
         sqlite = self.is_sqlite()
         other = self.driver_combo.currentData() is None
-        shape = (sqlite, other)
+        redis = self.is_redis()
+        shape = (sqlite, other, redis)
         if shape != self._shape:
+            was_redis = self._shape is not None and self._shape[2]
             self._shape = shape
             form = self._form
             form.setRowVisible(self.driver_edit, other)
             for widget in (self._host_row, self.user_edit, self.password_edit,
                            self.remember_check):
                 form.setRowVisible(widget, not sqlite)
+            form.setRowVisible(self.key_prefix_edit, redis)
             self.browse_button.setVisible(sqlite)
             label = form.labelForField(self._database_row)
             if isinstance(label, QLabel):
-                label.setText("&File:" if sqlite else "Data&base:")
+                label.setText("&File:" if sqlite else "DB &number:" if redis else "Data&base:")
             self.database_edit.setPlaceholderText(
-                "path to the .db file" if sqlite else "name of the database"
+                "path to the .db file" if sqlite
+                else "0 (the Redis database number)" if redis
+                else "name of the database"
             )
+            # A Redis database is a number; a database name does not carry over.
+            database = self.database_edit.text().strip()
+            if redis and not database.isdigit():
+                self.database_edit.setText("0")
+            elif was_redis and not redis and database.isdigit():
+                self.database_edit.clear()
             self.adjustSize()
         # Follow the driver's default port unless the user typed another one.
         new_default = _default_port(self.drivername())
@@ -438,8 +506,9 @@ def make_file_dialog(parent: QWidget | None = None, directory: str = "") -> QFil
 def open_file_dialog(parent: QWidget | None = None, directory: str = "") -> str | None:
     """Ask for a SQLite session store file; its path, or ``None`` when cancelled.
 
-    JSON session folders (one JSON file per session) are opened from this menu too once
-    their adapter exists; that comes with a later issue.
+    JSON session folders (one JSON file per session, HelloAgent's ``SessionStore``) are
+    opened with :func:`open_folder_dialog` (File › Open Folder…) or by dropping the folder
+    on the window.
     """
     dialog = make_file_dialog(parent, directory)
     try:
@@ -451,11 +520,32 @@ def open_file_dialog(parent: QWidget | None = None, directory: str = "") -> str 
         dialog.deleteLater()
 
 
+def make_folder_dialog(parent: QWidget | None = None, directory: str = "") -> QFileDialog:
+    """The (not yet shown) dialog :func:`open_folder_dialog` runs."""
+    dialog = QFileDialog(parent, "Open JSON session folder", directory)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
+    dialog.setFileMode(QFileDialog.FileMode.Directory)
+    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+    return dialog
+
+
+def open_folder_dialog(parent: QWidget | None = None, directory: str = "") -> str | None:
+    """Ask for a folder of JSON session files; its path, or ``None`` when cancelled."""
+    dialog = make_folder_dialog(parent, directory)
+    try:
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        folders = dialog.selectedFiles()
+        return folders[0] if folders else None
+    finally:
+        dialog.deleteLater()
+
+
 # --------------------------------------------------------------------------- drag & drop
 
 
 def local_paths_from_mime(mime: QMimeData) -> list[str]:
-    """The local file paths of a drag & drop, in order, without duplicates.
+    """The local file and folder paths of a drag & drop, in order, without duplicates.
 
     Remote URLs (``http:``, ``ftp:``, ``file://otherhost/…`` outside Windows) are ignored:
     a drop never makes anything be fetched.
@@ -572,6 +662,17 @@ class OpenRequest:
     label: str
     #: file the target's password in the keyring once the store has opened
     remember: bool = False
+    #: a Redis store's key prefix (``None``: the default, ``agents:session``); not secret,
+    #: so it is remembered with the recent entry
+    key_prefix: str | None = None
+
+
+def redis_label(display_url: str, key_prefix: str | None) -> str:
+    """The label of a Redis store: its URL (password as ``***``) and a prefix that is not
+    the default."""
+    if key_prefix and key_prefix != DEFAULT_PREFIX:
+        return f"{display_url} · {key_prefix}"
+    return display_url
 
 
 def ask_url(parent: QWidget | None, initial: str | None = None) -> OpenRequest | None:
@@ -584,20 +685,32 @@ def ask_url(parent: QWidget | None, initial: str | None = None) -> OpenRequest |
         if dialog.drivername() == SQLITE and not dialog.options_edit.text().strip():
             path = dialog.database_edit.text().strip()
             return OpenRequest(path, path)
+        prefix = dialog.key_prefix()
+        if prefix is not None:
+            return OpenRequest(
+                dialog.url(), redis_label(dialog.display_url(), prefix),
+                dialog.remember_password(), key_prefix=prefix,
+            )
         return OpenRequest(dialog.url(), dialog.display_url(), dialog.remember_password())
     finally:
         dialog.deleteLater()
 
 
 def request_for_stored(
-    parent: QWidget | None, stored: str, recent: RecentStores, label: str | None = None
+    parent: QWidget | None,
+    stored: str,
+    recent: RecentStores,
+    label: str | None = None,
+    key_prefix: str | None = None,
 ) -> OpenRequest | None:
     """The request for a recent store: its password from the keyring, else asked for
-    (``None`` when the user cancels)."""
+    (``None`` when the user cancels). ``key_prefix`` (a Redis store's): the one given,
+    else the one the recent list remembers for ``stored``."""
     label = label or secrets.display_target(stored)
+    prefix = key_prefix or recent.key_prefix(stored)
     target = recent.resolve_target(stored)
     if target is not None:
-        return OpenRequest(target, label)
+        return OpenRequest(target, label, key_prefix=prefix)
     dialog = PasswordDialog(
         parent, secrets.display_target(stored), offer_remember=secrets.keyring_available()
     )
@@ -605,16 +718,18 @@ def request_for_stored(
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return OpenRequest(
-            secrets.with_password(stored, dialog.password()), label, dialog.remember_password()
+            secrets.with_password(stored, dialog.password()), label,
+            dialog.remember_password(), key_prefix=prefix,
         )
     finally:
         dialog.deleteLater()
 
 
 def remember_opened(request: OpenRequest, recent: RecentStores) -> None:
-    """After ``request`` opened: put it first in the recent stores (without its password)
-    and, when asked, file its password in the keyring."""
-    recent.add(request.target, request.label)
+    """After ``request`` opened: put it first in the recent stores (without its password,
+    with its key prefix) and, when asked, file its password in the keyring. (An encryption
+    key is never part of a request: it stays in the window's memory.)"""
+    recent.add(request.target, request.label, key_prefix=request.key_prefix)
     if request.remember and secrets.is_url(request.target):
         key, password = secrets.split_password(request.target)
         if password:

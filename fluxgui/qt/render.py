@@ -1,7 +1,7 @@
 """Qt-free helpers for showing messages: colours, labels, times, raw JSON, escaping.
 
 No Qt here. The conversation pane (:mod:`fluxgui.qt.conversation`) takes role colours,
-kind labels, times and the raw JSON of a message from this module; :func:`esc` escapes
+kind labels, encryption badges, times and the raw JSON of a message from this module; :func:`esc` escapes
 stored data wherever Qt would take a string for rich text (tooltips).
 """
 
@@ -37,6 +37,63 @@ ROLE_COLOURS_DARK = {
     "tool": "#f0b35a",
     "summary": "#4fd1c5",
 }
+#: badge colours by encryption state: (text, background), light and dark palettes
+BADGE_COLOURS = {
+    "expired": ("#7a4d00", "#fde9b8"),
+    "locked": ("#374151", "#e2e5ea"),
+    "unreadable": ("#842029", "#f8d7da"),
+}
+BADGE_COLOURS_DARK = {
+    "expired": ("#ffd58a", "#4a3810"),
+    "locked": ("#d1d5db", "#3a404a"),
+    "unreadable": ("#ffb3b8", "#4d1f24"),
+}
+LOCK = "\U0001f512"
+#: the header badge of an encrypted item by its state (a decrypted, unexpired item: none)
+BADGE_TEXTS = {"expired": "expired", "locked": f"{LOCK} locked", "unreadable": "unreadable"}
+
+
+def encryption_state(m: Message) -> str | None:
+    """An ``EncryptedSession`` item's state (``ok``, ``expired``, ``locked``,
+    ``unreadable``) from its metadata; ``None`` for an item that was not encrypted."""
+    meta = m.metadata if isinstance(m.metadata, dict) else None
+    enc = meta.get("encryption") if meta else None
+    if not isinstance(enc, dict):
+        return None
+    state = enc.get("state")
+    return state if state in ("ok", "expired", "locked", "unreadable") else None
+
+
+def encryption_badge(m: Message) -> tuple[str, str, str] | None:
+    """``(badge text, tooltip, state)`` for the header of an encrypted item that is not
+    plainly readable: "expired" (shown, but the library no longer returns it),
+    "🔒 locked" (no key), "unreadable" (the key does not open it). Plain text both."""
+    state = encryption_state(m)
+    if state is None or state == "ok":
+        return None
+    if state == "expired":
+        enc = m.metadata.get("encryption", {}) if isinstance(m.metadata, dict) else {}
+        when = short_time(enc.get("encrypted_at") if isinstance(enc, dict) else None)
+        tip = (
+            f"encrypted {when or 'at an unknown time'}, older than the TTL: "
+            "the Agents SDK no longer returns this item"
+        )
+    elif state == "locked":
+        tip = (
+            "Encrypted by the Agents SDK's EncryptedSession: give the store's key "
+            "(File › Enter Encryption Key…) to read it"
+        )
+    else:
+        tip = "This item does not decrypt with the key given: another key wrote it, or it is damaged"
+    return BADGE_TEXTS[state], tip, state
+
+
+def badge_colours(state: str, *, dark: bool = False) -> tuple[str, str]:
+    """``(text colour, background)`` of an encryption badge."""
+    table = BADGE_COLOURS_DARK if dark else BADGE_COLOURS
+    return table.get(state, table["locked"])
+
+
 def esc(value: object) -> str:
     """Escape any value for HTML text or a double-quoted attribute."""
     return html.escape("" if value is None else str(value), quote=True)

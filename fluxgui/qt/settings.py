@@ -2,16 +2,20 @@
 
 A URL is stored with its password removed; whether it *had* one is stored as a flag, so
 that reopening knows to look in the keyring (:mod:`fluxgui.qt.secrets`) or to ask.
-File paths are stored absolute, so a store opened from the command line in one folder
-reopens from anywhere.
+File and folder paths are stored absolute, so a store opened from the command line in one
+folder reopens from anywhere. A Redis store keeps its key prefix (not a secret) with it;
+an encryption key is never stored here.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QSettings
+
+from fluxgui.adapters.redisurl import DEFAULT_PREFIX
 
 from . import secrets
 
@@ -66,8 +70,21 @@ def resolve_target(stored: str, needs_password: bool = False) -> str | None:
     return None if needs_password else key
 
 
+@dataclass(frozen=True)
+class RecentEntry:
+    """One recent store: its target (no password), its label and, for a Redis store
+    opened under another key prefix than the default, that prefix."""
+
+    target: str
+    label: str
+    key_prefix: str | None = None
+
+
 class RecentStores:
-    """The recently opened stores, most recent first, at most :data:`MAX_RECENT`."""
+    """The recently opened stores, most recent first, at most :data:`MAX_RECENT`.
+
+    A store is one entry per target and key prefix: the same Redis server under two
+    prefixes is two entries."""
 
     def __init__(self, settings: QSettings | None = None) -> None:
         self._settings = settings if settings is not None else default_settings()
@@ -77,21 +94,23 @@ class RecentStores:
     def _entries(self) -> list[dict[str, Any]]:
         s = self._settings
         entries: list[dict[str, Any]] = []
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         s.beginGroup(_GROUP)
         try:
             size = s.beginReadArray(_ARRAY)
             for i in range(size):
                 s.setArrayIndex(i)
                 target = s.value("target", "", type=str)
-                if not target or target in seen:
+                prefix = s.value("key_prefix", "", type=str) or ""
+                if not target or (target, prefix) in seen:
                     continue
-                seen.add(target)
+                seen.add((target, prefix))
                 entries.append(
                     {
                         "target": target,
                         "label": s.value("label", "", type=str) or target,
                         "password": s.value("password", False, type=bool),
+                        "key_prefix": prefix,
                     }
                 )
             s.endArray()
@@ -102,6 +121,22 @@ class RecentStores:
     def items(self) -> list[tuple[str, str]]:
         """``[(target, label), …]``, most recent first; targets carry no password."""
         return [(e["target"], e["label"]) for e in self._entries()]
+
+    def entries(self) -> list[RecentEntry]:
+        """The recent stores with their key prefixes, most recent first."""
+        return [
+            RecentEntry(e["target"], e["label"], e["key_prefix"] or None)
+            for e in self._entries()
+        ]
+
+    def key_prefix(self, target: str) -> str | None:
+        """The key prefix ``target`` was last opened with (``None``: the default)."""
+        try:
+            stored, _ = normalize_target(target)
+        except ValueError:
+            return None
+        found = next((e for e in self._entries() if e["target"] == stored), None)
+        return (found["key_prefix"] or None) if found else None
 
     def last(self) -> str | None:
         """The most recently opened target (no password), or ``None``."""
@@ -122,18 +157,23 @@ class RecentStores:
 
     # -- writing ---------------------------------------------------------------------
 
-    def add(self, target: str, label: str | None = None) -> bool:
-        """Put ``target`` first (its password removed); ``False`` for an invalid URL."""
+    def add(self, target: str, label: str | None = None, *, key_prefix: str | None = None) -> bool:
+        """Put ``target`` first (its password removed); ``False`` for an invalid URL.
+        ``key_prefix``: the Redis key prefix it was opened with (``None``: the default)."""
         try:
             stored, had_password = normalize_target(target)
         except ValueError:
             return False
+        prefix = "" if key_prefix in (None, "", DEFAULT_PREFIX) else str(key_prefix)
         entries = self._entries()
+        same = [e for e in entries if e["target"] == stored and e["key_prefix"] == prefix]
         if not label:  # keep the label it was given before
-            label = next((e["label"] for e in entries if e["target"] == stored), None)
+            label = same[0]["label"] if same else None
         label = _safe_label(label, target, stored)
-        entries = [e for e in entries if e["target"] != stored]
-        entries.insert(0, {"target": stored, "label": label, "password": had_password})
+        entries = [e for e in entries if not (e["target"] == stored and e["key_prefix"] == prefix)]
+        entries.insert(
+            0, {"target": stored, "label": label, "password": had_password, "key_prefix": prefix}
+        )
         self._write(entries[:MAX_RECENT])
         return True
 
@@ -163,6 +203,8 @@ class RecentStores:
             s.setValue("target", e["target"])
             s.setValue("label", e["label"])
             s.setValue("password", bool(e["password"]))
+            if e.get("key_prefix"):
+                s.setValue("key_prefix", e["key_prefix"])
         s.endArray()
         s.endGroup()
         s.sync()
@@ -188,14 +230,18 @@ def _safe_label(label: str | None, target: str, stored: str) -> str:
 
 def startup_target(recent: RecentStores) -> tuple[str, str] | None:
     """``(target, label)`` to reopen at start: the last store when it can be opened
-    without asking (a file that still exists, a URL with no password or one the keyring
-    has), else ``None`` — the caller opens the demo store."""
-    last = recent.last()
-    if last is None:
+    without asking (a file or folder that still exists, a URL with no password or one
+    the keyring has), else ``None`` — the caller opens the demo store. A Redis store
+    opened under its own key prefix is not reopened: a target alone would list the
+    default prefix's sessions under its label."""
+    entries = recent.entries()
+    if not entries:
         return None
-    label = dict(recent.items()).get(last, last)
+    last, label = entries[0].target, entries[0].label
+    if entries[0].key_prefix:
+        return None
     if not secrets.is_url(last):
-        return (last, label) if os.path.isfile(last) else None
+        return (last, label) if os.path.isfile(last) or os.path.isdir(last) else None
     target = recent.resolve_target(last)
     return (target, label) if target is not None else None
 

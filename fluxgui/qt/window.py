@@ -3,6 +3,11 @@
 Everything that touches the store goes through the :class:`~fluxgui.qt.bridge.AsyncBridge`
 (keys ``"open"`` and ``"messages"``; the session model has its own). Selecting a session
 starts its load and so cancels the load of the session selected before.
+
+Above the panes: the error bar (red), the key notice (an encrypted store opened without
+its key: "Enter Key…") and the skipped-files notice (a JSON session folder with files that
+could not be read). An encryption key given here is kept in memory only, with the open
+store's arguments (so reopening for editing keeps it): never in the settings.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -31,6 +36,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QProgressBar,
+    QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QToolButton,
@@ -40,8 +47,9 @@ from PySide6.QtWidgets import (
 
 from fluxgui.adapters.advanced import BranchChange
 from fluxgui.adapters.base import Store
+from fluxgui.adapters.encryption import DEFAULT_TTL
 from fluxgui.adapters.changes import Change
-from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound
+from fluxgui.core.errors import FluxguiError, KeyNeeded, ReadOnlyError, SessionNotFound
 
 from .actions import install_actions
 from .branches import (
@@ -61,6 +69,7 @@ from .open_dialogs import (
     OpenRequest,
     ask_url,
     open_file_dialog,
+    open_folder_dialog,
     remember_opened,
     request_for_stored,
 )
@@ -72,6 +81,9 @@ from .render import esc
 from .search import SearchBox
 
 log = logging.getLogger(__name__)
+
+#: settings key: whether the chat dock was open when the user last showed or hid it
+CHAT_VISIBLE = "ui/chat_visible"
 
 
 def describe_error(exc: BaseException) -> str:
@@ -117,6 +129,98 @@ class ErrorBar(QFrame):
 
     def text(self) -> str:
         return self._label.text()
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, elided at the right to the width it gets (the full text
+    belongs in a tooltip); it never widens the window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(40)
+
+    def shown_text(self) -> str:
+        """The text as it is painted now (elided to the label's width)."""
+        return self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
+        )
+
+    def paintEvent(self, _event: object) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(
+            self.contentsRect(),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            self.shown_text(),
+        )
+        painter.end()
+
+
+class NoticeBar(QFrame):
+    """A yellow bar above the panes: one plain-text notice (elided to one line when
+    ``one_line``), an optional action button and a dismiss button."""
+
+    def __init__(
+        self,
+        name: str,
+        parent: QWidget | None = None,
+        *,
+        button: str | None = None,
+        one_line: bool = False,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setStyleSheet(
+            f"#{name} {{ background: #fff3cd; border: 1px solid #ffe69c; border-radius: 4px; }}"
+            f"#{name} QLabel {{ color: #664d03; }}"
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 6, 4)
+        if one_line:
+            self.label: QLabel = ElidedLabel(self)
+        else:
+            self.label = QLabel(self)
+            self.label.setTextFormat(Qt.TextFormat.PlainText)
+            self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.button: QPushButton | None = None
+        if button is not None:
+            self.button = QPushButton(button, self)
+            self.button.setAutoDefault(False)
+            layout.addWidget(self.button, 0)
+        close = QToolButton(self)
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.hide)
+        self.close_button = close
+        layout.addWidget(close, 0)
+        self.hide()
+
+    def show_notice(self, text: str, tooltip: str = "") -> None:
+        self.label.setText(text)
+        self.label.setToolTip(tooltip)
+        self.show()
+
+    def text(self) -> str:
+        return self.label.text()
+
+
+KEY_NOTICE = (
+    "This store holds encrypted sessions (Agents SDK EncryptedSession). "
+    "Its items stay locked until you give the key."
+)
+
+
+def skipped_files_text(problems: list[str] | tuple[str, ...]) -> str:
+    """The one-line notice for a JSON folder's unreadable files."""
+    n = len(problems)
+    return (
+        f"Skipped {n} file{'' if n == 1 else 's'} that could not be read: "
+        + "; ".join(" ".join(str(p).split()) for p in problems)
+    )
 
 
 def _describe_import(result: object) -> str:
@@ -181,7 +285,15 @@ class MainWindow(QMainWindow):
         self._label = ""
         self._session_id: str | None = None  # shown or loading
         self._pending_select: str | None = None  # select this row once its page arrives
-        self._open_args: dict[str, object] = {}  # how the open store was opened (to reopen)
+        # How the open store was opened (to reopen it: editing, a key). It may hold the
+        # encryption key: memory only. ``_opening``: the same for an open under way,
+        # which becomes ``_open_args`` once it has opened (a failed open leaves the open
+        # store and its arguments as they were).
+        self._open_args: dict[str, object] = {}
+        self._opening: dict[str, object] = {}
+        self._problems: tuple[str, ...] = ()  # the skipped files the notice shows
+        #: the encryption-key dialog while it is open (tests drive it)
+        self.key_dialog: object | None = None
         self._select_message_after: int | None = None  # select it once the session reloads
         self._maybe_gone: str | None = None  # an edit removed messages of this session
         self._auto_select = False
@@ -261,11 +373,20 @@ class MainWindow(QMainWindow):
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)
+        # An encrypted store opened without its key.
+        self.key_bar = NoticeBar("keyNotice", self, button="Enter Key…")
+        assert self.key_bar.button is not None
+        self.key_bar.button.setToolTip("Give the encryption key to read the items")
+        self.key_bar.button.clicked.connect(self.enter_key)
+        # Files of a JSON session folder that could not be read (the rest list normally).
+        self.problems_bar = NoticeBar("skippedFiles", self, one_line=True)
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.setSpacing(6)
         layout.addWidget(self.error_bar)
+        layout.addWidget(self.key_bar)
+        layout.addWidget(self.problems_bar)
         layout.addWidget(splitter, 1)
         self.setCentralWidget(central)
 
@@ -382,22 +503,33 @@ class MainWindow(QMainWindow):
         session_id: str | None = None,
         label: str | None = None,
         writable: bool = False,
+        key: str | None = None,
+        ttl: int = DEFAULT_TTL,
+        key_prefix: str | None = None,
     ) -> None:
         """Open ``target`` (read-only unless ``writable``) and show its sessions; select
-        ``session_id`` (or the most recently active session when it is ``None``)."""
+        ``session_id`` (or the most recently active session when it is ``None``).
+
+        ``key``/``ttl`` decrypt Agents SDK ``EncryptedSession`` items (the key stays in
+        memory); ``key_prefix`` is a Redis store's key prefix. Until the new store has
+        opened, the open one stays; a failed open leaves it in place."""
         from fluxgui.adapters import open_store
 
-        self._open_args = {
+        shown = label or display_target(target)  # never show a password
+        self._opening = {
             "target": target,
             "format": format,
             "sessions_table": sessions_table,
             "messages_table": messages_table,
             "label": label,
+            "shown": shown,
+            "key": key,
+            "ttl": int(ttl),
+            "key_prefix": key_prefix,
         }
         self.error_bar.clear()
         self.open_error = None
-        self._label = label or display_target(target)  # never show a password
-        self.count_label.setText(f"Opening {self._label}…")
+        self.count_label.setText(f"Opening {shown}…")
         self._pending_select = session_id
         self._auto_select = session_id is None
         self.bridge.start(
@@ -408,7 +540,27 @@ class MainWindow(QMainWindow):
                 format=format,
                 sessions_table=sessions_table,
                 messages_table=messages_table,
+                key=key,
+                ttl=int(ttl),
+                key_prefix=key_prefix,
             ),
+        )
+
+    def _reopen(self, *, writable: bool, **changes: object) -> None:
+        """Reopen the open store's target as it was opened (key, prefix, tables…),
+        staying on the open session; ``changes`` override some of those arguments."""
+        args = {**self._open_args, **changes}
+        self.open_target(
+            str(args["target"]),
+            format=args.get("format"),  # type: ignore[arg-type]
+            sessions_table=args.get("sessions_table"),  # type: ignore[arg-type]
+            messages_table=args.get("messages_table"),  # type: ignore[arg-type]
+            label=self._label,
+            session_id=self._session_id,
+            writable=writable,
+            key=args.get("key"),  # type: ignore[arg-type]
+            ttl=int(args.get("ttl") or DEFAULT_TTL),  # type: ignore[arg-type]
+            key_prefix=args.get("key_prefix"),  # type: ignore[arg-type]
         )
 
     def set_editing(self, on: bool) -> None:
@@ -418,24 +570,99 @@ class MainWindow(QMainWindow):
         if store is None or not self._open_args or on == store.can_write:
             self._update_mode()
             return
-        args = dict(self._open_args)
-        self.open_target(
-            str(args["target"]),
-            format=args["format"],  # type: ignore[arg-type]
-            sessions_table=args["sessions_table"],  # type: ignore[arg-type]
-            messages_table=args["messages_table"],  # type: ignore[arg-type]
-            label=self._label,
-            session_id=self._session_id,
-            writable=on,
+        self._reopen(writable=on)  # with the key and key prefix it was opened with
+
+    # -- encryption key ----------------------------------------------------------------
+
+    @property
+    def store_locked(self) -> bool:
+        """Whether the open store holds encrypted items and was opened without a key."""
+        store = self._store
+        return (
+            store is not None
+            and bool(getattr(store, "needs_key", False))
+            and getattr(store, "cipher", None) is None
         )
+
+    def enter_key(self) -> object | None:
+        """File › Enter Encryption Key: ask for the key (and TTL) of an encrypted store
+        and reopen it with them. Returns the (window-modal, already shown) dialog."""
+        from .key_dialog import KeyDialog
+
+        store = self._store
+        if store is None or not getattr(store, "needs_key", False):
+            return None
+        if self.key_dialog is not None:
+            self.key_dialog.raise_()  # type: ignore[attr-defined]
+            return self.key_dialog
+        ttl = int(self._open_args.get("ttl") or DEFAULT_TTL)  # type: ignore[arg-type]
+        dialog = KeyDialog(self, where=self._label, ttl=ttl)
+        self.key_dialog = dialog
+        dialog.finished.connect(lambda result, d=dialog: self._on_key_dialog_done(d, result))
+        dialog.open()
+        return dialog
+
+    def _on_key_dialog_done(self, dialog: object, result: int) -> None:
+        from .key_dialog import KeyDialog
+
+        assert isinstance(dialog, KeyDialog)
+        self.key_dialog = None
+        key, ttl = dialog.key(), dialog.ttl()
+        dialog.forget()
+        dialog.deleteLater()
+        if result == KeyDialog.DialogCode.Accepted and key:
+            self.unlock(key, ttl)
+
+    def unlock(self, key: str, ttl: int = DEFAULT_TTL) -> None:
+        """Reopen the open store with an encryption key (kept in memory only), staying on
+        the open session and in the same mode. A wrong key leaves the store as it is
+        and says so in the error bar."""
+        store = self._store
+        if store is None or not self._open_args:
+            return
+        self._reopen(writable=store.can_write, key=key, ttl=int(ttl))
+
+    def _update_key_notice(self) -> None:
+        store = self._store
+        action = getattr(self, "actions_by_name", {}).get("enter_key")
+        if action is not None:
+            action.setEnabled(store is not None and bool(getattr(store, "needs_key", False)))
+        if self.store_locked:
+            self.key_bar.show_notice(KEY_NOTICE)
+        else:
+            self.key_bar.hide()
+
+    def _update_problems(self) -> None:
+        """Show (again) the skipped-files notice when the store's list of unreadable files
+        changed; hide it when there is none."""
+        store = self._store
+        problems = tuple(str(p) for p in (getattr(store, "problems", None) or ()))
+        if problems == self._problems:
+            return
+        self._problems = problems
+        if not problems:
+            self.problems_bar.hide()
+            return
+        shown = problems[:50]
+        tip = "<br>".join(esc(p) for p in shown)
+        if len(problems) > len(shown):
+            tip += f"<br>… and {len(problems) - len(shown)} more"
+        self.problems_bar.show_notice(skipped_files_text(problems), f"<p>{tip}</p>")
+
     def open_request(self, request: OpenRequest) -> None:
         """Open what a dialog, the recent list or a drop asked for; it joins the recent
         stores (and its password the keyring, when asked) once it has opened."""
         self._pending = request
-        self.open_target(request.target, label=request.label)
+        self.open_target(request.target, label=request.label, key_prefix=request.key_prefix)
 
     def open_file(self) -> None:
         path = open_file_dialog(self)
+        if path:
+            self.open_request(OpenRequest(path, path))
+
+    def open_folder(self) -> None:
+        """File › Open Folder: a folder of JSON session files (HelloAgent SessionStore)."""
+        path = open_folder_dialog(self)
         if path:
             self.open_request(OpenRequest(path, path))
 
@@ -444,8 +671,8 @@ class MainWindow(QMainWindow):
         if request is not None:
             self.open_request(request)
 
-    def open_recent(self, stored: str, label: str) -> None:
-        request = request_for_stored(self, stored, self.recent, label)
+    def open_recent(self, stored: str, label: str, key_prefix: str | None = None) -> None:
+        request = request_for_stored(self, stored, self.recent, label, key_prefix)
         if request is not None:
             self.open_request(request)
 
@@ -491,8 +718,10 @@ class MainWindow(QMainWindow):
             box.selectAll()
 
     def _on_files_dropped(self, paths: list[str]) -> None:
+        # A file opens as a SQLite store, a folder as a JSON session folder.
         if paths:
-            self.open_request(OpenRequest(paths[0], paths[0]))
+            path = paths[0].rstrip("/") or paths[0]
+            self.open_request(OpenRequest(path, path))
 
     def show_session(self, session_id: str) -> None:
         """Show a session's latest messages (cancelling the load of the previous one)."""
@@ -511,6 +740,8 @@ class MainWindow(QMainWindow):
     def show_error(self, exc: BaseException) -> None:
         self.last_error = exc
         self.error_bar.show_error(describe_error(exc))
+        if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
+            self._update_key_notice()
 
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""
@@ -707,10 +938,16 @@ class MainWindow(QMainWindow):
         assert isinstance(error, BaseException)
         if key == "open":
             self._pending = None
+            self._opening = {}
             self.open_error = error
-            self.count_label.setText("No store open")
+            self._pending_select = None
+            self._auto_select = False
             if self._store is None:
+                self.count_label.setText("No store open")
                 self.conversation.clear("No store is open.")
+            else:  # the store that was open stays (a wrong key, a failed reopen)
+                self._show_count(self.sessions.canFetchMore(QModelIndex()))
+                self._update_key_notice()
             self.show_error(error)
         elif key == "transfer":
             self._on_transfer_done(None, error)
@@ -753,6 +990,10 @@ class MainWindow(QMainWindow):
         if self._pending is not None:
             remember_opened(self._pending, self.recent)
             self._pending = None
+        opening, self._opening = self._opening, {}
+        if opening:
+            self._label = str(opening.pop("shown"))
+            self._open_args = opening
         old, self._store = self._store, store
         carry_branches(old, store)  # reopened for editing: stay on the same branches
         self.branch_bar.set_session(None, None)
@@ -761,10 +1002,19 @@ class MainWindow(QMainWindow):
         self._session_id = None
         self.setWindowTitle(f"fluxgui — {self._label}")
         self._set_store_label(self._label)
-        self.format_label.setText(f"{store.format} format")
+        self.format_label.setText(self._format_text(store))
         self.editor.set_store(store)
         self.watcher.set_store(store)
         self._update_mode()
+        self._update_key_notice()
+        self._problems = ()
+        self._update_problems()
+        if store.can_write:
+            reason = self.edit_reason()
+            if reason is not None:
+                self.statusBar().showMessage(
+                    f"Writable, but its messages cannot be edited here: {reason}", 15000
+                )
         self.count_label.setText("Loading sessions…")
         self.conversation.clear("Select a session.")
         self.search_box.clear()
@@ -791,6 +1041,20 @@ class MainWindow(QMainWindow):
         )
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.chat_dock)
         self.chat_dock.hide()
+        if self._ui_flag(CHAT_VISIBLE):  # open as it was left
+            self.chat_dock.show()
+
+    def _ui_flag(self, name: str) -> bool:
+        settings = getattr(self.recent, "_settings", None)
+        value = settings.value(name, False) if settings is not None else False
+        return value is True or str(value).lower() == "true"
+
+    def remember_chat_visible(self, on: bool) -> None:
+        """The user showed or hid the chat: the next window opens the same way."""
+        settings = getattr(self.recent, "_settings", None)
+        if settings is not None:
+            settings.setValue(CHAT_VISIBLE, bool(on))
+            settings.sync()
 
     @property
     def store_target(self) -> str | None:
@@ -822,20 +1086,34 @@ class MainWindow(QMainWindow):
             chat.store_changed()
         store = self._store
         writable = store is not None and store.can_write
+        # A writable store whose messages cannot be edited in place (a JSON folder, Redis,
+        # an AdvancedSQLiteSession store, …): say so instead of pretending.
+        reason = self.edit_reason() if writable else None
         self.mode_label.setEnabled(store is not None)
         self.mode_label.setChecked(writable)
-        if writable:
+        if writable and reason is None:
             self.mode_label.setText("✎ editing")
-            self.mode_label.setToolTip("Edits are written to the store (click for read-only)")
+            tip = "Edits are written to the store (click for read-only)"
             self.mode_label.setStyleSheet("QToolButton { color: #8a4b00; font-weight: bold; }")
+        elif writable:
+            self.mode_label.setText("✎ writable, no edits")
+            tip = (
+                "Writable: chat messages and imported sessions can be added, but messages "
+                f"cannot be edited here: {reason} (click for read-only)"
+            )
+            self.mode_label.setStyleSheet("QToolButton { color: #8a4b00; }")
         else:
             self.mode_label.setText("read-only")
-            self.mode_label.setToolTip("Nothing is written to the store (click to allow editing)")
+            tip = "Nothing is written to the store (click to allow editing)"
             self.mode_label.setStyleSheet("")
+        # Rich text on purpose (escaped): a reason quotes the store's path, which is data.
+        self.mode_label.setToolTip(f"<p>{esc(tip)}</p>")
         toggle = getattr(self, "actions_by_name", {}).get("editing")
         if toggle is not None:
             toggle.setChecked(writable)
             toggle.setEnabled(store is not None)
+            toggle.setToolTip(f"<p>{esc(tip)}</p>")
+            toggle.setStatusTip(tip)
         self._update_edit_actions()
 
     def _update_edit_actions(self) -> None:
@@ -844,19 +1122,21 @@ class MainWindow(QMainWindow):
         if not actions or not shiboken6.isValid(self.editor.stack):
             return
         writable = self.editor.can_edit and not self.editor.running
+        # Message edits need a store that can be edited in place, not just a writable one.
+        editable = writable and self.edit_reason() is None
         has_session = self._session_id is not None
         has_message = self.conversation.current_message() is not None
         enabled = {
             "undo": writable and self.editor.stack.canUndo(),
             "redo": writable and self.editor.stack.canRedo(),
-            "edit_message": writable and has_message,
-            "insert_before": writable and has_message,
-            "insert_after": writable and has_session,
-            "delete_messages": writable and has_message,
+            "edit_message": editable and has_message,
+            "insert_before": editable and has_message,
+            "insert_after": editable and has_session,
+            "delete_messages": editable and has_message,
             "fork": writable and has_message,
-            "pop_message": writable and has_session,
-            "clear_session": writable and has_session,
-            "delete_session": writable and has_session,
+            "pop_message": editable and has_session,
+            "clear_session": editable and has_session,
+            "delete_session": editable and has_session,
             "branch_from_turn": can_branch_here(self),
         }
         for name, on in enabled.items():
@@ -869,6 +1149,19 @@ class MainWindow(QMainWindow):
         if "redo" in actions:
             text = stack.redoText()
             actions["redo"].setText(f"&Redo {text}" if text else "&Redo")
+
+    def edit_reason(self) -> str | None:
+        """Why the open store's messages cannot be edited in place now (``None``: they
+        can). Besides read-only stores and those whose ``check_editable`` says no, a
+        store without a message editor (a JSON session folder, Redis) cannot either."""
+        reason = self.editor.reason_not_editable()
+        store = self._store
+        if reason is None and store is not None:
+            try:
+                store.editor()  # builds an editor object; nothing is read or written
+            except FluxguiError as exc:
+                reason = str(exc)
+        return reason
 
     def _editable_store(self, *, writable_only: bool = False) -> Store | None:
         """The store when edits may be written now, else explain why (error bar).
@@ -1113,7 +1406,9 @@ class MainWindow(QMainWindow):
     def build_session_menu(self, session_id: str) -> QMenu:
         """The session list's context menu for ``session_id`` (not shown)."""
         menu = QMenu(self.session_view)
-        editable = self.editor.can_edit and not self.editor.running
+        editable = (
+            self.editor.can_edit and not self.editor.running and self.edit_reason() is None
+        )
         clear = menu.addAction("Clear Session…", lambda: self.clear_session(session_id))
         delete = menu.addAction("Delete Session…", lambda: self.delete_session(session_id))
         for action in (clear, delete):
@@ -1130,10 +1425,22 @@ class MainWindow(QMainWindow):
         self.store_label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 480))
         self.store_label.setToolTip(f"<p style='white-space:pre'>{esc(text)}</p>")
 
-    def _on_page_loaded(self, added: int, more: bool) -> None:
+    def _format_text(self, store: Store) -> str:
+        text = f"{store.format} format"
+        if getattr(store, "needs_key", False):
+            # No emoji: a status bar font may have no glyph for it.
+            text += " · locked" if getattr(store, "cipher", None) is None else " · decrypted"
+        return text
+
+    def _show_count(self, more: bool) -> None:
         rows = self.sessions.rowCount()
         plural = "" if rows == 1 else "s"
         self.count_label.setText(f"{rows}{'+' if more else ''} session{plural}")
+
+    def _on_page_loaded(self, added: int, more: bool) -> None:
+        rows = self.sessions.rowCount()
+        self._show_count(more)
+        self._update_problems()  # a JSON folder finds unreadable files as it lists
         if self._pending_select is not None:
             row = self.sessions.row_of(self._pending_select)
             if row is not None:

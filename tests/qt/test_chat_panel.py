@@ -427,3 +427,33 @@ def test_chat_through_a_loopback_server_streams_and_persists(
     assert len(after) == len(before) + 2
     assert after[len(before)] == {"role": "user", "content": "Where is my refund?"}
     qtbot.waitUntil(lambda: "Refund sent, arriving Friday." in _texts(window), timeout=10_000)
+
+
+def test_chat_dock_opens_as_the_user_left_it(qtbot, window, qloop):
+    from fluxgui.qt.window import MainWindow
+
+    def another_window() -> Any:
+        win = MainWindow()
+        win.show()
+        return win
+
+    action = window.actions_by_name["chat"]
+    assert not window.chat_dock.isVisible()
+    action.trigger()  # View › Chat: shown
+    assert window.chat_dock.isVisible()
+    second = another_window()
+    try:
+        assert second.chat_dock.isVisible()
+        second.actions_by_name["chat"].trigger()  # hidden there
+        assert not second.chat_dock.isVisible()
+    finally:
+        run_on(qtbot, qloop, second.aclose())
+        second.close()
+        second.deleteLater()
+    third = another_window()
+    try:
+        assert not third.chat_dock.isVisible()
+    finally:
+        run_on(qtbot, qloop, third.aclose())
+        third.close()
+        third.deleteLater()
