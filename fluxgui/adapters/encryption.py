@@ -160,8 +160,8 @@ class ItemCipher:
             )
 
 
-LOCKED_TEXT = "🔒 encrypted item: open the store with its key to read it"
-UNREADABLE_TEXT = "🔒 this item does not decrypt with the key given"
+LOCKED_TEXT = "Encrypted item: open the store with its key to read it."
+UNREADABLE_TEXT = "Encrypted item that does not decrypt with the key given."
 
 
 def stored_message(

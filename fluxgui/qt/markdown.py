@@ -474,14 +474,19 @@ def _apply(cursor: QTextCursor, start: int, end: int, fmt: QTextCharFormat) -> N
 # --------------------------------------------------------------------------- per message
 
 
+def _sealed(message: Message) -> bool:
+    """An encrypted item that did not open (no key, or not this key)."""
+    enc = (message.metadata or {}).get("encryption")
+    return isinstance(enc, dict) and enc.get("state") in ("locked", "unreadable")
+
+
 def body_source(message: Message) -> str:
     """The text a message's body is built from (what "show all" reveals in full)."""
+    if _sealed(message):
+        return message.text  # what the lock means, not the envelope's ciphertext
     if message.kind == "tool_call":
         args = call_arguments(message)
         return args if args is not None else message.text
-    enc = (message.metadata or {}).get("encryption")
-    if isinstance(enc, dict) and enc.get("state") in ("locked", "unreadable"):
-        return message.text  # what the lock means, not the envelope's ciphertext
     if message.kind == "other" and isinstance(message.raw, (dict, list)):
         try:
             return json.dumps(message.raw, indent=2, ensure_ascii=False)
@@ -529,6 +534,8 @@ def body_plan(message: Message, *, full: bool) -> BodyPlan:
     kind = message.kind
     if not source.strip() and kind != "tool_call":
         return BodyPlan("empty", "(empty)")
+    if _sealed(message):  # a sentence about the lock, muted; never the ciphertext
+        return BodyPlan("empty", source)
     if kind == "tool_call":
         name = tool_name(message) or "tool call"
         call_id = call_key(message) or ""
