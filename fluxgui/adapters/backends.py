@@ -32,6 +32,23 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+async def run_to_end(work: Awaitable[T]) -> T:
+    """Await ``work`` in its own task; a caller cancelled meanwhile waits for it to end
+    and then sees the cancellation (or the work's own error), so a write once begun is
+    never cut in two."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    result = task.result()
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
+
+
 class Tx(ABC):
     """One open write transaction (see :meth:`Backend.transaction`)."""
 
@@ -102,17 +119,7 @@ class Backend(ABC):
         """
         if not self.writable:
             raise ReadOnlyError("the store is open read-only; open it writable to change it")
-        task = asyncio.ensure_future(self._transaction(body))
-        cancelled = False
-        while not task.done():
-            try:
-                await asyncio.wait({task})
-            except asyncio.CancelledError:
-                cancelled = True
-        result = task.result()
-        if cancelled:
-            raise asyncio.CancelledError
-        return result
+        return await run_to_end(self._transaction(body))
 
     @abstractmethod
     async def _transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T: ...

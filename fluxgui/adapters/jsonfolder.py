@@ -37,6 +37,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fluxgui.core.files import sync_folder
 from fluxgui.core.errors import (
     Conflict,
     InvalidItem,
@@ -48,6 +49,7 @@ from fluxgui.core.errors import (
 from fluxgui.core.imports import HELLO_ROLES, hello_message, hello_time
 from fluxgui.core.model import Message, SessionInfo, item_kind, item_text
 
+from .backends import run_to_end
 from .base import Direction, Store
 from .changes import Row, TableEditor
 
@@ -500,7 +502,7 @@ class _Folder:
                     os.unlink(tmp)
         except OSError as exc:
             raise TargetError(f"cannot write {self.path / name}: {exc.strerror or exc}") from None
-        _sync_folder(self.path)
+        sync_folder(self.path)
         with self._index_lock:
             e = self._entry(name, doc, written)
             self._files[name] = e
@@ -584,36 +586,11 @@ def file_stem_or_none(sid: str) -> str | None:
         return None
 
 
-def _sync_folder(folder: Path) -> None:
-    """Make a rename durable (best effort: not every system can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 async def _write(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread, waited for even when the caller is cancelled: a
     write, once begun, completes (and what reads next sees it) before the cancellation
     goes on."""
-    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            cancelled = True
-    if cancelled:
-        if not task.cancelled():
-            task.exception()  # retrieved: superseded by the cancellation
-        raise asyncio.CancelledError
-    return task.result()
+    return await run_to_end(asyncio.to_thread(fn, *args))
 
 
 # --------------------------------------------------------------------------- the store

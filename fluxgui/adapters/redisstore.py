@@ -55,6 +55,7 @@ from fluxgui.core.errors import (
 from fluxgui.core.items import MESSAGE_ROLES
 from fluxgui.core.model import Message, SessionInfo, iso_time, message_to_item
 
+from .backends import run_to_end
 from .base import Direction, Store
 from .changes import Row, TableEditor
 from .encryption import ItemCipher, is_envelope, looks_encrypted, readable, stored_message
@@ -180,19 +181,9 @@ def failing(display: str) -> Iterator[None]:
 
 
 async def _guarded(write: Callable[[], Awaitable[T]]) -> T:
-    """Run ``write`` in its own task; a cancelled caller waits for it to end, then sees
-    the cancellation (a MULTI/EXEC is never cut between sending and reading)."""
-    task = asyncio.ensure_future(write())
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            cancelled = True
-    result = task.result()
-    if cancelled:
-        raise asyncio.CancelledError
-    return result
+    """``write()`` run to its end even when the caller is cancelled (a MULTI/EXEC is
+    never cut between sending and reading)."""
+    return await run_to_end(write())
 
 
 async def open_redis(

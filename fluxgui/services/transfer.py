@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from fluxgui.adapters import Store, open_store, parse_target
+from fluxgui.core.files import sync_folder
 from fluxgui.core.errors import Conflict, NotASessionStore, TargetError, show_id
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
 from fluxgui.core.imports import ImportSession, read_sessions
@@ -241,7 +242,7 @@ async def export_sessions(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _sync_folder(folder)
+    sync_folder(folder)
     result.bytes = path.stat().st_size
     return result
 
@@ -255,20 +256,6 @@ def _umask() -> int:
 def _flush(out: Any) -> None:
     out.flush()
     os.fsync(out.fileno())
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename durable (best effort: not every system can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- import
