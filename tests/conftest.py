@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 
 import pytest
@@ -105,3 +106,17 @@ def redis_prefix(redis_available: bool):
     prefix = f"fluxgui-test-{uuid.uuid4().hex[:12]}:agents:session"
     yield prefix
     _run(_redis_drop(prefix))
+
+
+@pytest.fixture
+def local_zone():
+    """This process in a zone with an offset, so that local times are told apart."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    yield
+    if old is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = old
+    time.tzset()

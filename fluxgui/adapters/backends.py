@@ -34,8 +34,7 @@ def quote_ident(name: str) -> str:
 
 async def run_to_end(work: Awaitable[T]) -> T:
     """Await ``work`` in its own task; a caller cancelled meanwhile waits for it to end
-    and then sees the cancellation (or the work's own error), so a write once begun is
-    never cut in two."""
+    and then sees the cancellation, so a write once begun is never cut in two."""
     task = asyncio.ensure_future(work)
     cancelled = False
     while not task.done():
@@ -43,10 +42,11 @@ async def run_to_end(work: Awaitable[T]) -> T:
             await asyncio.wait({task})
         except asyncio.CancelledError:
             cancelled = True
-    result = task.result()
     if cancelled:
+        if not task.cancelled():
+            task.exception()  # retrieved: superseded by the cancellation
         raise asyncio.CancelledError
-    return result
+    return task.result()
 
 
 class Tx(ABC):

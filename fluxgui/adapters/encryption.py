@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from fluxgui.core.errors import WrongKey, show_id
-from fluxgui.core.model import Message, from_agents_row, from_item, iso_time
+from fluxgui.core.model import Message, from_agents_row, from_item, iso_time, unix_time
 
 DEFAULT_TTL = 600
 KID = "hkdf-v1"
@@ -215,15 +215,7 @@ def encrypted_at(m: Message) -> float | None:
     ``metadata["encryption"]``; ``None`` for a plain one or an unknown time."""
     enc = (m.metadata or {}).get("encryption")
     when = enc.get("encrypted_at") if isinstance(enc, dict) else None
-    if not isinstance(when, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(when[:-1] + "+00:00" if when.endswith("Z") else when)
-    except ValueError:
-        return None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=timezone.utc)
-    return stamp.timestamp()
+    return unix_time(when) if isinstance(when, str) else None
 
 
 def readable(m: Message) -> bool:

@@ -26,7 +26,6 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import datetime, timezone
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -53,7 +52,7 @@ from fluxgui.core.errors import (
     show_id,
 )
 from fluxgui.core.items import MESSAGE_ROLES
-from fluxgui.core.model import Message, SessionInfo, iso_time, message_to_item
+from fluxgui.core.model import Message, SessionInfo, iso_time, message_to_item, unix_time
 
 from .backends import run_to_end
 from .base import Direction, Store
@@ -101,15 +100,8 @@ def _int(value: Any) -> int | None:
 
 def _seconds(value: str | None) -> int | None:
     """An ISO time (naive: UTC) as Unix seconds."""
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp())
+    seconds = unix_time(value) if value else None
+    return int(seconds) if seconds is not None else None
 
 
 def _reason(exc: BaseException, password: str | None) -> str:

@@ -99,6 +99,13 @@ def iso_time(value: Any, *, utc: bool) -> str | None:
     return dt.isoformat()
 
 
+def unix_time(value: Any) -> float | None:
+    """``value`` (as :func:`iso_time` reads it; a naive time is UTC) as Unix seconds, or
+    ``None`` when it is missing or unreadable."""
+    text = iso_time(value, utc=True)
+    return None if text is None else datetime.fromisoformat(text).timestamp()
+
+
 @lru_cache(maxsize=1024)
 def _iso_text(value: str, utc: bool) -> str | None:
     # Cached: neighbouring rows share their one-second timestamps.

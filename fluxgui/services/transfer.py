@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from fluxgui.adapters import Store, open_store, parse_target
+from fluxgui.adapters.backends import run_to_end
 from fluxgui.core.files import sync_folder
 from fluxgui.core.errors import Conflict, NotASessionStore, TargetError, show_id
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
@@ -65,18 +66,7 @@ async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread. When the caller is cancelled, the thread's work
     is waited for before the cancellation goes on: nothing keeps writing to a file that
     the caller is about to close and remove."""
-    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            cancelled = True
-    if cancelled:
-        if not task.cancelled():
-            task.exception()  # retrieved: it is superseded by the cancellation
-        raise asyncio.CancelledError
-    return task.result()
+    return await run_to_end(asyncio.to_thread(fn, *args))
 
 
 async def _resolve(store: Store, ids: Sequence[str]) -> list[SessionInfo]:

@@ -15,7 +15,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -35,20 +34,6 @@ from fluxgui.adapters import open_store
 from fluxgui.adapters.jsonfolder import MAX_STEM_BYTES, file_stem, session_id_of
 from fluxgui.core.errors import Conflict, InvalidItem, NotASessionStore, ReadOnlyError, TargetError
 from fluxgui.services.transfer import IdTaken, copy_sessions, open_copy_target
-
-
-@pytest.fixture
-def local_zone():
-    """This process in a zone with an offset, so that local times are told apart."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "America/New_York"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 def local(text: str) -> str:

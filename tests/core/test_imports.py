@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -69,20 +68,6 @@ def read_all(path: Path) -> list[tuple[str, str | None, str | None, list]]:
 
 def key(m) -> tuple:
     return (m.role, m.kind, m.text, m.metadata, m.created_at, m.raw)
-
-
-@pytest.fixture
-def local_zone():
-    """This process in a zone with an offset, so that local times are told apart."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "America/New_York"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 # --------------------------------------------------------------------------- exports
