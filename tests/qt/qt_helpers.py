@@ -114,3 +114,18 @@ def run_on(
     task = loop.create_task(coro)
     qtbot.waitUntil(task.done, timeout=timeout)
     return task.result()
+
+
+def when_modal(kind: type, action: Any) -> None:
+    """Run ``action(widget)`` once a modal ``kind`` is showing (inside its exec())."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def attempt() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, kind) and widget.isVisible():
+                action(widget)
+                return
+        QTimer.singleShot(10, attempt)
+
+    QTimer.singleShot(0, attempt)

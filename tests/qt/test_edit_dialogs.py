@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QDialog, QLabel, QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QMessageBox
 from qt_helpers import (
     AGENTS_SESSIONS,
     FLUX_SESSIONS,
     OFFSCREEN_NOISE,
     run_async,
+    when_modal,
     write_agents_store,
     write_flux_store,
 )
@@ -107,19 +108,6 @@ def wait_valid(qtbot: Any, dialog: MessageEditDialog) -> None:
     assert dialog.status_label.text().startswith("Valid")
 
 
-def _when_modal(kind: type, action: Callable[[Any], None]) -> None:
-    """Run ``action(widget)`` once a modal ``kind`` is showing (inside its exec())."""
-
-    def attempt() -> None:
-        for widget in QApplication.topLevelWidgets():
-            if isinstance(widget, kind) and widget.isVisible():
-                action(widget)
-                return
-        QTimer.singleShot(10, attempt)
-
-    QTimer.singleShot(0, attempt)
-
-
 # --------------------------------------------------------------------------- confirmations
 
 
@@ -185,20 +173,20 @@ def test_hostile_session_id_is_plain_text_on_one_line(qtbot):
 
 
 def test_confirm_functions_run_the_box(qtbot):
-    _when_modal(QMessageBox, lambda box: confirm_button(box).click())
+    when_modal(QMessageBox, lambda box: confirm_button(box).click())
     assert confirm_clear(None, "refund-1001", 12) is True
 
-    _when_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
+    when_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
     assert confirm_delete_session(None, "refund-1001", 12) is False
 
     # Enter takes the default button, Cancel.
-    _when_modal(QMessageBox, lambda box: qtbot.keyClick(box, Qt.Key.Key_Return))
+    when_modal(QMessageBox, lambda box: qtbot.keyClick(box, Qt.Key.Key_Return))
     assert confirm_delete_messages(None, 2) is False
 
-    _when_modal(QMessageBox, lambda box: qtbot.keyClick(box, Qt.Key.Key_Escape))
+    when_modal(QMessageBox, lambda box: qtbot.keyClick(box, Qt.Key.Key_Escape))
     assert confirm_clear(None, "x", 1) is False
 
-    _when_modal(QMessageBox, lambda box: confirm_button(box).click())
+    when_modal(QMessageBox, lambda box: confirm_button(box).click())
     assert confirm_delete_messages(None, 2) is True
 
 
@@ -478,11 +466,11 @@ def test_edit_message_runs_the_dialog(qtbot, agents):
         d.json_edit.setPlainText('{"role": "user", "content": "edited"}')
         d.ok_button.click()
 
-    _when_modal(MessageEditDialog, change)
+    when_modal(MessageEditDialog, change)
     spec = edit_message(None, "agents", validator(store, messages[0]), messages[0])
     assert spec == {"role": "user", "content": "edited"}
 
-    _when_modal(MessageEditDialog, lambda d: d.reject())
+    when_modal(MessageEditDialog, lambda d: d.reject())
     assert edit_message(None, "agents", validator(store, None)) is None
 
 

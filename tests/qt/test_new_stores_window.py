@@ -17,7 +17,7 @@ import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QHelpEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QToolTip
-from qt_helpers import OFFSCREEN_NOISE, run_async
+from qt_helpers import OFFSCREEN_NOISE, run_async, when_modal
 
 from json_helpers import hello_entry, hello_save  # tests/ (on the path through its conftest)
 
@@ -507,7 +507,7 @@ def test_ask_url_and_recent_stores_carry_the_prefix(qtbot, tmp_path):
         d.key_prefix_edit.setText("team:s")
         d.ok_button.click()
 
-    _when_modal(qtbot, OpenUrlDialog, fill)
+    when_modal(OpenUrlDialog, fill)
     request = ask_url(None)
     assert request == OpenRequest(
         "redis://:pw%21@localhost:6379/0", "redis://:***@localhost:6379/0 · team:s",
@@ -530,24 +530,10 @@ def test_ask_url_and_recent_stores_carry_the_prefix(qtbot, tmp_path):
         d.password_edit.setText("pw!")
         d.accept()
 
-    _when_modal(qtbot, PasswordDialog, answer)
+    when_modal(PasswordDialog, answer)
     again = request_for_stored(None, entries[1].target, recent, entries[1].label, entries[1].key_prefix)
     assert again is not None and again.key_prefix == "team:s"
     assert again.target == "redis://:pw%21@localhost:6379/0"
-
-
-def _when_modal(qtbot: Any, kind: type, action: Any) -> None:
-    """Run ``action(dialog)`` once a modal ``kind`` is showing (inside its exec())."""
-    from PySide6.QtCore import QTimer
-
-    def attempt() -> None:
-        for widget in QApplication.topLevelWidgets():
-            if isinstance(widget, kind) and widget.isVisible():
-                action(widget)
-                return
-        QTimer.singleShot(10, attempt)
-
-    QTimer.singleShot(0, attempt)
 
 
 def _write_redis(prefix: str, sessions: dict[str, list[dict[str, Any]]]) -> None:

@@ -14,10 +14,10 @@ import keyring.backend
 import keyring.backends.fail
 import keyring.errors
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QWidget
-from qt_helpers import OFFSCREEN_NOISE, run_async
+from qt_helpers import OFFSCREEN_NOISE, run_async, when_modal
 from sqlalchemy.engine import make_url
 
 from fluxgui.qt import secrets
@@ -496,19 +496,6 @@ def test_remember_opened_files_the_password_in_the_keyring(recent, memory_keyrin
     assert ("fluxgui", "postgresql+asyncpg://u@h2/db") not in memory_keyring.store
 
 
-def _when_modal(qtbot: Any, kind: type, action: Any) -> None:
-    """Run ``action(dialog)`` once a modal ``kind`` is showing (inside its exec())."""
-
-    def attempt() -> None:
-        for widget in QApplication.topLevelWidgets():
-            if isinstance(widget, kind) and widget.isVisible():
-                action(widget)
-                return
-        QTimer.singleShot(10, attempt)
-
-    QTimer.singleShot(0, attempt)
-
-
 def test_ask_url(qtbot, memory_keyring, tmp_path):
     def fill(d: OpenUrlDialog) -> None:
         d.host_edit.setText("db.example.com")
@@ -518,7 +505,7 @@ def test_ask_url(qtbot, memory_keyring, tmp_path):
         d.remember_check.setChecked(True)
         d.ok_button.click()
 
-    _when_modal(qtbot, OpenUrlDialog, fill)
+    when_modal(OpenUrlDialog, fill)
     request = ask_url(None)
     assert request == OpenRequest(
         "postgresql+asyncpg://root:p%40ss@db.example.com:5432/support",
@@ -527,10 +514,10 @@ def test_ask_url(qtbot, memory_keyring, tmp_path):
     )
 
     path = str(tmp_path / "a.db")
-    _when_modal(qtbot, OpenUrlDialog, lambda d: d.ok_button.click())
+    when_modal(OpenUrlDialog, lambda d: d.ok_button.click())
     assert ask_url(None, initial=path) == OpenRequest(path, path)
 
-    _when_modal(qtbot, OpenUrlDialog, lambda d: d.reject())
+    when_modal(OpenUrlDialog, lambda d: d.reject())
     assert ask_url(None) is None
 
 
@@ -541,10 +528,10 @@ def test_password_prompt(qtbot):
         qtbot.keyClicks(d.password_edit, "p@ss")
         d.accept()
 
-    _when_modal(qtbot, PasswordDialog, type_and_accept)
+    when_modal(PasswordDialog, type_and_accept)
     assert password_prompt(None, "postgresql+asyncpg://root:***@h/db") == "p@ss"
 
-    _when_modal(qtbot, PasswordDialog, lambda d: d.reject())
+    when_modal(PasswordDialog, lambda d: d.reject())
     assert password_prompt(None, "postgresql+asyncpg://root:***@h/db") is None
 
 
@@ -563,7 +550,7 @@ def test_request_for_stored_asks_when_the_keyring_has_nothing(qtbot, recent, mem
         d.remember_check.setChecked(True)
         d.accept()
 
-    _when_modal(qtbot, PasswordDialog, answer)
+    when_modal(PasswordDialog, answer)
     request = request_for_stored(None, recent.last(), recent)
     assert request is not None and request.remember
     assert make_url(request.target).password == "typed"
@@ -582,9 +569,9 @@ def test_file_dialog_filters_and_result(qtbot, tmp_path):
         dialog.selectFile(str(db))
         dialog.accept()
 
-    _when_modal(qtbot, QFileDialog, pick)
+    when_modal(QFileDialog, pick)
     assert open_file_dialog(None, str(tmp_path)) == str(db)
-    _when_modal(qtbot, QFileDialog, lambda dialog: dialog.reject())
+    when_modal(QFileDialog, lambda dialog: dialog.reject())
     assert open_file_dialog(None, str(tmp_path)) is None
 
 
