@@ -315,17 +315,23 @@ class _Folder:
             raise TargetError(f"cannot read the folder {self.display}: {exc.strerror or exc}") from None
         return out
 
+    def _load(self, name: str) -> tuple[dict[str, Any] | None, str | None, os.stat_result]:
+        """One file read whole: its document (``None`` when it is not a session file),
+        the problem with it, and its stat from the same open (raises ``OSError``)."""
+        with open(self.path / name, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        doc, problem = _problem_of(name, data)
+        return doc, problem, st
+
     def _parse(self, name: str) -> _Entry | tuple[int, int, str] | None:
         """The index entry of one file, else (mtime, size, its problem); ``None``: gone."""
         try:
-            with open(self.path / name, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
+            doc, problem, st = self._load(name)
         except FileNotFoundError:
             return None
         except OSError as exc:
             return (0, -1, f"{name}: cannot be read ({exc.strerror or exc})")  # retried
-        doc, problem = _problem_of(name, data)
         if doc is None:
             return (st.st_mtime_ns, st.st_size, problem or name)
         return self._entry(name, doc, st)
@@ -428,12 +434,9 @@ class _Folder:
 
     def _read_history(self, name: str, *, keep: bool = True) -> list[Any] | None:
         try:
-            with open(self.path / name, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
+            doc, _problem, st = self._load(name)  # the next scan reports the problem
         except OSError:
             return None
-        doc, _problem = _problem_of(name, data)  # the next scan reports the problem
         if doc is None:
             return None
         if keep:
@@ -455,14 +458,11 @@ class _Folder:
     def _read_document(self, name: str) -> tuple[dict[str, Any], os.stat_result] | None:
         """The current document of a file about to be rewritten (``None``: no file)."""
         try:
-            with open(self.path / name, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
+            doc, problem, st = self._load(name)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise TargetError(f"cannot read {name}: {exc.strerror or exc}") from None
-        doc, problem = _problem_of(name, data)
         if doc is None:
             raise TargetError(f"{problem}: not changed (fix or remove the file first)")
         return doc, st
