@@ -253,6 +253,12 @@ class Store(ABC):
         """Raise the reason this store cannot be edited now (read-only, unsupported)."""
         self._check_writable()
 
+    def check_importable(self) -> None:
+        """Raise the reason new sessions cannot be written now (import, copy). The SQL
+        stores write them through their editor, so by default what stops an edit stops
+        this too; stores without an editor (folders, Redis) only need to be writable."""
+        self.check_editable()
+
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
         """The stored column values for a message given as a dict, validated: a flux
         message (``role``, ``content``, ``metadata``) or, for item stores, an item."""

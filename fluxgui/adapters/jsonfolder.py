@@ -726,6 +726,13 @@ class JsonFolderStore(Store):
             f"{self.target}: editing JSON session folders in place is not supported yet"
         )
 
+    def check_editable(self) -> None:
+        self._check_writable()
+        raise self._not_editable()
+
+    def check_importable(self) -> None:
+        self._check_writable()
+
     def editor(self) -> TableEditor:
         raise self._not_editable()
 

@@ -711,11 +711,22 @@ class RedisStore(Store):
 
     # -- what the SQL stores have and Redis does not (yet) --------------------------
 
+    def _not_editable(self) -> ReadOnlyError:
+        return ReadOnlyError(f"{self.target}: editing Redis sessions in place is not supported yet")
+
+    def check_editable(self) -> None:
+        self._check_writable()
+        raise self._not_editable()
+
+    def check_importable(self) -> None:
+        self._check_writable()
+        self._need_key()
+
     def editor(self) -> TableEditor:
-        raise ReadOnlyError(f"{self.target}: editing Redis sessions in place is not supported yet")
+        raise self._not_editable()
 
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
-        raise ReadOnlyError(f"{self.target}: editing Redis sessions in place is not supported yet")
+        raise self._not_editable()
 
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
         return None  # forks are an edit: none are made here, so none are recorded

@@ -1152,16 +1152,9 @@ class MainWindow(QMainWindow):
 
     def edit_reason(self) -> str | None:
         """Why the open store's messages cannot be edited in place now (``None``: they
-        can). Besides read-only stores and those whose ``check_editable`` says no, a
-        store without a message editor (a JSON session folder, Redis) cannot either."""
-        reason = self.editor.reason_not_editable()
-        store = self._store
-        if reason is None and store is not None:
-            try:
-                store.editor()  # builds an editor object; nothing is read or written
-            except FluxguiError as exc:
-                reason = str(exc)
-        return reason
+        can): read-only, or a store whose ``check_editable`` says no (an Advanced store,
+        a JSON session folder, Redis)."""
+        return self.editor.reason_not_editable()
 
     def _editable_store(self, *, writable_only: bool = False) -> Store | None:
         """The store when edits may be written now, else explain why (error bar).

@@ -442,7 +442,7 @@ async def import_files(
     files = [Path(f) for f in files]
     if plan is None:
         plan = await _in_thread(scan_files, files)
-    store.check_editable()
+    store.check_importable()
     await check_free_ids(store, [sid for _p, sid, _n in plan.sessions], rename=rename)
     result = TransferResult()
     total = plan.messages
@@ -498,7 +498,7 @@ async def copy_sessions(
         infos = await _resolve(source, session_ids)
     else:
         infos = [info async for info in _session_infos(source, None)]
-    dest.check_editable()
+    dest.check_importable()
     await check_free_ids(dest, [i.id for i in infos], rename=rename)
     total = sum(i.messages for i in infos)
     result = TransferResult()

@@ -639,3 +639,15 @@ async def test_concurrent_writes_from_one_store_all_land(tmp_path):
     assert sorted(m.content for m in hello_history(hello_load(folder / "shared.json"))) == sorted(
         f"m{i}" for i in range(20)
     )
+
+
+async def test_a_writable_folder_takes_new_sessions_but_refuses_edits(tmp_path):
+    folder = tmp_path / "s"
+    hello_save(folder, "one", [hello_entry("user", "hi")])
+    async with await open_store(str(folder), writable=True) as store:
+        store.check_importable()  # import and copy may write here
+        with pytest.raises(ReadOnlyError, match="editing JSON session folders in place is not supported"):
+            store.check_editable()
+    async with await open_store(str(folder)) as ro:
+        with pytest.raises(ReadOnlyError, match="open read-only"):
+            ro.check_importable()
