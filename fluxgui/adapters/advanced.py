@@ -29,6 +29,7 @@ from typing import Any
 
 from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo, from_agents_row, message_to_item
+from fluxgui.core.undecodable import from_agents_value
 
 from .agents import AgentsStore
 from .base import Direction
@@ -511,7 +512,7 @@ class AdvancedStore(AgentsStore):
         if backward:
             rows.reverse()
         return [
-            from_agents_row(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
+            from_agents_value(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
         ]
 
     async def count_messages(self, session_id: str) -> int:

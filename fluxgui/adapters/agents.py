@@ -65,6 +65,11 @@ DEFAULT_MESSAGES = "agent_messages"
 #: How many of the latest rows (besides the first) :meth:`AgentsStore.detect_encryption`
 #: looks at: a primary-key range, never a scan of the table.
 DETECT_SAMPLE = 50
+#: How much of a sampled item's head :meth:`AgentsStore.detect_encryption` reads to
+#: tell an envelope (``{"__enc__": 1, …``) from an item.
+HEAD_BYTES = 200
+#: What an envelope's head holds (:func:`looks_encrypted` looks in its first 64 chars).
+ENVELOPE_MARK = '"__enc__"'
 #: In a store with a key, a page of more rows than this is read (decrypted) in a worker
 #: thread: one Fernet decryption is cheap, a thousand on the event loop are not.
 INLINE_ROWS = 32
@@ -178,30 +183,40 @@ class AgentsStore(Store):
         and check the key against them.
 
         Cheap on any size of store: the latest :data:`DETECT_SAMPLE` rows and the first
-        one, by primary key. With a key, :class:`WrongKey` is raised when no sampled
-        envelope opens with it (one envelope that does is enough: a corrupt one must not
-        lock the user out of the rest). An envelope outside the sample is still read as
-        one, and flags the store when it is met (see :meth:`_messages`).
+        one, by primary key, and of each only its head (:data:`HEAD_BYTES`, read without
+        loading the item: one item may be hundreds of MB). Only rows whose head names
+        ``__enc__`` are read whole, one at a time, smallest first, until one is an
+        envelope (with a key: one that opens). With a key, :class:`WrongKey` is raised
+        when no sampled envelope opens with it (one envelope that does is enough: a
+        corrupt one must not lock the user out of the rest). An envelope outside the
+        sample is still read as one, and flags the store when it is met (see
+        :meth:`_messages`).
         """
         M = self._M
-        rows = await self.backend.fetchall(
-            f"SELECT session_id, message_data FROM {M} ORDER BY id DESC LIMIT :n",
-            {"n": DETECT_SAMPLE},
+        ids = await self.backend.fetchall(
+            f"SELECT id FROM {M} ORDER BY id DESC LIMIT :n", {"n": DETECT_SAMPLE}
         )
-        rows += await self.backend.fetchall(
-            f"SELECT session_id, message_data FROM {M} ORDER BY id LIMIT 1"
+        ids += await self.backend.fetchall(f"SELECT id FROM {M} ORDER BY id LIMIT 1")
+        heads = await self.backend.text_heads(
+            self.messages_table, "message_data", sorted({int(r[0]) for r in ids}), HEAD_BYTES
         )
-        sample = [(str(sid), data) for sid, data in rows if looks_encrypted(data)]
-        if not sample:
-            return
-        self.encrypted = self.needs_key = True
-        if self.cipher is None:
-            return
-        envelopes = [(sid, json.loads(data)) for sid, data in sample]
-        for sid, envelope in envelopes:
+        maybe = sorted((size, i) for i, (head, size) in heads.items() if ENVELOPE_MARK in head[:64])
+        first: tuple[str, Any] | None = None  # the first envelope read, to name a wrong key
+        for _size, row_id in maybe:
+            row = await self.backend.fetchone(
+                f"SELECT session_id, message_data FROM {M} WHERE id = :i", {"i": row_id}
+            )
+            if row is None or not looks_encrypted(row[1]):
+                continue
+            self.encrypted = self.needs_key = True
+            if self.cipher is None:
+                return
+            sid, envelope = str(row[0]), json.loads(row[1])
             if self.cipher.open(sid, envelope).state != "unreadable":
                 return
-        self.cipher.check(*envelopes[0], self.target)
+            first = first or (sid, envelope)
+        if first is not None and self.cipher is not None:
+            self.cipher.check(*first, self.target)
 
     @property
     def reads_encrypted(self) -> bool:

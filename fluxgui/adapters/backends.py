@@ -8,6 +8,7 @@ caller cannot tear (the transaction runs in its own task and is shielded).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -19,6 +20,8 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
+
+from .sqlitetext import TextMode, blob_heads
 
 Params = dict[str, Any]
 WriteOp = tuple[str, "Params | Sequence[Params]"]
@@ -93,6 +96,23 @@ class Backend(ABC):
     async def tables(self) -> dict[str, list[str]]:
         """Table name → column names, for format detection."""
 
+    async def text_heads(
+        self, table: str, column: str, ids: list[int], size: int
+    ) -> dict[int, tuple[str, int]]:
+        """Row id → (the first ``size`` characters of ``column``, its length in bytes) for
+        the rows ``ids`` of ``table`` (keyed by an integer ``id``), without reading whole
+        values: a look at a few leading characters must not cost a 200 MB item."""
+        if not ids:
+            return {}
+        params: Params = {"n": size, **{f"i{k}": v for k, v in enumerate(ids)}}
+        col, length = quote_ident(column), "length" if self.dialect == "sqlite" else "octet_length"
+        rows = await self.fetchall(
+            f"SELECT id, substr({col}, 1, :n), {length}({col}) FROM {quote_ident(table)} "
+            f"WHERE id IN ({', '.join(f':i{k}' for k in range(len(ids)))})",
+            params,
+        )
+        return {int(r[0]): (str(r[1] or ""), int(r[2] or 0)) for r in rows}
+
     async def write(self, ops: Sequence[WriteOp]) -> list[int]:
         """Run ``ops`` in one transaction; return each op's ``rowcount``.
 
@@ -127,6 +147,10 @@ class Backend(ABC):
     async def change_token(self) -> Any:
         """A cheap value that changes when another connection commits (``None``: unknown)."""
         return None
+
+    def local_paths(self) -> list[Path]:
+        """The local files that hold the database (none for a server)."""
+        return []
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -246,6 +270,7 @@ class SqliteBackend(Backend):
         self.writable = writable
         self._tables: dict[str, list[str]] | None = None
         self._copy: Path | None = None  # a private copy being read instead of ``path``
+        self._text = TextMode(conn)
 
     @classmethod
     async def open(cls, path: Path, *, writable: bool = False, create: bool = False) -> SqliteBackend:
@@ -314,28 +339,31 @@ class SqliteBackend(Backend):
                 raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
             return backend
 
+    # Reads go through TextMode: a value that is not UTF-8 is read as an Undecodable.
     async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
         try:
-            rows = await self._conn.execute_fetchall(sql, params or {})  # one thread hop
+            return await self._text.fetchall(sql, params)
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(self.path, exc) from None
-        return [tuple(r) for r in rows]
 
     async def stream(
         self, sql: str, params: Params | None = None, batch: int = 500
     ) -> AsyncIterator[list[tuple[Any, ...]]]:
         try:
-            cur = await self._conn.execute(sql, params or {})
-            try:
-                while True:
-                    rows = await cur.fetchmany(batch)
-                    if not rows:
-                        break
-                    yield [tuple(r) for r in rows]
-            finally:
-                await cur.close()
+            async with contextlib.aclosing(self._text.stream(sql, params, batch)) as rows:
+                async for part in rows:
+                    yield part
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(self.path, exc) from None
+
+    async def text_heads(
+        self, table: str, column: str, ids: list[int], size: int
+    ) -> dict[int, tuple[str, int]]:
+        try:
+            heads = await blob_heads(self._conn, table, column, ids, size)
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from None
+        return heads if heads is not None else await super().text_heads(table, column, ids, size)
 
     async def tables(self) -> dict[str, list[str]]:
         # The first call gets the schema read while opening; later calls read it again.
@@ -353,6 +381,9 @@ class SqliteBackend(Backend):
             out.setdefault(table, []).append(column)
         return out
 
+    def local_paths(self) -> list[Path]:
+        return [self.path]
+
     async def change_token(self) -> Any:
         # Changes whenever another connection commits to the file (not for our own).
         row = await self.fetchone("PRAGMA data_version")
@@ -364,7 +395,7 @@ class SqliteBackend(Backend):
         except sqlite3.DatabaseError as exc:
             raise _sqlite_error(self.path, exc) from None
         try:
-            result = await body(_SqliteTx(self._conn))
+            result = await body(_SqliteTx(self._conn, self._text))
             await self._conn.execute("COMMIT")
         except BaseException as exc:
             try:
@@ -384,8 +415,9 @@ class SqliteBackend(Backend):
 class _SqliteTx(Tx):
     dialect = "sqlite"
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, text: TextMode) -> None:
         self._conn = conn
+        self._text = text
 
     async def execute(self, sql: str, params: Params | None = None) -> int:
         cur = await self._conn.execute(sql, params or {})
@@ -402,7 +434,7 @@ class _SqliteTx(Tx):
         return count
 
     async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
-        return [tuple(r) for r in await self._conn.execute_fetchall(sql, params or {})]
+        return await self._text.fetchall(sql, params)
 
 
 def _drop_copy(copy: Path | None) -> None:

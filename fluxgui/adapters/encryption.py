@@ -21,7 +21,8 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from fluxgui.core.errors import WrongKey, show_id
-from fluxgui.core.model import Message, from_agents_row, from_item, iso_time, unix_time
+from fluxgui.core.model import Message, from_item, iso_time, unix_time
+from fluxgui.core.undecodable import Undecodable, from_agents_value
 
 DEFAULT_TTL = 600
 KID = "hkdf-v1"
@@ -176,13 +177,15 @@ def stored_message(
 ) -> Message:
     """One stored Agents SDK item as a :class:`Message`, decrypting an envelope.
 
-    A plain item is read as :func:`from_agents_row` reads it. An envelope becomes the item
+    A plain item is read as :func:`from_agents_row` reads it; stored text that is not
+    UTF-8 (an envelope's too) as :func:`~fluxgui.core.undecodable.from_agents_value`
+    reads it: a flagged ``other``. An envelope becomes the item
     inside it, with ``metadata["encryption"]`` saying ``state`` (``ok``/``expired``) and
     ``encrypted_at``; without a key, or when it does not decrypt, it becomes
     ``kind="other"`` with the envelope as ``raw`` and the state ``locked``/``unreadable``.
     """
-    if not looks_encrypted(data):
-        return from_agents_row(row_id, data, created_at, utc=utc, sort_key=sort_key)
+    if isinstance(data, Undecodable) or not looks_encrypted(data):
+        return from_agents_value(row_id, data, created_at, utc=utc, sort_key=sort_key)
     envelope = json.loads(data if isinstance(data, str) else data.decode("utf-8", "replace"))
     created = iso_time(created_at, utc=utc)
     key = sort_key or (int(row_id),)

@@ -14,6 +14,7 @@ from typing import Any
 
 from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
+from fluxgui.core.undecodable import flag_message, has_undecodable, strip_flag
 
 from .base import Direction, Store
 from .backends import Backend, Params
@@ -106,7 +107,10 @@ class FluxStore(Store):
         return SQLITE_DDL if backend.dialect == "sqlite" else GENERIC_DDL
 
     def _message(self, row: tuple[Any, ...]) -> Message:
-        return from_flux_row(row[0], row[1], row[2], row[3], row[4], utc=self._utc)
+        m = from_flux_row(row[0], row[1], row[2], row[3], row[4], utc=self._utc)
+        if has_undecodable(row):  # bytes that are not UTF-8: see fluxgui.core.undecodable
+            m = flag_message(m, {"role": row[1], "content": row[2], "metadata": row[3]})
+        return m
 
     def _info(self, sid: Any, count: Any, first: Any, last: Any, last_id: Any) -> SessionInfo:
         return SessionInfo(
@@ -372,6 +376,9 @@ class FluxStore(Store):
             # A flux row whose metadata is not an object: keep that text as it is.
             return {"role": _storable(m.role), "content": _storable(m.text), "metadata": _storable(raw)}
         meta = dict(m.metadata) if m.metadata else {}
+        # A row read with bytes that were not UTF-8 is copied with its replacement
+        # characters, without the reader's flag (fluxgui.core.undecodable).
+        flagged = strip_flag(m, meta)
         content = _storable(m.text)
         if isinstance(raw, dict) and (not _plain_message(raw) or content != m.text):
             # An Agents SDK item flux has no columns for (or whose text a database
@@ -379,7 +386,7 @@ class FluxStore(Store):
             meta["agents_item"] = raw
         # json.dumps defaults, as flux writes it (ASCII: a lone surrogate stays storable);
         # an empty object read from a row is written back as it was, not as NULL.
-        keep = meta or m.metadata is not None
+        keep = meta or (m.metadata is not None and not flagged)
         return {
             "role": _storable(m.role or "user"),
             "content": content,
