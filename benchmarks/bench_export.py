@@ -735,7 +735,8 @@ def print_profile(fmt: str, path: str, export: str, tmpdir: str, top: int) -> No
     sys.stdout.flush()
 
 
-_SOURCES = ("fluxgui/services/transfer.py", "fluxgui/core/export.py", "fluxgui/core/model.py",
+_SOURCES = ("fluxgui/services/transfer.py", "fluxgui/core/export.py", "fluxgui/core/mdsafe.py",
+            "fluxgui/core/jsonsafe.py", "fluxgui/core/model.py",
             "fluxgui/adapters/agents.py", "fluxgui/adapters/flux.py", "fluxgui/adapters/base.py",
             "fluxgui/adapters/backends.py")
 

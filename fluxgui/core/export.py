@@ -7,11 +7,25 @@ file (see :mod:`fluxgui.services.transfer`, which writes atomically).
 * **json** — ``{"fluxgui_export": 1, "format", "sessions": [{"id", "created_at",
   "updated_at", "messages": [Message, …]}, …]}``; round-trips through import.
 * **jsonl** — one Message per line, with its ``session_id``; round-trips too.
-* **md** — a readable transcript: roles, times, tool calls and outputs.
+* **md** — a readable transcript: roles, times, tool calls and outputs. Only assistant
+  text is Markdown, made safe by :func:`fluxgui.core.mdsafe.markdown` (no raw HTML, no
+  image, no link but http(s)/mailto, line breaks kept); user, system, developer and tool
+  text is shown exactly as stored (:func:`fluxgui.core.mdsafe.literal_block`).
 * **html** — one self-contained page: inline style only, no script, no external resource
   (a Content-Security-Policy forbids them too), every piece of content escaped; control
   characters (NUL…) shown as U+FFFD, ids and roles in ``<bdi>`` so that a right-to-left
   override in them stops there.
+
+JSON and JSONL are valid JSON even when a stored item holds ``NaN`` or an infinity:
+such numbers are written as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` and
+counted in :attr:`ExportWriter.replaced_non_finite` (see :mod:`fluxgui.core.jsonsafe`).
+
+Memory: output is gathered in pieces and written about every megabyte. A message whose
+text, raw item or metadata holds more than :data:`~fluxgui.core.jsonsafe.BIG` characters
+is written in slices (JSON through :func:`~fluxgui.core.jsonsafe.iter_json`, HTML
+escaped a slice at a time, Markdown sanitised as it goes), and such metadata or tool
+JSON is written compact, as it is, instead of being re-indented; so a huge item costs
+about its own size once (the Message itself), not several whole copies.
 """
 
 from __future__ import annotations
@@ -20,8 +34,12 @@ import html
 import json
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+from . import mdsafe
+from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
+from .mdsafe import SLICE, slices
 from .model import Message, SessionInfo
 
 EXPORT_FORMATS = ("json", "jsonl", "md", "html")
@@ -45,9 +63,19 @@ def message_record(m: Message, *, metadata: bool = True, store_format: str = "")
     return out
 
 
+def _big_message(m: Message) -> bool:
+    """Whether ``m`` holds more than :data:`BIG` characters (text, raw item, metadata)."""
+    return len(m.text) > BIG or is_big(m.raw) or is_big(m.metadata)
+
+
 class ExportWriter(ABC):
     """Writes an export to ``out``: ``begin``, then per session ``session`` and
-    ``messages`` (any number of pages), then ``end``."""
+    ``messages`` (any number of pages), then ``end``.
+
+    ``replaced_non_finite`` counts the ``NaN``/``Infinity``/``-Infinity`` numbers the
+    JSON and JSONL writers wrote as strings (always 0 for Markdown and HTML, which show
+    them as text): a caller can warn that the export differs there from the store.
+    """
 
     def __init__(self, out: TextIO, *, metadata: bool = True) -> None:
         self.out = out
@@ -56,20 +84,60 @@ class ExportWriter(ABC):
         self.title = ""
         self.sessions = 0
         self.messages_written = 0
+        self._counter = Counter()
+        self._parts: list[str] = []
+        self._size = 0
+
+    @property
+    def replaced_non_finite(self) -> int:
+        """Non-finite numbers written as strings so far (see the class docstring)."""
+        return self._counter.replaced
 
     def begin(self, store_format: str, title: str = "") -> None:
         self.store_format = store_format
         self.title = title
 
-    def _metadata_text(self, m: Message) -> str | None:
-        """The message's metadata as readable text (``None``: none, or left out): its
-        object as indented JSON, or a flux row's metadata text that is not an object."""
+    # ----------------------------------------------------------------- buffered output
+
+    def _put(self, text: str) -> None:
+        """Queue ``text`` for ``out``; written once a slice's worth is queued (a big
+        piece straight away, not joined to the rest)."""
+        if len(text) >= SLICE:
+            self._flush()
+            self.out.write(text)
+            return
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= SLICE or len(self._parts) >= 4096:
+            self._flush()
+
+    def _put_all(self, pieces: Iterable[str]) -> None:
+        for piece in pieces:
+            self._put(piece)
+
+    def _flush(self) -> None:
+        if self._parts:
+            text = "".join(self._parts)
+            self._parts, self._size = [], 0
+            self.out.write(text)
+
+    def _metadata_source(self, m: Message, big: bool) -> tuple[Callable[[], Iterable[str]], str] | None:
+        """The message's metadata as readable text: a function giving its pieces (afresh
+        on each call), and its language (``"json"`` or ``""``); ``None``: none, or left
+        out. An object is indented JSON, or compact JSON as it is when it is big; a flux
+        row's metadata text that is not an object is shown as it is. (``big``: the
+        message may be big; only then is its metadata measured.)"""
         if not self.metadata:
             return None
-        if m.metadata:
-            return json.dumps(m.metadata, indent=2, ensure_ascii=False)
-        if self.store_format == "flux" and isinstance(m.raw, str):
-            return m.raw
+        meta = m.metadata
+        if meta:
+            if big and is_big(meta):
+                return (lambda: iter_json(meta, Counter())), "json"
+            text = json.dumps(meta, indent=2, ensure_ascii=False)
+            return (lambda: (text,)), "json"
+        raw = m.raw
+        if self.store_format == "flux" and isinstance(raw, str):
+            return (lambda: slices(raw)), ""
         return None
 
     @abstractmethod
@@ -85,7 +153,19 @@ class ExportWriter(ABC):
     def end(self) -> None: ...
 
 
-class JsonWriter(ExportWriter):
+class _JsonRecords(ExportWriter):
+    """Shared by JSON and JSONL: one record per message, valid JSON, big ones streamed."""
+
+    def _record(self, sep: str, record: dict[str, Any], big: bool, end: str = "") -> None:
+        if big:
+            self._put(sep)
+            self._put_all(iter_json(record, self._counter))
+            self._put(end)
+        else:
+            self._put(sep + dumps(record, self._counter) + end)
+
+
+class JsonWriter(_JsonRecords):
     def begin(self, store_format: str, title: str = "") -> None:
         super().begin(store_format, title)
         self.out.write(
@@ -98,60 +178,53 @@ class JsonWriter(ExportWriter):
         head = info.to_dict()
         head.pop("messages", None)
         prefix = ",\n" if self.sessions else "\n"
-        fields = ", ".join(f"{_dumps(k)}: {_dumps(v)}" for k, v in head.items())
-        self.out.write(f'{prefix}{{{fields}, "messages": [')
+        fields = ", ".join(f"{_dumps(k)}: {dumps(v, self._counter)}" for k, v in head.items())
+        self._put(f'{prefix}{{{fields}, "messages": [')
         self.sessions += 1
         self._first_message = True
 
     def messages(self, page: list[Message]) -> None:
-        parts = []
         for m in page:
-            parts.append(("\n" if self._first_message else ",\n") + _dumps(
-                message_record(m, metadata=self.metadata, store_format=self.store_format)
-            ))
+            record = message_record(m, metadata=self.metadata, store_format=self.store_format)
+            self._record("\n" if self._first_message else ",\n", record, _big_message(m))
             self._first_message = False
-        self.out.write("".join(parts))
+        self._flush()
         self.messages_written += len(page)
 
     def end_session(self) -> None:
-        self.out.write("]}")
+        self._put("]}")
 
     def end(self) -> None:
-        self.out.write("\n]}\n")
+        self._put("\n]}\n")
+        self._flush()
 
 
-class JsonlWriter(ExportWriter):
+class JsonlWriter(_JsonRecords):
     def session(self, info: SessionInfo) -> None:
         self._sid = info.id
         self.sessions += 1
 
     def messages(self, page: list[Message]) -> None:
-        lines = []
         for m in page:
             record = {
                 "session_id": self._sid,
                 **message_record(m, metadata=self.metadata, store_format=self.store_format),
             }
-            lines.append(_dumps(record) + "\n")
-        self.out.write("".join(lines))
+            self._record("", record, _big_message(m), "\n")
+        self._flush()
         self.messages_written += len(page)
 
     def end(self) -> None:
-        pass
+        self._flush()
 
 
-# --------------------------------------------------------------------------- Markdown
-
-
-def _fence(text: str, lang: str = "") -> str:
-    """``text`` in a code fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}\n"
+# --------------------------------------------------------------------------- Markdown & HTML
 
 
 def _pretty_json_text(text: str) -> tuple[str, str]:
-    if text.lstrip()[:1] not in ("{", "["):  # most tool output is not JSON: skip the parse
+    """(text, "json") re-indented when it is a JSON object or array; big text (more than
+    :data:`BIG` characters) and other text as it is, with ``""``."""
+    if len(text) > BIG or text.lstrip()[:1] not in ("{", "["):  # most tool output is not JSON
         return text, ""
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False), "json"
@@ -169,68 +242,91 @@ def _call_parts(m: Message) -> tuple[str, str]:
     return name, args
 
 
-def _md_inline(text: str) -> str:
-    """Text safe inside a Markdown heading/emphasis line (no markup of its own)."""
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", " ".join(text.split()))
+def _big_transcript(m: Message) -> bool:
+    """Whether what a transcript shows of ``m`` may hold more than :data:`BIG`
+    characters (its text, a tool call's arguments, its metadata or metadata text)."""
+    return (
+        len(m.text) > BIG
+        or (m.kind == "tool_call" or isinstance(m.raw, str)) and is_big(m.raw)
+        or is_big(m.metadata)
+    )
 
 
-class MarkdownWriter(ExportWriter):
-    def begin(self, store_format: str, title: str = "") -> None:
-        super().begin(store_format, title)
-        if title:
-            self.out.write(f"# {_md_inline(title)}\n\n")
+class _Transcript(ExportWriter):
+    """Markdown and HTML: each message is a sequence of pieces, joined when it is small
+    and written as it comes when it is big."""
 
-    def session(self, info: SessionInfo) -> None:
-        self.sessions += 1
-        sep = "\n---\n\n" if self.sessions > 1 else ""
-        when = " · ".join(
+    def messages(self, page: list[Message]) -> None:
+        for m in page:
+            if _big_transcript(m):
+                self._put_all(self._message(m, True))
+            else:
+                self._put("".join(self._message(m, False)))
+        self._flush()
+        self.messages_written += len(page)
+
+    @abstractmethod
+    def _message(self, m: Message, big: bool) -> Iterator[str]:
+        """The pieces of ``m`` (``big``: it may hold more than :data:`BIG` characters)."""
+
+    @staticmethod
+    def _when(info: SessionInfo) -> str:
+        return " · ".join(
             x for x in (
                 f"{info.messages} message{'' if info.messages == 1 else 's'}",
                 f"created {info.created_at}" if info.created_at else "",
                 f"updated {info.updated_at}" if info.updated_at else "",
             ) if x
         )
-        self.out.write(f"{sep}## Session {_md_inline(info.id)}\n\n_{when}_\n\n")
 
-    def messages(self, page: list[Message]) -> None:
-        parts = [self._message(m) for m in page]
-        self.out.write("".join(parts))
-        self.messages_written += len(page)
 
-    def _message(self, m: Message) -> str:
-        head = [f"**{_md_inline(m.role)}**"]
+class MarkdownWriter(_Transcript):
+    def begin(self, store_format: str, title: str = "") -> None:
+        super().begin(store_format, title)
+        if title:
+            self._put(f"# {mdsafe.inline_text(title)}\n\n")
+
+    def session(self, info: SessionInfo) -> None:
+        self.sessions += 1
+        sep = "\n---\n\n" if self.sessions > 1 else ""
+        self._put(f"{sep}## Session {mdsafe.inline_text(info.id)}\n\n_{self._when(info)}_\n\n")
+
+    def _message(self, m: Message, big: bool) -> Iterator[str]:
+        head = [f"**{mdsafe.inline_text(m.role)}**"]
         if m.kind != "message":
             head.append(m.kind.replace("_", " "))
         if m.created_at:
             head.append(m.created_at)
         head.append(f"#{m.id}")
-        out = [f"### {' · '.join(head)}\n\n"]
+        yield f"### {' · '.join(head)}\n\n"
         if m.kind == "tool_call":
             name, args = _call_parts(m)
             body, lang = _pretty_json_text(args)
-            out.append(f"Tool call `{name.replace('`', '')}`:\n\n{_fence(body, lang)}")
+            yield f"Tool call `{' '.join(name.replace('`', '').split())}`:\n\n"
+            yield from mdsafe.literal_block(body, lang)
         elif m.kind == "tool_output":
-            body, lang = _pretty_json_text(m.text)
-            out.append(_fence(body, lang))
+            yield from mdsafe.literal_block(*_pretty_json_text(m.text))
         elif m.kind == "reasoning":
-            out.append("".join(f"> {line}\n" for line in m.text.splitlines() or [""]))
+            yield from mdsafe.quote(mdsafe.markdown(m.text))
         elif m.kind == "other":
-            out.append(_fence(m.text))
-        else:
-            out.append(m.text.rstrip("\n") + "\n")
-        meta = self._metadata_text(m)
+            yield from mdsafe.literal_block(m.text, "")
+        elif m.role.lower() == "assistant":
+            yield from mdsafe.markdown(m.text)
+            yield "\n"
+        else:  # user, system, developer, tool…: exactly as typed
+            yield from mdsafe.literal_block(m.text)
+        meta = self._metadata_source(m, big)
         if meta is not None:
-            out.append("\n<details><summary>metadata</summary>\n\n")
-            out.append(_fence(meta, "json" if m.metadata else ""))
-            out.append("\n</details>\n")
-        out.append("\n")
-        return "".join(out)
+            pieces, lang = meta
+            fence = mdsafe.fence_for_pieces(pieces())  # a first look through them
+            yield f"\n<details><summary>metadata</summary>\n\n{fence}{lang}\n"
+            yield from pieces()
+            yield f"\n{fence}\n\n</details>\n"
+        yield "\n"
 
     def end(self) -> None:
-        pass
+        self._flush()
 
-
-# --------------------------------------------------------------------------- HTML
 
 _CSS = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;color:#1d2126}
@@ -264,6 +360,15 @@ def _h(text: Any) -> str:
     return _HTML_CONTROLS.sub("\ufffd", html.escape(str(text), quote=True))
 
 
+def _h_all(text: str) -> Iterable[str]:
+    """``text`` escaped, a quarter slice at a time when it is long (escaping is per
+    character: slices may split the text anywhere; each of html.escape's passes makes a
+    copy)."""
+    if len(text) <= SLICE // 4:
+        return (_h(text),)
+    return (_h(part) for part in slices(text, size=SLICE // 4))
+
+
 def _isolated(text: Any) -> str:
     """Escaped text in ``<bdi>``: right-to-left overrides inside it stop at its end."""
     return f"<bdi>{_h(text)}</bdi>"
@@ -272,11 +377,11 @@ def _isolated(text: Any) -> str:
 _ROLE_CLASS = re.compile(r"[^a-z]")
 
 
-class HtmlWriter(ExportWriter):
+class HtmlWriter(_Transcript):
     def begin(self, store_format: str, title: str = "") -> None:
         super().begin(store_format, title)
         page_title = title or "fluxgui export"
-        self.out.write(
+        self._put(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">"
             "<meta name=\"referrer\" content=\"no-referrer\">"
@@ -289,50 +394,46 @@ class HtmlWriter(ExportWriter):
     def session(self, info: SessionInfo) -> None:
         self._close_session()
         self.sessions += 1
-        when = " · ".join(
-            x for x in (
-                f"{info.messages} message{'' if info.messages == 1 else 's'}",
-                f"created {info.created_at}" if info.created_at else "",
-                f"updated {info.updated_at}" if info.updated_at else "",
-            ) if x
-        )
-        self.out.write(
-            f"<section><h2>Session {_isolated(info.id)}</h2><p class=\"when\">{_h(when)}</p>\n"
+        self._put(
+            f"<section><h2>Session {_isolated(info.id)}</h2><p class=\"when\">{_h(self._when(info))}</p>\n"
         )
         self._open = True
 
     def _close_session(self) -> None:
         if self._open:
-            self.out.write("</section>\n")
+            self._put("</section>\n")
             self._open = False
 
-    def messages(self, page: list[Message]) -> None:
-        self.out.write("".join(self._message(m) for m in page))
-        self.messages_written += len(page)
-
-    def _message(self, m: Message) -> str:
+    def _message(self, m: Message, big: bool) -> Iterator[str]:
         role_class = _ROLE_CLASS.sub("", m.role.lower())[:20] or "unknown"
         kind = f"<span class=\"kind\">{_h(m.kind.replace('_', ' '))}</span>" if m.kind != "message" else ""
         when = f" · {_h(m.created_at)}" if m.created_at else ""
-        head = f"<header><b>{_isolated(m.role)}</b>{kind}{when} · #{_h(m.id)}</header>"
+        yield f"<article class=\"{role_class}\"><header><b>{_isolated(m.role)}</b>{kind}{when} · #{_h(m.id)}</header>"
         if m.kind == "tool_call":
             name, args = _call_parts(m)
-            body_text, _lang = _pretty_json_text(args)
-            body = f"<div>Tool call <code>{_isolated(name)}</code></div><pre>{_h(body_text)}</pre>"
+            yield f"<div>Tool call <code>{_isolated(name)}</code></div><pre>"
+            yield from _h_all(_pretty_json_text(args)[0])
+            yield "</pre>"
         elif m.kind in ("tool_output", "other"):
-            body_text, _lang = _pretty_json_text(m.text)
-            body = f"<pre>{_h(body_text)}</pre>"
+            yield "<pre>"
+            yield from _h_all(_pretty_json_text(m.text)[0])
+            yield "</pre>"
         else:
-            body = f"<div class=\"text\">{_h(m.text)}</div>"
-        meta = ""
-        meta_text = self._metadata_text(m)
-        if meta_text is not None:
-            meta = f"<details><summary>metadata</summary><pre>{_h(meta_text)}</pre></details>"
-        return f"<article class=\"{role_class}\">{head}{body}{meta}</article>\n"
+            yield "<div class=\"text\">"
+            yield from _h_all(m.text)
+            yield "</div>"
+        meta = self._metadata_source(m, big)
+        if meta is not None:
+            yield "<details><summary>metadata</summary><pre>"
+            for piece in meta[0]():
+                yield from _h_all(piece)
+            yield "</pre></details>"
+        yield "</article>\n"
 
     def end(self) -> None:
         self._close_session()
-        self.out.write("</main></body></html>\n")
+        self._put("</main></body></html>\n")
+        self._flush()
 
 
 WRITERS: dict[str, type[ExportWriter]] = {
