@@ -8,12 +8,12 @@ format when it is missing. ``key`` decrypts Agents SDK ``EncryptedSession`` item
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+from fluxgui.core.redact import redact_text, redact_url
 
 from . import advanced, agents, flux
 from .advanced import AdvancedStore
@@ -45,23 +45,18 @@ class Target:
 
 
 def parse_target(target: str) -> Target:
-    """Split a target into a SQLite path or a SQLAlchemy async URL (password hidden in
+    """Split a target into a SQLite path or a SQLAlchemy async URL (secrets hidden in
     ``display``)."""
     if "://" not in target:
         return Target(path=Path(target).expanduser(), display=target)
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    display = redact_url(target)
     try:
         url = make_url(target)
     except (ArgumentError, ValueError) as exc:
-        # The URL did not parse, so hide a password by hand before it is shown.
-        found = re.search(r"://[^/:@]*:([^@/]*)@", target)
-        message = f"bad URL {show_id(target)}: {exc}"
-        if found and found.group(1):
-            message = message.replace(found.group(1), "***")
-        raise TargetError(message) from None
-    display = url.render_as_string(hide_password=True)
+        raise TargetError(f"bad URL {show_id(display)}: {redact_text(str(exc))}") from None
     backend = url.get_backend_name()
     if backend == "sqlite":
         if not url.database or url.database == ":memory:":
@@ -71,6 +66,35 @@ def parse_target(target: str) -> Target:
         if url.get_driver_name() in ("", "psycopg2", "postgres", "postgresql"):
             url = url.set(drivername="postgresql+asyncpg")
     return Target(url=url.render_as_string(hide_password=False), display=display)
+
+
+def check_port(target: str) -> None:
+    """A URL's port must be a number from 0 to 65535 (drivers fail on others with a
+    traceback); one line otherwise. Paths pass unchanged."""
+    if "://" not in target:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(target).port
+    except ValueError as exc:
+        raise TargetError(f"bad URL {show_id(redact_url(target))}: {exc}") from None
+
+
+def check_node(path: Path) -> None:
+    """A store path must be a regular file or a folder (or not exist yet): opening a FIFO
+    would wait forever, a device or a socket is no store."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (the opener says so) or unreadable (it says why)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise TargetError(
+            f"{show_id(str(path))} is not a regular file or a folder "
+            "(a FIFO, a device or a socket): it cannot be a session store"
+        )
 
 
 def _detect(tables: dict[str, list[str]], sessions_table: str | None, messages_table: str | None):
@@ -134,6 +158,9 @@ async def open_store(
     Redis key prefix (default ``agents:session``).
     """
     writable = writable or create is not None
+    if not target:
+        raise TargetError("no target given: name a SQLite file, a folder or a URL")
+    check_port(target)
     cipher = ItemCipher(key, ttl) if key else None
     if is_redis_url(target):
         from .redisstore import open_redis
@@ -144,6 +171,7 @@ async def open_store(
         )
     if "://" not in target:
         path = Path(target).expanduser()
+        check_node(path)
         if path.is_dir() or create == "json":
             from .jsonfolder import open_folder
 
@@ -151,6 +179,7 @@ async def open_store(
     parsed = parse_target(target)
     backend: Backend
     if parsed.path is not None:
+        check_node(parsed.path)
         backend = await SqliteBackend.open(
             parsed.path, writable=writable, create=create is not None
         )

@@ -3,7 +3,7 @@ imported here, so parsing a target stays cheap)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from fluxgui.core.redact import redact_url
 
 #: The Agents SDK ``RedisSession`` key prefix.
 DEFAULT_PREFIX = "agents:session"
@@ -17,15 +17,5 @@ def is_redis_url(target: str) -> bool:
 
 
 def redis_display(target: str) -> str:
-    """``target`` with any password replaced by ``***``."""
-    try:
-        parts = urlsplit(target)
-    except ValueError:
-        return target.split("://", 1)[0] + "://…"
-    if parts.password is None:
-        return target
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+    """``target`` with its password and secret query values replaced by ``***``."""
+    return redact_url(target)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from .visible import visible
+
 
 class FluxguiError(Exception):
     """A known, user-facing error. ``str(err)`` is one line."""
@@ -40,8 +42,9 @@ class InvalidItem(FluxguiError):
 
 
 def show_id(value: str) -> str:
-    """Quote a (possibly hostile) identifier for a one-line message."""
-    return json.dumps(value, ensure_ascii=False)
+    """Quote a (possibly hostile) identifier for a one-line message: JSON-quoted, with
+    every hidden character (controls, bidi, zero-width) shown as a marker."""
+    return visible(json.dumps(value, ensure_ascii=False), keep_layout=False)
 
 
 class Conflict(FluxguiError):

@@ -52,6 +52,14 @@ class Message:
         }
 
 
+def message_badges(m: Message) -> list[str]:
+    """Words that mark a message whose content is not plainly readable: ``expired``,
+    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``)."""
+    enc = (m.metadata or {}).get("encryption") if isinstance(m.metadata, dict) else None
+    state = enc.get("state") if isinstance(enc, dict) else None
+    return [state] if state in ("expired", "locked", "unreadable") else []
+
+
 @dataclass
 class SessionInfo:
     """One row of a session list."""

@@ -287,9 +287,10 @@ async def _screenshot(app: Any, target: str, options: dict[str, Any], path: str)
         if window.last_error is not None:  # e.g. --session names no session
             _err(_one_line(window.last_error))
             return EXIT_KNOWN_ERROR
-        # Let posted layout and paint events run so the grab shows the final state.
-        app.sendPostedEvents()
-        app.processEvents()
+        # Let posted layout and paint events run so the grab shows the final state: by
+        # giving the loop a few turns, never by a nested processEvents() inside this task
+        # (other tasks, the store watcher's poll among them, would run inside it).
+        await _qt_turns(3)
         image = window.grab()
         target_path = Path(path).expanduser()
         if not target_path.parent.is_dir():
@@ -303,6 +304,17 @@ async def _screenshot(app: Any, target: str, options: dict[str, Any], path: str)
         window.hide()
         await window.aclose()
         window.deleteLater()
+
+
+async def _qt_turns(n: int) -> None:
+    """Let the Qt event loop go round ``n`` times (posted events, layouts, timers)."""
+    from PySide6.QtCore import QTimer
+
+    loop = asyncio.get_running_loop()
+    for _ in range(n):
+        turn = loop.create_future()
+        QTimer.singleShot(0, lambda turn=turn: turn.done() or turn.set_result(None))
+        await turn
 
 
 #: what Qt's offscreen plugin says about every window with a layout: noise for us

@@ -14,8 +14,11 @@ here because the keyring key must be spelled the same way everywhere.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
+
+from fluxgui.core.redact import join_secrets, redact_url, split_secrets
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +44,17 @@ def _parse(target: str) -> Any | None:
         return None
 
 
+#: how a password held with other secrets (query parameters) is filed in the keyring
+_BUNDLE = "fluxgui-secrets:"
+
+
 def split_password(target: str) -> tuple[str, str | None]:
-    """``(target without its password, the password)``; a path, a URL without a password
-    or an empty password gives ``(target, None)``.
+    """``(target without its secrets, the secret)``; a path, a URL without secrets or an
+    empty password gives ``(target, None)``.
+
+    The secret is the ``user:password@`` password or, when the URL also carries secret
+    query parameters (``?password=…``, ``?token=…``, see :mod:`fluxgui.core.redact`), all
+    of them in one string that :func:`with_password` takes apart again.
 
     Raises ``ValueError`` (without the URL in the message) for a URL that does not parse,
     so a caller never stores or shows it by accident.
@@ -53,6 +64,9 @@ def split_password(target: str) -> tuple[str, str | None]:
     url = _parse(target)
     if url is None:
         raise ValueError("not a valid SQLAlchemy URL")
+    bare_text, found = split_secrets(target)
+    if any(found.keys() - {""}):
+        return bare_text, _BUNDLE + json.dumps(found, sort_keys=True)
     # Not url.set(password=None): URL.set ignores None ("unchanged"); _replace is the
     # documented way to clear a field.
     password = str(url.password) if url.password else None
@@ -61,15 +75,23 @@ def split_password(target: str) -> tuple[str, str | None]:
 
 
 def url_key(target: str) -> str:
-    """The keyring key of a URL: the URL without its password, as SQLAlchemy spells it."""
+    """The keyring key of a URL: the URL without its secrets."""
     return split_password(target)[0]
 
 
 def with_password(target: str, password: str | None) -> str:
-    """``target`` with ``password`` put in (escaped by SQLAlchemy); unchanged when
-    ``password`` is ``None``/empty or ``target`` is a path."""
+    """``target`` with ``password`` put in (escaped by SQLAlchemy), or the secrets
+    :func:`split_password` bundled; unchanged when ``password`` is ``None``/empty or
+    ``target`` is a path."""
     if not password or not is_url(target):
         return target
+    if password.startswith(_BUNDLE):
+        try:
+            found = json.loads(password[len(_BUNDLE):])
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            return join_secrets(target, {str(k): str(v) for k, v in found.items()})
     url = _parse(target)
     if url is None:
         raise ValueError("not a valid SQLAlchemy URL")
@@ -77,13 +99,9 @@ def with_password(target: str, password: str | None) -> str:
 
 
 def display_target(target: str) -> str:
-    """``target`` as it may be shown: a URL's password becomes ``***``."""
-    if not is_url(target):
-        return target
-    url = _parse(target)
-    if url is None:
-        return "(invalid URL)"
-    return url.render_as_string(hide_password=True)
+    """``target`` as it may be shown: passwords and secret query values become ``***``
+    (the one redaction, :func:`fluxgui.core.redact.redact_url`)."""
+    return redact_url(target)
 
 
 # --------------------------------------------------------------------------- keyring

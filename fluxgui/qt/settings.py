@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from fluxgui.adapters.redisurl import DEFAULT_PREFIX
+from fluxgui.core.redact import redact_text, split_secrets
 
 from . import secrets
 
@@ -211,20 +212,20 @@ class RecentStores:
 
 
 def _safe_label(label: str | None, target: str, stored: str) -> str:
-    """A label that cannot carry the password: a caller may pass the full URL."""
+    """A label that cannot carry a secret: a caller may pass the full URL."""
     if not label:
-        return secrets.display_target(target)  # "***" where a password was
+        return secrets.display_target(target)  # "***" where a secret was
+    label = redact_text(label)
     if not secrets.is_url(target):
         return label
-    _, password = secrets.split_password(target)
-    if password is None:
-        return label
-    from urllib.parse import quote, quote_plus
+    from urllib.parse import quote, quote_plus, unquote_plus
 
-    for form in {password, quote(password, safe=""), quote_plus(password)}:
-        if form and form in label:
-            # The label showed the secret; fall back to the URL with "***".
-            return secrets.display_target(target)
+    _bare, found = split_secrets(target)
+    for value in found.values():
+        for form in {value, unquote_plus(value), quote(value, safe=""), quote_plus(value)}:
+            if form and form in label:
+                # The label showed a secret; fall back to the URL with "***".
+                return secrets.display_target(target)
     return label
 
 

@@ -33,7 +33,7 @@ from flux.streaming.events import MessageCompleteEvent, TextDeltaEvent, ToolCall
 
 from fluxgui.core.errors import FluxguiError, InvalidItem, ProviderError, show_id
 
-from .chat_providers import PROVIDERS, as_provider_error, endpoint, make_model
+from .chat_providers import PROVIDERS, as_provider_error, check_base_url, endpoint, make_model
 
 #: the roles a chat model is sent from the stored history (others are left out: tool
 #: outputs without their call, reasoning items, …); "developer" is sent as "system"
@@ -156,6 +156,7 @@ async def chat(
     emit = on_event or (lambda event: None)
     if not message.strip():
         raise InvalidItem("the message is empty")
+    check_base_url(config.base_url)
     fork_at: int | None = None
     if copy:
         store.check_editable()

@@ -26,7 +26,8 @@ from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk, To
 from flux.models.ollama import OllamaModel
 from flux.models.openai_provider import OpenAIModel
 
-from fluxgui.core.errors import ProviderError
+from fluxgui.core.errors import ProviderError, show_id
+from fluxgui.core.redact import redact_url
 
 from .offline_model import OfflineModel
 
@@ -206,8 +207,25 @@ def make_model(provider: str, model: str, base_url: str | None, api_key: str | N
 
 
 def endpoint(provider: str, base_url: str | None) -> str:
-    """The URL a provider talks to, as errors show it."""
-    return (base_url or DEFAULT_URLS.get(provider, provider)).rstrip("/")
+    """The URL a provider talks to, as errors show it (password and keys hidden)."""
+    return redact_url((base_url or DEFAULT_URLS.get(provider, provider)).rstrip("/"))
+
+
+def check_base_url(base_url: str | None) -> None:
+    """One line (``ProviderError``) for a base URL no client can use: not http(s), no
+    host, a port out of range. Checked before anything is sent."""
+    if not base_url:
+        return
+    from urllib.parse import urlsplit
+
+    shown = show_id(redact_url(base_url))
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError when out of range
+    except ValueError as exc:
+        raise ProviderError(f"bad base URL {shown}: {exc}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ProviderError(f"bad base URL {shown}: use http://HOST[:PORT]/… or https://…")
 
 
 def as_provider_error(exc: BaseException, where: str, timeout: float) -> ProviderError | None:
@@ -260,6 +278,8 @@ def _chain(exc: BaseException) -> list[BaseException]:
         seen.add(id(e))
         out.append(e)
         todo += [e.__cause__, e.__context__]
+        if isinstance(e, BaseExceptionGroup):  # anyio task groups (httpx2) raise these
+            todo += list(e.exceptions)
     return out
 
 

@@ -1,0 +1,95 @@
+"""Hidden characters made visible: what a reviewer must see and a terminal must not obey.
+
+Stored text may hold characters that display as nothing, or that change how the text
+around them displays: control characters (NUL, ESC, BEL… — an ESC sequence printed raw
+can recolour, retitle or rewrite a terminal), bidirectional controls (a right-to-left
+override makes "evil" display as "live"), zero-width characters, invisible "tag"
+characters (used to smuggle instructions to a model in text a person cannot see) and lone
+surrogates (not text at all). :func:`visible` replaces each with a marker a person can
+read:
+
+* C0 controls and DEL as their Unicode control pictures (``␀``, ``␛``, ``␇``, ``␡``;
+  tab and newline kept unless asked otherwise);
+* everything else as its code point in angle brackets: ``⟨U+202E⟩``.
+
+A zero-width joiner between two pictographs (the glue of emoji like 👩‍💻) is text, not a
+hidden character, and is kept.
+
+The raw value is never changed where it is data (JSON output, exports that round-trip,
+the inspector's tree): only what is displayed goes through here.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: bidirectional formatting characters (embeddings, overrides, isolates, marks)
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: characters that take no room and show nothing
+ZERO_WIDTH = frozenset(
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063"
+    "\u2064\u3164\ufeff\uffa0"
+)
+_ZWJ = "\u200d"
+
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"
+    + "".join(sorted(BIDI | ZERO_WIDTH))
+    + "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
+)
+_HIDDEN_WITH_LAYOUT = re.compile(_HIDDEN.pattern[:-1] + "\t\n]")
+
+
+def _is_pictograph(ch: str) -> bool:
+    return unicodedata.category(ch) in ("So", "Sk") or ch in "\ufe0f\u20e3" or (
+        "\U0001f3fb" <= ch <= "\U0001f3ff"
+    )
+
+
+def marker(ch: str) -> str:
+    """The visible form of one hidden character."""
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return f"⟨U+{code:04X}⟩"
+
+
+def visible(text: str, *, keep_layout: bool = True) -> str:
+    """``text`` with every hidden character replaced by its :func:`marker`.
+
+    ``keep_layout`` keeps tabs and newlines (a message body); without it they are marked
+    too (an id, a one-line field).
+    """
+    pattern = _HIDDEN if keep_layout else _HIDDEN_WITH_LAYOUT
+    if not pattern.search(text):
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        ch = match.group(0)
+        if ch == _ZWJ:
+            at = match.start()
+            before = text[at - 1] if at > 0 else ""
+            after = text[at + 1] if at + 1 < len(text) else ""
+            if before and after and _is_pictograph(before) and _is_pictograph(after):
+                return ch
+        return marker(ch)
+
+    return pattern.sub(replace, text)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The distinct bidi controls, zero-width and tag characters in ``text`` (what a card's
+    warning badge lists), in order of first appearance, as ``U+XXXX NAME``."""
+    found: dict[str, None] = {}
+    for match in _HIDDEN.finditer(text):
+        ch = match.group(0)
+        if ch in BIDI or ch in ZERO_WIDTH or "\U000e0000" <= ch <= "\U000e007f":
+            if ch == _ZWJ and visible(text[max(match.start() - 1, 0) : match.end() + 1]).find(
+                "⟨"
+            ) == -1:
+                continue
+            found.setdefault(ch, None)
+    return [f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}" for ch in found]
