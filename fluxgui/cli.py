@@ -8,7 +8,7 @@
     fluxgui diff TARGET A B [--json] [--branch-a X] [--branch-b Y]   compare two sessions or branches
     fluxgui clear TARGET SESSION_ID --yes                       remove a session's messages
     fluxgui rm TARGET SESSION_ID --yes                          delete a session
-    fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata]
+    fluxgui export TARGET [SESSION_ID…] -o PATH [--format json|jsonl|md|html] [--no-metadata] [--force]
     fluxgui import TARGET FILE… [--format flux|agents] [--rename]
     fluxgui copy SOURCE DEST [SESSION_ID…] [--format flux|agents] [--rename]
     fluxgui chat TARGET SESSION_ID --message TEXT [--provider offline|openai|ollama]
@@ -40,13 +40,16 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from fluxgui.core.errors import FluxguiError, show_id
 from fluxgui.core.export import EXPORT_FORMATS
-from fluxgui.core.model import Message
+from fluxgui.core.model import Message, message_badges
+from fluxgui.core.redact import install_log_redaction, redact_text
+from fluxgui.core.visible import visible
 
 #: where the command line looks for the EncryptedSession key when --key is not given
 KEY_ENV = "FLUXGUI_KEY"
@@ -103,14 +106,60 @@ def _key_args(args: argparse.Namespace, prefix: str = "") -> dict[str, Any]:
     }
 
 
-def _positive(text: str) -> int:
+#: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
+MAX_COUNT = 2**31 - 1
+#: the largest message id (SQLite's and Postgres' 64-bit integer)
+MAX_ID = 2**63 - 1
+
+
+def _whole(text: str, top: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
+    if value > top:
+        raise argparse.ArgumentTypeError(f"must be at most {top}")
     return value
+
+
+def _positive(text: str) -> int:
+    """A count: a whole number from 0 to :data:`MAX_COUNT`."""
+    return _whole(text, MAX_COUNT)
+
+
+def _message_id(text: str) -> int:
+    """A message id: a whole number from 0 to :data:`MAX_ID`."""
+    return _whole(text, MAX_ID)
+
+
+def _finite(text: str, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not low <= value <= high:  # (NaN fails both)
+        raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    return _finite(text, 0.0, 2.0)
+
+
+def _seconds(text: str) -> float:
+    value = _finite(text, 0.0, 86400.0)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def _target(text: str) -> str:
+    """A TARGET: anything but the empty string (which would name the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("TARGET is empty: name a SQLite file, a folder or a URL")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,13 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     ls = sub.add_parser("ls", help="list sessions, most recently active first")
-    ls.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    ls.add_argument("target", type=_target, metavar="TARGET", help=TARGET_HELP)
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT")
     ls.add_argument("--limit", type=_positive, default=50, metavar="N", help="at most N sessions (0: all; default 50)")
     _store_options(ls)
     show = sub.add_parser("show", help="show one session's messages in stored order")
-    show.add_argument("target", metavar="TARGET")
+    show.add_argument("target", type=_target, metavar="TARGET")
     show.add_argument("session_id", metavar="SESSION_ID")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("--limit", type=_positive, metavar="N", help="only the most recent N messages")
@@ -137,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(show)
     text = "list the branches of one session of an AdvancedSQLiteSession store"
     branches = sub.add_parser("branches", help=text, description=text[:1].upper() + text[1:] + ".")
-    branches.add_argument("target", metavar="TARGET", help="a SQLite file")
+    branches.add_argument("target", type=_target, metavar="TARGET", help="a SQLite file")
     branches.add_argument("session_id", metavar="SESSION_ID")
     branches.add_argument("--json", action="store_true", help="print JSON")
     branches.add_argument(
@@ -147,15 +196,15 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(branches)
     text = "fork a session: a new session with its messages up to and including one"
     branch = sub.add_parser("branch", help=text, description=text[:1].upper() + text[1:] + ".")
-    branch.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    branch.add_argument("target", type=_target, metavar="TARGET", help=TARGET_HELP)
     branch.add_argument("session_id", metavar="SESSION_ID")
-    branch.add_argument("--at", type=int, required=True, metavar="MESSAGE_ID",
+    branch.add_argument("--at", type=_message_id, required=True, metavar="MESSAGE_ID",
                         help="the last message the fork includes (its id, as `show` prints)")
     branch.add_argument("--name", metavar="NEW_ID", help="the new session's id (default: SESSION_ID-fork, …)")
     _store_options(branch)
     text = "compare two sessions turn by turn"
     diff = sub.add_parser("diff", help=text, description=text[:1].upper() + text[1:] + " (exit 0 when they are the same, 1 when they differ).")
-    diff.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    diff.add_argument("target", type=_target, metavar="TARGET", help=TARGET_HELP)
     diff.add_argument("a", metavar="A", help="a session id")
     diff.add_argument("b", metavar="B", help="another session id")
     diff.add_argument("--json", action="store_true", help="print JSON")
@@ -167,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("rm", "delete one session and all its messages (one transaction)"),
     ):
         edit = sub.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".")
-        edit.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+        edit.add_argument("target", type=_target, metavar="TARGET", help=TARGET_HELP)
         edit.add_argument("session_id", metavar="SESSION_ID")
         edit.add_argument("--yes", action="store_true", help="do it without asking")
         _store_options(edit)
@@ -184,7 +233,7 @@ def _chat_parser(sub: Any) -> None:
         "the user's message and the reply are saved once the reply is complete (nothing "
         "on an error). The openai provider reads its key from OPENAI_API_KEY.",
     )
-    chat.add_argument("target", metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (opened writable)")
+    chat.add_argument("target", type=_target, metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (opened writable)")
     chat.add_argument("session_id", metavar="SESSION_ID")
     chat.add_argument("--message", "-m", required=True, metavar="TEXT", help="what the user says")
     chat.add_argument(
@@ -195,8 +244,8 @@ def _chat_parser(sub: Any) -> None:
     chat.add_argument("--base-url", metavar="URL", help="the endpoint: …/v1 for openai, http://HOST:11434 for ollama")
     chat.add_argument("--model", metavar="NAME", help="the model name (default: gpt-4o-mini for openai, llama3.2 for ollama)")
     chat.add_argument("--instructions", metavar="TEXT", default="", help="the agent's system prompt")
-    chat.add_argument("--temperature", type=float, default=0.7, metavar="T")
-    chat.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="how long to wait for the server (default 60)")
+    chat.add_argument("--temperature", type=_temperature, default=0.7, metavar="T", help="sampling temperature, 0 to 2 (default 0.7)")
+    chat.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS", help="how long to wait for the server (default 60)")
     chat.add_argument("--copy", action="store_true", help="chat on a fork of the session (made at its last message); the original stays as it is")
     _store_options(chat)
 
@@ -207,7 +256,7 @@ def _transfer_parsers(sub: Any) -> None:
         "export", help=text,
         description=text[:1].upper() + text[1:] + ". The file appears complete or not at all.",
     )
-    export.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    export.add_argument("target", type=_target, metavar="TARGET", help=TARGET_HELP)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write ('-': standard output)")
     export.add_argument(
@@ -216,6 +265,10 @@ def _transfer_parsers(sub: Any) -> None:
         "transcript) or html (one self-contained page); default: from PATH's suffix",
     )
     export.add_argument("--no-metadata", action="store_true", help="leave the messages' metadata out")
+    export.add_argument(
+        "--force", action="store_true",
+        help="replace PATH even when it holds a session store (never the store being read)",
+    )
     _store_options(export, format_option="--store-format")
 
     text = "import JSON/JSONL exports and HelloAgent session files as new sessions"
@@ -224,7 +277,7 @@ def _transfer_parsers(sub: Any) -> None:
         description=text[:1].upper() + text[1:] + " (one transaction per session; a corrupt "
         "file or a session id the store has already stops it before anything is written).",
     )
-    imp.add_argument("target", metavar="TARGET", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
+    imp.add_argument("target", type=_target, metavar="TARGET", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--rename", action="store_true", help="import a session whose id is taken as <id>-2, <id>-3, …")
     imp.add_argument(
@@ -239,8 +292,8 @@ def _transfer_parsers(sub: Any) -> None:
 
     text = "copy sessions (all, or the ones named) into another store, converting the format"
     copy = sub.add_parser("copy", help=text, description=text[:1].upper() + text[1:] + " (one transaction per session).")
-    copy.add_argument("source", metavar="SOURCE", help=TARGET_HELP)
-    copy.add_argument("dest", metavar="DEST", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
+    copy.add_argument("source", type=_target, metavar="SOURCE", help=TARGET_HELP)
+    copy.add_argument("dest", type=_target, metavar="DEST", help="a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL or redis://…")
     copy.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     copy.add_argument("--rename", action="store_true", help="copy a session whose id is taken in DEST as <id>-2, <id>-3, …")
     copy.add_argument(
@@ -262,7 +315,7 @@ def build_window_parser() -> argparse.ArgumentParser:
         prog="fluxgui",
         description="Open the fluxgui window (commands: " + ", ".join(COMMANDS) + "; see 'fluxgui ls -h').",
     )
-    parser.add_argument("target", nargs="?", metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (default: the demo store)")
+    parser.add_argument("target", nargs="?", type=_target, metavar="TARGET", help="a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://… (default: the demo store)")
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
@@ -273,16 +326,34 @@ def build_window_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- output
 
 
+#: characters --json escapes although JSON allows them raw: C1 controls (a terminal may
+#: obey U+009B as CSI), DEL, line/paragraph separators and bidi controls. The value the
+#: JSON holds is unchanged.
+_JSON_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON that is safe to print: exact, non-ASCII kept readable, with
+    the characters of :data:`_JSON_ESCAPE` as ``\\uXXXX`` escapes."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return _JSON_ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def _print_json(out: TextIO, value: Any) -> None:
+    out.write(_json_text(value, indent=2))
+    out.write("\n")
+
+
 def _write_json_stream(out: TextIO, head: dict[str, Any], pages: Any) -> Any:
     """Write ``{head…, "messages": [...]}`` while the pages stream in (bounded memory)."""
 
     async def run() -> None:
-        text = json.dumps(head, ensure_ascii=False)
+        text = _json_text(head)
         out.write(text[:-1] + ', "messages": [')
         first = True
         async for page in pages:
             for m in page:
-                out.write(("\n  " if first else ",\n  ") + json.dumps(m.to_dict(), ensure_ascii=False))
+                out.write(("\n  " if first else ",\n  ") + _json_text(m.to_dict()))
                 first = False
         out.write("\n]}\n" if not first else "]}\n")
 
@@ -290,14 +361,17 @@ def _write_json_stream(out: TextIO, head: dict[str, Any], pages: Any) -> Any:
 
 
 def _one_line(text: str, width: int = 200) -> str:
-    flat = " ".join(text.split())
+    """``text`` on one line for a terminal: hidden characters (controls, bidi, zero-width)
+    as visible markers, runs of white space as one space, at most ``width`` characters."""
+    flat = " ".join(visible(text, keep_layout=False).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _print_message(out: TextIO, m: Message) -> None:
-    kind = "" if m.kind == "message" else f" [{m.kind}]"
-    out.write(f"#{m.id} {m.created_at or '-'} {m.role}{kind}\n")
-    for line in (m.text or "").splitlines() or [""]:
+    kind = "" if m.kind == "message" else f" [{_one_line(m.kind, 40)}]"
+    badges = "".join(f" [{b}]" for b in message_badges(m))
+    out.write(f"#{m.id} {_one_line(m.created_at or '-', 60)} {_one_line(m.role, 60)}{kind}{badges}\n")
+    for line in visible(m.text or "").split("\n"):
         out.write(f"    {line}\n")
 
 
@@ -323,7 +397,7 @@ def _warn_about(store: Any) -> None:
     """One line on stderr for each file of a folder that could not be read, and when the
     store's items are encrypted but no key was given."""
     for problem in getattr(store, "problems", ()):
-        print(f"fluxgui: skipped {problem}", file=sys.stderr)
+        print(f"fluxgui: skipped {_one_line(str(problem), 400)}", file=sys.stderr)
     if store.needs_key and getattr(store, "cipher", None) is None:
         print(
             f"fluxgui: {store.target} holds encrypted items: give the key with --key or "
@@ -341,12 +415,11 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         await store.close()
     if args.json:
-        json.dump(listing.to_dict(), out, ensure_ascii=False, indent=2)
-        out.write("\n")
+        _print_json(out, listing.to_dict())
         return 0
     out.write(f"{'MESSAGES':>8}  {'LAST ACTIVE':<25}  SESSION\n")
     for s in listing.sessions:
-        out.write(f"{s.messages:>8}  {s.updated_at or '-':<25}  {_one_line(s.id, 120)}\n")
+        out.write(f"{s.messages:>8}  {_one_line(s.updated_at or '-', 60):<25}  {_one_line(s.id, 120)}\n")
     out.write(f"({len(listing.sessions)} sessions, {listing.format} format)\n")
     return 0
 
@@ -378,7 +451,10 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             await _write_json_stream(out, head, pages)
         else:
             on = f", branch {branch}" if advanced else ""
-            out.write(f"session {info.id} — {info.messages} messages ({store.format} format{on})\n")
+            out.write(
+                f"session {_one_line(info.id, 200)} — {_plural(info.messages)} "
+                f"({store.format} format{_one_line(on)})\n"
+            )
             async for page in pages:
                 for m in page:
                     _print_message(out, m)
@@ -418,8 +494,7 @@ async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
         doc: dict[str, Any] = {"branches": rows}
         if args.usage:
             doc["usage"] = total.to_dict() if total is not None else None
-        json.dump(doc, out, ensure_ascii=False, indent=2)
-        out.write("\n")
+        _print_json(out, doc)
         return 0
     out.write(f"  {'MESSAGES':>8}  {'TURNS':>5}  {'CREATED':<19}  BRANCH\n")
     for b in branches:
@@ -516,12 +591,10 @@ async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         await store.close()
     if args.json:
-        json.dump(comparison.to_dict(), out, ensure_ascii=False, indent=2)
-        out.write("\n")
+        _print_json(out, comparison.to_dict())
     else:
-        out.write(format_diff_text(comparison))
-        if not format_diff_text(comparison).endswith("\n"):
-            out.write("\n")
+        text = visible(format_diff_text(comparison))
+        out.write(text if text.endswith("\n") else text + "\n")
     return 0 if comparison.identical else 1
 
 
@@ -596,16 +669,19 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         else:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
-                metadata=not args.no_metadata,
+                metadata=not args.no_metadata, force=args.force,
             )
-            where, report = args.output, out
+            where, report = _one_line(args.output, 400), out
     finally:
         await store.close()
-    size = f", {_size(result.bytes)}" if args.output != "-" else ""
+    size = f", {_size(result.bytes)}" if args.output != "-" and result.bytes else ""
     report.write(
         f"exported {_count(result.sessions, 'session')} "
         f"({_count(result.messages, 'message')}{size}) to {where}\n"
     )
+    if result.notes:
+        for note in result.notes:
+            print(f"fluxgui: {note}", file=sys.stderr)
     return 0
 
 
@@ -625,30 +701,27 @@ def _taken_hint(exc: Exception) -> str:
 async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from fluxgui.services.transfer import IdTaken, import_files, open_import_target, scan_files
+    from fluxgui.services.transfer import IdTaken, import_destination, import_files, scan_files
 
     files = [Path(f) for f in args.files]
     plan = await asyncio.to_thread(scan_files, files)  # every file checked before the store is touched
-    store = await open_import_target(
-        args.target, files, fmt=args.format, plan=plan,
+    async with import_destination(
+        args.target, plan, files, fmt=args.format,
         sessions_table=args.sessions_table, messages_table=args.messages_table,
         **_key_args(args),
-    )
-    try:
+    ) as store:
         try:
             result = await import_files(store, files, rename=args.rename, plan=plan)
         except IdTaken as exc:
             raise _Known(_taken_hint(exc)) from None
         where = store.target
-    finally:
-        await store.close()
     _report_written(out, "imported", result, where)
     return 0
 
 
 async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.adapters import open_store
-    from fluxgui.services.transfer import IdTaken, copy_sessions, open_copy_target
+    from fluxgui.services.transfer import IdTaken, copy_destination, copy_sessions
 
     source = await open_store(
         args.source, format=args.source_format,
@@ -660,12 +733,12 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
         if args.session_ids:
             for sid in args.session_ids:  # an unknown id stops it before DEST is made
                 await source.require_session(sid)
-        dest = await open_copy_target(
+        async with copy_destination(
             args.dest, source, fmt=args.format,
+            source_target=args.source, source_prefix=args.key_prefix,
             sessions_table=args.dest_sessions_table, messages_table=args.dest_messages_table,
             **_key_args(args, "dest_"),
-        )
-        try:
+        ) as dest:
             try:
                 result = await copy_sessions(
                     source, dest, args.session_ids or None, rename=args.rename
@@ -673,8 +746,6 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
             except IdTaken as exc:
                 raise _Known(_taken_hint(exc)) from None
             where = dest.target
-        finally:
-            await dest.close()
     finally:
         await source.close()
     _report_written(out, "copied", result, where)
@@ -719,6 +790,12 @@ class _Known(FluxguiError):
     """A known error reworded for the command line."""
 
 
+def _error_line(exc: BaseException) -> str:
+    """A known error as the one line the terminal shows: URLs redacted, hidden characters
+    visible."""
+    return visible(redact_text(str(exc)), keep_layout=False)
+
+
 def _run(coro: Any) -> int:
     return asyncio.run(coro)
 
@@ -726,6 +803,7 @@ def _run(coro: Any) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = sys.stdout
+    install_log_redaction()
     # Stored text may hold anything, lone surrogates included: escape what the terminal
     # cannot encode instead of dying (inside a JSON string the escape is valid JSON).
     for stream in (sys.stdout, sys.stderr):
@@ -773,7 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return launch(args)
     except FluxguiError as exc:
-        print(f"fluxgui: error: {exc}", file=sys.stderr)
+        print(f"fluxgui: error: {_error_line(exc)}", file=sys.stderr)
         return EXIT_KNOWN_ERROR
     except KeyboardInterrupt:
         return 130

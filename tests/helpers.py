@@ -174,3 +174,41 @@ def agents_read(path: Path, sid: str, **tables: str) -> list[Any]:
 
 #: the test Redis server (tests/conftest.py's ``redis_prefix`` fixture uses the same one)
 REDIS_URL = os.environ.get("FLUXGUI_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+def ok_lines(result: subprocess.CompletedProcess) -> list[str]:
+    """The stdout lines of a command that must have succeeded quietly."""
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert result.stderr == ""
+    return result.stdout.splitlines()
+
+
+def assert_known_error(result: subprocess.CompletedProcess, *needles: str) -> str:
+    """The one stderr line of a known error (exit 3, no traceback); each needle in it."""
+    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle.lower() in lines[0].lower(), (needle, lines[0])
+    assert result.stdout == ""
+    return lines[0]
+
+
+def wait_for(proc: subprocess.Popen, condition: Any, what: str, timeout: float = 120) -> Any:
+    """Poll ``condition`` until it holds, waiting on the process in between (it must
+    still be running: an export that finished first would prove nothing)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        try:
+            code = proc.wait(timeout=0.002)
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"the command ended ({code}) before {what}: {proc.stderr.read() if proc.stderr else ''}")
+

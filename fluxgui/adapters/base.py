@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
@@ -66,6 +67,12 @@ class Store(ABC):
     @property
     def can_write(self) -> bool:
         return self.backend.writable
+
+    def local_paths(self) -> list[Path]:
+        """The files or folders on this machine that hold the store (a SQLite file, a
+        JSON session folder); empty for a server. Writers check their outputs against
+        them so that nothing is ever written over the store being read."""
+        return self.backend.local_paths()
 
     def capabilities(self) -> dict[str, bool]:
         return {

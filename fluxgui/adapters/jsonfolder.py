@@ -37,7 +37,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fluxgui.core.files import sync_folder
+from fluxgui.core.files import hold, remove_stale, sync_folder
 from fluxgui.core.errors import (
     Conflict,
     InvalidItem,
@@ -48,6 +48,7 @@ from fluxgui.core.errors import (
 )
 from fluxgui.core.imports import HELLO_ROLES, hello_message, hello_time
 from fluxgui.core.model import Message, SessionInfo, item_kind, item_text
+from fluxgui.core.undecodable import strip_flag
 
 from .backends import run_to_end
 from .base import Direction, Store
@@ -59,6 +60,8 @@ _UNSAFE = frozenset('%/\\<>:"|?*\x7f') | frozenset(chr(c) for c in range(32))
 _HEX = "0123456789ABCDEF"
 #: the longest encoded stem (bytes) that leaves room for ``.json.<8 hex>.tmp`` in 255
 MAX_STEM_BYTES = 255 - len(".json.12345678.tmp")
+#: the temporaries of :meth:`_Folder._write_document` (the library's own are ``<name>.tmp``)
+TMP_PATTERN = r".+\.json\.[0-9a-f]{8}\.tmp"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -194,6 +197,7 @@ def entry_from_message(m: Message, timestamp: str | None) -> dict[str, Any]:
         else:
             role = "user"
     meta = dict(m.metadata) if m.metadata else {}
+    strip_flag(m, meta)  # a reader's flag (fluxgui.core.undecodable), not the message's
     if isinstance(m.raw, dict) and not _plain(m.raw, m.text):
         meta["agents_item"] = m.raw
     return {"role": role, "content": m.text, "timestamp": timestamp, "metadata": meta}
@@ -244,7 +248,9 @@ def _problem_of(name: str, data: bytes) -> tuple[dict[str, Any] | None, str | No
         return None, f"{name}: not UTF-8 text"
     except json.JSONDecodeError as exc:
         return None, f"{name}: not valid JSON (line {exc.lineno} column {exc.colno})"
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return None, f"{name}: nested too deeply to read as JSON"
+    except ValueError:
         return None, f"{name}: not valid JSON"
     if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
         return None, f'{name}: not a JSON session file (no "history" list)'
@@ -287,6 +293,9 @@ class _Folder:
             raise TargetError(f"no such folder: {self.display}")
         if not self.path.is_dir():
             raise TargetError(f"{self.display} is not a folder")
+        if self.writable:
+            # Temporaries of ours that a killed write left (no live writer holds them).
+            remove_stale(self.path, TMP_PATTERN)
         if not create and not self._listing():
             # Any folder is a path; one without a single session file is most likely
             # not what was meant (copy and import into it pass create).
@@ -478,6 +487,7 @@ class _Folder:
         tmp = self.path / f"{name}.{secrets.token_hex(4)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            hold(fd)  # ours and alive: a later open must not take it for a leftover
             try:
                 with os.fdopen(fd, "wb") as fh:
                     if old is not None:  # keep the file's permissions
@@ -607,6 +617,9 @@ class JsonFolderStore(Store):
     def __init__(self, folder: _Folder, target: str) -> None:
         super().__init__(folder, target)  # type: ignore[arg-type]  # a back-end in duck type
         self._folder = folder
+
+    def local_paths(self) -> list[Path]:
+        return [self._folder.path]
 
     @property
     def problems(self) -> list[str]:

@@ -25,6 +25,7 @@ import contextlib
 import json
 import re
 import time
+from pathlib import Path
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -218,6 +219,9 @@ class RedisStore(Store):
 
     format = "agents"
     backend_name = "redis"
+
+    def local_paths(self) -> list[Path]:
+        return []  # a server
 
     def __init__(
         self, backend: RedisBackend, target: str, *, prefix: str, cipher: ItemCipher | None

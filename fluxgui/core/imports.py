@@ -88,7 +88,9 @@ def _load_json(path: Path) -> Any:
             return json.load(fh)
     except OSError as exc:
         raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InvalidItem(f"{path} is nested too deeply to read as JSON") from None
+    except ValueError as exc:
         raise InvalidItem(f"{path} is not valid JSON ({str(exc).splitlines()[0]})") from None
 
 
@@ -96,8 +98,10 @@ def read_sessions(path: Path) -> Iterator[ImportSession]:
     """The sessions in an export or session file (the kind is told by its content)."""
     if path.is_dir():
         raise TargetError(f"{path} is a folder, not a file to import")
-    if not path.is_file():
+    if not path.exists():
         raise TargetError(f"no such file: {path}")
+    if not path.is_file():
+        raise TargetError(f"{path} is not a regular file (a device, a FIFO or a socket)")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         yield from _read_jsonl(path)
         return
@@ -183,7 +187,9 @@ def _jsonl_record(
         return
     try:
         record = json.loads(line)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InvalidItem(f"{path}, line {line_no}: nested too deeply to read as JSON") from None
+    except ValueError as exc:
         raise InvalidItem(
             f"{path}, line {line_no}: not valid JSON ({str(exc).splitlines()[0]})"
         ) from None

@@ -74,6 +74,7 @@ from .open_dialogs import (
     request_for_stored,
 )
 from .secrets import display_target
+from fluxgui.core.redact import redact_text
 from .settings import RecentStores
 from .models import SessionListModel
 from .conversation import ConversationPane
@@ -89,8 +90,8 @@ CHAT_VISIBLE = "ui/chat_visible"
 def describe_error(exc: BaseException) -> str:
     """One line for the error bar: a known error's own sentence, else the bug's type."""
     if isinstance(exc, FluxguiError):
-        return str(exc)
-    text = " ".join(str(exc).split()) or "(no message)"
+        return redact_text(str(exc))
+    text = redact_text(" ".join(str(exc).split())) or "(no message)"
     return f"Unexpected error ({type(exc).__name__}: {text}); details are on stderr."
 
 
@@ -515,7 +516,7 @@ class MainWindow(QMainWindow):
         opened, the open one stays; a failed open leaves it in place."""
         from fluxgui.adapters import open_store
 
-        shown = label or display_target(target)  # never show a password
+        shown = redact_text(label) if label else display_target(target)  # never a secret
         self._opening = {
             "target": target,
             "format": format,
@@ -796,7 +797,7 @@ class MainWindow(QMainWindow):
                 progress=progress, title=f"Sessions from {self._label}",
             ),
             lambda r: f"Exported {r.sessions:,} session{'' if r.sessions == 1 else 's'} "
-            f"({r.messages:,} messages) to {target}",
+            f"({r.messages:,} messages) to {target}" + "".join(f"; {n}" for n in r.notes),
         )
 
     def import_dialog(self) -> None:
@@ -846,26 +847,24 @@ class MainWindow(QMainWindow):
         self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
         rename: bool = True,
     ) -> None:
-        from pathlib import Path
-
-        from fluxgui.adapters import open_store
-        from fluxgui.services.transfer import copy_sessions
+        from fluxgui.services.transfer import copy_destination, copy_sessions
 
         store = self._store
         if store is None:
             return
+        source_target = str(self._open_args.get("target") or "") or None
+        source_prefix = self._open_args.get("key_prefix")
 
         async def copy(progress: object) -> object:
-            if "://" not in target and not Path(target).exists():
-                dest = await open_store(target, create=new_format or store.format)
-            else:
-                dest = await open_store(target, writable=True)
-            try:
+            # A new file or folder appears only once every session is in it; the store
+            # being read is never a destination.
+            async with copy_destination(
+                target, store, fmt=new_format, source_target=source_target,
+                source_prefix=source_prefix,  # type: ignore[arg-type]
+            ) as dest:
                 return await copy_sessions(
                     store, dest, session_ids, rename=rename, progress=progress  # type: ignore[arg-type]
                 )
-            finally:
-                await dest.close()
 
         self._run_transfer(
             "Copying…",

@@ -20,20 +20,25 @@ when unknown).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import tempfile
+import stat
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from fluxgui.adapters import Store, open_store, parse_target
+from fluxgui.adapters import Store, open_store
 from fluxgui.adapters.backends import run_to_end
-from fluxgui.core.files import sync_folder
-from fluxgui.core.errors import Conflict, NotASessionStore, TargetError, show_id
+from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
+from fluxgui.core.errors import Conflict, TargetError, show_id
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message, SessionInfo
+
+from .destinations import open_existing, plan_for, writable_store
+from .outputs import check_not_source, check_output
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -44,6 +49,8 @@ class TransferResult:
     sessions: int = 0
     messages: int = 0
     bytes: int = 0
+    #: things the user should know about what was written (one line each)
+    notes: list[str] = field(default_factory=list)
     #: (source session id, id written) for imports and copies
     written: list[tuple[str, str]] = field(default_factory=list)
 
@@ -147,14 +154,15 @@ async def export_to_stream(
     done = 0
     sessions = _iter(infos) if infos is not None else _session_infos(store, None)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
-    # writer calls at a time: many small sessions share one hand-off.
+    # writer calls at a time: many small sessions share one hand-off, and a batch is cut
+    # by size too, so big messages are not held many at a time.
     batch: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-    batched = 0
+    batched = batched_chars = 0
 
     async def flush() -> None:
-        nonlocal batch, batched
+        nonlocal batch, batched, batched_chars
         if batch:
-            calls, batch, batched = batch, [], 0
+            calls, batch, batched, batched_chars = batch, [], 0, 0
             await _in_thread(_run_calls, calls)
 
     async for info in sessions:
@@ -162,8 +170,9 @@ async def export_to_stream(
         async for page in store.iter_messages(info.id):
             batch.append((writer.messages, (page,)))
             batched += len(page)
+            batched_chars += sum(len(m.text) for m in page)
             done += len(page)
-            if batched >= _EXPORT_BATCH:
+            if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
                 await flush()
             if progress:
                 progress(done, max(total, done))
@@ -172,10 +181,17 @@ async def export_to_stream(
     batch.append((writer.end, ()))
     await flush()
     result.messages = done
+    if writer.replaced_non_finite:
+        n = writer.replaced_non_finite
+        result.notes.append(
+            f"{n:,} number{'' if n == 1 else 's'} that JSON cannot hold (NaN, Infinity) "
+            f"written as the string{'' if n == 1 else 's'} \"NaN\", \"Infinity\" or \"-Infinity\""
+        )
     return result
 
 
 _EXPORT_BATCH = 500
+_EXPORT_BATCH_CHARS = 8_000_000
 
 
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
@@ -192,29 +208,37 @@ async def export_sessions(
     metadata: bool = True,
     progress: Progress | None = None,
     title: str = "",
+    force: bool = False,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
     The file appears at ``path`` only complete: it is written to a temporary file
     ``.<name>.<random>.part`` in the same folder, flushed to disk and renamed over
-    ``path``. An unknown session id, a missing folder or an unwritable one raise before
-    any file is made.
+    ``path`` (a symlink is followed: the file it names is replaced). A character device
+    or a FIFO is written straight through instead. ``path`` must not be the store being
+    read or one of its side files, nor (without ``force``) another session store: see
+    :func:`fluxgui.services.outputs.check_output`. An unknown session id, a missing
+    folder or an unwritable one raise before any file is made. Leftover temporaries of
+    an export to the same path that was killed are removed first.
     """
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TargetError(f"no such folder: {folder}")
-    if path.is_dir():
-        raise TargetError(f"{path} is a folder: name a file to export to")
+    output = check_output(path, store.local_paths(), force=force)
     if session_ids:
         session_ids = [i.id for i in await _resolve(store, session_ids)]
+    if output.kind == "stream":
+        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title)
+    real = output.path
+    folder = real.parent
+    if not folder.is_dir():
+        raise TargetError(f"no such folder: {folder}")
+    await asyncio.to_thread(remove_stale, folder, part_pattern(real.name))
+    tmp = folder / part_name(real.name)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
         raise TargetError(f"cannot write in {folder}: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
+    hold(fd)  # marks it as ours and alive; a kill releases it (see core.files)
     try:
         # Stored text may hold lone surrogates: "backslashreplace" writes them as \udXXX,
         # which inside a JSON string is the escape that reads back as the same text.
@@ -224,8 +248,9 @@ async def export_sessions(
                 progress=progress, title=title,
             )
             await _in_thread(_flush, out)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it private; a new file is not
-        os.replace(tmp, path)
+            if output.kind == "file":  # replacing a file: keep its permissions
+                os.chmod(tmp, stat.S_IMODE(os.stat(real).st_mode))
+            os.replace(tmp, real)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -233,14 +258,39 @@ async def export_sessions(
         tmp.unlink(missing_ok=True)
         raise
     sync_folder(folder)
-    result.bytes = path.stat().st_size
+    result.bytes = real.stat().st_size
     return result
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+async def _export_through(
+    store: Store,
+    path: Path,
+    fmt: str,
+    session_ids: Sequence[str] | None,
+    metadata: bool,
+    progress: Progress | None,
+    title: str,
+) -> TransferResult:
+    """Export into a character device or a FIFO: written as it goes (not atomic: there
+    is no file to replace), the node itself left as it is."""
+    try:
+        out = await asyncio.to_thread(
+            open, path, "w", encoding="utf-8", newline="\n", errors="backslashreplace"
+        )
+    except OSError as exc:
+        raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        result = await export_to_stream(
+            store, out, fmt, session_ids=session_ids, metadata=metadata,
+            progress=progress, title=title,
+        )
+        await _in_thread(out.flush)
+    except OSError as exc:
+        raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            out.close()
+    return result
 
 
 def _flush(out: Any) -> None:
@@ -281,68 +331,14 @@ def scan_files(paths: Sequence[Path]) -> ImportPlan:
     return plan
 
 
-def _is_new_path(target: str) -> bool:
-    parsed = parse_target(target)
-    return parsed.path is not None and not parsed.path.exists()
-
-
-async def _open_or_create(
-    target: str,
-    *,
-    fmt: str | None,
-    default: str,
-    sessions_table: str | None = None,
-    messages_table: str | None = None,
-    **options: Any,
-) -> Store:
-    """Open ``target`` writable. A path that does not exist becomes a new SQLite store
-    (a new JSON session folder when it ends with a path separator or ``fmt`` is "json"),
-    a database without any table gets a new store: in ``fmt`` or else ``default``. A
-    database with other tables gets one only when ``fmt`` says which. ``options`` (``key``,
-    ``ttl``, ``key_prefix``) go to :func:`open_store`."""
-    tables = {"sessions_table": sessions_table, "messages_table": messages_table, **options}
-    if fmt is None and "://" not in target and (
-        target.endswith(("/", os.sep)) or Path(target).expanduser().is_dir()
-    ):
-        fmt = "json"
-    if fmt == "json" and "://" not in target:
-        # A folder is made when missing; an existing one, even empty, takes the sessions.
-        return await open_store(target, create="json", **tables)
-    if fmt == "json" and "://" in target:
-        raise TargetError("a JSON session folder is a folder path, not a URL")
-    if _is_new_path(target):
-        return await open_store(target, create=fmt or default, **tables)
-    try:
-        store = await open_store(target, writable=True, format=fmt, **tables)
-    except NotASessionStore:
-        if fmt is None and not await _is_empty(target):
-            raise
-        return await open_store(target, writable=True, format=fmt, create=fmt or default, **tables)
-    if fmt is not None and store.format != fmt:
-        await store.close()
-        raise NotASessionStore(
-            f"{store.target} is a session store in the {_FORMAT_NAMES[store.format]} format, "
-            f"not {_FORMAT_NAMES[fmt]}: leave the format out to write into it in its own"
-        )
-    return store
-
-
-_FORMAT_NAMES = {"flux": "flux", "agents": "Agents SDK", "json": "JSON session folder"}
-
-
-async def _is_empty(target: str) -> bool:
-    from fluxgui.adapters.backends import SqlAlchemyBackend, SqliteBackend
-
-    parsed = parse_target(target)
-    if parsed.path is not None:
-        backend: Any = await SqliteBackend.open(parsed.path)
-    else:
-        assert parsed.url is not None
-        backend = await SqlAlchemyBackend.open(parsed.url, parsed.display)
-    try:
-        return not await backend.tables()
-    finally:
-        await backend.close()
+async def _open_or_create(target: str, *, fmt: str | None, default: str, **options: Any) -> Store:
+    """Open ``target`` writable, or make it (not atomically: see :func:`import_destination`
+    and :func:`copy_destination`, which build a new store beside its path)."""
+    plan = plan_for(target, fmt, default)
+    if plan.new is not None:
+        assert plan.create is not None
+        return await open_store(target, create=plan.create, **options)
+    return await open_existing(target, fmt=fmt, default=default, create=plan.create, **options)
 
 
 async def open_import_target(
@@ -351,46 +347,74 @@ async def open_import_target(
     *,
     fmt: str | None = None,
     plan: ImportPlan | None = None,
-    sessions_table: str | None = None,
-    messages_table: str | None = None,
     **options: Any,
 ) -> Store:
     """Open ``target`` writable; a path that does not exist (or a database without any
     table) becomes a new store in ``fmt`` (default: Agents SDK format when the files carry
     raw items, else flux). Corrupt files raise before anything is created. ``options``
-    (``key``, ``ttl``, ``key_prefix``) go to :func:`open_store`."""
+    (``sessions_table``, ``messages_table``, ``key``, ``ttl``, ``key_prefix``) go to
+    :func:`open_store`."""
     if plan is None:
         plan = await _in_thread(scan_files, list(files))
-    return await _open_or_create(
-        target,
-        fmt=fmt,
-        default="agents" if plan.has_raw_items else "flux",
-        sessions_table=sessions_table,
-        messages_table=messages_table,
-        **options,
-    )
+    return await _open_or_create(target, fmt=fmt, default=_import_default(plan), **options)
+
+
+def _import_default(plan: ImportPlan) -> str:
+    return "agents" if plan.has_raw_items else "flux"
+
+
+def _refuse_import_into_files(target: str, files: Sequence[Path]) -> None:
+    for f in files:
+        if "://" not in target and os.path.realpath(target) == os.path.realpath(f):
+            raise TargetError(
+                f"refusing to import {show_id(str(f))} into itself; nothing was written"
+            )
+
+
+def import_destination(
+    target: str,
+    plan: ImportPlan,
+    files: Sequence[Path] = (),
+    *,
+    fmt: str | None = None,
+    **options: Any,
+) -> AbstractAsyncContextManager[Store]:
+    """The store to import into, as :func:`fluxgui.services.destinations.writable_store`
+    gives it: a new one appears only once every session was written."""
+    _refuse_import_into_files(target, files)
+    return writable_store(target, fmt=fmt, default=_import_default(plan), **options)
 
 
 async def open_copy_target(
+    target: str, source: Store, *, fmt: str | None = None, **options: Any
+) -> Store:
+    """Open ``target`` writable for a copy from ``source``; a new one is made in ``fmt``
+    (default: the source's format). ``options`` (``sessions_table``, ``messages_table``,
+    ``key``, ``ttl``, ``key_prefix``) go to :func:`open_store`."""
+    return await _open_or_create(target, fmt=fmt, default=source.format, **options)
+
+
+def copy_destination(
     target: str,
     source: Store,
     *,
     fmt: str | None = None,
-    sessions_table: str | None = None,
-    messages_table: str | None = None,
+    source_target: str | None = None,
+    source_prefix: str | None = None,
     **options: Any,
-) -> Store:
-    """Open ``target`` writable for a copy from ``source``; a new one is made in ``fmt``
-    (default: the source's format). ``options`` (``key``, ``ttl``, ``key_prefix``) go to
-    :func:`open_store`."""
-    return await _open_or_create(
-        target,
-        fmt=fmt,
-        default=source.format,
-        sessions_table=sessions_table,
-        messages_table=messages_table,
-        **options,
-    )
+) -> AbstractAsyncContextManager[Store]:
+    """The store to copy ``source``'s sessions into, as
+    :func:`fluxgui.services.destinations.writable_store` gives it. Never ``source``
+    itself: its files, or (``source_target``, the URL it was opened with, and its Redis
+    ``source_prefix``) the same server store, are refused."""
+    for path in source.local_paths():
+        check_not_source(target, str(path))
+    if source_target is not None and not source.local_paths():
+        check_not_source(
+            target, source_target,
+            dest_prefix=options.get("key_prefix") or None, source_prefix=source_prefix or None,
+        )
+    return writable_store(target, fmt=fmt, default=source.format, **options)
 
 
 async def check_free_ids(store: Store, ids: Sequence[str], *, rename: bool) -> None:

@@ -11,7 +11,7 @@ from agents import SQLiteSession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
 
 from advanced_helpers import OTHER, SID, Library, write_library_store
-from helpers import run_cli, snapshot
+from helpers import assert_known_error, run_cli, snapshot
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +27,6 @@ def ok_json(*args: str):
     assert result.stderr == ""
     return json.loads(result.stdout)
 
-
-def assert_known_error(result, *needles: str) -> None:
-    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle.lower() in lines[0].lower(), (needle, lines[0])
-    assert result.stdout == ""
 
 
 def library_view(path: Path, sid: str = SID) -> dict:

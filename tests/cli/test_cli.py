@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from agents import SQLiteSession as AgentsSQLiteSession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
-from helpers import agents_read, closed_port, run_cli, sha256
+from helpers import agents_read, assert_known_error, closed_port, run_cli, sha256
 
 SESSION_KEYS = {"id", "messages", "created_at", "updated_at"}
 MESSAGE_KEYS = {"id", "role", "kind", "text", "metadata", "created_at", "raw"}
@@ -224,15 +224,6 @@ def test_cli_does_not_change_the_file(flux_db):
 
 # --------------------------------------------------------------------------- known errors
 
-
-def assert_known_error(result, *needles: str) -> None:
-    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle.lower() in lines[0].lower(), (needle, lines[0])
-    assert result.stdout == ""
 
 
 @pytest.mark.parametrize("command", ["ls", "show"])

@@ -21,7 +21,7 @@ import asyncpg
 import pytest
 from agents.extensions.memory import AdvancedSQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from helpers import agents_read, cli_env, closed_port, flux_read, run_cli, sidecars, snapshot, write_agents, write_flux
+from helpers import agents_read, assert_known_error, cli_env, closed_port, flux_read, run_cli, sidecars, snapshot, write_agents, write_flux
 
 FLUX = {
     "zeta": [{"role": "user", "content": "first"}, {"role": "assistant", "content": "second", "metadata": {"m": 1}}],
@@ -66,15 +66,6 @@ def ok_line(result) -> str:
     assert len(lines) == 1, result.stdout
     return lines[0]
 
-
-def assert_known_error(result, *needles: str) -> None:
-    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle.lower() in lines[0].lower(), (needle, lines[0])
-    assert result.stdout == ""
 
 
 @pytest.fixture

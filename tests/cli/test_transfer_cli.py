@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from helpers import agents_read, cli_env, closed_port, flux_read, run_cli, sidecars, snapshot, write_agents, write_flux
+from helpers import agents_read, assert_known_error, cli_env, closed_port, flux_read, ok_lines, run_cli, sidecars, snapshot, wait_for, write_agents, write_flux
 
 FLUX = {
     "zeta": [
@@ -77,21 +77,6 @@ def tables_of(path: Path) -> list[str]:
 # --------------------------------------------------------------------------- the CLI
 
 
-def ok_lines(result) -> list[str]:
-    assert result.returncode == 0, (result.returncode, result.stderr)
-    assert result.stderr == ""
-    return result.stdout.splitlines()
-
-
-def assert_known_error(result, *needles: str) -> str:
-    assert result.returncode == 3, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle.lower() in lines[0].lower(), (needle, lines[0])
-    assert result.stdout == ""
-    return lines[0]
 
 
 def listed(target: str) -> list[tuple[str, int]]:
@@ -510,23 +495,6 @@ def big_flux_store(path: Path, n: int = 60_000) -> None:
     write_flux(path, {"big": [{"role": "user" if i % 2 else "assistant", "content": f"{i} {text}"} for i in range(n)]})
 
 
-def wait_for(proc: subprocess.Popen, condition, what: str, timeout: float = 120):
-    """Poll ``condition`` until it holds, waiting on the process in between (it must
-    still be running: an export that finished first would prove nothing)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        try:
-            code = proc.wait(timeout=0.002)
-        except subprocess.TimeoutExpired:
-            continue
-        raise AssertionError(f"the export ended ({code}) before {what}: {proc.stderr.read() if proc.stderr else ''}")
-
 
 @pytest.mark.parametrize("previous", [False, True], ids=["new-file", "replacing"])
 def test_sigkill_mid_export_leaves_no_file(tmp_path, previous):
@@ -559,15 +527,18 @@ def test_sigkill_mid_export_leaves_no_file(tmp_path, previous):
         proc.stderr.close()
     # The half-written temporary file stays (nothing can remove it after a SIGKILL) …
     assert parts(out_dir) == [part]
-    assert 0 < part.stat().st_size
+    killed_size = part.stat().st_size
+    assert 0 < killed_size
     # … but there is no file at the target path, or the previous one, whole.
     if previous:
         assert out.read_text(encoding="utf-8") == "the previous export\n"
     else:
         assert not out.exists()
-    # Run again to the end: the whole export replaces it.
+    # Run again to the end: the whole export replaces it, and the killed run's temporary
+    # (no process holds it any more) is removed by this next export to the same place.
     [line] = ok_lines(run_cli("export", str(source), "-o", str(out), timeout=300))
     assert line.startswith("exported 1 session (60,000 messages, ")
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert len(doc["sessions"][0]["messages"]) == 60_000
-    assert out.stat().st_size > part.stat().st_size
+    assert out.stat().st_size > killed_size
+    assert parts(out_dir) == []
