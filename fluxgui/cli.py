@@ -48,6 +48,7 @@ from typing import Any, TextIO
 from fluxgui.core.errors import FluxguiError, show_id
 from fluxgui.core.export import EXPORT_FORMATS
 from fluxgui.core.model import Message, message_badges
+from fluxgui.core.ports import MAIN
 from fluxgui.core.redact import install_log_redaction, redact_text
 from fluxgui.core.visible import visible
 
@@ -396,9 +397,9 @@ async def _open(args: argparse.Namespace, *, writable: bool = False) -> Any:
 def _warn_about(store: Any) -> None:
     """One line on stderr for each file of a folder that could not be read, and when the
     store's items are encrypted but no key was given."""
-    for problem in getattr(store, "problems", ()):
+    for problem in store.problems:
         print(f"fluxgui: skipped {_one_line(str(problem), 400)}", file=sys.stderr)
-    if store.needs_key and getattr(store, "cipher", None) is None:
+    if store.needs_key and not store.has_key:
         print(
             f"fluxgui: {store.target} holds encrypted items: give the key with --key or "
             f"{KEY_ENV} to read them",
@@ -432,18 +433,17 @@ def _no_branches(store: Any) -> _Known:
 
 
 async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    from fluxgui.adapters.advanced import MAIN, AdvancedStore
     from fluxgui.services.browse import session_messages
 
     store = await _open(args)
     try:
-        advanced = isinstance(store, AdvancedStore)
+        advanced = store.capabilities.branches
         branch = args.branch if args.branch is not None else MAIN
-        if advanced:
-            await store.set_branch(args.session_id, branch)
-        elif branch != MAIN:
+        if not advanced and branch != MAIN:
             raise _no_branches(store)
-        info, pages = await session_messages(store, args.session_id, limit=args.limit)
+        info, pages = await session_messages(
+            store, args.session_id, limit=args.limit, branch=branch if advanced else None
+        )
         if args.json:
             head: dict[str, Any] = {"format": store.format, "session": info.to_dict()}
             if advanced:
@@ -464,11 +464,9 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
-    from fluxgui.adapters.advanced import AdvancedStore
-
     store = await _open(args)
     try:
-        if not isinstance(store, AdvancedStore):
+        if not store.capabilities.branches:
             raise _no_branches(store)
         sid = args.session_id
         await store.require_session(sid)
@@ -583,7 +581,7 @@ async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await _open(args)
     try:
-        if (args.branch_a or args.branch_b) and not getattr(store, "has_branches", False):
+        if (args.branch_a or args.branch_b) and not store.capabilities.branches:
             raise _no_branches(store)
         comparison = await compare_sessions(
             store, args.a, store, args.b, branch_a=args.branch_a, branch_b=args.branch_b
@@ -611,7 +609,8 @@ async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             if not _confirm(question[:1].upper() + question[1:]):
                 print("fluxgui: nothing changed", file=sys.stderr)
                 return EXIT_DECLINED
-        change = await getattr(store, method)(sid)
+        edit = store.clear_messages if method == "clear_messages" else store.delete_session
+        change = await edit(sid)
     finally:
         await store.close()
     removed = _plural(len(change.removed))

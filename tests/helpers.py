@@ -38,10 +38,12 @@ class FixedModel(Model):
         yield StreamChunk(delta_text=self.reply, done=True)
 
 
-async def all_messages(store: Any, session_id: str, batch: int = 500) -> list[Any]:
-    """Every message of a session through ``iter_messages`` (stored order)."""
+async def all_messages(
+    store: Any, session_id: str, batch: int = 500, branch: str | None = None
+) -> list[Any]:
+    """Every message of a session (of ``branch``) through ``iter_messages`` (stored order)."""
     out: list[Any] = []
-    async for page in store.iter_messages(session_id, batch=batch):
+    async for page in store.iter_messages(session_id, batch=batch, branch=branch):
         out.extend(page)
     return out
 

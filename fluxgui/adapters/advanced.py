@@ -10,9 +10,9 @@ to ``main``).
 
 A reader of ``agent_messages`` alone sees every branch's items mixed; this store reads
 one branch at a time, in the library's order, exactly as ``get_items(branch_id=…)`` does.
-The current branch is not stored on disk: a fresh reader is on ``main``. Here it is kept
-per session (:meth:`AdvancedStore.set_branch`), as each library session object keeps
-its own.
+The current branch is not stored on disk: a fresh reader is on ``main``. This store
+keeps no current branch either: every read and write that depends on one takes it as a
+parameter (``branch=None``: ``main``), so a shared store is never switched to read.
 
 fluxgui never opens a store through the library (it creates tables); it reads and writes
 these tables itself, with the library's SQL, so that each answer is the one the library
@@ -23,21 +23,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, SessionNotFound, show_id
-from fluxgui.core.model import Message, SessionInfo, from_agents_row, message_to_item
+from fluxgui.core.branches import MAIN, BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
+from fluxgui.core.changes import Row, SessionRow
+from fluxgui.core.ports import Capabilities
+from fluxgui.core.errors import BranchError, BranchNotFound, Conflict, InvalidItem, SessionNotFound, show_id
+from fluxgui.core.model import Message, SessionInfo, message_to_item
 from fluxgui.core.undecodable import from_agents_value
 
 from .agents import AgentsStore
 from .base import Direction
 from .backends import Backend, Params, Tx
-from .changes import SessionRow, TableEditor, free_fork_id, record_fork
-from .sqlstore import in_clause, like_any, search_ids, search_patterns
+from .changes import TableEditor, free_fork_id, record_fork
+from .sqlstore import in_clause
 
-MAIN = "main"
 STRUCTURE = "message_structure"
 USAGE = "turn_usage"
 RESERVATIONS = "branch_reservations"
@@ -81,116 +81,7 @@ _USAGE_ROW = (
 )
 _MESSAGE_ROW = ("id", "session_id", "message_data", "created_at")
 
-Row = dict[str, Any]
-
-
-class BranchNotFound(SessionNotFound):
-    """No branch with that id in the session."""
-
-
-class BranchError(FluxguiError):
-    """A branch operation the library refuses too (delete ``main``, a used id, …)."""
-
-
 # --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True)
-class BranchInfo:
-    """One branch of a session, as ``AdvancedSQLiteSession.list_branches()`` lists it.
-
-    ``created_at`` is the stored text of the branch's first structure row (SQLite
-    ``CURRENT_TIMESTAMP``, UTC, ``YYYY-MM-DD HH:MM:SS``), as the library returns it.
-    """
-
-    branch_id: str
-    message_count: int
-    user_turns: int
-    created_at: Any
-    is_current: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """The library's dict: branch_id, message_count, user_turns, is_current, created_at."""
-        return {
-            "branch_id": self.branch_id,
-            "message_count": self.message_count,
-            "user_turns": self.user_turns,
-            "is_current": self.is_current,
-            "created_at": self.created_at,
-        }
-
-
-@dataclass(frozen=True)
-class TurnInfo:
-    """A user turn of a branch, as ``get_conversation_turns()`` gives it: the branch turn
-    number, the user message's content (``content`` cut to 100 characters + "..."), and
-    the stored time of its structure row."""
-
-    turn: int
-    content: str
-    full_content: Any
-    timestamp: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "can_branch": True}
-
-
-@dataclass(frozen=True)
-class TurnUsage:
-    """One ``turn_usage`` row, as ``get_turn_usage()`` gives it (details parsed)."""
-
-    user_turn_number: int
-    requests: int | None
-    input_tokens: int | None
-    output_tokens: int | None
-    total_tokens: int | None
-    input_tokens_details: Any = None
-    output_tokens_details: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class UsageTotals:
-    """Summed usage, as ``get_session_usage()`` gives it."""
-
-    requests: int
-    input_tokens: int
-    output_tokens: int
-    total_tokens: int
-    total_turns: int
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class BranchChange:
-    """What a branch edit wrote, reversible: rows removed and added per table
-    (``"messages"``, ``"structure"``, ``"usage"``), each a stored row with its id.
-
-    ``store.apply_branch_change(change.inverse())`` undoes it (the rows come back with
-    their own ids); applying ``change`` again redoes it. Branch ids stay reserved either
-    way, as the library keeps them.
-    """
-
-    session_id: str
-    branch_id: str
-    label: str
-    removed: dict[str, tuple[Row, ...]] = field(default_factory=dict)
-    added: dict[str, tuple[Row, ...]] = field(default_factory=dict)
-    #: the session's row before and after (a fork makes one); ``None``: left alone
-    sessions: tuple[SessionRow | None, SessionRow | None] | None = None
-
-    def inverse(self) -> BranchChange:
-        sessions = (self.sessions[1], self.sessions[0]) if self.sessions else None
-        return BranchChange(
-            self.session_id, self.branch_id, self.label, self.added, self.removed, sessions
-        )
-
-    def count(self, table: str, *, added: bool) -> int:
-        return len((self.added if added else self.removed).get(table, ()))
 
 
 def _content_preview(content: Any, max_length: int | None = None) -> str:
@@ -216,12 +107,18 @@ def _details(value: Any) -> Any:
 class AdvancedStore(AgentsStore):
     """An ``AdvancedSQLiteSession`` store: the Agents SDK tables plus branches and usage.
 
-    Every read of a session's items (paging, counting, searching, ``flux_messages``,
-    ``session_info``) is of its current branch (``main`` until :meth:`set_branch`).
-    Session lists count the items of ``main``. Item edits are refused (as for the
+    Every read of a session's items (paging, counting, ``flux_messages``,
+    ``session_info``) is of the branch it is given (``main`` by default). Session lists
+    count the items of ``main``; a search looks at the items of every branch. Item edits are refused (as for the
     plain ``agents`` format they would leave the structure rows out of step); branches
     can be created and deleted.
     """
+
+    CAPABILITIES = Capabilities(append=True, fork=True, branches=True, usage=True)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.CAPABILITIES
 
     def __init__(
         self,
@@ -233,49 +130,27 @@ class AdvancedStore(AgentsStore):
         tables: set[str] | None = None,
     ) -> None:
         super().__init__(backend, target, sessions_table, messages_table, has_branches=True)
-        self.has_usage = True
-        # session id → (branch, the session's clear generation when it was chosen)
-        self._branches: dict[str, tuple[str, int]] = {}
         self._known_tables: set[str] = set(tables or ()) & {USAGE, RESERVATIONS, GENERATIONS}
 
-    # -- the current branch --------------------------------------------------------
+    # -- branches ------------------------------------------------------------------
 
-    def current_branch(self, session_id: str) -> str:
-        """The branch reads of ``session_id`` use (``main`` unless switched)."""
-        return self._branches.get(session_id, (MAIN, 0))[0]
-
-    async def set_branch(self, session_id: str, branch_id: str) -> None:
-        """Switch ``session_id`` to ``branch_id`` (``switch_to_branch``); nothing is written.
-
-        ``main`` is always accepted (a fresh reader is on it). Raises
-        :class:`SessionNotFound` for an unknown session, :class:`BranchNotFound` for a
-        branch the session does not have.
-        """
-        if branch_id == MAIN:
-            self._branches.pop(session_id, None)
-            return
+    async def branch_exists(self, session_id: str, branch: str) -> bool:
+        """Whether the session has ``branch`` (``main`` always counts: a fresh reader is
+        on it even before anything was written)."""
+        if branch == MAIN:
+            return True
         row = await self.backend.fetchone(
             f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
-            {"s": session_id, "b": branch_id},
+            {"s": session_id, "b": branch},
         )
-        if not row or not row[0]:
+        return bool(row and row[0])
+
+    async def require_branch(self, session_id: str, branch: str) -> None:
+        """Raise :class:`SessionNotFound` / :class:`BranchNotFound` unless the session
+        has ``branch``."""
+        if not await self.branch_exists(session_id, branch):
             await self.require_session(session_id)
-            raise self._no_branch(session_id, branch_id)
-        self._branches[session_id] = (branch_id, await self._generation(session_id))
-
-    async def _read_branch(self, session_id: str) -> str:
-        """The current branch, reset to ``main`` when the session was cleared since it
-        was chosen (as the library's ``_resolve_read_branch`` does)."""
-        state = self._branches.get(session_id)
-        if state is None:
-            return MAIN
-        if await self._generation(session_id) != state[1]:
-            self._branches.pop(session_id, None)
-            return MAIN
-        return state[0]
-
-    async def _branch_or_current(self, session_id: str, branch_id: str | None) -> str:
-        return branch_id if branch_id is not None else await self._read_branch(session_id)
+            raise self._no_branch(session_id, branch)
 
     async def _has_table(self, name: str) -> bool:
         # The library makes branch_reservations and session_clear_generations on its
@@ -304,11 +179,13 @@ class AdvancedStore(AgentsStore):
 
     # -- branches and turns --------------------------------------------------------
 
-    async def list_branches(self, session_id: str) -> list[BranchInfo]:
+    async def list_branches(
+        self, session_id: str, *, current: str | None = None
+    ) -> list[BranchInfo]:
         """The session's branches as ``list_branches()`` lists them (same counts, same
-        order: by first structure row's time), the current one marked. An unknown
-        session has none."""
-        current = await self._read_branch(session_id)
+        order: by first structure row's time), ``current`` (default ``main``) marked. An
+        unknown session has none."""
+        current = current or MAIN
         # The library's query, word for word: ties in created_at come out in the order
         # SQLite's plan gives them, so the same SQL gives the same order.
         rows = await self.backend.fetchall(
@@ -331,11 +208,11 @@ class AdvancedStore(AgentsStore):
         ]
 
     async def conversation_turns(
-        self, session_id: str, branch_id: str | None = None
+        self, session_id: str, *, branch: str | None = None
     ) -> list[TurnInfo]:
-        """The user turns of a branch (current one by default), as
+        """The user turns of a branch (``main`` by default), as
         ``get_conversation_turns()`` gives them: the numbers to branch from."""
-        branch = await self._branch_or_current(session_id, branch_id)
+        branch = branch or MAIN
         rows = await self.backend.fetchall(
             f"""
                         SELECT
@@ -361,10 +238,10 @@ class AdvancedStore(AgentsStore):
 
     # -- usage ---------------------------------------------------------------------
 
-    async def turn_usage(self, session_id: str, branch_id: str | None = None) -> list[TurnUsage]:
-        """Token usage of each user turn of a branch (current one by default), by turn
+    async def turn_usage(self, session_id: str, branch: str | None = None) -> list[TurnUsage]:
+        """Token usage of each user turn of a branch (``main`` by default), by turn
         number, as ``get_turn_usage(branch_id=…)`` gives it."""
-        branch = await self._branch_or_current(session_id, branch_id)
+        branch = branch or MAIN
         if not await self._has_table(USAGE):
             return []
         rows = await self.backend.fetchall(
@@ -380,12 +257,11 @@ class AdvancedStore(AgentsStore):
         ]
 
     async def branch_usage(
-        self, session_id: str, branch_id: str | None = None
+        self, session_id: str, branch: str | None = None
     ) -> UsageTotals | None:
-        """Usage summed over a branch's turns (current branch by default), as
+        """Usage summed over a branch's turns (``main`` by default), as
         ``get_session_usage(branch_id)``; ``None`` when the branch has no usage rows."""
-        branch = await self._branch_or_current(session_id, branch_id)
-        return await self._usage_totals(session_id, branch or None)
+        return await self._usage_totals(session_id, branch or MAIN)
 
     async def session_usage(self, session_id: str) -> UsageTotals | None:
         """Usage summed over every branch, as ``get_session_usage()``."""
@@ -422,57 +298,17 @@ class AdvancedStore(AgentsStore):
                         ON mm.id = ms.message_id AND mm.session_id = ms.session_id
                    WHERE ms.branch_id = 'main' GROUP BY ms.session_id"""
 
-    async def session_info(self, session_id: str) -> SessionInfo | None:
+    async def session_info(
+        self, session_id: str, *, branch: str | None = None
+    ) -> SessionInfo | None:
         info = await super().session_info(session_id)
         if info is not None:
-            # The count of the branch being read (the fallback row of a session without
-            # a sessions row counted raw items).
-            info.messages = await self.count_messages(session_id)
+            # The count of the branch read (the fallback row of a session without a
+            # sessions row counted raw items).
+            info.messages = await self.count_messages(session_id, branch=branch)
         return info
 
-    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
-        infos = await super().sessions_by_ids(ids)
-        for info in infos:
-            if info.id in self._branches:
-                info.messages = await self.count_messages(info.id)
-        return infos
-
-    def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        """Sessions whose id, or an item of their current branch, contains ``text``."""
-        variants = search_patterns(text)
-
-        def id_sql(params: Params) -> str:
-            cond = like_any(self.backend, "session_id", variants, params, "p")
-            return f"SELECT session_id FROM {self._S} WHERE {cond}"
-
-        def row_sql(params: Params) -> str:
-            cond = like_any(self.backend, "m.message_data", variants, params, "p")
-            branch = self._branch_case("m.session_id", params)
-            return f"""SELECT m.session_id, m.id, m.message_data, m.created_at FROM {self._M} m
-                       WHERE {cond} AND EXISTS (
-                           SELECT 1 FROM {STRUCTURE} ms
-                           WHERE ms.session_id = m.session_id AND ms.branch_id = {branch}
-                             AND ms.message_id = m.id)
-                       ORDER BY m.id DESC"""
-
-        def row_text(row: tuple[Any, ...]) -> str:
-            return from_agents_row(row[1], row[2], None).text
-
-        return search_ids(self.backend, text, id_sql, row_sql, row_text)
-
-    def _branch_case(self, column: str, params: Params) -> str:
-        """SQL for the current branch of the session in ``column`` (``main`` by default).
-
-        (The clear-generation check is left to the reads of one session.)"""
-        if not self._branches:
-            return "'main'"
-        whens = []
-        for n, (sid, (branch, _)) in enumerate(self._branches.items()):
-            params[f"cs{n}"], params[f"cb{n}"] = sid, branch
-            whens.append(f"WHEN :cs{n} THEN :cb{n}")
-        return f"(CASE {column} {' '.join(whens)} ELSE 'main' END)"
-
-    # -- messages of the current branch -------------------------------------------
+    # -- messages of one branch ----------------------------------------------------
 
     async def page_messages(
         self,
@@ -481,11 +317,12 @@ class AdvancedStore(AgentsStore):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
-        """Items of the current branch in the library's order (``sequence_number``);
-        a message's ``id`` is its ``agent_messages`` row id, its ``sort_key``
-        ``(sequence_number, structure row id)``."""
-        branch = await self._read_branch(session_id)
+        """Items of ``branch`` (default ``main``) in the library's order
+        (``sequence_number``); a message's ``id`` is its ``agent_messages`` row id, its
+        ``sort_key`` ``(sequence_number, structure row id)``."""
+        branch = branch or MAIN
         params: Params = {"s": session_id, "b": branch, "n": limit}
         backward = direction == "backward"
         order = "DESC" if backward else "ASC"
@@ -515,8 +352,8 @@ class AdvancedStore(AgentsStore):
             from_agents_value(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
         ]
 
-    async def count_messages(self, session_id: str) -> int:
-        branch = await self._read_branch(session_id)
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        branch = branch or MAIN
         row = await self.backend.fetchone(
             f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
                 WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s""",
@@ -524,10 +361,12 @@ class AdvancedStore(AgentsStore):
         )
         return int(row[0]) if row else 0
 
-    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
-        """User messages of the current branch before ``anchor`` (a message's
+    async def count_turns_before(
+        self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
+    ) -> int:
+        """User messages of ``branch`` (default ``main``) before ``anchor`` (a message's
         ``sort_key``), by the rule of :func:`fluxgui.core.turns.starts_turn`."""
-        branch = await self._read_branch(session_id)
+        branch = branch or MAIN
         seq, *rest = tuple(anchor)
         params: Params = {"s": session_id, "b": branch, "q": seq}
         before = "s.sequence_number < :q"
@@ -550,12 +389,17 @@ class AdvancedStore(AgentsStore):
     # -- writing branches ------------------------------------------------------------
 
     async def create_branch_from_turn(
-        self, session_id: str, turn_number: int, branch_name: str | None = None
+        self,
+        session_id: str,
+        turn_number: int,
+        branch_name: str | None = None,
+        *,
+        branch: str | None = None,
     ) -> BranchChange:
-        """Make a branch holding the current branch's items before user turn
-        ``turn_number`` (its branch turn number, see :meth:`conversation_turns`), and
-        switch the session to it, as ``create_branch_from_turn()`` does (one
-        transaction). The turns' usage is not copied. Without ``branch_name`` the
+        """Make a branch holding the items of ``branch`` (default ``main``) before user
+        turn ``turn_number`` (its branch turn number, see :meth:`conversation_turns`), as
+        ``create_branch_from_turn()`` does (one transaction; the library's session then
+        reads the new branch: a caller shows ``change.branch_id``). The turns' usage is not copied. Without ``branch_name`` the
         library's ``branch_from_turn_<N>_<unix time>`` is used.
 
         Raises :class:`BranchError` for a blank or already used name (ids are never
@@ -566,13 +410,11 @@ class AdvancedStore(AgentsStore):
         if branch_name is not None and not branch_name.strip():
             raise BranchError("a branch name cannot be empty")
         turn = int(turn_number)
-        state = self._branches.get(session_id)
+        source = branch or MAIN
 
         async def body(tx: Tx) -> tuple[BranchChange, int]:
             await self._ensure_reservations(tx, session_id)
             generation = await self._ensure_generation(tx, session_id)
-            # A clear since the branch was chosen sends the session back to main.
-            source = state[0] if state is not None and state[1] == generation else MAIN
             found = await tx.fetchall(
                 f"""SELECT am.message_data FROM {STRUCTURE} ms
                     JOIN {self._M} am ON ms.message_id = am.id
@@ -623,33 +465,27 @@ class AdvancedStore(AgentsStore):
             )
             return change, generation
 
-        change, generation = await self.backend.transaction(body)
-        # The library's create switches its session to the new branch.
-        self._branches[session_id] = (change.branch_id, generation)
+        change, _generation = await self.backend.transaction(body)
         return change
 
     async def delete_branch(
-        self, session_id: str, branch_id: str, force: bool = False
+        self, session_id: str, branch_id: str, *, current: str | None = None
     ) -> BranchChange:
         """Delete a branch as ``delete_branch()`` does (one transaction): its structure
         rows and usage rows, then every item of the session no branch points at any
-        more. Its id stays reserved. ``main`` cannot be deleted, nor the current branch
-        without ``force`` (with it the session switches to ``main`` first).
+        more. Its id stays reserved. ``main`` cannot be deleted, nor the branch the
+        caller reads (``current``: switch to another first, as the library asks).
         Returns the change (apply its inverse to undo)."""
         self._check_writable()
         if not branch_id or not branch_id.strip():
             raise BranchError("a branch id cannot be empty")
         if branch_id == MAIN:
             raise BranchError("the 'main' branch cannot be deleted")
-        if branch_id == await self._read_branch(session_id):
-            if not force:
-                raise BranchError(
-                    f"branch {show_id(branch_id)} is the current branch of session "
-                    f"{show_id(session_id)}: switch to another branch first, or force it"
-                )
-            if not any(b.branch_id == branch_id for b in await self.list_branches(session_id)):
-                raise self._no_branch(session_id, branch_id)
-            self._branches.pop(session_id, None)
+        if branch_id == current:
+            raise BranchError(
+                f"branch {show_id(branch_id)} is the current branch of session "
+                f"{show_id(session_id)}: switch to another branch first"
+            )
 
         async def body(tx: Tx) -> BranchChange:
             await self._ensure_reservations(tx, session_id)
@@ -697,8 +533,8 @@ class AdvancedStore(AgentsStore):
     async def apply_branch_change(self, change: BranchChange) -> BranchChange:
         """Write a branch change again (redo) or its ``inverse()`` (undo), in one
         transaction, if the store still holds what it expects (else :class:`Conflict`
-        and nothing is written). A session whose current branch loses its last row
-        goes back to ``main``."""
+        and nothing is written). A caller reading a branch that no longer exists
+        afterwards goes back to ``main``."""
         self._check_writable()
         tables = {"messages": (self._M, _MESSAGE_ROW), "structure": (STRUCTURE, _STRUCTURE_ROW),
                   "usage": (USAGE, _USAGE_ROW)}
@@ -762,18 +598,12 @@ class AdvancedStore(AgentsStore):
             return change
 
         result = await self.backend.transaction(body)
-        state = self._branches.get(sid)
-        if state is not None and change.removed.get("structure"):
-            left = await self.backend.fetchone(
-                f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
-                {"s": sid, "b": state[0]},
-            )
-            if not left or not left[0]:
-                self._branches.pop(sid, None)
         return result
 
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
-        """Append messages to the session's current branch as the library's ``add_items``
+    async def add_messages(
+        self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None
+    ) -> int:
+        """Append messages to ``branch`` (default ``main``) as the library's ``add_items``
         does: the items, and their ``message_structure`` rows (message type, sequence
         number after the session's last, user and branch turn numbers), in one
         transaction. Only message items for now: tool items would need the library's
@@ -792,7 +622,7 @@ class AdvancedStore(AgentsStore):
             items.append(item)
         if not items:
             return 0
-        branch = await self._read_branch(session_id)
+        branch = branch or MAIN
         editor = self.editor()
 
         def message_type(item: dict[str, Any]) -> str:  # the library's classification
@@ -844,16 +674,21 @@ class AdvancedStore(AgentsStore):
         return await self.backend.transaction(body)
 
     async def fork_session(
-        self, session_id: str, at_message_id: int, new_id: str | None = None
+        self,
+        session_id: str,
+        at_message_id: int,
+        new_id: str | None = None,
+        *,
+        branch: str | None = None,
     ) -> BranchChange:
-        """Fork the session's current branch up to and including ``at_message_id`` into a
+        """Fork ``branch`` (default ``main``) of the session up to and including ``at_message_id`` into a
         new session (on its ``main``), as the library would have written it: its items
         copied, and their ``message_structure`` rows with the library's message types,
         tool names, sequence and turn numbers. Usage is not copied (as the library's
         branches do not copy it). The origin is not changed; undoable."""
         self._check_writable()
         sid, at = session_id, int(at_message_id)
-        branch = self.current_branch(sid)
+        branch = branch or MAIN
         editor = self.editor()
         structure_ids = TableEditor(
             self, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)

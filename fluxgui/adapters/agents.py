@@ -33,7 +33,9 @@ from fluxgui.core.model import (
     message_to_item,
 )
 
-from .base import Direction, Store, _label_id
+from fluxgui.core.ports import Capabilities
+
+from .base import Direction, Store, _label_id, check_branch
 from .backends import Backend, Params, Tx, quote_ident
 from .changes import (
     Change,
@@ -120,6 +122,17 @@ class AgentsStore(Store):
     """The Agents SDK schema on SQLite or any SQLAlchemy URL."""
 
     format = "agents"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Edits, clears and forks, except where ``message_structure`` rows (branches the
+        plain schema cannot keep in step) are present; encrypted items with a key."""
+        plain = not self.has_branches
+        return Capabilities(append=plain, edit=plain, clear=plain, fork=plain, encryption=True)
+
+    @property
+    def has_key(self) -> bool:
+        return self.cipher is not None
 
     def __init__(
         self,
@@ -373,7 +386,8 @@ class AgentsStore(Store):
             params,
         )
 
-    async def session_info(self, session_id: str) -> SessionInfo | None:
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        check_branch(self, branch)
         row = await self.backend.fetchone(self._info_sql("s.session_id = :s"), {"s": session_id})
         if row is not None:
             return self._info(row)
@@ -472,7 +486,9 @@ class AgentsStore(Store):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
+        check_branch(self, branch)
         params: Params = {"s": session_id, "n": limit}
         backward = direction == "backward"
         order = "DESC" if backward else "ASC"
@@ -498,18 +514,20 @@ class AgentsStore(Store):
             rows.reverse()
         return await self._messages(rows, session_id)
 
-    async def count_messages(self, session_id: str) -> int:
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         row = await self.backend.fetchone(
             f"SELECT COUNT(*) FROM {self._M} WHERE session_id = :s", {"s": session_id}
         )
         return int(row[0]) if row else 0
 
-    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None) -> int:
         """User messages before ``anchor`` (the rule of :func:`starts_turn`: an item
         with role ``user`` and no type or type ``message``), counted by the database on
         SQLite, else from the rows that mention "user", parsed in a worker thread. The
         database cannot look inside envelopes: in an encrypted store they are decrypted
         (in the worker thread) and counted too."""
+        check_branch(self, branch)
         params: Params = {"s": session_id}
         if self._by_time:
             params["c"], params["i"] = anchor
@@ -542,22 +560,27 @@ class AgentsStore(Store):
             count += await asyncio.to_thread(_count_user_items, rows, session_id, self.cipher)
         return count
 
-    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
         """The flux view. In an encrypted store (see :attr:`reads_encrypted`) it holds what
         ``EncryptedSession.get_items(limit)`` returns: the most recent ``limit`` readable
         items, skipping expired, unreadable and plain ones as the library does."""
         limit = limit or None  # 0: all, as flux
         if not self.reads_encrypted:
-            picked = await self.latest_messages(session_id, limit)
+            picked = await self.latest_messages(session_id, limit, branch=branch)
         elif limit is None:
             picked = [
-                m async for page in self.iter_messages(session_id) for m in page if readable(m)
+                m
+                async for page in self.iter_messages(session_id, branch=branch)
+                for m in page
+                if readable(m)
             ]
         else:
-            picked = await self._latest_readable(session_id, limit)
+            picked = await self._latest_readable(session_id, limit, branch=branch)
         return [{"role": m.role, "content": m.text} for m in picked]
 
-    async def _latest_readable(self, session_id: str, limit: int) -> list[Message]:
+    async def _latest_readable(
+        self, session_id: str, limit: int, *, branch: str | None = None
+    ) -> list[Message]:
         """The most recent ``limit`` readable messages, oldest first: pages back from the
         end until there are enough (skipped items make the page count unknowable)."""
         if limit <= 0:
@@ -566,7 +589,7 @@ class AgentsStore(Store):
         batch = max(limit, 50)
         anchor: tuple[Any, ...] | None = None
         while len(picked) < limit:
-            page = await self.page_messages(session_id, limit=batch, anchor=anchor)
+            page = await self.page_messages(session_id, limit=batch, anchor=anchor, branch=branch)
             picked[:0] = [m for m in page if readable(m)]
             if len(page) < batch:
                 break
@@ -740,11 +763,17 @@ class AgentsStore(Store):
             return written
 
     async def fork_session(
-        self, session_id: str, at_message_id: int, new_id: str | None = None
+        self,
+        session_id: str,
+        at_message_id: int,
+        new_id: str | None = None,
+        *,
+        branch: str | None = None,
     ) -> Change:
         """See :meth:`Store.fork_session`. An envelope is bound to its session (the id is
         the key's salt), so with a key the fork's items are sealed again for the fork,
         each keeping its encryption time (what had expired stays expired)."""
+        check_branch(self, branch)
         if self.cipher is None:
             return await super().fork_session(session_id, at_message_id, new_id)
         editor = self._editor()
@@ -795,8 +824,9 @@ class AgentsStore(Store):
             out.append({"s": target, "d": data, "c": r["created_at"]})
         return out
 
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
+        check_branch(self, branch)
         self._check_writable()
         if self.has_branches:
             raise InvalidItem(

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from fluxgui.core.errors import ReadOnlyError, SessionNotFound, show_id
+from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound, Unsupported, show_id
+from fluxgui.core.ports import (
+    MAIN,
+    ORDERS,
+    Capabilities,
+    Direction,
+    SessionOrder,
+    SessionPage,
+)
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.turns import starts_turn
 
@@ -30,34 +37,34 @@ from .changes import (
     write_session,
 )
 
-Direction = Literal["backward", "forward"]
-#: How :meth:`Store.list_sessions` orders sessions: by last activity, by session id, or by
-#: message count (ties broken by session id).
-SessionOrder = Literal["activity", "id", "messages"]
-ORDERS: tuple[str, ...] = ("activity", "id", "messages")
+def check_branch(store: Store, branch: str | None) -> None:
+    """Refuse a branch other than ``main`` for a store without branches."""
+    if branch is not None and branch != MAIN:
+        raise Unsupported(
+            f"{store.target} has no branches (only AdvancedSQLiteSession stores do): "
+            f"there is no branch {show_id(branch)}"
+        )
 
 
-def check_order(order: str) -> None:
+def check_order(order: str) -> None:  # (ORDERS: see fluxgui.core.ports)
     """Raise ``ValueError`` for an order :meth:`Store.list_sessions` does not know."""
     if order not in ORDERS:
         raise ValueError(f"unknown session order {order!r} (use one of {', '.join(ORDERS)})")
 
 
-@dataclass
-class SessionPage:
-    """A page of the session list; ``cursor`` fetches the next page (``None``: the end)."""
-
-    sessions: list[SessionInfo]
-    cursor: tuple[Any, ...] | None
-
-
 class Store(ABC):
-    """An open session store of one format on one back-end."""
+    """An open session store of one format on one back-end (implements
+    :class:`fluxgui.core.ports.SessionStore`).
+
+    What a format can do beyond reading is its :attr:`capabilities`; the methods of a
+    capability it lacks raise :class:`~fluxgui.core.errors.Unsupported`.
+    """
 
     #: format name shown to users: "flux", "agents", …
     format: str = ""
-    has_branches: bool = False
-    has_usage: bool = False
+    #: what this format supports (a subclass declares its own)
+    CAPABILITIES = Capabilities()
+    #: the store holds ``EncryptedSession`` envelopes
     needs_key: bool = False
 
     def __init__(self, backend: Backend, target: str) -> None:
@@ -65,22 +72,37 @@ class Store(ABC):
         self.target = target
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What this store supports (see :class:`~fluxgui.core.ports.Capabilities`)."""
+        return self.CAPABILITIES
+
+    @property
     def can_write(self) -> bool:
         return self.backend.writable
+
+    @property
+    def has_key(self) -> bool:
+        """Whether a key for ``EncryptedSession`` items was given."""
+        return False
+
+    @property
+    def problems(self) -> list[str]:
+        """What could not be read, one line each (folders report broken files)."""
+        return []
+
+    def edit_reason(self) -> str | None:
+        """Why single messages of this store cannot be edited now (``None``: they can)."""
+        try:
+            self.check_editable()
+        except FluxguiError as exc:
+            return str(exc)
+        return None
 
     def local_paths(self) -> list[Path]:
         """The files or folders on this machine that hold the store (a SQLite file, a
         JSON session folder); empty for a server. Writers check their outputs against
         them so that nothing is ever written over the store being read."""
         return self.backend.local_paths()
-
-    def capabilities(self) -> dict[str, bool]:
-        return {
-            "can_write": self.can_write,
-            "has_branches": self.has_branches,
-            "has_usage": self.has_usage,
-            "needs_key": self.needs_key,
-        }
 
     # -- sessions ------------------------------------------------------------------
 
@@ -141,8 +163,11 @@ class Store(ABC):
     def _row_info(self, row: tuple[Any, ...]) -> SessionInfo: ...
 
     @abstractmethod
-    async def session_info(self, session_id: str) -> SessionInfo | None:
-        """The list row of one session, or ``None`` when there is no such session."""
+    async def session_info(
+        self, session_id: str, *, branch: str | None = None
+    ) -> SessionInfo | None:
+        """The list row of one session (its count of ``branch``, default ``main``), or
+        ``None`` when there is no such session."""
 
     async def require_session(self, session_id: str) -> SessionInfo:
         info = await self.session_info(session_id)
@@ -180,21 +205,23 @@ class Store(ABC):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
         """Up to ``limit`` messages next to ``anchor`` (a message's ``sort_key``), oldest first.
 
         ``backward`` gives the messages just before ``anchor`` (the latest ones when it is
         ``None``); ``forward`` the ones just after it (the first ones when ``None``).
+        ``branch`` (stores with branches; default ``main``) is the branch read.
         """
 
     async def iter_messages(
-        self, session_id: str, *, batch: int = 500
+        self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Message]]:
-        """All messages of a session in stored order, a page at a time."""
+        """All messages of a session (of ``branch``) in stored order, a page at a time."""
         anchor: tuple[Any, ...] | None = None
         while True:
             page = await self.page_messages(
-                session_id, limit=batch, anchor=anchor, direction="forward"
+                session_id, limit=batch, anchor=anchor, direction="forward", branch=branch
             )
             if not page:
                 return
@@ -203,26 +230,34 @@ class Store(ABC):
                 return
             anchor = page[-1].sort_key
 
-    async def latest_messages(self, session_id: str, limit: int | None) -> list[Message]:
+    async def latest_messages(
+        self, session_id: str, limit: int | None, *, branch: str | None = None
+    ) -> list[Message]:
         """The most recent ``limit`` messages, oldest first (all when ``limit`` is None)."""
         if limit is not None:
-            return await self.page_messages(session_id, limit=limit) if limit > 0 else []
+            if limit <= 0:
+                return []
+            return await self.page_messages(session_id, limit=limit, branch=branch)
         out: list[Message] = []
-        async for page in self.iter_messages(session_id):
+        async for page in self.iter_messages(session_id, branch=branch):
             out.extend(page)
         return out
 
     @abstractmethod
-    async def count_messages(self, session_id: str) -> int: ...
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int: ...
 
-    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+    async def count_turns_before(
+        self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
+    ) -> int:
         """How many turns (user messages) the session has before the message whose
         ``sort_key`` is ``anchor``. Reads those messages a page at a time."""
         count = 0
         after: tuple[Any, ...] | None = None
         limit = tuple(anchor)
         while True:
-            page = await self.page_messages(session_id, limit=1000, anchor=after, direction="forward")
+            page = await self.page_messages(
+                session_id, limit=1000, anchor=after, direction="forward", branch=branch
+            )
             for m in page:
                 if tuple(m.sort_key) >= limit:
                     return count
@@ -238,15 +273,20 @@ class Store(ABC):
             raise ReadOnlyError(f"{self.target} is open read-only; open it writable to change it")
 
     @abstractmethod
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
-        """Append flux-style message dicts (or, for item stores, items); return how many."""
+    async def add_messages(
+        self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None
+    ) -> int:
+        """Append flux-style message dicts (or, for item stores, items) to ``branch``
+        (default ``main``); return how many."""
 
     @abstractmethod
     async def clear_session(self, session_id: str) -> int:
         """Remove all messages of a session; return how many were removed."""
 
     @abstractmethod
-    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    async def flux_messages(
+        self, session_id: str, limit: int | None, *, branch: str | None = None
+    ) -> list[dict[str, Any]]:
         """What flux's ``Session.get_messages(limit)`` returns: the most recent ``limit``
         message dicts (``role``, ``content``, ``metadata`` when set), oldest first."""
 
@@ -315,12 +355,18 @@ class Store(ABC):
         return await self._editor().insert_row(session_id, anchor, where, values, label)
 
     async def fork_session(
-        self, session_id: str, at_message_id: int, new_id: str | None = None
-    ) -> Change:
-        """Fork: a new session holding the conversation up to and including
-        ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The origin is not
-        changed; the fork's origin is recorded in fluxgui's sidecar table. Undoable
-        (the Change's inverse deletes the fork)."""
+        self,
+        session_id: str,
+        at_message_id: int,
+        new_id: str | None = None,
+        *,
+        branch: str | None = None,
+    ) -> Any:
+        """Fork: a new session holding the conversation (of ``branch``) up to and
+        including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The
+        origin is not changed; the fork's origin is recorded in fluxgui's sidecar table.
+        Undoable (the Change's inverse deletes the fork)."""
+        check_branch(self, branch)
         label = f"Fork session {_label_id(session_id)} at message {at_message_id}"
         return await fork(self._editor(), session_id, int(at_message_id), new_id, label)
 
@@ -376,9 +422,48 @@ class Store(ABC):
         """A cheap value that changes when another process writes to the store."""
         return await self.backend.change_token()
 
-    def session(self, session_id: str) -> StoreSession:
-        """A flux ``Session`` over one session of this store."""
-        return StoreSession(self, session_id)
+    def session(self, session_id: str, *, branch: str | None = None) -> StoreSession:
+        """A flux ``Session`` over one session (one ``branch`` of it) of this store."""
+        return StoreSession(self, session_id, branch)
+
+    # -- branches and usage: declared by :attr:`capabilities` (``branches``, ``usage``) --
+
+    def _unsupported(self, what: str) -> Unsupported:
+        return Unsupported(
+            f"{self.target} has no {what}: only AdvancedSQLiteSession stores keep them "
+            f"({self.format} format)"
+        )
+
+    async def list_branches(self, session_id: str, *, current: str | None = None) -> list[Any]:
+        """The session's branches (``current`` marked; default ``main``)."""
+        raise self._unsupported("branches")
+
+    async def branch_exists(self, session_id: str, branch: str) -> bool:
+        """Whether the session has ``branch`` (every store has ``main``)."""
+        return branch == MAIN
+
+    async def conversation_turns(self, session_id: str, *, branch: str | None = None) -> list[Any]:
+        raise self._unsupported("branches")
+
+    async def create_branch_from_turn(
+        self, session_id: str, turn_number: int, branch_name: str | None = None,
+        *, branch: str | None = None,
+    ) -> Any:
+        raise self._unsupported("branches")
+
+    async def delete_branch(
+        self, session_id: str, branch_id: str, *, current: str | None = None
+    ) -> Any:
+        raise self._unsupported("branches")
+
+    async def turn_usage(self, session_id: str, branch: str | None = None) -> list[Any]:
+        raise self._unsupported("token usage")
+
+    async def branch_usage(self, session_id: str, branch: str | None = None) -> Any:
+        raise self._unsupported("token usage")
+
+    async def session_usage(self, session_id: str) -> Any:
+        raise self._unsupported("token usage")
 
     async def close(self) -> None:
         await self.backend.close()
@@ -396,15 +481,16 @@ def _label_id(session_id: str) -> str:
 
 
 class StoreSession:
-    """One session of a store, satisfying flux's ``Session`` protocol.
+    """One session (one branch of it) of a store, satisfying flux's ``Session`` protocol.
 
     ``get_messages(limit)`` returns the most recent ``limit`` messages, oldest first, as
-    flux documents it.
+    flux documents it; ``add_messages`` appends to the same branch.
     """
 
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str, branch: str | None = None) -> None:
         self._store = store
         self._session_id = session_id
+        self._branch = branch
 
     @property
     def session_id(self) -> str:
@@ -414,11 +500,15 @@ class StoreSession:
     def store(self) -> Store:
         return self._store
 
+    @property
+    def branch(self) -> str | None:
+        return self._branch
+
     async def get_messages(self, limit: int | None = None) -> list[dict[str, Any]]:
-        return await self._store.flux_messages(self._session_id, limit)
+        return await self._store.flux_messages(self._session_id, limit, branch=self._branch)
 
     async def add_messages(self, messages: list[dict[str, Any]]) -> None:
-        await self._store.add_messages(self._session_id, messages)
+        await self._store.add_messages(self._session_id, messages, branch=self._branch)
 
     async def clear(self) -> None:
         await self._store.clear_session(self._session_id)

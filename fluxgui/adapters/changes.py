@@ -17,10 +17,10 @@ insertion point to new ids (same values, same times), in the same transaction.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from fluxgui.core.changes import Change, Row, SessionRow, Where
 from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
 from .backends import Params, Tx
@@ -28,52 +28,7 @@ from .backends import Params, Tx
 if TYPE_CHECKING:
     from .base import Store
 
-Row = dict[str, Any]
-Where = Literal["before", "after"]
 _CHUNK = 400
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """A sessions-table row (formats that have one): its two times, as stored."""
-
-    created_at: Any
-    updated_at: Any
-
-
-@dataclass(frozen=True)
-class Change:
-    """One edit of one session, reversible.
-
-    ``removed``/``added`` are stored rows (column → value, with ``id``) in stored order.
-    ``session_before``/``session_after`` are the session's row in a sessions table
-    (``None``: no row); both ``None`` for formats without one.
-    """
-
-    session_id: str
-    label: str
-    removed: tuple[Row, ...] = ()
-    added: tuple[Row, ...] = ()
-    session_before: SessionRow | None = None
-    session_after: SessionRow | None = None
-
-    def inverse(self) -> Change:
-        return Change(
-            self.session_id,
-            self.label,
-            removed=self.added,
-            added=self.removed,
-            session_before=self.session_after,
-            session_after=self.session_before,
-        )
-
-    @property
-    def added_ids(self) -> list[int]:
-        return [int(r["id"]) for r in self.added]
-
-    @property
-    def removed_ids(self) -> list[int]:
-        return [int(r["id"]) for r in self.removed]
 
 
 class TableEditor:

@@ -16,7 +16,9 @@ from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 from fluxgui.core.undecodable import flag_message, has_undecodable, strip_flag
 
-from .base import Direction, Store
+from fluxgui.core.ports import Capabilities
+
+from .base import Direction, Store, check_branch
 from .backends import Backend, Params
 from .changes import Row, TableEditor
 from .sqlstore import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
@@ -97,6 +99,7 @@ class FluxStore(Store):
     """The flux schema."""
 
     format = "flux"
+    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True)
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
@@ -206,7 +209,8 @@ class FluxStore(Store):
             ORDER BY g.cnt {way}, g.sid {way}"""
         return await self.backend.fetchall(sql, params)
 
-    async def session_info(self, session_id: str) -> SessionInfo | None:
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        check_branch(self, branch)
         row = await self.backend.fetchone(
             """SELECT COUNT(*),
                       (SELECT f.created_at FROM messages f WHERE f.session_id = :s
@@ -269,7 +273,9 @@ class FluxStore(Store):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
+        check_branch(self, branch)
         if direction == "backward":
             bound = int(anchor[0]) if anchor else MAX_KEY
             rows = await self.backend.fetchall(
@@ -287,13 +293,15 @@ class FluxStore(Store):
             )
         return [self._message(r) for r in rows]
 
-    async def count_messages(self, session_id: str) -> int:
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         row = await self.backend.fetchone(
             "SELECT COUNT(*) FROM messages WHERE session_id = :s", {"s": session_id}
         )
         return int(row[0]) if row else 0
 
-    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...]) -> int:
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         if self.backend.dialect != "sqlite":
             return await super().count_turns_before(session_id, anchor)
         # A user row opens a turn unless its metadata is unreadable (then it shows as
@@ -306,7 +314,8 @@ class FluxStore(Store):
         )
         return int(row[0]) if row else 0
 
-    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
+        check_branch(self, branch)
         # Straight from the rows, as flux returns them (a NULL content stays None).
         sql = "SELECT role, content, metadata FROM messages WHERE session_id = :s"
         params: Params = {"s": session_id}
@@ -328,7 +337,8 @@ class FluxStore(Store):
 
     # -- writing -------------------------------------------------------------------
 
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         self._check_writable()
         rows = [
             {

@@ -51,7 +51,9 @@ from fluxgui.core.model import Message, SessionInfo, item_kind, item_text
 from fluxgui.core.undecodable import strip_flag
 
 from .backends import run_to_end
-from .base import Direction, Store
+from fluxgui.core.ports import Capabilities
+
+from .base import Direction, Store, check_branch
 from .changes import Row, TableEditor
 
 T = TypeVar("T")
@@ -612,7 +614,7 @@ class JsonFolderStore(Store):
 
     format = "json"
     #: clearing empties the file's history and keeps the file, so the session stays listed
-    keeps_cleared_sessions = True
+    CAPABILITIES = Capabilities(append=True, problems=True, keeps_cleared_sessions=True)
 
     def __init__(self, folder: _Folder, target: str) -> None:
         super().__init__(folder, target)  # type: ignore[arg-type]  # a back-end in duck type
@@ -648,7 +650,8 @@ class JsonFolderStore(Store):
     async def _page_by_count(self, limit: int, cursor: Any, descending: bool) -> list[tuple[Any, ...]]:
         return await self._rows("messages", limit, cursor, descending)
 
-    async def session_info(self, session_id: str) -> SessionInfo | None:
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        check_branch(self, branch)
         e = await asyncio.to_thread(self._folder.locate, session_id)
         return self._info(e) if e is not None else None
 
@@ -680,7 +683,9 @@ class JsonFolderStore(Store):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
+        check_branch(self, branch)
         def read() -> list[Message]:
             history = self._folder.history(session_id)
             if direction == "backward":
@@ -697,11 +702,13 @@ class JsonFolderStore(Store):
 
         return await asyncio.to_thread(read) if limit > 0 else []
 
-    async def count_messages(self, session_id: str) -> int:
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         e = await asyncio.to_thread(self._folder.locate, session_id)
         return e.count if e is not None else 0
 
-    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
+        check_branch(self, branch)
         def read() -> list[dict[str, Any]]:
             history = self._folder.history(session_id)
             first = len(history) - limit if limit and limit > 0 else 0  # 0: all, as flux
@@ -718,7 +725,8 @@ class JsonFolderStore(Store):
 
     # -- writing -------------------------------------------------------------------
 
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         self._check_writable()
         now = _now()
         entries = [entry_from_flux(m, now) for m in messages]

@@ -56,7 +56,9 @@ from fluxgui.core.items import MESSAGE_ROLES
 from fluxgui.core.model import Message, SessionInfo, iso_time, message_to_item, unix_time
 
 from .backends import run_to_end
-from .base import Direction, Store
+from fluxgui.core.ports import Capabilities
+
+from .base import Direction, Store, check_branch
 from .changes import Row, TableEditor
 from .encryption import ItemCipher, is_envelope, looks_encrypted, readable, stored_message
 from .redisurl import DEFAULT_PREFIX
@@ -219,6 +221,11 @@ class RedisStore(Store):
 
     format = "agents"
     backend_name = "redis"
+    CAPABILITIES = Capabilities(append=True, encryption=True)
+
+    @property
+    def has_key(self) -> bool:
+        return self.cipher is not None
 
     def local_paths(self) -> list[Path]:
         return []  # a server
@@ -397,7 +404,8 @@ class RedisStore(Store):
                         out.append(self._row_info(self._row(sid, fields if is_hash else None, count)))
         return out
 
-    async def session_info(self, session_id: str) -> SessionInfo | None:
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        check_branch(self, branch)
         found = await self.sessions_by_ids([session_id])
         return found[0] if found else None
 
@@ -463,7 +471,9 @@ class RedisStore(Store):
         limit: int = 100,
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
+        branch: str | None = None,
     ) -> list[Message]:
+        check_branch(self, branch)
         if limit <= 0:
             return []
         with failing(self.redis.display):
@@ -488,14 +498,15 @@ class RedisStore(Store):
                 start = n - len(raws)
         return self._messages(session_id, start, raws)
 
-    async def count_messages(self, session_id: str) -> int:
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        check_branch(self, branch)
         with failing(self.redis.display):
             try:
                 return int(await self.client.llen(self._keys(session_id)[1]))
             except ResponseError:
                 return 0
 
-    async def flux_messages(self, session_id: str, limit: int | None) -> list[dict[str, Any]]:
+    async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
         """The latest ``limit`` items (0/None: all) as flux dicts; in a store holding
         envelopes only decrypted, unexpired ones, as ``EncryptedSession.get_items``."""
         want = limit or None
@@ -503,7 +514,7 @@ class RedisStore(Store):
         anchor: tuple[Any, ...] | None = None
         collected: list[Message] = []
         while True:
-            page = await self.page_messages(session_id, limit=window, anchor=anchor)
+            page = await self.page_messages(session_id, limit=window, anchor=anchor, branch=branch)
             collected[:0] = page
             kept = [m for m in collected if readable(m)] if self.needs_key else collected
             if len(page) < window or (want is not None and len(kept) >= want):
@@ -527,9 +538,10 @@ class RedisStore(Store):
                 f"{self.target} holds encrypted items (EncryptedSession): give its key to write to it"
             )
 
-    async def add_messages(self, session_id: str, messages: list[dict[str, Any]]) -> int:
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
         """Append messages as ``RedisSession.add_items`` does: items (dicts with a ``type``)
         as they are, flux dicts mapped; sealed when the store has a key."""
+        check_branch(self, branch)
         self._check_writable()
         self._need_key()
         items = []

@@ -63,3 +63,16 @@ class KeyNeeded(FluxguiError):
 
 class WrongKey(FluxguiError):
     """The key given does not decrypt the store's encrypted items."""
+
+
+class BranchNotFound(SessionNotFound):
+    """No branch with that id in the session."""
+
+
+class BranchError(FluxguiError):
+    """A branch operation the library refuses too (delete ``main``, a used id, …)."""
+
+
+class Unsupported(FluxguiError):
+    """The store cannot do this at all (its :class:`~fluxgui.core.ports.Capabilities`
+    say so); the message says why."""

@@ -1,18 +1,20 @@
 """Branches of an ``AdvancedSQLiteSession`` session in the window.
 
-:class:`BranchBar` sits above the conversation while a session of an
-:class:`~fluxgui.adapters.advanced.AdvancedStore` is shown (hidden for every other
-store): a list of the session's branches as the library lists them (the current one
+:class:`BranchBar` sits above the conversation while a session of a store with
+branches (``capabilities.branches``: ``AdvancedSQLiteSession`` stores) is shown (hidden
+for every other store): a list of the session's branches as the library lists them (the current one
 selected and bold), the current branch's token usage, and "Delete Branch…".
 
-Choosing a branch switches the session to it (``set_branch``: nothing is written) and
-the window shows that branch's items. The session list keeps counting ``main``'s items
-(as every list of an Advanced store does); the conversation's count is the branch's.
+Choosing a branch switches the *window* to it (the bar remembers the branch chosen for
+each session: UI state, nothing is written, and the store is never switched — every read
+names its branch) and the window shows that branch's items. The session list keeps
+counting ``main``'s items (as every list of an Advanced store does); the conversation's
+count is the branch's.
 
 Creating a branch from a user turn (Edit › Branch from This Turn…) and deleting one
 are edits: they run through the window's :class:`~fluxgui.qt.editing.Editor`, so they
-join its one undo stack (``AdvancedStore.apply_change`` writes a
-:class:`~fluxgui.adapters.advanced.BranchChange` back). After each, and after its undo
+join its one undo stack (the store's ``apply_change`` writes a
+:class:`~fluxgui.core.branches.BranchChange` back). After each, and after its undo
 or redo, :meth:`BranchBar.after_change` lists the branches again and shows the branch
 the change left the session on: the new branch after a create (or its redo, or the undo
 of a delete), ``main`` when the current branch went away.
@@ -40,22 +42,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fluxgui.adapters.advanced import (
-    MAIN,
-    AdvancedStore,
-    BranchChange,
-    BranchInfo,
-    BranchNotFound,
-    TurnUsage,
-    UsageTotals,
-)
+from fluxgui.core.branches import MAIN, BranchChange, BranchInfo, TurnUsage, UsageTotals
+from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.turns import starts_turn
 
 from .bridge import AsyncBridge
 
 if TYPE_CHECKING:
-    from fluxgui.adapters.base import Store
-
     from .conversation import ConversationPane
     from .editing import Editor
 
@@ -109,20 +102,7 @@ def turn_tokens(usage: list[TurnUsage]) -> dict[int, int]:
 
 
 def is_branchable(store: Store | None) -> bool:
-    return isinstance(store, AdvancedStore)
-
-
-def carry_branches(old: Store | None, new: Store | None) -> None:
-    """Keep the sessions' current branches when the same Advanced store is reopened
-    (read-only ↔ editing): a fresh store object would start every session on main."""
-    if (
-        isinstance(old, AdvancedStore)
-        and isinstance(new, AdvancedStore)
-        and old is not new
-        and old.target == new.target
-    ):
-        for sid, state in old._branches.items():  # noqa: SLF001 - same class, a copy
-            new._branches.setdefault(sid, state)  # noqa: SLF001
+    return store is not None and store.capabilities.branches
 
 
 def confirm_delete_branch(parent: QWidget, session_id: str, info: BranchInfo) -> bool:
@@ -184,9 +164,16 @@ class BranchBar(QWidget):
         self._editor = editor
         self._pane = pane
         self._key = f"branches:{id(self):x}"
-        self._store: AdvancedStore | None = None
+        self._store: Store | None = None
         self._session_id: str | None = None
         self._generation = 0
+        #: the branch chosen for each session of the store shown (UI state: the store
+        #: keeps none, every read names its branch); kept while the same store is
+        #: reopened (read-only ↔ editing)
+        self._chosen: dict[str, str] = {}
+        self._chosen_target: str | None = None
+        #: the branch an edit just made (found even before it has rows)
+        self._made: str | None = None
         #: the last listing shown (None: none yet for this session)
         self.state: BranchState | None = None
 
@@ -244,19 +231,32 @@ class BranchBar(QWidget):
     def current_branch(self) -> str | None:
         return self.state.current if self.state is not None else None
 
+    def branch_for(self, store: Store | None, session_id: str) -> str | None:
+        """The branch to show ``session_id`` of ``store`` on (``None``: a store without
+        branches), as chosen here before (``main`` at first)."""
+        if not is_branchable(store):
+            return None
+        assert store is not None
+        if store.target != self._chosen_target:
+            return MAIN
+        return self._chosen.get(session_id, MAIN)
+
     def branch_ids(self) -> list[str]:
         return [str(self.combo.itemData(i, BRANCH_ROLE)) for i in range(self.combo.count())]
 
     def set_session(self, store: Store | None, session_id: str | None) -> None:
         """Show the branches of ``session_id`` (hidden unless ``store`` is an Advanced
         store and a session is shown). The same session again only lists again."""
-        if not isinstance(store, AdvancedStore) or session_id is None:
+        if not is_branchable(store) or session_id is None:
             self._generation += 1
             self._bridge.cancel(self._key)
             self._store, self._session_id, self.state = None, None, None
             self._set_turn_tokens({})
             self.hide()
             return
+        assert store is not None
+        if store.target != self._chosen_target:
+            self._chosen, self._chosen_target = {}, store.target
         if store is not self._store or session_id != self._session_id:
             self._store, self._session_id, self.state = store, session_id, None
             self._fill(None)
@@ -269,7 +269,8 @@ class BranchBar(QWidget):
         if store is None or sid is None:
             return
         self._generation += 1
-        self._bridge.start(self._key, self._load(self._generation, store, sid, switch_to))
+        want = switch_to or self._chosen.get(sid, MAIN)
+        self._bridge.start(self._key, self._load(self._generation, store, sid, want))
 
     def choose(self, branch_id: str) -> None:
         """Switch the session to ``branch_id`` (as picking it in the list does)."""
@@ -282,7 +283,12 @@ class BranchBar(QWidget):
         session. One that put a branch's rows (back) shows that branch."""
         if self._store is None or change.session_id != self._session_id:
             return
-        self.refresh(switch_to=change.branch_id if change.added.get("structure") else None)
+        made = change.branch_id if change.added.get("structure") is not None else None
+        if made is not None:
+            self._made = made  # (a branch from turn 1 has no rows to find it by)
+        elif change.removed.get("structure") is not None and change.branch_id == self._made:
+            self._made = None
+        self.refresh(switch_to=made)
 
     def delete_current(self) -> None:
         """Delete the current branch after a confirmation (an undoable edit)."""
@@ -293,27 +299,27 @@ class BranchBar(QWidget):
             return
         info = state.info(state.current) or BranchInfo(state.current, 0, 0, None, True)
         if confirm_delete_branch(self, sid, info):
-            self._editor.run(store.delete_branch(sid, state.current, force=True))
+            # The window goes back to main once it is gone (after_change lists again).
+            self._editor.run(store.delete_branch(sid, state.current))
 
     # -- loading ---------------------------------------------------------------------
 
     async def _load(
-        self, generation: int, store: AdvancedStore, sid: str, switch_to: str | None
+        self, generation: int, store: Store, sid: str, want: str
     ) -> tuple[int, BranchState]:
-        if switch_to is not None:
-            try:
-                await store.set_branch(sid, switch_to)
-            except BranchNotFound:
-                pass  # gone meanwhile (or a branch with no rows yet): list what is there
-        branches = await store.list_branches(sid)
-        current = store.current_branch(sid)  # as list_branches left it (after a clear: main)
+        # A branch gone meanwhile (deleted, the session cleared) leaves main; a branch
+        # made from turn 1 has no rows yet but is where its maker is.
+        current = want
+        if want != MAIN and not await store.branch_exists(sid, want) and want != self._made:
+            current = MAIN
+        branches = await store.list_branches(sid, current=current)
         return generation, BranchState(
             sid,
             current,
             tuple(branches),
-            await store.branch_usage(sid),
+            await store.branch_usage(sid, current),
             await store.session_usage(sid),
-            tuple(await store.turn_usage(sid)),
+            tuple(await store.turn_usage(sid, current)),
         )
 
     def _on_succeeded(self, key: str, result: object) -> None:
@@ -324,6 +330,7 @@ class BranchBar(QWidget):
             return
         previous = self.state
         self.state = state
+        self._chosen[state.session_id] = state.current
         self._fill(state)
         self._set_turn_tokens(turn_tokens(list(state.turn_usage)))
         self.loaded.emit(state)
@@ -394,7 +401,7 @@ class BranchBar(QWidget):
 
     def _set_turn_tokens(self, tokens: dict[int, int]) -> None:
         pane = self._pane
-        if pane is None or getattr(pane, "turn_tokens", None) == tokens:
+        if pane is None or pane.turn_tokens == tokens:
             return
         pane.turn_tokens = tokens
         pane.view.viewport().update()
@@ -423,7 +430,6 @@ __all__ = [
     "can_branch_here",
     "install_branch_bar",
     "on_branch_change_applied",
-    "carry_branches",
     "confirm_delete_branch",
     "is_branchable",
     "short_tokens",
@@ -440,10 +446,11 @@ def install_branch_bar(window: Any) -> BranchBar:
     bar = BranchBar(window.bridge, window.editor, window.conversation, window.conversation)
     window.conversation.header_area.addWidget(bar)
 
-    def switched(_branch: str) -> None:
-        # The session now reads another branch: show its items from the start.
-        if window.current_session_id is not None and bar.session_id == window.current_session_id:
-            window.conversation.reload(keep_position=False)
+    def switched(branch: str) -> None:
+        # The window now reads another branch: show its items from the start.
+        sid = window.current_session_id
+        if sid is not None and bar.session_id == sid and window.store is not None:
+            window.conversation.show_session(window.store, sid, branch)
         window._update_edit_actions()  # noqa: SLF001 - the window's own refresh
 
     bar.switched.connect(switched)
@@ -467,7 +474,7 @@ def can_branch_here(window: Any) -> bool:
     store = window.store
     message = window.conversation.current_message()
     return bool(
-        isinstance(store, AdvancedStore)
+        is_branchable(store)
         and store.can_write
         and not window.editor.running
         and window.current_session_id is not None
@@ -485,7 +492,7 @@ def branch_from_turn(window: Any) -> None:
 
     store, sid = window.store, window.current_session_id
     message = window.conversation.current_message()
-    if not isinstance(store, AdvancedStore) or sid is None:
+    if not is_branchable(store) or sid is None:
         window.show_error(FluxguiError("branches are kept by AdvancedSQLiteSession stores only"))
         return
     if not store.can_write:
@@ -513,4 +520,7 @@ def branch_from_turn(window: Any) -> None:
     )
     if not ok:
         return
-    window.editor.run(store.create_branch_from_turn(sid, turn, name.strip() or None))
+    branch = window.branch_bar.current_branch()
+    window.editor.run(
+        store.create_branch_from_turn(sid, turn, name.strip() or None, branch=branch)
+    )

@@ -98,7 +98,10 @@ def event_message(event: ChatEvent, number: int) -> Message | None:
 
 class _LiveTurn:
     """What a :class:`MessageDelegate` asks of its pane, for the running chat's tool
-    cards: their pairs, and no turn numbers or token counts."""
+    cards: their pairs, and no turn numbers, token counts or store."""
+
+    #: no store: the live turn's items are not stored ones (no encryption badges)
+    store = None
 
     def __init__(self) -> None:
         self.pairs = ToolPairs()

@@ -69,7 +69,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fluxgui.adapters.base import Store
+from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs, call_key, output_key, tool_name
 from fluxgui.core.turns import starts_turn, turn_numbers
@@ -635,8 +635,8 @@ class MessageDelegate(QStyledItemDelegate):
         """The header badge of an encrypted item, ``(text, tooltip, state)``: "expired",
         "🔒 locked" or "unreadable"; ``None`` for other items (and in stores that hold no
         encrypted items, whatever a message's metadata says)."""
-        store = getattr(self._pane, "store", None)
-        if store is not None and not getattr(store, "needs_key", False):
+        store = self._pane.store if self._pane is not None else None
+        if store is not None and not store.needs_key:
             return None
         return encryption_badge(m)
 
@@ -1029,6 +1029,8 @@ class ConversationPane(QWidget):
         #: turn number → total tokens of that turn, shown in user messages' headers
         #: (filled by the window's branch bar for Advanced stores; empty otherwise)
         self.turn_tokens: dict[int, int] = {}
+        #: the branch shown (stores with branches; ``None``: main)
+        self.branch: str | None = None
         self._current: Message | None = None
         #: messages per page
         self.page_size = PAGE_SIZE
@@ -1138,8 +1140,10 @@ class ConversationPane(QWidget):
 
     # -- public API ----------------------------------------------------------------
 
-    def show_session(self, store: Store, session_id: str) -> None:
-        """Load and show ``session_id``'s latest page (cancelling any load still running)."""
+    def show_session(self, store: Store, session_id: str, branch: str | None = None) -> None:
+        """Load and show ``session_id``'s latest page (of ``branch``, for stores with
+        branches; default ``main``), cancelling any load still running."""
+        self.branch = branch
         self._generation += 1
         self._stop_live()
         self._store, self._session_id, self._info = store, session_id, None
@@ -1167,7 +1171,7 @@ class ConversationPane(QWidget):
         if store is None or sid is None:
             return
         if not keep_position or not (self.model.rowCount() or self._gone):
-            self.show_session(store, sid)  # nothing to keep: start over
+            self.show_session(store, sid, self.branch)  # nothing to keep: start over
             return
         self._generation += 1
         self._stop_live()
@@ -1363,12 +1367,14 @@ class ConversationPane(QWidget):
     ) -> tuple[str, int, SessionInfo | None, list[Message]]:
         limit = limit or self.page_size
         if quiet:  # a reload for live refresh: a session gone meanwhile is no error
-            info = await store.session_info(session_id)
+            info = await store.session_info(session_id, branch=self.branch)
             if info is None:
                 return "gone", generation, None, []
         else:
-            info = await store.require_session(session_id)
-        messages = await store.page_messages(session_id, limit=limit)
+            info = await store.session_info(session_id, branch=self.branch)
+            if info is None:
+                info = await store.require_session(session_id)
+        messages = await store.page_messages(session_id, branch=self.branch, limit=limit)
         await self._prepare(generation, messages)
         return ("reloaded" if quiet else "latest"), generation, info, messages
 
@@ -1376,7 +1382,7 @@ class ConversationPane(QWidget):
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
         messages = await store.page_messages(
-            session_id, limit=self.page_size, anchor=anchor, direction="backward"
+            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward"
         )
         await self._prepare(generation, messages)
         return "earlier", generation, None, messages
@@ -1510,7 +1516,7 @@ class ConversationPane(QWidget):
         """What changed in the session since ``loaded`` (the loaded messages) was read:
         ``("gone", …)``, ``("reload", …)`` or ``("append", …, info, new messages, before)``
         where ``before`` is the number of messages before the loaded ones."""
-        info = await store.session_info(session_id)
+        info = await store.session_info(session_id, branch=self.branch)
         if info is None:
             return "gone", generation, window, None, [], None
         if gone:
@@ -1528,7 +1534,7 @@ class ConversationPane(QWidget):
         else:
             return "reload", generation, window, info, [], None
         page = await store.page_messages(
-            session_id, limit=size + (expect is not None), anchor=anchor, direction="forward"
+            session_id, branch=self.branch, limit=size + (expect is not None), anchor=anchor, direction="forward"
         )
         full = len(page) == size + (expect is not None)
         if expect is not None:
@@ -1540,7 +1546,7 @@ class ConversationPane(QWidget):
             if len(new) >= CATCH_UP_MAX:
                 return "reload", generation, window, info, [], None
             page = await store.page_messages(
-                session_id, limit=size, anchor=new[-1].sort_key, direction="forward"
+                session_id, branch=self.branch, limit=size, anchor=new[-1].sort_key, direction="forward"
             )
             new.extend(page)
             full = len(page) == size
@@ -1550,7 +1556,7 @@ class ConversationPane(QWidget):
             # or the writer added more between our queries. Count again: if the count
             # moved, the writer is busy and we cannot tell; append what is surely new (the
             # last loaded message is still in place) and check at a quieter catch-up.
-            again = await store.session_info(session_id)
+            again = await store.session_info(session_id, branch=self.branch)
             if again is None:
                 return "gone", generation, window, None, [], None
             if again.messages == info.messages:
@@ -1561,11 +1567,11 @@ class ConversationPane(QWidget):
                 if n_loaded:
                     if new:
                         check = await store.page_messages(
-                            session_id, limit=n_loaded, anchor=new[0].sort_key,
+                            session_id, branch=self.branch, limit=n_loaded, anchor=new[0].sort_key,
                             direction="backward",
                         )
                     else:
-                        check = await store.page_messages(session_id, limit=n_loaded)
+                        check = await store.page_messages(session_id, branch=self.branch, limit=n_loaded)
                     if check != list(loaded):
                         return "reload", generation, window, info, [], None
                 before = info.messages - n_loaded - len(new)
@@ -1748,7 +1754,7 @@ class ConversationPane(QWidget):
     async def _count_turns(
         self, generation: int, store: Store, session_id: str, first: Message
     ) -> tuple[int, int]:
-        return generation, await store.count_turns_before(session_id, first.sort_key)
+        return generation, await store.count_turns_before(session_id, first.sort_key, branch=self.branch)
 
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         if first == 0 and self._turn_base is not None and self.model.rowCount() > last + 1:

@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from fluxgui.adapters.advanced import BranchChange
-from fluxgui.adapters.base import Store
-from fluxgui.adapters.changes import Change
+from fluxgui.core.branches import BranchChange
+from fluxgui.core.changes import Change
+from fluxgui.core.ports import SessionStore as Store
 
 from .bridge import AsyncBridge
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fluxgui.adapters.encryption import DEFAULT_TTL
+from fluxgui.adapters.registry import DEFAULT_TTL
 
 #: the longest TTL the spin box takes (a QSpinBox holds a C int)
 MAX_TTL = 2**31 - 1

@@ -13,8 +13,13 @@ import asyncio
 import os
 import socket
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fluxgui.adapters.registry import KEY_ENV
+from fluxgui.core.ports import OpenOptions
+from fluxgui.core.redact import redact_url
 
 from .demo import demo_store_path
 
@@ -167,6 +172,35 @@ def display_problem(env: dict[str, str] | None = None, platform: str | None = No
 # --------------------------------------------------------------------------- launch
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What the window opens at start: a target, how, which session, under what label."""
+
+    target: str = field(repr=False)
+    options: OpenOptions
+    session_id: str | None = None
+    label: str | None = None
+
+    def open_in(self, window: Any) -> None:
+        window.open_target(
+            self.target, self.options, session_id=self.session_id, label=self.label
+        )
+
+
+def open_options(args: argparse.Namespace) -> OpenOptions:
+    """The window's open options from its command line (as the commands take them:
+    ``--key`` falling back to ``$FLUXGUI_KEY``)."""
+    return OpenOptions(
+        writable=bool(args.writable),
+        format=args.format,
+        sessions_table=args.sessions_table,
+        messages_table=args.messages_table,
+        key=args.key or os.environ.get(KEY_ENV) or None,
+        ttl=args.ttl,
+        key_prefix=args.key_prefix,
+    )
+
+
 def launch(args: argparse.Namespace) -> int:
     """Open the window for ``args`` (the window parser's namespace); return the exit code."""
     screenshot: str | None = getattr(args, "screenshot", None)
@@ -207,18 +241,7 @@ def launch(args: argparse.Namespace) -> int:
     app.setApplicationDisplayName("fluxgui")
     app.setQuitOnLastWindowClosed(False)  # we close the store before the loop ends
 
-    options = {
-        "format": getattr(args, "format", None),
-        "sessions_table": getattr(args, "sessions_table", None),
-        "messages_table": getattr(args, "messages_table", None),
-        "session_id": getattr(args, "session", None),
-        "label": label,
-        "writable": bool(getattr(args, "writable", False)),
-        # --key / $FLUXGUI_KEY, --ttl, --key-prefix, as the commands take them
-        "key": getattr(args, "key", None) or os.environ.get("FLUXGUI_KEY") or None,
-        "ttl": getattr(args, "ttl", 600),
-        "key_prefix": getattr(args, "key_prefix", None),
-    }
+    request = Launch(target, open_options(args), args.session, label)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from . import window  # noqa: F401 - import the whole UI before the freeze
@@ -227,13 +250,13 @@ def launch(args: argparse.Namespace) -> int:
     try:
         with loop:
             if screenshot:
-                return loop.run_until_complete(_screenshot(app, target, options, screenshot))
-            return loop.run_until_complete(_interactive(app, target, options))
+                return loop.run_until_complete(_screenshot(app, request, screenshot))
+            return loop.run_until_complete(_interactive(app, request))
     finally:
         asyncio.set_event_loop(None)
 
 
-async def _interactive(app: Any, target: str, options: dict[str, Any]) -> int:
+async def _interactive(app: Any, request: Launch) -> int:
     from .window import MainWindow
 
     closed = asyncio.Event()
@@ -253,7 +276,7 @@ async def _interactive(app: Any, target: str, options: dict[str, Any]) -> int:
         pass
     window = MainWindow()
     window.show()
-    window.open_target(target, **options)
+    request.open_in(window)
     await closed.wait()
     window.hide()
     await window.aclose()
@@ -261,7 +284,7 @@ async def _interactive(app: Any, target: str, options: dict[str, Any]) -> int:
     return 130 if interrupted else EXIT_OK
 
 
-async def _screenshot(app: Any, target: str, options: dict[str, Any], path: str) -> int:
+async def _screenshot(app: Any, request: Launch, path: str) -> int:
     from .window import MainWindow
 
     window = MainWindow()
@@ -275,11 +298,11 @@ async def _screenshot(app: Any, target: str, options: dict[str, Any], path: str)
     window.settled.connect(on_settled)
     window.show()
     try:
-        window.open_target(target, **options)
+        request.open_in(window)
         try:
             await asyncio.wait_for(asyncio.shield(settled), SCREENSHOT_TIMEOUT)
         except asyncio.TimeoutError:
-            _err(f"{target} did not finish loading in {SCREENSHOT_TIMEOUT:.0f} s")
+            _err(f"{redact_url(request.target)} did not finish loading in {SCREENSHOT_TIMEOUT:.0f} s")
             return EXIT_KNOWN_ERROR
         if window.open_error is not None:
             _err(_one_line(window.open_error))

@@ -18,7 +18,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from fluxgui.adapters.base import SessionOrder, SessionPage, Store
+from fluxgui.core.ports import SessionOrder, SessionPage
+from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.model import SessionInfo
 
 from .bridge import AsyncBridge

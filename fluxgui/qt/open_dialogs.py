@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fluxgui.adapters.redisurl import DEFAULT_PREFIX
+from fluxgui.adapters.registry import DEFAULT_PREFIX
 
 from . import secrets
 from .settings import RecentStores

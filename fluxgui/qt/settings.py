@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from fluxgui.adapters.redisurl import DEFAULT_PREFIX
+from fluxgui.adapters.registry import DEFAULT_PREFIX
 from fluxgui.core.redact import redact_text, split_secrets
 
 from . import secrets

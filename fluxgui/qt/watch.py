@@ -24,7 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fluxgui.adapters.base import Store
+from fluxgui.core.ports import SessionStore as Store
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,8 @@ store's arguments (so reopening for editing keeps it): never in the settings.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
+from typing import Any
 
 import shiboken6
 
@@ -45,17 +47,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fluxgui.adapters.advanced import BranchChange
-from fluxgui.adapters.base import Store
-from fluxgui.adapters.encryption import DEFAULT_TTL
-from fluxgui.adapters.changes import Change
+from fluxgui.adapters.registry import DEFAULT_TTL
+from fluxgui.core.branches import BranchChange
+from fluxgui.core.changes import Change
 from fluxgui.core.errors import FluxguiError, KeyNeeded, ReadOnlyError, SessionNotFound
+from fluxgui.core.ports import MAIN, OpenOptions
+from fluxgui.core.ports import SessionStore as Store
 
 from .actions import install_actions
 from .branches import (
     branch_from_turn,
     can_branch_here,
-    carry_branches,
     install_branch_bar,
     is_branchable,
     on_branch_change_applied,
@@ -85,6 +87,17 @@ log = logging.getLogger(__name__)
 
 #: settings key: whether the chat dock was open when the user last showed or hid it
 CHAT_VISIBLE = "ui/chat_visible"
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    """How a store was (or is being) opened: to reopen it for editing or with a key.
+    Its options may hold the encryption key: memory only (``repr`` leaves it out)."""
+
+    target: str = field(repr=False)
+    options: OpenOptions
+    #: the label shown (no secret in it)
+    shown: str
 
 
 def describe_error(exc: BaseException) -> str:
@@ -282,6 +295,8 @@ class MainWindow(QMainWindow):
         #: recently opened stores (settings; never a password)
         self.recent = recent if recent is not None else RecentStores()
         self._pending: OpenRequest | None = None  # remembered once it has opened
+        #: where the open session was forked from (fluxgui's sidecar), when it was
+        self._origin: dict[str, Any] | None = None
         self._store: Store | None = None
         self._label = ""
         self._session_id: str | None = None  # shown or loading
@@ -290,8 +305,8 @@ class MainWindow(QMainWindow):
         # encryption key: memory only. ``_opening``: the same for an open under way,
         # which becomes ``_open_args`` once it has opened (a failed open leaves the open
         # store and its arguments as they were).
-        self._open_args: dict[str, object] = {}
-        self._opening: dict[str, object] = {}
+        self._open_args: OpenedStore | None = None
+        self._opening: OpenedStore | None = None
         self._problems: tuple[str, ...] = ()  # the skipped files the notice shows
         #: the encryption-key dialog while it is open (tests drive it)
         self.key_dialog: object | None = None
@@ -497,78 +512,49 @@ class MainWindow(QMainWindow):
     def open_target(
         self,
         target: str,
+        options: OpenOptions | None = None,
         *,
-        format: str | None = None,  # noqa: A002 - the CLI's option name
-        sessions_table: str | None = None,
-        messages_table: str | None = None,
         session_id: str | None = None,
         label: str | None = None,
-        writable: bool = False,
-        key: str | None = None,
-        ttl: int = DEFAULT_TTL,
-        key_prefix: str | None = None,
+        **changes: Any,
     ) -> None:
-        """Open ``target`` (read-only unless ``writable``) and show its sessions; select
-        ``session_id`` (or the most recently active session when it is ``None``).
+        """Open ``target`` as ``options`` say (read-only unless ``writable``; keyword
+        ``changes`` override its fields) and show its sessions; select ``session_id`` (or
+        the most recently active session when it is ``None``).
 
-        ``key``/``ttl`` decrypt Agents SDK ``EncryptedSession`` items (the key stays in
-        memory); ``key_prefix`` is a Redis store's key prefix. Until the new store has
-        opened, the open one stays; a failed open leaves it in place."""
-        from fluxgui.adapters import open_store
+        The options' ``key``/``ttl`` decrypt Agents SDK ``EncryptedSession`` items (the
+        key stays in memory); ``key_prefix`` is a Redis store's key prefix. Until the new
+        store has opened, the open one stays; a failed open leaves it in place."""
+        from fluxgui.adapters.registry import open_store
 
+        opts = (options or OpenOptions()).with_(**changes)
         shown = redact_text(label) if label else display_target(target)  # never a secret
-        self._opening = {
-            "target": target,
-            "format": format,
-            "sessions_table": sessions_table,
-            "messages_table": messages_table,
-            "label": label,
-            "shown": shown,
-            "key": key,
-            "ttl": int(ttl),
-            "key_prefix": key_prefix,
-        }
+        self._opening = OpenedStore(target, opts, shown)
         self.error_bar.clear()
         self.open_error = None
         self.count_label.setText(f"Opening {shown}…")
         self._pending_select = session_id
         self._auto_select = session_id is None
-        self.bridge.start(
-            "open",
-            open_store(
-                target,
-                writable=writable,
-                format=format,
-                sessions_table=sessions_table,
-                messages_table=messages_table,
-                key=key,
-                ttl=int(ttl),
-                key_prefix=key_prefix,
-            ),
-        )
+        self.bridge.start("open", open_store(target, opts))
 
-    def _reopen(self, *, writable: bool, **changes: object) -> None:
+    def _reopen(self, *, writable: bool, **changes: Any) -> None:
         """Reopen the open store's target as it was opened (key, prefix, tables…),
-        staying on the open session; ``changes`` override some of those arguments."""
-        args = {**self._open_args, **changes}
+        staying on the open session; ``changes`` override some of those options."""
+        opened = self._open_args
+        if opened is None:
+            return
         self.open_target(
-            str(args["target"]),
-            format=args.get("format"),  # type: ignore[arg-type]
-            sessions_table=args.get("sessions_table"),  # type: ignore[arg-type]
-            messages_table=args.get("messages_table"),  # type: ignore[arg-type]
+            opened.target,
+            opened.options.with_(writable=writable, **changes),
             label=self._label,
             session_id=self._session_id,
-            writable=writable,
-            key=args.get("key"),  # type: ignore[arg-type]
-            ttl=int(args.get("ttl") or DEFAULT_TTL),  # type: ignore[arg-type]
-            key_prefix=args.get("key_prefix"),  # type: ignore[arg-type]
         )
 
     def set_editing(self, on: bool) -> None:
         """Reopen the store writable (``on``) or read-only, staying on the open session;
         the undo stack is kept."""
         store = self._store
-        if store is None or not self._open_args or on == store.can_write:
+        if store is None or self._open_args is None or on == store.can_write:
             self._update_mode()
             return
         self._reopen(writable=on)  # with the key and key prefix it was opened with
@@ -579,11 +565,7 @@ class MainWindow(QMainWindow):
     def store_locked(self) -> bool:
         """Whether the open store holds encrypted items and was opened without a key."""
         store = self._store
-        return (
-            store is not None
-            and bool(getattr(store, "needs_key", False))
-            and getattr(store, "cipher", None) is None
-        )
+        return store is not None and store.needs_key and not store.has_key
 
     def enter_key(self) -> object | None:
         """File › Enter Encryption Key: ask for the key (and TTL) of an encrypted store
@@ -591,12 +573,12 @@ class MainWindow(QMainWindow):
         from .key_dialog import KeyDialog
 
         store = self._store
-        if store is None or not getattr(store, "needs_key", False):
+        if store is None or not store.needs_key:
             return None
         if self.key_dialog is not None:
             self.key_dialog.raise_()  # type: ignore[attr-defined]
             return self.key_dialog
-        ttl = int(self._open_args.get("ttl") or DEFAULT_TTL)  # type: ignore[arg-type]
+        ttl = self._open_args.options.ttl if self._open_args is not None else DEFAULT_TTL
         dialog = KeyDialog(self, where=self._label, ttl=ttl)
         self.key_dialog = dialog
         dialog.finished.connect(lambda result, d=dialog: self._on_key_dialog_done(d, result))
@@ -619,7 +601,7 @@ class MainWindow(QMainWindow):
         the open session and in the same mode. A wrong key leaves the store as it is
         and says so in the error bar."""
         store = self._store
-        if store is None or not self._open_args:
+        if store is None or self._open_args is None:
             return
         self._reopen(writable=store.can_write, key=key, ttl=int(ttl))
 
@@ -627,7 +609,7 @@ class MainWindow(QMainWindow):
         store = self._store
         action = getattr(self, "actions_by_name", {}).get("enter_key")
         if action is not None:
-            action.setEnabled(store is not None and bool(getattr(store, "needs_key", False)))
+            action.setEnabled(store is not None and store.needs_key)
         if self.store_locked:
             self.key_bar.show_notice(KEY_NOTICE)
         else:
@@ -637,7 +619,7 @@ class MainWindow(QMainWindow):
         """Show (again) the skipped-files notice when the store's list of unreadable files
         changed; hide it when there is none."""
         store = self._store
-        problems = tuple(str(p) for p in (getattr(store, "problems", None) or ()))
+        problems = tuple(str(p) for p in store.problems) if store is not None else ()
         if problems == self._problems:
             return
         self._problems = problems
@@ -730,7 +712,8 @@ class MainWindow(QMainWindow):
         if store is None or session_id == self._session_id:
             return
         self._session_id = session_id
-        self.conversation.show_session(store, session_id)
+        branch = self.branch_bar.branch_for(store, session_id)
+        self.conversation.show_session(store, session_id, branch)
 
     def search(self, text: str) -> None:
         """Filter the session list by ``text`` (session id or message text) now, as the
@@ -852,15 +835,15 @@ class MainWindow(QMainWindow):
         store = self._store
         if store is None:
             return
-        source_target = str(self._open_args.get("target") or "") or None
-        source_prefix = self._open_args.get("key_prefix")
+        source_target = self._open_args.target if self._open_args is not None else None
+        source_prefix = self._open_args.options.key_prefix if self._open_args else None
 
         async def copy(progress: object) -> object:
             # A new file or folder appears only once every session is in it; the store
             # being read is never a destination.
             async with copy_destination(
                 target, store, fmt=new_format, source_target=source_target,
-                source_prefix=source_prefix,  # type: ignore[arg-type]
+                source_prefix=source_prefix,
             ) as dest:
                 return await copy_sessions(
                     store, dest, session_ids, rename=rename, progress=progress  # type: ignore[arg-type]
@@ -937,7 +920,7 @@ class MainWindow(QMainWindow):
         assert isinstance(error, BaseException)
         if key == "open":
             self._pending = None
-            self._opening = {}
+            self._opening = None
             self.open_error = error
             self._pending_select = None
             self._auto_select = False
@@ -989,12 +972,11 @@ class MainWindow(QMainWindow):
         if self._pending is not None:
             remember_opened(self._pending, self.recent)
             self._pending = None
-        opening, self._opening = self._opening, {}
-        if opening:
-            self._label = str(opening.pop("shown"))
+        opening, self._opening = self._opening, None
+        if opening is not None:
+            self._label = opening.shown
             self._open_args = opening
         old, self._store = self._store, store
-        carry_branches(old, store)  # reopened for editing: stay on the same branches
         self.branch_bar.set_session(None, None)
         if old is not None:
             self.bridge.start(f"close:{id(old):x}", old.close())
@@ -1059,8 +1041,7 @@ class MainWindow(QMainWindow):
     def store_target(self) -> str | None:
         """What the open store was opened from (a path or URL; it may hold a password:
         show it through :func:`display_target`)."""
-        target = self._open_args.get("target")
-        return str(target) if target is not None else None
+        return self._open_args.target if self._open_args is not None else None
 
     def show_chat(self, on: bool = True) -> None:
         self.chat_dock.setVisible(on)
@@ -1284,18 +1265,18 @@ class MainWindow(QMainWindow):
         if store is None:
             return None
         ids = self.selected_session_ids()
-        origin = getattr(self, "_origin", None)
-        current_branch = getattr(store, "current_branch", None)
+        origin = self._origin
+        shown_branch = self.conversation.branch
         if len(ids) == 2:
             a, b = ids
         elif (
-            len(ids) == 1 and ids[0] == self._session_id and callable(current_branch)
-            and current_branch(ids[0]) != "main"
+            len(ids) == 1 and ids[0] == self._session_id
+            and shown_branch is not None and shown_branch != MAIN
         ):
-            # An AdvancedSQLiteSession session on another branch: main against it.
+            # An AdvancedSQLiteSession session shown on another branch: main against it.
             sid = ids[0]
             return open_compare(
-                self, self.bridge, store, sid, sid, branch_a="main", branch_b=current_branch(sid)
+                self, self.bridge, store, sid, sid, branch_a=MAIN, branch_b=shown_branch
             )
         elif len(ids) == 1 and origin is not None and ids[0] == self._session_id:
             a, b = str(origin["session_id"]), ids[0]
@@ -1328,7 +1309,9 @@ class MainWindow(QMainWindow):
         if not ok:
             return
         self._show_after_edit = True
-        self.editor.run(store.fork_session(sid, message.id, name.strip() or None))
+        self.editor.run(store.fork_session(
+            sid, message.id, name.strip() or None, branch=self.conversation.branch
+        ))
 
     def branch_from_turn(self) -> None:
         """Branch from the selected user message's turn (Advanced stores; undoable)."""

@@ -6,8 +6,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from fluxgui.adapters import Store
+from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.ports import MAIN, SessionStore as Store
 
 
 @dataclass
@@ -53,18 +54,29 @@ async def iter_session_pages(store: Store, *, page_size: int = 200) -> AsyncIter
 
 
 async def session_messages(
-    store: Store, session_id: str, *, limit: int | None = None
+    store: Store, session_id: str, *, limit: int | None = None, branch: str | None = None
 ) -> tuple[SessionInfo, AsyncIterator[list[Message]]]:
-    """The session's list row and its messages in stored order, streamed in pages
-    (with ``limit``: the most recent ``limit``, oldest first). Raises
-    :class:`~fluxgui.core.errors.SessionNotFound` for an unknown id."""
+    """The session's list row and its messages (of ``branch``, for stores with branches;
+    default ``main``) in stored order, streamed in pages (with ``limit``: the most recent
+    ``limit``, oldest first). Raises :class:`~fluxgui.core.errors.SessionNotFound` for an
+    unknown id, :class:`~fluxgui.core.errors.BranchNotFound` for an unknown branch and
+    :class:`~fluxgui.core.errors.Unsupported` for a branch of a store without any."""
     info = await store.require_session(session_id)
+    if branch is not None and branch != MAIN:
+        if not store.capabilities.branches:
+            await store.count_messages(session_id, branch=branch)  # says why not
+        elif not await store.branch_exists(session_id, branch):
+            raise BranchNotFound(
+                f"branch {show_id(branch)} does not exist in session {show_id(session_id)}"
+            )
+    if branch is not None and store.capabilities.branches:
+        info = await store.session_info(session_id, branch=branch) or info
 
     async def pages() -> AsyncIterator[list[Message]]:
         if limit is not None:
-            yield await store.latest_messages(session_id, limit)
+            yield await store.latest_messages(session_id, limit, branch=branch)
             return
-        async for page in store.iter_messages(session_id):
+        async for page in store.iter_messages(session_id, branch=branch):
             yield page
 
     return info, pages()

@@ -144,9 +144,11 @@ async def chat(
     *,
     on_event: Callable[[ChatEvent], None] | None = None,
     copy: bool = False,
+    branch: str | None = None,
 ) -> ChatResult:
-    """Send ``message`` to the agent ``config`` describes, with the session's history,
-    stream the reply to ``on_event``, and save the turn (user + assistant) when complete.
+    """Send ``message`` to the agent ``config`` describes, with the session's history
+    (of ``branch``, for stores with branches; default ``main``), stream the reply to
+    ``on_event``, and save the turn (user + assistant) when complete.
 
     Raises a one-line :class:`ProviderError` when the provider fails (nothing saved),
     ``ReadOnlyError``/``InvalidItem`` before calling the model when the store cannot take
@@ -161,7 +163,7 @@ async def chat(
     if copy:
         store.check_editable()
         await store.require_session(session_id)
-        last = await store.page_messages(session_id, limit=1)
+        last = await store.page_messages(session_id, limit=1, branch=branch)
         if not last:
             raise FluxguiError(
                 f"session {show_id(session_id)} has no messages to copy: chat on it directly"
@@ -170,11 +172,11 @@ async def chat(
     else:
         # Adding nothing runs the store's checks (read-only, a format it cannot add to)
         # before anything is sent anywhere.
-        await store.add_messages(session_id, [])
+        await store.add_messages(session_id, [], branch=branch)
     if fork_at is None:
-        history = history_messages(await store.session(session_id).get_messages())
+        history = history_messages(await store.session(session_id, branch=branch).get_messages())
     else:  # what the fork will hold: the session up to its last message
-        history = history_messages(await _fork_history(store, session_id, fork_at))
+        history = history_messages(await _fork_history(store, session_id, fork_at, branch))
 
     model = make_model(config.provider, config.model, config.base_url, config.api_key, config.timeout)
     agent = Agent(
@@ -198,15 +200,17 @@ async def chat(
     turn = [{"role": "user", "content": message}, {"role": "assistant", "content": reply}]
     # Shielded: once the reply is complete, a Stop must not cut the write in two (the
     # fork without its turn); the write finishes and the cancel is delivered after it.
-    target = await asyncio.shield(_commit(store, session_id, fork_at, turn))
+    target = await asyncio.shield(_commit(store, session_id, fork_at, turn, branch))
     emit(ChatEvent("done", reply, {"session_id": target, "added": len(turn)}))
     return ChatResult(target, reply, len(turn))
 
 
-async def _fork_history(store: Any, session_id: str, fork_at: int) -> list[dict[str, Any]]:
+async def _fork_history(
+    store: Any, session_id: str, fork_at: int, branch: str | None
+) -> list[dict[str, Any]]:
     """flux message dicts of the session up to and including message ``fork_at``."""
     out: list[dict[str, Any]] = []
-    async for page in store.iter_messages(session_id):
+    async for page in store.iter_messages(session_id, branch=branch):
         for m in page:
             if m.id is not None and int(m.id) > fork_at:
                 return out
@@ -284,12 +288,16 @@ async def _stream_reply(
 
 
 async def _commit(
-    store: Any, session_id: str, fork_at: int | None, turn: list[dict[str, Any]]
+    store: Any,
+    session_id: str,
+    fork_at: int | None,
+    turn: list[dict[str, Any]],
+    branch: str | None,
 ) -> str:
     if fork_at is None:
-        await store.session(session_id).add_messages(turn)
+        await store.session(session_id, branch=branch).add_messages(turn)
         return session_id
-    change = await store.fork_session(session_id, fork_at)
+    change = await store.fork_session(session_id, fork_at, branch=branch)
     try:
         await store.session(change.session_id).add_messages(turn)
     except BaseException:

@@ -6,31 +6,21 @@ because a turn-by-turn alignment needs every turn of both sides. The two message
 are held in memory for the comparison, so a session of more than :data:`MAX_MESSAGES`
 messages is refused with one clear sentence (:class:`SessionTooLarge`) instead.
 
-Branches and usage are read through optional store methods (duck-typed, so a store
-format that keeps branches can offer them without this module changing):
-
-* ``iter_branch_messages(session_id, branch, *, batch)`` — an async iterator of pages of
-  one branch's messages in order. Without it, a store with ``current_branch(session_id)``
-  and ``async set_branch(session_id, branch)`` (the Agents SDK advanced store) is
-  switched to the branch for the read and switched back afterwards; other reads of that
-  session on the same store object meanwhile would see the branch, so a store should
-  offer ``iter_branch_messages`` where it can. A store with neither refuses a branch
-  with a :class:`~fluxgui.core.errors.FluxguiError`.
-* ``async turn_usage(session_id)`` — per-turn token usage of the session (its current
-  branch), or ``turn_usage(session_id, branch)`` of a branch; rows as
-  :func:`fluxgui.core.diff.normalise_usage` takes them (dicts, or objects with
-  ``to_dict()``). Without it, or with no rows, usage is unknown (``None``).
+Branches and usage are read where the store's capabilities say it keeps them
+(``branches``, ``usage``): each side names its branch (``main`` by default) and is read
+with ``branch=`` — no shared store is switched to read another branch. A branch asked of
+a store without branches is refused with one sentence.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
 from typing import Any
 
 from fluxgui.core.diff import Comparison, TurnDiff, compare_messages
-from fluxgui.core.errors import FluxguiError, show_id
+from fluxgui.core.errors import BranchNotFound, FluxguiError, show_id
 from fluxgui.core.model import Message
+from fluxgui.core.ports import MAIN, SessionStore
+from fluxgui.core.visible import visible
 
 __all__ = ["MAX_MESSAGES", "SessionTooLarge", "compare_sessions", "format_diff_text"]
 
@@ -52,37 +42,29 @@ def _too_large(session_id: str, count: int, limit: int) -> SessionTooLarge:
 
 
 async def _read_side(
-    store: Any, session_id: str, branch: str | None, limit: int
+    store: SessionStore, session_id: str, branch: str | None, limit: int
 ) -> tuple[list[Message], Any, str | None]:
     """All messages of one side (checked against ``limit`` before and while reading), its
-    per-turn usage (``None`` when the store does not know it) and the branch read
+    per-turn usage (``None`` when the store does not record it) and the branch read
     (``None`` for a store without branches)."""
     info = await store.require_session(session_id)
-    if branch is None:
-        if info.messages > limit:
-            raise _too_large(session_id, info.messages, limit)
-        current = getattr(store, "current_branch", None)
-        shown = current(session_id) if callable(current) else None
-        messages = await _collect(store.iter_messages(session_id, batch=PAGE), session_id, limit)
-        return messages, await _usage(store, session_id, None), shown
-    reader = getattr(store, "iter_branch_messages", None)
-    if callable(reader):
-        messages = await _collect(reader(session_id, branch, batch=PAGE), session_id, limit)
-    elif callable(getattr(store, "set_branch", None)) and callable(
-        getattr(store, "current_branch", None)
-    ):
-        previous = store.current_branch(session_id)
-        await store.set_branch(session_id, branch)
-        try:
-            messages = await _collect(store.iter_messages(session_id, batch=PAGE), session_id, limit)
-        finally:
-            await store.set_branch(session_id, previous)
-    else:
+    if store.capabilities.branches:
+        branch = branch or MAIN
+        if not await store.branch_exists(session_id, branch):
+            raise BranchNotFound(
+                f"branch {show_id(branch)} does not exist in session {show_id(session_id)}"
+            )
+    elif branch is not None:
         raise FluxguiError(
-            f"{getattr(store, 'target', 'this store')} keeps no branches that fluxgui can "
-            f"read (asked for branch {show_id(branch)} of session {show_id(session_id)})"
+            f"{store.target} keeps no branches that fluxgui can read (asked for branch "
+            f"{show_id(branch)} of session {show_id(session_id)})"
         )
-    return messages, await _usage(store, session_id, branch), branch
+    elif info.messages > limit:
+        raise _too_large(session_id, info.messages, limit)
+    pages = store.iter_messages(session_id, batch=PAGE, branch=branch)
+    messages = await _collect(pages, session_id, limit)
+    usage = await store.turn_usage(session_id, branch) if store.capabilities.usage else None
+    return messages, usage, branch
 
 
 async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
@@ -95,20 +77,10 @@ async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
     return messages
 
 
-async def _usage(store: Any, session_id: str, branch: str | None) -> Any:
-    method = getattr(store, "turn_usage", None)
-    if method is None or not callable(method):
-        return None
-    result = method(session_id) if branch is None else method(session_id, branch)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
 async def compare_sessions(
-    store_a: Any,
+    store_a: SessionStore,
     session_a: str,
-    store_b: Any = None,
+    store_b: SessionStore | None = None,
     session_b: str | None = None,
     *,
     branch_a: str | None = None,
@@ -118,8 +90,8 @@ async def compare_sessions(
     """Compare session ``session_a`` of ``store_a`` with ``session_b`` of ``store_b``.
 
     ``store_b`` defaults to ``store_a`` and ``session_b`` to ``session_a`` (with
-    ``branch_a`` / ``branch_b``: two branches of one session; without, a store that
-    keeps branches is read on its current branch, and the comparison names it). Both sessions are read
+    ``branch_a`` / ``branch_b``: two branches of one session; a store that keeps
+    branches is read on ``main`` where none is named, and the comparison names it). Both sessions are read
     whole and held in memory while they are compared; a side with more than
     ``max_messages`` messages raises :class:`SessionTooLarge`, an unknown session
     :class:`~fluxgui.core.errors.SessionNotFound`.
@@ -140,23 +112,20 @@ async def compare_sessions(
         usage_b=usage_b,
     )
     if store_b is not store_a:
-        comparison.a.target = getattr(store_a, "target", None)
-        comparison.b.target = getattr(store_b, "target", None)
+        comparison.a.target = store_a.target
+        comparison.b.target = store_b.target
     return comparison
 
 
 # --------------------------------------------------------------------------- text
 
 
-# C0/C1 control characters (an escape sequence in a message must not drive the terminal)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def first_line(text: str, width: int = 100) -> str:
-    """The first non-blank line of ``text``, control characters shown as ``?`` and cut to
-    ``width`` characters (``…`` when cut); ``""`` for blank text."""
+    """The first non-blank line of ``text``, hidden characters shown as markers (an
+    escape sequence in a message must not drive the terminal) and cut to ``width``
+    characters (``…`` when cut); ``""`` for blank text."""
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    line = _CONTROLS.sub("?", " ".join(line.split()))
+    line = visible(" ".join(line.split()), keep_layout=False)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fluxgui.adapters import Store, open_store, parse_target
+from fluxgui.adapters.registry import open_store, parse_target
+from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 from fluxgui.core.files import (
     hold_path,

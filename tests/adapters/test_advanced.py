@@ -8,7 +8,6 @@ same operation on a copy of the file, and read back through the library.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import shutil
@@ -30,7 +29,8 @@ from advanced_helpers import (
 from agents.extensions.memory import AdvancedSQLiteSession
 from helpers import all_messages, all_sessions, snapshot
 
-from fluxgui.adapters import AdvancedStore, open_store
+from fluxgui.adapters.advanced import AdvancedStore
+from fluxgui.adapters.registry import open_store
 from fluxgui.adapters.advanced import BranchError, BranchNotFound
 from fluxgui.adapters.agents import AgentsStore
 from fluxgui.adapters.base import Store
@@ -44,33 +44,25 @@ async def lib_db(tmp_path) -> Path:
     return path
 
 
-async def fluxgui_view(store: AdvancedStore, sid: str = SID, batch: int = 500) -> dict[str, Any]:
-    """The same, read by fluxgui (each branch read by switching to it)."""
-    current = store.current_branch(sid)
-    branches = [b.to_dict() for b in await store.list_branches(sid)]
+async def fluxgui_view(
+    store: AdvancedStore, sid: str = SID, batch: int = 500, current: str = "main"
+) -> dict[str, Any]:
+    """The same, read by fluxgui (each branch read by naming it; ``current`` is the one
+    a library session object would be on)."""
+    branches = [b.to_dict() for b in await store.list_branches(sid, current=current)]
     out: dict[str, Any] = {"branches": branches, "per_branch": {}}
     for b in branches:
         bid = b["branch_id"]
         out["per_branch"][bid] = {
-            "items": [m.raw for m in await _branch_messages(store, sid, bid, batch)],
-            "turns": [t.to_dict() for t in await store.conversation_turns(sid, bid)],
+            "items": [m.raw for m in await all_messages(store, sid, batch=batch, branch=bid)],
+            "turns": [t.to_dict() for t in await store.conversation_turns(sid, branch=bid)],
             "turn_usage": [t.to_dict() for t in await store.turn_usage(sid, bid)],
             "usage": _dict(await store.branch_usage(sid, bid)),
         }
-    await store.set_branch(sid, current)
-    out["current_items"] = [m.raw for m in await all_messages(store, sid, batch=batch)]
-    out["current_turn_usage"] = [t.to_dict() for t in await store.turn_usage(sid)]
+    out["current_items"] = [m.raw for m in await all_messages(store, sid, batch=batch, branch=current)]
+    out["current_turn_usage"] = [t.to_dict() for t in await store.turn_usage(sid, current)]
     out["session_usage"] = _dict(await store.session_usage(sid))
     return out
-
-
-async def _branch_messages(store: AdvancedStore, sid: str, bid: str, batch: int) -> list:
-    before = store.current_branch(sid)
-    await store.set_branch(sid, bid)
-    try:
-        return await all_messages(store, sid, batch=batch)
-    finally:
-        await store.set_branch(sid, before)
 
 
 def _dict(value: Any) -> Any:
@@ -121,10 +113,11 @@ async def test_detected_as_advanced_with_capabilities(lib_db):
     async with await open_store(str(lib_db)) as store:
         assert isinstance(store, AdvancedStore)
         assert store.format == "agents"
-        assert store.capabilities() == {
-            "can_write": False, "has_branches": True, "has_usage": True, "needs_key": False,
-        }
-        assert store.current_branch(SID) == "main"
+        caps = store.capabilities
+        assert caps.branches and caps.usage and caps.append and caps.fork
+        assert not caps.edit and not caps.clear
+        assert store.can_write is False and store.needs_key is False
+        assert await store.branch_exists(SID, "main")
 
 
 async def test_plain_agents_store_is_not_advanced(tmp_path):
@@ -138,7 +131,8 @@ async def test_plain_agents_store_is_not_advanced(tmp_path):
         s.close()
     async with await open_store(str(path)) as store:
         assert type(store) is AgentsStore
-        assert not store.has_branches and not store.has_usage
+        assert not store.capabilities.branches and not store.capabilities.usage
+        assert store.capabilities.edit and store.capabilities.encryption
 
 
 async def test_everything_read_equals_the_library(lib_db):
@@ -151,22 +145,21 @@ async def test_everything_read_equals_the_library(lib_db):
         assert await fluxgui_view(store, batch=2) == expected
 
 
-async def test_reads_equal_the_library_on_each_current_branch(lib_db):
+async def test_reads_equal_the_library_on_each_branch(lib_db):
     lib = Library(lib_db)
     async with await open_store(str(lib_db)) as store:
         for b in await store.list_branches(SID):
-            await store.set_branch(SID, b.branch_id)
-            assert store.current_branch(SID) == b.branch_id
-            expected = await lib.view(current=b.branch_id)
-            assert await fluxgui_view(store) == expected
-            marked = [x.branch_id for x in await store.list_branches(SID)
+            bid = b.branch_id
+            expected = await lib.view(current=bid)
+            assert await fluxgui_view(store, current=bid) == expected
+            marked = [x.branch_id for x in await store.list_branches(SID, current=bid)
                       if x.is_current]
-            assert marked == [b.branch_id]
+            assert marked == [bid]
             # counts, the latest N (flux protocol) and backward paging
             items = expected["current_items"]
-            assert await store.count_messages(SID) == len(items)
-            assert (await store.require_session(SID)).messages == len(items)
-            latest = await store.latest_messages(SID, 3)
+            assert await store.count_messages(SID, branch=bid) == len(items)
+            assert (await store.session_info(SID, branch=bid)).messages == len(items)
+            latest = await store.latest_messages(SID, 3, branch=bid)
             assert [m.raw for m in latest] == items[-3:]
             s = lib.session()
             try:
@@ -177,7 +170,7 @@ async def test_reads_equal_the_library_on_each_current_branch(lib_db):
             back: list = []
             anchor = None
             while True:
-                page = await store.page_messages(SID, limit=2, anchor=anchor)
+                page = await store.page_messages(SID, limit=2, anchor=anchor, branch=bid)
                 if not page:
                     break
                 back = page + back
@@ -189,8 +182,7 @@ async def test_message_ids_are_the_shared_message_rows(lib_db):
     rows = dict(sqlite3.connect(lib_db).execute("SELECT id, message_data FROM agent_messages").fetchall())
     async with await open_store(str(lib_db)) as store:
         main = await all_messages(store, SID)
-        await store.set_branch(SID, "alt")
-        alt = await all_messages(store, SID)
+        alt = await all_messages(store, SID, branch="alt")
     # the turn before the branch point is the same rows on both branches
     assert [m.id for m in alt[:4]] == [m.id for m in main[:4]]
     for m in main + alt:
@@ -215,24 +207,24 @@ async def test_usage_per_turn_and_per_branch(lib_db):
         assert await store.turn_usage("nobody") == []
 
 
-async def test_switching_is_checked_and_per_session(lib_db):
+async def test_branches_are_checked_and_reads_take_them_explicitly(lib_db):
     async with await open_store(str(lib_db)) as store:
         with pytest.raises(BranchNotFound) as err:
-            await store.set_branch(SID, "gone")  # deleted by the library
+            await store.require_branch(SID, "gone")  # deleted by the library
         assert "gone" in str(err.value) and "\n" not in str(err.value)
         assert isinstance(err.value, SessionNotFound)
         with pytest.raises(SessionNotFound) as err:
-            await store.set_branch("nobody", "alt")
+            await store.require_branch("nobody", "alt")
         assert "unknown session" in str(err.value)
-        await store.set_branch(SID, "alt")
-        # the other session still reads its main branch
-        assert store.current_branch(OTHER) == "main"
+        assert await store.branch_exists(SID, "alt") and not await store.branch_exists(SID, "gone")
+        # reading a branch of one session changes nothing for any other read
+        alt = await all_messages(store, SID, branch="alt")
         assert [m.text for m in await all_messages(store, OTHER)] == ["another session", "yes"]
-        await store.set_branch(SID, "main")
-        assert store.current_branch(SID) == "main"
+        assert await all_messages(store, SID) != alt
+        assert await all_messages(store, SID, branch="gone") == []
 
 
-async def test_session_list_counts_main_and_search_reads_the_current_branch(lib_db):
+async def test_session_list_counts_main_and_search_reads_every_branch(lib_db):
     lib = Library(lib_db)
     main_count = len((await lib.view())["current_items"])
     async with await open_store(str(lib_db)) as store:
@@ -240,63 +232,58 @@ async def test_session_list_counts_main_and_search_reads_the_current_branch(lib_
         assert listed == {SID: main_count, OTHER: 2}
         by_count = await store.list_sessions(order="messages")
         assert [s.id for s in by_count.sessions] == [SID, OTHER]
-        assert [s.id for s in await store.search_sessions("alt three")] == []  # not on main
-        await store.set_branch(SID, "alt")
-        assert [s.id for s in await store.search_sessions("alt three")] == [SID]
-        assert [s.id for s in await store.search_sessions("fourth")] == []  # main only
+        assert [s.id for s in await store.search_sessions("alt three")] == [SID]  # on alt
+        assert [s.id for s in await store.search_sessions("fourth")] == [SID]  # on main
         assert [s.id for s in await store.search_sessions("another")] == [OTHER]
         info = {s.id: s.messages for s in await store.sessions_by_ids([SID, OTHER])}
-        assert info == {SID: await store.count_messages(SID), OTHER: 2}
+        assert info == {SID: main_count, OTHER: 2}
 
 
-async def test_flux_session_protocol_reads_the_current_branch(lib_db):
+async def test_flux_session_protocol_reads_its_branch(lib_db):
     async with await open_store(str(lib_db)) as store:
-        await store.set_branch(SID, "alt")
-        got = await store.session(SID).get_messages(2)
+        got = await store.session(SID, branch="alt").get_messages(2)
         assert got == [{"role": "user", "content": "alt three"},
                        {"role": "assistant", "content": "alt three answer"}]
 
 
-async def test_turns_before_an_anchor_count_the_current_branch(lib_db):
+async def test_turns_before_an_anchor_count_the_branch(lib_db):
     async with await open_store(str(lib_db)) as store:
         for branch in ("main", "alt"):
-            await store.set_branch(SID, branch)
-            for m in await all_messages(store, SID):
-                assert await store.count_turns_before(SID, m.sort_key) == await Store.count_turns_before(
-                    store, SID, m.sort_key
-                )
+            for m in await all_messages(store, SID, branch=branch):
+                assert await store.count_turns_before(
+                    SID, m.sort_key, branch=branch
+                ) == await Store.count_turns_before(store, SID, m.sort_key, branch=branch)
 
 
 async def test_read_only_open_changes_no_byte(lib_db):
     before = snapshot(lib_db)
     async with await open_store(str(lib_db)) as store:
         await fluxgui_view(store)
-        await store.set_branch(SID, "alt")
-        await fluxgui_view(store)
+        await fluxgui_view(store, current="alt")
         await all_sessions(store)
         await store.list_sessions(order="messages")
         await store.search_sessions("sunny")
         for edit in (
             lambda: store.create_branch_from_turn(SID, 2, "x"),
-            lambda: store.delete_branch(SID, "alt", force=True),
+            lambda: store.delete_branch(SID, "alt"),
         ):
             with pytest.raises(ReadOnlyError):
                 await edit()
     assert snapshot(lib_db) == before
 
 
-async def test_branch_pointer_falls_back_to_main_after_a_clear(lib_db):
+async def test_a_cleared_session_has_main_only(lib_db):
     async with await open_store(str(lib_db)) as store:
-        await store.set_branch(SID, "alt")
+        assert await store.branch_exists(SID, "alt")
         s = Library(lib_db).session()
         try:
             await s.clear_session()
             await s.add_items([user("fresh start")])
         finally:
             s.close()
-        # as the library's own stale session objects do, the pointer goes back to main
+        # a reader that was on "alt" finds it gone (the window then goes back to main)
+        assert not await store.branch_exists(SID, "alt")
         assert [m.text for m in await all_messages(store, SID)] == ["fresh start"]
-        assert store.current_branch(SID) == "main"
 
 
 # --------------------------------------------------------------------------- writing
@@ -327,11 +314,8 @@ async def test_create_branch_writes_what_the_library_writes(lib_db, current, tur
     ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
     assert await lib_create(ref, SID, turn, "new", current) == "new"
     async with await open_store(str(ours), writable=True) as store:
-        if current != "main":
-            await store.set_branch(SID, current)
-        change = await store.create_branch_from_turn(SID, turn, "new")
+        change = await store.create_branch_from_turn(SID, turn, "new", branch=current)
         assert change.branch_id == "new"
-        assert store.current_branch(SID) == "new"  # the library switches too
     assert dump(ours, times=False) == dump(ref, times=False)
     # and the library reads fluxgui's branch as its own
     assert timeless(await Library(ours).view()) == timeless(await Library(ref).view())
@@ -370,8 +354,7 @@ async def test_a_branch_made_by_fluxgui_grows_in_the_library(lib_db):
     finally:
         s.close()
     async with await open_store(str(lib_db)) as store:
-        await store.set_branch(SID, "fg")
-        assert await fluxgui_view(store) == await Library(lib_db).view(current="fg")
+        assert await fluxgui_view(store, current="fg") == await Library(lib_db).view(current="fg")
 
 
 @pytest.mark.parametrize(
@@ -397,7 +380,6 @@ async def test_create_branch_refusals_write_nothing(lib_db, turn, name, error, n
         with pytest.raises(error) as err:
             await store.create_branch_from_turn(SID, turn, name)
         assert needle in str(err.value) and "\n" not in str(err.value)
-        assert store.current_branch(SID) == "main"
         with pytest.raises(SessionNotFound):
             await store.create_branch_from_turn("nobody", 1, "x")
     assert dump(lib_db) == before
@@ -435,14 +417,11 @@ async def test_delete_branch_refusals(lib_db):
             await store.delete_branch(SID, "gone")
         with pytest.raises(SessionNotFound):
             await store.delete_branch("nobody", "alt")
-        await store.set_branch(SID, "alt")
         with pytest.raises(BranchError, match="current branch"):
-            await store.delete_branch(SID, "alt")
-        assert store.current_branch(SID) == "alt"
+            await store.delete_branch(SID, "alt", current="alt")
         assert dump(lib_db) == before
-        # force: back to main, then deleted
-        await store.delete_branch(SID, "alt", force=True)
-        assert store.current_branch(SID) == "main"
+        # read from main, "alt" can go
+        await store.delete_branch(SID, "alt", current="main")
         assert "alt" not in [b.branch_id for b in await store.list_branches(SID)]
 
 
@@ -462,9 +441,9 @@ async def test_undo_and_redo_branch_edits(lib_db):
         assert dump(lib_db) == before
 
         created = await store.create_branch_from_turn(SID, 2, "fg")
-        assert store.current_branch(SID) == "fg"
+        assert await store.branch_exists(SID, "fg")
         await store.apply_branch_change(created.inverse())
-        assert store.current_branch(SID) == "main"
+        assert not await store.branch_exists(SID, "fg")
         undone = dump(lib_db)
         assert undone["message_structure"] == before["message_structure"]
         assert ("conv", "fg") in undone["branch_reservations"]  # the id stays used

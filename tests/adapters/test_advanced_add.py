@@ -39,8 +39,7 @@ async def test_add_messages_writes_what_the_library_writes(tmp_path: Path, branc
     await write_library_store(ours)
     shutil.copyfile(ours, theirs)
     async with await open_store(str(ours), writable=True) as store:
-        await store.set_branch(SID, branch)
-        assert await store.add_messages(SID, NEW) == 2
+        assert await store.add_messages(SID, NEW, branch=branch) == 2
     s = Library(theirs).session()
     try:
         await s.switch_to_branch(branch)

@@ -38,10 +38,9 @@ async def test_fork_of_a_branch_reads_back_in_the_library(store_path: Path, bran
     source = await lib.view(SID, current=branch)
     items = source["per_branch"][branch]["items"]
     async with await open_store(str(store_path), writable=True) as store:
-        await store.set_branch(SID, branch)
-        messages = [m async for page in store.iter_messages(SID) for m in page]
+        messages = [m async for page in store.iter_messages(SID, branch=branch) for m in page]
         at = messages[-2]  # the fork stops before the branch's last item
-        change = await store.fork_session(SID, at.id, f"fork-{branch}")
+        change = await store.fork_session(SID, at.id, f"fork-{branch}", branch=branch)
         assert change.session_id == f"fork-{branch}"
         assert (await store.fork_origin(f"fork-{branch}"))["message_id"] == at.id
     fork = await lib.view(f"fork-{branch}")

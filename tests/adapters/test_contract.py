@@ -398,7 +398,7 @@ async def test_clear(target):
         assert await store.session("s-a").get_messages() == []
         # A JSON session folder keeps a cleared session's file (its other keys stay), so
         # the session stays listed with no messages; the SQL and Redis stores drop it.
-        keeps = getattr(store, "keeps_cleared_sessions", False)
+        keeps = store.capabilities.keeps_cleared_sessions
         info = await store.session_info("s-a")
         if keeps:
             assert info is not None and info.messages == 0
@@ -421,7 +421,6 @@ async def test_read_only_store_refuses_writes(target):
         await fill(store, WRITES)
     async with await open_target(target) as ro:
         assert ro.can_write is False
-        assert ro.capabilities()["can_write"] is False
         with pytest.raises(ReadOnlyError):
             await ro.add_messages("s-a", [{"role": "user", "content": "nope"}])
         with pytest.raises(ReadOnlyError):

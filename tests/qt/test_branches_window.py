@@ -164,7 +164,7 @@ def test_switching_branch_shows_that_branch_and_its_usage(qtbot, window, advance
         if branch == window.branch_bar.current_branch():
             continue
         _switch(qtbot, window, branch)
-        assert window.store.current_branch(SID) == branch
+        assert window.conversation.branch == branch
         assert _items(window) == view["per_branch"][branch]["items"]
         assert window.branch_bar.usage_label.text() == _usage_text(
             view["per_branch"][branch]["usage"]

@@ -101,15 +101,18 @@ def compare(qtbot: Any, view: Any, *args: Any) -> Any:
 
 
 class WithUsage:
-    """A real store plus the optional ``turn_usage`` a usage-keeping store offers."""
+    """A real store that declares recorded usage (``capabilities.usage``), from a table."""
 
     def __init__(self, store: Any, usage: dict[str, Any]) -> None:
+        from fluxgui.core.ports import Capabilities
+
         self._store, self._usage = store, usage
+        self.capabilities = Capabilities(usage=True)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    async def turn_usage(self, session_id: str) -> Any:
+    async def turn_usage(self, session_id: str, branch: str | None = None) -> Any:
         return self._usage.get(session_id)
 
 

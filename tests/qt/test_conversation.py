@@ -161,7 +161,7 @@ def test_big_session_opens_at_its_end_and_pages_back_on_scroll(
     bar = pane.view.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
     assert visible(pane, pane.model.index(pane.loaded_count - 1, 0))
-    assert calls[0] == {"limit": pane.page_size}
+    assert calls[0] == {"limit": pane.page_size, "branch": None}
     assert all(kw.get("limit") == pane.page_size for kw in calls)
     assert "latest" in pane.status.text() and f"{BIG:,}" in pane.status.text()
 
@@ -177,6 +177,7 @@ def test_big_session_opens_at_its_end_and_pages_back_on_scroll(
             "limit": pane.page_size,
             "anchor": first.sort_key,
             "direction": "backward",
+            "branch": None,
         }
         new_first = pane.model.message(0)
         assert new_first.text == f"message {BIG - pane.loaded_count}"

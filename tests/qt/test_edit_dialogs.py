@@ -21,7 +21,8 @@ from qt_helpers import (
     write_flux_store,
 )
 
-from fluxgui.adapters import Store, open_store
+from fluxgui.adapters.registry import open_store
+from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.errors import InvalidItem
 from fluxgui.core.model import Message, from_agents_row, from_flux_row, from_item
 from fluxgui.qt.edit_dialogs import (

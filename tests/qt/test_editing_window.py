@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel
-from qt_helpers import AGENTS_SESSIONS, OFFSCREEN_NOISE, run_async, write_agents_store
+from qt_helpers import OFFSCREEN_NOISE, run_async, write_agents_store
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 

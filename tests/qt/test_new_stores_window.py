@@ -226,7 +226,7 @@ def test_the_right_key_decrypts_and_survives_the_editing_switch(qtbot, window, e
         _give_key(qtbot, window, KEY)
     _settle(qtbot, window)
     assert shown.args == ["vault-1"]  # stays on the session that was shown
-    assert window.store is not locked_store and window.store.cipher is not None
+    assert window.store is not locked_store and window.store.has_key
     assert window.key_dialog is None
     assert not window.key_bar.isVisible()
     assert window.format_label.text() == "agents format · decrypted"
@@ -240,7 +240,7 @@ def test_the_right_key_decrypts_and_survives_the_editing_switch(qtbot, window, e
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.can_write and window.store.cipher is not None
+    assert window.store.can_write and window.store.has_key
     assert "The vault code is 4417." in window.conversation.toPlainText()
     assert not window.key_bar.isVisible()
 
@@ -261,7 +261,7 @@ def test_a_wrong_key_says_so_and_the_locked_store_stays(qtbot, window, enc_db):
     assert window.current_session_id == "vault-1"
     assert window.sessions.rowCount() == 2 and window.count_label.text() == "2 sessions"
     assert window.key_bar.isVisible()
-    assert window._open_args.get("key") is None  # the wrong key was not kept
+    assert window._open_args.options.key is None  # the wrong key was not kept
     SHOTS.mkdir(parents=True, exist_ok=True)
     assert window.grab().save(str(SHOTS / "encrypted_wrong_key.png"))
     # The notice offers the dialog again, and the right key still works.
@@ -280,7 +280,7 @@ def test_the_key_is_nowhere_in_the_settings(qtbot, window, enc_db):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.cipher is not None
+    assert window.store.has_key
     window.recent._settings.sync()
     saved = _settings_text()
     assert str(enc_db) in saved  # the recent store was written …
@@ -566,7 +566,7 @@ def test_a_redis_store_lists_its_sessions(qtbot, window, redis_prefix):
     text = window.conversation.toPlainText()
     assert "Hello from Redis" in text or "Second answer" in text
     assert window.recent.entries()[0].key_prefix == redis_prefix
-    assert window._open_args["key_prefix"] == redis_prefix
+    assert window._open_args.options.key_prefix == redis_prefix
     # The editing switch reopens under the same prefix and says what cannot be done.
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.set_editing(True)

@@ -10,7 +10,6 @@ import pytest
 from helpers import snapshot
 from qt_helpers import (
     AGENTS_SESSIONS,
-    FLUX_SESSIONS,
     OFFSCREEN_NOISE,
     run_on,
     write_agents_store,

@@ -40,7 +40,8 @@ async def main():
     stop = asyncio.Event()
     busy = asyncio.ensure_future(always_ready(stop))
     try:
-        return await launch._screenshot(app, str(db), {"label": None}, str(folder / "s.png"))
+        request = launch.Launch(str(db), launch.OpenOptions())
+        return await launch._screenshot(app, request, str(folder / "s.png"))
     finally:
         stop.set()
         await busy

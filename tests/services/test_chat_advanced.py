@@ -16,8 +16,7 @@ async def test_offline_chat_on_a_branch(tmp_path: Path):
     await write_library_store(path)
     before = await Library(path).view(SID, current="alt")
     async with await open_store(str(path), writable=True) as store:
-        await store.set_branch(SID, "alt")
-        result = await chat(store, SID, "And now?", AgentConfig())
+        result = await chat(store, SID, "And now?", AgentConfig(), branch="alt")
     assert result.added == 2 and result.reply.startswith("[offline] You said: And now?")
     after = await Library(path).view(SID, current="alt")
     assert after["current_items"][:-2] == before["current_items"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,9 +11,11 @@ from typing import Any
 import pytest
 from agents import SQLiteSession as AgentsSQLiteSession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
+from helpers import all_messages
 
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import FluxguiError, SessionNotFound
+from fluxgui.core.ports import Capabilities
 from fluxgui.services.compare import (
     SessionTooLarge,
     compare_sessions,
@@ -176,19 +179,26 @@ async def test_branches_need_a_store_that_reads_them(agents_store: Any) -> None:
 
 
 class WithBranchesAndUsage:
-    """A real store plus the two optional methods a branch-aware store offers."""
+    """A real store that declares branches and usage: a branch other than ``main`` reads
+    another session of the store standing in for it; usage comes from a table."""
 
-    def __init__(self, store: Any, branches: dict[str, list[str]], usage: dict[str | None, Any]) -> None:
+    def __init__(self, store: Any, branches: dict[str, str], usage: dict[str, Any]) -> None:
         self._store = store
         self._branches = branches  # branch -> session whose messages stand in for it
         self._usage = usage
         self.asked: list[tuple[str, str | None]] = []
+        self.capabilities = Capabilities(branches=True, usage=True)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    async def iter_branch_messages(self, session_id: str, branch: str, *, batch: int) -> AsyncIterator[list[Any]]:
-        async for page in self._store.iter_messages(self._branches[branch][0], batch=batch):
+    async def branch_exists(self, session_id: str, branch: str) -> bool:
+        return branch == "main" or branch in self._branches
+
+    async def iter_messages(
+        self, session_id: str, *, batch: int = 500, branch: str | None = None
+    ) -> AsyncIterator[list[Any]]:
+        async for page in self._store.iter_messages(self._branches.get(branch or "main", session_id), batch=batch):
             yield page
 
     async def turn_usage(self, session_id: str, branch: str | None = None) -> Any:
@@ -206,9 +216,8 @@ async def test_branches_and_turn_usage_through_the_store(agents_store: Any) -> N
             {"user_turn_number": 1, "requests": 1, "input_tokens": 100, "output_tokens": 20, "total_tokens": 120},
             {"user_turn_number": 2, "requests": 2, "input_tokens": 300, "output_tokens": 50, "total_tokens": 350},
         ],
-        None: {3: {"total_tokens": 7}},
     }
-    store = WithBranchesAndUsage(agents_store, {"main": ["origin"], "retry": ["fork"]}, usage)
+    store = WithBranchesAndUsage(agents_store, {"retry": "fork"}, usage)
     c = await compare_sessions(store, "origin", branch_a="main", branch_b="retry")
     assert store.asked == [("origin", "main"), ("origin", "retry")]
     assert c.a.label == "origin @ main" and c.b.label == "origin @ retry"
@@ -222,14 +231,15 @@ async def test_branches_and_turn_usage_through_the_store(agents_store: Any) -> N
     assert "≠ turn 2 differs  Can you refund the shipping?  [tokens A 180, B 350, +170]" in text
     assert "= turn 1  Where is my order 1001?  [tokens A 120, B 120, +0]" in text
     assert text.rstrip().endswith("tokens A 300, B 470 (+170)")
-    # usage without branches: turn_usage(session_id) is asked with the session only
+    # no branch named: main on both sides, its usage asked for
     plain = await compare_sessions(store, "origin", store, "copy")
-    assert plain.turn(3).tokens_a == 7 and plain.turn(3).token_delta == 0  # type: ignore[union-attr]
+    assert store.asked[-2:] == [("origin", "main"), ("copy", "main")]
+    assert plain.a.label == "origin @ main" and plain.turn(1).token_delta == 0  # type: ignore[union-attr]
 
 
 def test_first_line_is_one_safe_line() -> None:
     assert first_line("\n\n  hello\nworld") == "hello"
-    assert first_line("a\x1b[31mred\x07") == "a?[31mred?"
+    assert first_line("a\x1b[31mred\x07") == "a␛[31mred␇"
     assert first_line("x" * 300, 10) == "x" * 9 + "…"
     assert first_line("   ") == ""
 
@@ -291,9 +301,7 @@ async def test_two_branches_of_an_advanced_session(tmp_path: Path) -> None:
         s.close()
     store = await open_store(str(path))
     try:
-        assert store.current_branch("conv") == "main"
         c = await compare_sessions(store, "conv", branch_a="main", branch_b="retry")
-        assert store.current_branch("conv") == "main"  # switched back after reading
         assert {t.number: t.status for t in c.turns} == {1: "same", 2: "differs", 3: "only_a"}
         assert c.a.label == "conv @ main" and c.b.label == "conv @ retry"
         assert c.turn(2).changes[0].to_dict() == {"change": "changed", "a": 1, "b": 1}  # type: ignore[union-attr]
@@ -305,13 +313,51 @@ async def test_two_branches_of_an_advanced_session(tmp_path: Path) -> None:
         text = format_diff_text(c)
         assert "A: conv @ main — 6 messages, 3 turns" in text
         assert "≠ turn 2 differs  Refund the shipping?  [tokens A 180, B 240, +60]" in text
-        # without branches: the current branch, named
-        await store.set_branch("conv", "retry")
+        # without branches named: main, named
         plain = await compare_sessions(store, "conv")
-        assert plain.identical and plain.a.label == "conv @ retry"
-        assert store.current_branch("conv") == "retry"
+        assert plain.identical and plain.a.label == "conv @ main"
+        one = await compare_sessions(store, "conv", branch_b="retry")
+        assert one.b.label == "conv @ retry" and not one.identical
         with pytest.raises(SessionNotFound):
             await compare_sessions(store, "conv", branch_a="main", branch_b="nope")
-        assert store.current_branch("conv") == "retry"
+    finally:
+        await store.close()
+
+
+async def test_compare_never_switches_the_shared_store(tmp_path: Path) -> None:
+    """The old race: comparing branches switched the window's own store to each branch
+    while reading, so the conversation or the live watcher reading the same store
+    meanwhile saw the wrong branch. Reads now name their branch: interleave a compare of
+    main and "retry" with reads of "retry" and of main on the same store object."""
+    from agents.extensions.memory import AdvancedSQLiteSession
+
+    path = tmp_path / "advanced.db"
+    s = AdvancedSQLiteSession(session_id="conv", db_path=str(path), create_tables=True)
+    try:
+        await s.add_items([user("one"), answer("first", "m1"), user("two"), answer("second", "m2")])
+        await s.create_branch_from_turn(2, "retry")
+        await s.add_items([user("two again"), answer("other", "m3")])
+    finally:
+        s.close()
+    store = await open_store(str(path))
+    try:
+        retry = [m.raw for m in await all_messages(store, "conv", branch="retry")]
+        main = [m.raw for m in await all_messages(store, "conv")]
+        assert retry != main
+
+        async def watcher_reads() -> None:
+            for _ in range(40):
+                got = await store.page_messages("conv", limit=10, branch="retry")
+                assert [m.raw for m in got] == retry
+                assert [m.raw for m in await store.page_messages("conv", limit=10)] == main
+                await asyncio.sleep(0)
+
+        async def compares() -> None:
+            for _ in range(10):
+                c = await compare_sessions(store, "conv", branch_a="main", branch_b="retry")
+                assert not c.identical
+                await asyncio.sleep(0)
+
+        await asyncio.gather(watcher_reads(), compares(), watcher_reads())
     finally:
         await store.close()

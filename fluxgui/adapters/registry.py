@@ -1,0 +1,309 @@
+"""The opening registry: open a target, detect its format, hand out a store.
+
+This is the one door the window and the command line use into the adapters (besides
+the ports in :mod:`fluxgui.core.ports`): :func:`open_store` takes a target and a typed
+:class:`~fluxgui.core.ports.OpenOptions`, and :data:`OPTIONS` declares, once, the options
+each kind of store takes — the CLI's flags and the Open dialogs' fields are built from it.
+
+A target is named the way its ecosystem names it: a file path, a folder of JSON session
+files, a SQLAlchemy URL (``sqlite:///…``, ``postgresql+asyncpg://…``) or ``redis://…``.
+Stores open read-only unless ``writable``; ``create`` makes the schema of the chosen format
+when it is missing. The format modules are imported only when a target needs them (a
+``ls`` of a SQLite file loads neither Redis nor the encryption code).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+from fluxgui.core.ports import OpenOptions, OptionSpec
+from fluxgui.core.redact import redact_text, redact_url
+
+from .redisurl import DEFAULT_PREFIX, is_redis_url, redis_display
+
+if TYPE_CHECKING:
+    from .backends import Backend
+    from .base import Store
+    from .encryption import ItemCipher
+
+#: ``EncryptedSession``'s default TTL (seconds): older items show as expired
+DEFAULT_TTL = 600
+#: where the command line looks for the ``EncryptedSession`` key when ``--key`` is not given
+KEY_ENV = "FLUXGUI_KEY"
+
+#: Every option a store kind takes, declared once (see :class:`OptionSpec`).
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "sessions_table", "--sessions-table", "NAME",
+        "Agents SDK sessions table name (default agent_sessions)",
+        "Sessions table", ("sql",),
+    ),
+    OptionSpec(
+        "messages_table", "--messages-table", "NAME",
+        "Agents SDK messages table name (default agent_messages)",
+        "Messages table", ("sql",),
+    ),
+    OptionSpec(
+        "key", "--key", "KEY",
+        f"the EncryptedSession master key (default: the {KEY_ENV} environment variable; "
+        "fluxgui never writes it anywhere)",
+        "Encryption key", ("sql", "redis"), secret=True, env=KEY_ENV,
+    ),
+    OptionSpec(
+        "ttl", "--ttl", "SECONDS",
+        f"encrypted items older than this show as expired (default {DEFAULT_TTL}, as the SDK)",
+        "Expiry (seconds)", ("sql", "redis"), type=int, default=DEFAULT_TTL,
+    ),
+    OptionSpec(
+        "key_prefix", "--key-prefix", "PREFIX",
+        f"the Redis key prefix (default {DEFAULT_PREFIX})",
+        "Key prefix", ("redis",), default=None,
+    ),
+)
+
+
+def options_for(kind: str) -> tuple[OptionSpec, ...]:
+    """The options a store kind (``sql``, ``redis``, ``folder``) takes."""
+    return tuple(o for o in OPTIONS if kind in o.kinds)
+
+
+def kind_of(target: str) -> str:
+    """The store kind a target names: ``redis``, ``folder`` or ``sql``."""
+    if is_redis_url(target):
+        return "redis"
+    if "://" not in target and Path(target).expanduser().is_dir():
+        return "folder"
+    return "sql"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target: a SQLite file path or an async SQLAlchemy URL."""
+
+    path: Path | None = None
+    url: str | None = None
+    display: str = ""
+
+
+def parse_target(target: str) -> Target:
+    """Split a target into a SQLite path or a SQLAlchemy async URL (secrets hidden in
+    ``display``)."""
+    if "://" not in target:
+        return Target(path=Path(target).expanduser(), display=target)
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    display = redact_url(target)
+    try:
+        url = make_url(target)
+    except (ArgumentError, ValueError) as exc:
+        raise TargetError(f"bad URL {show_id(display)}: {redact_text(str(exc))}") from None
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        if not url.database or url.database == ":memory:":
+            raise TargetError(f"{display} names no database file")
+        return Target(path=Path(url.database).expanduser(), display=url.database)
+    if backend in ("postgresql", "postgres"):
+        if url.get_driver_name() in ("", "psycopg2", "postgres", "postgresql"):
+            url = url.set(drivername="postgresql+asyncpg")
+    return Target(url=url.render_as_string(hide_password=False), display=display)
+
+
+def check_port(target: str) -> None:
+    """A URL's port must be a number from 0 to 65535 (drivers fail on others with a
+    traceback); one line otherwise. Paths pass unchanged."""
+    if "://" not in target:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(target).port
+    except ValueError as exc:
+        raise TargetError(f"bad URL {show_id(redact_url(target))}: {exc}") from None
+
+
+def check_node(path: Path) -> None:
+    """A store path must be a regular file or a folder (or not exist yet): opening a FIFO
+    would wait forever, a device or a socket is no store."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (the opener says so) or unreadable (it says why)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise TargetError(
+            f"{show_id(str(path))} is not a regular file or a folder "
+            "(a FIFO, a device or a socket): it cannot be a session store"
+        )
+
+
+def _detect(
+    tables: dict[str, list[str]], sessions_table: str | None, messages_table: str | None
+) -> tuple[str, str | None, str | None] | None:
+    """Pick the format from the schema; ``None`` when nothing matches."""
+    from . import agents, flux
+
+    if sessions_table or messages_table:
+        s = sessions_table or agents.DEFAULT_SESSIONS
+        m = messages_table or agents.DEFAULT_MESSAGES
+        if s in tables and m in tables:
+            return ("agents", s, m)
+        return None
+    s, m = agents.DEFAULT_SESSIONS, agents.DEFAULT_MESSAGES
+    if (
+        s in tables
+        and m in tables
+        and agents.SESSION_COLUMNS <= set(tables[s])
+        and agents.MESSAGE_COLUMNS <= set(tables[m])
+    ):
+        return ("agents", s, m)
+    if flux.TABLE in tables and flux.REQUIRED_COLUMNS <= set(tables[flux.TABLE]):
+        return ("flux", None, None)
+    # Renamed Agents SDK tables: exactly one pair of tables with the right columns.
+    msg_tables = [t for t, cols in tables.items() if agents.MESSAGE_COLUMNS <= set(cols)]
+    ses_tables = [
+        t for t, cols in tables.items()
+        if agents.SESSION_COLUMNS <= set(cols) and t not in msg_tables
+    ]
+    if len(msg_tables) == 1 and len(ses_tables) == 1:
+        return ("agents", ses_tables[0], msg_tables[0])
+    return None
+
+
+def _describe(tables: dict[str, list[str]]) -> str:
+    if not tables:
+        return "it has no tables"
+    names = sorted(tables)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"found tables: {shown}"
+
+
+async def open_store(target: str, options: OpenOptions | None = None, **changes: Any) -> Store:
+    """Open ``target`` and return its store.
+
+    ``options`` (an :class:`~fluxgui.core.ports.OpenOptions`; keyword ``changes`` override
+    its fields) say how: ``create`` ("flux", "agents" or "json") makes that schema when
+    the target holds no session store yet (a new SQLite file or folder is created); it
+    implies ``writable``. ``format`` chooses when a database holds more than one format.
+    ``key`` (and ``ttl``, in seconds) decrypt Agents SDK ``EncryptedSession`` items;
+    ``key_prefix`` names the Redis key prefix (default ``agents:session``).
+    """
+    opts = (options or OpenOptions()).with_(**changes) if changes else (options or OpenOptions())
+    create, format = opts.create, opts.format
+    sessions_table, messages_table = opts.sessions_table, opts.messages_table
+    key, ttl, key_prefix = opts.key, opts.ttl, opts.key_prefix
+    writable = opts.writable or create is not None
+    if not target:
+        raise TargetError("no target given: name a SQLite file, a folder or a URL")
+    check_port(target)
+    cipher = None
+    if key:
+        from .encryption import ItemCipher
+
+        cipher = ItemCipher(key, ttl)
+    if is_redis_url(target):
+        from .redisstore import open_redis
+
+        return await open_redis(
+            target, redis_display(target), writable=writable,
+            prefix=key_prefix or DEFAULT_PREFIX, cipher=cipher,
+        )
+    if "://" not in target:
+        path = Path(target).expanduser()
+        check_node(path)
+        if path.is_dir() or create == "json":
+            from .jsonfolder import open_folder
+
+            return await open_folder(path, target, writable=writable, create=create == "json")
+    from .backends import SqlAlchemyBackend, SqliteBackend
+
+    parsed = parse_target(target)
+    backend: Backend
+    if parsed.path is not None:
+        check_node(parsed.path)
+        backend = await SqliteBackend.open(
+            parsed.path, writable=writable, create=create is not None
+        )
+    else:
+        assert parsed.url is not None
+        backend = await SqlAlchemyBackend.open(parsed.url, parsed.display, writable=writable)
+    try:
+        return await _make_store(
+            backend, parsed.display, create, format, sessions_table, messages_table, cipher
+        )
+    except BaseException:
+        await backend.close()
+        raise
+
+
+async def _make_store(
+    backend: Backend,
+    display: str,
+    create: str | None,
+    format: str | None,
+    sessions_table: str | None,
+    messages_table: str | None,
+    cipher: ItemCipher | None = None,
+) -> Store:
+    from . import advanced, agents, flux
+    from .agents import AgentsStore
+    from .flux import FluxStore
+
+    tables = await backend.tables()
+    found = _detect(tables, sessions_table, messages_table)
+    if format == "flux" and flux.TABLE in tables:
+        found = ("flux", None, None)
+    if found is None and create is not None:
+        store = _new_store(create, backend, display, sessions_table, messages_table, cipher)
+        ddl = store.ddl(backend) if isinstance(store, FluxStore) else store.ddl()
+        await backend.write([(sql, {}) for sql in ddl])
+        return store
+    if found is None:
+        raise NotASessionStore(
+            f"{display} is not a session store: {_describe(tables)} "
+            "(expected flux's 'messages' table or the Agents SDK's "
+            f"'{sessions_table or agents.DEFAULT_SESSIONS}' and "
+            f"'{messages_table or agents.DEFAULT_MESSAGES}' tables)"
+        )
+    kind, s, m = found
+    if kind == "flux":
+        return FluxStore(backend, display)
+    if backend.dialect == "sqlite" and advanced.STRUCTURE_COLUMNS <= set(
+        tables.get(advanced.STRUCTURE, ())
+    ):
+        # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
+        # no pair: the library keeps one sessions/messages pair per file.
+        return advanced.AdvancedStore(backend, display, s, m, tables=set(tables))
+    store = AgentsStore(
+        backend, display, s, m, has_branches=advanced.STRUCTURE in tables, cipher=cipher
+    )
+    await store.detect_encryption()
+    return store
+
+
+def _new_store(
+    kind: str,
+    backend: Backend,
+    display: str,
+    s: str | None,
+    m: str | None,
+    cipher: ItemCipher | None = None,
+) -> Store:
+    from . import agents
+    from .agents import AgentsStore
+    from .flux import FluxStore
+
+    if kind == "flux":
+        return FluxStore(backend, display)
+    if kind == "agents":
+        return AgentsStore(
+            backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES,
+            cipher=cipher,
+        )
+    raise TargetError(
+        f"unknown store format {show_id(kind)} (use 'flux', 'agents' or 'json')"
+    )
