@@ -213,8 +213,6 @@ class BranchBar(QWidget):
         layout.addWidget(self.usage_label)
 
         self.combo.currentIndexChanged.connect(self._on_index_changed)
-        bridge.succeeded.connect(self._on_succeeded)
-        bridge.failed.connect(self._on_failed)
         editor.runningChanged.connect(lambda _running: self._update_buttons())
         self.hide()
 
@@ -270,7 +268,10 @@ class BranchBar(QWidget):
             return
         self._generation += 1
         want = switch_to or self._chosen.get(sid, MAIN)
-        self._bridge.start(self._key, self._load(self._generation, store, sid, want))
+        self._bridge.start(
+            self._key, self._load(self._generation, store, sid, want), self._on_loaded,
+            self._on_load_failed,
+        )
 
     def choose(self, branch_id: str) -> None:
         """Switch the session to ``branch_id`` (as picking it in the list does)."""
@@ -322,10 +323,8 @@ class BranchBar(QWidget):
             tuple(await store.turn_usage(sid, current)),
         )
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key != self._key:
-            return
-        generation, state = result  # type: ignore[misc]
+    def _on_loaded(self, result: tuple[int, BranchState]) -> None:
+        generation, state = result
         if generation != self._generation or state.session_id != self._session_id:
             return
         previous = self.state
@@ -337,11 +336,10 @@ class BranchBar(QWidget):
         if previous is not None and previous.current != state.current:
             self.switched.emit(state.current)
 
-    def _on_failed(self, key: str, error: object) -> None:
-        if key == self._key:
-            if self.state is not None:
-                self._fill(self.state)  # put the list back on the current branch
-            self.failed.emit(error)
+    def _on_load_failed(self, error: Exception) -> None:
+        if self.state is not None:
+            self._fill(self.state)  # put the list back on the current branch
+        self.failed.emit(error)
 
     # -- showing ---------------------------------------------------------------------
 

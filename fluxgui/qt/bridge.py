@@ -1,37 +1,35 @@
-"""The one road from widgets to asyncio: start a coroutine, get its outcome as a signal.
+"""The one road from widgets to asyncio: start a coroutine, get its outcome typed.
 
 Widgets never await. They call :meth:`AsyncBridge.start` with a *key* (``"sessions"``,
-``"messages"``, …) and a coroutine; the bridge runs it as a task on the running (qasync)
-event loop and emits :attr:`~AsyncBridge.succeeded` or :attr:`~AsyncBridge.failed` with
-that key. Starting a task under a key that is still running cancels the old one first,
-so a stale load (the session the user just left) never delivers its result.
+``"messages"``, …), a coroutine and the handlers of its outcome: ``done(result)`` with
+the coroutine's own result type, ``failed(error)``. The bridge runs the coroutine as a
+task on the running (qasync) event loop and calls the handler from inside that task.
+Starting a task under a key that is still running cancels the old one first, so a stale
+load (the session the user just left) never delivers its result.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 class AsyncBridge(QObject):
-    """Runs coroutines on the event loop and reports their outcome as Qt signals.
+    """Runs coroutines on the event loop and hands each outcome to its own handler.
 
-    * ``succeeded(key, result)`` — the task under ``key`` returned ``result``.
-    * ``failed(key, error)`` — it raised ``error`` (an ``Exception``; cancellation is
-      silent).
     * ``busyChanged(busy)`` — the first task started / the last task ended.
-    * ``idle()`` — no task is running any more (emitted after the outcome signal, so
+    * ``idle()`` — no task is running any more (emitted after the outcome handler, so
       tasks started from an outcome handler keep the bridge busy).
     """
 
-    succeeded = Signal(str, object)
-    failed = Signal(str, object)
     busyChanged = Signal(bool)
     idle = Signal()
 
@@ -45,15 +43,26 @@ class AsyncBridge(QObject):
 
     # -- public API ----------------------------------------------------------------
 
-    def start(self, key: str, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` under ``key``, cancelling a task still running under that key."""
+    def start(
+        self,
+        key: str,
+        coro: Coroutine[Any, Any, T],
+        done: Callable[[T], None] | None = None,
+        failed: Callable[[Exception], None] | None = None,
+    ) -> asyncio.Task[None]:
+        """Run ``coro`` under ``key``, cancelling a task still running under that key.
+
+        ``done(result)`` gets what the coroutine returned, ``failed(error)`` what it
+        raised (an ``Exception`` that is not a known error is logged with its traceback
+        too); a cancelled task calls neither. Both run inside the task, after it left
+        the key free (a handler may start the same key again)."""
         if self._closed:
             coro.close()
             raise RuntimeError("the bridge is closed")
         old = self._tasks.pop(key, None)
         if old is not None and not old.done():
             old.cancel()
-        task = asyncio.ensure_future(self._run(key, coro))
+        task = asyncio.ensure_future(self._run(key, coro, done, failed))
         self._tasks[key] = task
         self._live.add(task)
         task.add_done_callback(lambda t, c=coro: self._task_done(t, c))
@@ -88,9 +97,15 @@ class AsyncBridge(QObject):
 
     # -- internals -----------------------------------------------------------------
 
-    async def _run(self, key: str, coro: Coroutine[Any, Any, Any]) -> None:
-        # The outcome is emitted from inside the task: once a task has been cancelled it
-        # can no longer deliver, and a finished task has already delivered. The task
+    async def _run(
+        self,
+        key: str,
+        coro: Coroutine[Any, Any, T],
+        done: Callable[[T], None] | None,
+        failed: Callable[[Exception], None] | None,
+    ) -> None:
+        # The outcome is delivered from inside the task: once a task has been cancelled
+        # it can no longer deliver, and a finished task has already delivered. The task
         # leaves the table before it reports, so a handler may start the same key again.
         try:
             result = await coro
@@ -100,12 +115,12 @@ class AsyncBridge(QObject):
             if not _is_known(exc):
                 log.error("task %r failed", key, exc_info=exc)
             self._leave(key)
-            if not self._closed:
-                self.failed.emit(key, exc)
+            if not self._closed and failed is not None:
+                failed(exc)
         else:
             self._leave(key)
-            if not self._closed:
-                self.succeeded.emit(key, result)
+            if not self._closed and done is not None:
+                done(result)
 
     def _leave(self, key: str) -> None:
         if self._tasks.get(key) is asyncio.current_task():

@@ -45,7 +45,7 @@ from . import secrets
 from .conversation import MessageDelegate, MessageListModel, MessageListView
 
 if TYPE_CHECKING:
-    from fluxgui.services.chat import AgentConfig, ChatEvent
+    from fluxgui.services.chat import AgentConfig, ChatEvent, ChatResult
 
     from .window import MainWindow
 
@@ -375,8 +375,6 @@ class ChatPanel(QWidget):
         layout.addWidget(self.message)
         layout.addLayout(buttons)
 
-        self._bridge.succeeded.connect(self._on_succeeded)
-        self._bridge.failed.connect(self._on_failed)
         self.message.textChanged.connect(self._update_buttons)
         self.store_changed()
 
@@ -485,7 +483,13 @@ class ChatPanel(QWidget):
                 config,
                 on_event=lambda event, g=generation: self._on_event(g, event),
                 copy=self._copy,
+                branch=(
+                    self._window.conversation.branch
+                    if sid == self._window.current_session_id else None
+                ),
             ),
+            self._on_chat_done,
+            self._on_chat_failed,
         )
         return True
 
@@ -551,17 +555,17 @@ class ChatPanel(QWidget):
         if session_id is not None:
             self.message.setFocus(Qt.FocusReason.OtherFocusReason)
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key != CHAT_KEY or not self._running:
+    def _on_chat_done(self, result: ChatResult) -> None:
+        if not self._running:
             return
         self._set_running(False)
         self.last_result = result
-        reply = getattr(result, "reply", "")
+        reply = result.reply
         if not self._streamed and reply:  # a provider that does not stream
             self._on_event(self._generation, _TextEvent(reply))
         self.message.clear()
-        added = int(getattr(result, "added", 0))
-        sid = str(getattr(result, "session_id", self._origin or ""))
+        added = result.added
+        sid = result.session_id
         started = self.new_session is not None and sid == self.new_session
         where = f" to the copy {sid}" if self._copy else (f" to the new session {sid}" if started else "")
         self._set_status(f"Added {added} message{'' if added == 1 else 's'}{where}.")
@@ -572,11 +576,10 @@ class ChatPanel(QWidget):
         self._window.chat_finished(sid, copied=self._copy or started)
         self.finished.emit(result)
 
-    def _on_failed(self, key: str, error: object) -> None:
-        if key != CHAT_KEY or not self._running:
+    def _on_chat_failed(self, error: Exception) -> None:
+        if not self._running:
             return
         self._set_running(False)
-        assert isinstance(error, BaseException)
         from .window import describe_error
 
         self._set_status("")

@@ -639,8 +639,6 @@ class CompareView(QWidget):
         layout.addLayout(heads)
         layout.addWidget(self.list, 1)
 
-        bridge.succeeded.connect(self._on_succeeded)
-        bridge.failed.connect(self._on_failed)
 
     # -- loading -------------------------------------------------------------------
 
@@ -667,20 +665,20 @@ class CompareView(QWidget):
         self._bridge.start(
             self._key,
             compare_sessions(store_a, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b),
+            self._on_compared,
+            self._on_compare_failed,
         )
 
     def cancel(self) -> None:
         self._bridge.cancel(self._key)
 
-    def _on_succeeded(self, key: str, result: Any) -> None:
-        if key == self._key:
-            self.show_comparison(result)
-            self.compared.emit(result)
+    def _on_compared(self, result: Comparison) -> None:
+        self.show_comparison(result)
+        self.compared.emit(result)
 
-    def _on_failed(self, key: str, error: Any) -> None:
-        if key == self._key:
-            self.summary.setText(f"Could not compare: {error}")
-            self.failed.emit(error)
+    def _on_compare_failed(self, error: Exception) -> None:
+        self.summary.setText(f"Could not compare: {error}")
+        self.failed.emit(error)
 
     # -- showing -------------------------------------------------------------------
 

@@ -1096,8 +1096,6 @@ class ConversationPane(QWidget):
         self.view.toggleRequested.connect(self.toggle)
         self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
         self.view.customContextMenuRequested.connect(self._context_menu)
-        bridge.succeeded.connect(self._on_succeeded)
-        bridge.failed.connect(self._on_failed)
         self.clear("Select a session.")
 
     # -- properties ----------------------------------------------------------------
@@ -1228,6 +1226,8 @@ class ConversationPane(QWidget):
                 self._at_start,
                 self._gone,
             ),
+            self._on_caught_up,
+            self._on_catch_up_failed,
         )
 
     def clear(self, text: str = "") -> None:
@@ -1333,7 +1333,7 @@ class ConversationPane(QWidget):
 
     def _start(self, what: str, coro: Any) -> None:
         self._set_loading(what)
-        self._task = self._bridge.start(self._key, coro)
+        self._task = self._bridge.start(self._key, coro, self._on_loaded, self._on_load_failed)
 
     def _set_loading(self, what: str | None) -> None:
         was = self._loading is not None
@@ -1387,19 +1387,14 @@ class ConversationPane(QWidget):
         await self._prepare(generation, messages)
         return "earlier", generation, None, messages
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key == self._turns_key:
-            generation, base = result  # type: ignore[misc]
-            if generation == self._generation:
-                self._turn_base, self._turns = int(base), None
-                self.view.viewport().update()
-            return
-        if key == self._live_key:
-            self._on_caught_up(result)  # type: ignore[arg-type]
-            return
-        if key != self._key:
-            return
-        what, generation, info, messages = result  # type: ignore[misc]
+    def _on_turns_counted(self, result: tuple[int, int]) -> None:
+        generation, base = result
+        if generation == self._generation:
+            self._turn_base, self._turns = int(base), None
+            self.view.viewport().update()
+
+    def _on_loaded(self, result: tuple[str, int, SessionInfo | None, list[Message]]) -> None:
+        what, generation, info, messages = result
         if generation != self._generation:
             return
         if what == "gone":
@@ -1641,14 +1636,12 @@ class ConversationPane(QWidget):
         if sid is not None:
             self.sessionGone.emit(sid)
 
-    def _on_failed(self, key: str, error: object) -> None:
-        if key == self._live_key:
-            log.info("catching up with the open session failed: %s", error)
-            self._catching = False
-            self._catch_queued = False
-            return
-        if key != self._key:
-            return
+    def _on_catch_up_failed(self, error: Exception) -> None:
+        log.info("catching up with the open session failed: %s", error)
+        self._catching = False
+        self._catch_queued = False
+
+    def _on_load_failed(self, error: Exception) -> None:
         what = self._loading
         self._set_loading(None)
         if what == "earlier":
@@ -1749,6 +1742,7 @@ class ConversationPane(QWidget):
             self._bridge.start(
                 self._turns_key,
                 self._count_turns(self._generation, self._store, self._session_id, messages[0]),
+                self._on_turns_counted,
             )
 
     async def _count_turns(

@@ -59,8 +59,6 @@ class Editor(QObject):
         self._target: str | None = None
         self.stack = QUndoStack(self)
         self._pending: tuple[str, ChangeCommand | None] | None = None
-        bridge.succeeded.connect(self._on_succeeded)
-        bridge.failed.connect(self._on_failed)
 
     @property
     def store(self) -> Store | None:
@@ -105,7 +103,7 @@ class Editor(QObject):
             coro.close()
             return False
         self._set_pending(("do", None))
-        self._bridge.start(KEY, coro)
+        self._bridge.start(KEY, coro, self._on_written, self._on_write_failed)
         return True
 
     def undo(self) -> bool:
@@ -115,7 +113,9 @@ class Editor(QObject):
         command = self.stack.command(self.stack.index() - 1)
         assert isinstance(command, ChangeCommand)
         self._set_pending(("undo", command))
-        self._bridge.start(KEY, store.apply_change(command.change.inverse()))
+        self._bridge.start(
+            KEY, store.apply_change(command.change.inverse()), self._on_written, self._on_write_failed
+        )
         return True
 
     def redo(self) -> bool:
@@ -125,7 +125,9 @@ class Editor(QObject):
         command = self.stack.command(self.stack.index())
         assert isinstance(command, ChangeCommand)
         self._set_pending(("redo", command))
-        self._bridge.start(KEY, store.apply_change(command.change))
+        self._bridge.start(
+            KEY, store.apply_change(command.change), self._on_written, self._on_write_failed
+        )
         return True
 
     def _set_pending(self, pending: tuple[str, ChangeCommand | None] | None) -> None:
@@ -134,12 +136,11 @@ class Editor(QObject):
         if was != (pending is not None):
             self.runningChanged.emit(pending is not None)
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key != KEY or self._pending is None:
+    def _on_written(self, result: Change | BranchChange) -> None:  # a branch edit: same interface
+        if self._pending is None:
             return
         what, _command = self._pending
         self._set_pending(None)
-        assert isinstance(result, (Change, BranchChange))  # a branch edit: same interface
         if what == "do":
             self.stack.push(ChangeCommand(result))
             self.applied.emit(result)
@@ -150,8 +151,8 @@ class Editor(QObject):
             self.stack.redo()
             self.applied.emit(result)
 
-    def _on_failed(self, key: str, error: object) -> None:
-        if key != KEY or self._pending is None:
+    def _on_write_failed(self, error: Exception) -> None:
+        if self._pending is None:
             return
         self._set_pending(None)
         self.failed.emit(error)

@@ -182,8 +182,6 @@ class SessionListModel(QAbstractTableModel):
         self._refresh_queued: set[str] | None = None  # refresh again after it (extra ids)
         self._sweep = 0  # where the next refresh's rotating check of loaded rows starts
         self._removing = False
-        bridge.succeeded.connect(self._on_succeeded)
-        bridge.failed.connect(self._on_failed)
 
     # -- state ---------------------------------------------------------------------
 
@@ -323,6 +321,8 @@ class SessionListModel(QAbstractTableModel):
                 descending,
                 self._ids_to_check(extra),
             ),
+            self._on_refresh,
+            self._on_refresh_failed,
         )
 
     def session_at(self, row: int) -> SessionInfo | None:
@@ -410,6 +410,8 @@ class SessionListModel(QAbstractTableModel):
         self._task = self._bridge.start(
             self._key,
             self._load(self._store, self._cursor, order, descending, self._generation),
+            self._on_loaded,
+            self._on_load_failed,
         )
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -491,7 +493,10 @@ class SessionListModel(QAbstractTableModel):
         self._searching = True
         self.searchStarted.emit(self._search_text)
         self._task = self._bridge.start(
-            self._key, self._search(store, self._search_text, self._generation)
+            self._key,
+            self._search(store, self._search_text, self._generation),
+            self._on_loaded,
+            self._on_load_failed,
         )
 
     async def _search(self, store: Store, text: str, generation: int) -> tuple[str, int, None]:
@@ -813,16 +818,12 @@ class SessionListModel(QAbstractTableModel):
 
     # -- outcomes ----------------------------------------------------------------------
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key == self._refresh_key:
-            self._on_refresh(result)  # type: ignore[arg-type]
-            return
-        if key != self._key:
-            return
-        kind, generation, page = result  # type: ignore[misc]
+    def _on_loaded(self, result: tuple[str, int, SessionPage | None]) -> None:
+        kind, generation, page = result
         if generation != self._generation:  # a load for rows we no longer show
             return
         if kind == "page":
+            assert page is not None
             self._on_page(page)
         else:
             self._searching = False
@@ -831,17 +832,17 @@ class SessionListModel(QAbstractTableModel):
             self.searchFinished.emit(found)
             self._run_queued_refresh()
 
-    def _on_failed(self, key: str, error: object) -> None:
-        if key == self._refresh_key:
-            # Quiet: the store may be busy or the server gone for a moment; the next
-            # change (or F5) tries again.
-            log.info("refreshing the session list failed: %s", error)
-            self._refreshing = False
-            self._refresh_queued = None
-            return
+    def _on_refresh_failed(self, error: Exception) -> None:
+        # Quiet: the store may be busy or the server gone for a moment; the next change
+        # (or F5) tries again.
+        log.info("refreshing the session list failed: %s", error)
+        self._refreshing = False
+        self._refresh_queued = None
+
+    def _on_load_failed(self, error: Exception) -> None:
         # The bridge reports from inside the task; a task cancelled after its last await
         # (by a handler of one of our own signals) may still report: ignore it.
-        if key != self._key or asyncio.current_task() is not self._task:
+        if asyncio.current_task() is not self._task:
             return
         searching = self._searching
         self._loading = False

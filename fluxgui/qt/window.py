@@ -460,8 +460,6 @@ class MainWindow(QMainWindow):
         self._drops.watch(self)
         self._drops.filesDropped.connect(self._on_files_dropped)
 
-        self.bridge.succeeded.connect(self._on_succeeded)
-        self.bridge.failed.connect(self._on_failed)
         self.bridge.idle.connect(self.settled)
         self.sessions.pageLoaded.connect(self._on_page_loaded)
         self.sessions.loadFailed.connect(self._on_sessions_failed)
@@ -535,7 +533,7 @@ class MainWindow(QMainWindow):
         self.count_label.setText(f"Opening {shown}…")
         self._pending_select = session_id
         self._auto_select = session_id is None
-        self.bridge.start("open", open_store(target, opts))
+        self.bridge.start("open", open_store(target, opts), self._on_opened, self._on_open_failed)
 
     def _reopen(self, *, writable: bool, **changes: Any) -> None:
         """Reopen the open store's target as it was opened (key, prefix, tables…),
@@ -865,7 +863,12 @@ class MainWindow(QMainWindow):
         progress = TransferProgress(self, title)
         self._transfer = (progress, describe)
         progress.canceled.connect(self.cancel_transfer)
-        self.bridge.start("transfer", start(progress.update_progress))  # type: ignore[operator]
+        self.bridge.start(
+            "transfer",
+            start(progress.update_progress),  # type: ignore[operator]
+            lambda result: self._on_transfer_done(result, None),
+            lambda error: self._on_transfer_done(None, error),
+        )
 
     def cancel_transfer(self) -> None:
         """Stop the running export, import or copy (an export leaves no file; a copy
@@ -892,11 +895,13 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.transferFinished.emit(result)
 
-    async def _origin_of(self, store: Store, session_id: str) -> tuple[str, object]:
+    async def _origin_of(
+        self, store: Store, session_id: str
+    ) -> tuple[str, dict[str, Any] | None]:
         return session_id, await store.fork_origin(session_id)
 
-    def _show_origin(self, result: object) -> None:
-        session_id, origin = result  # type: ignore[misc]
+    def _show_origin(self, result: tuple[str, dict[str, Any] | None]) -> None:
+        session_id, origin = result
         if session_id != self._session_id:
             return
         self._origin = origin if isinstance(origin, dict) else None
@@ -907,41 +912,28 @@ class MainWindow(QMainWindow):
         else:
             self.conversation.set_origin(None)
 
-    def _on_succeeded(self, key: str, result: object) -> None:
-        if key == "origin":
-            self._show_origin(result)
-            return
-        if key == "open":
-            self._on_opened(result)  # type: ignore[arg-type]
-        elif key == "transfer":
-            self._on_transfer_done(result, None)
-
-    def _on_failed(self, key: str, error: object) -> None:
-        assert isinstance(error, BaseException)
-        if key == "open":
-            self._pending = None
-            self._opening = None
-            self.open_error = error
-            self._pending_select = None
-            self._auto_select = False
-            if self._store is None:
-                self.count_label.setText("No store open")
-                self.conversation.clear("No store is open.")
-            else:  # the store that was open stays (a wrong key, a failed reopen)
-                self._show_count(self.sessions.canFetchMore(QModelIndex()))
-                self._update_key_notice()
-            self.show_error(error)
-        elif key == "transfer":
-            self._on_transfer_done(None, error)
-        elif key.startswith("close:"):
-            log.warning("closing a store failed: %s", error)
+    def _on_open_failed(self, error: Exception) -> None:
+        self._pending = None
+        self._opening = None
+        self.open_error = error
+        self._pending_select = None
+        self._auto_select = False
+        if self._store is None:
+            self.count_label.setText("No store open")
+            self.conversation.clear("No store is open.")
+        else:  # the store that was open stays (a wrong key, a failed reopen)
+            self._show_count(self.sessions.canFetchMore(QModelIndex()))
+            self._update_key_notice()
+        self.show_error(error)
 
     def _on_conversation_loaded(self, session_id: str) -> None:
         select, self._select_message_after = self._select_message_after, None
         self._maybe_gone = None
         self.branch_bar.set_session(self._store, session_id)
         if self._store is not None:
-            self.bridge.start("origin", self._origin_of(self._store, session_id))
+            self.bridge.start(
+                "origin", self._origin_of(self._store, session_id), self._show_origin
+            )
         if select is not None:
             self.conversation.select_message(int(select))
         self._update_edit_actions()
@@ -979,7 +971,10 @@ class MainWindow(QMainWindow):
         old, self._store = self._store, store
         self.branch_bar.set_session(None, None)
         if old is not None:
-            self.bridge.start(f"close:{id(old):x}", old.close())
+            self.bridge.start(
+                f"close:{id(old):x}", old.close(),
+                failed=lambda error: log.warning("closing a store failed: %s", error),
+            )
         self._session_id = None
         self.setWindowTitle(f"fluxgui — {self._label}")
         self._set_store_label(self._label)
