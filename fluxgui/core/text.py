@@ -1,0 +1,9 @@
+"""Small text helpers shared by every layer (counts in words)."""
+
+from __future__ import annotations
+
+
+def plural(n: int, word: str, plural_word: str | None = None) -> str:
+    """``1 message``, ``2 messages``, ``1,204 branches`` (thousands separated)."""
+    many = plural_word or (word + "es" if word.endswith(("s", "sh", "ch", "x")) else word + "s")
+    return f"{n:,} {word if n == 1 else many}"

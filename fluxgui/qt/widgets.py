@@ -1,0 +1,140 @@
+"""The small widgets the window's panes share: the error bar, the notice bar, a label
+that elides, and colour mixing."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+
+def mix(a: QColor, b: QColor, t: float) -> QColor:
+    """``a`` moved towards ``b`` by ``t`` (0: a, 1: b), opaque."""
+    return QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * t,
+        a.greenF() + (b.greenF() - a.greenF()) * t,
+        a.blueF() + (b.blueF() - a.blueF()) * t,
+        1.0,
+    )
+
+
+class ErrorBar(QFrame):
+    """A dismissible red bar above the panes; its text is plain (data never becomes markup)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorBar")
+        self.setStyleSheet(
+            "#errorBar { background: #fdecea; border: 1px solid #f1aeb5; border-radius: 4px; }"
+            "#errorBar QLabel { color: #842029; }"
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        self._label = QLabel(self)
+        self._label.setTextFormat(Qt.TextFormat.PlainText)
+        self._label.setWordWrap(True)
+        self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton(self)
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.clear)
+        layout.addWidget(self._label, 1)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def show_error(self, text: str) -> None:
+        self._label.setText(text)
+        self.show()
+
+    def clear(self) -> None:
+        self._label.clear()
+        self.hide()
+
+    def text(self) -> str:
+        return self._label.text()
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text, elided at the right to the width it gets (the full text
+    belongs in a tooltip); it never widens the window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(40)
+
+    def shown_text(self) -> str:
+        """The text as it is painted now (elided to the label's width)."""
+        return self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
+        )
+
+    def paintEvent(self, _event: object) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(
+            self.contentsRect(),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            self.shown_text(),
+        )
+        painter.end()
+
+
+class NoticeBar(QFrame):
+    """A yellow bar above the panes: one plain-text notice (elided to one line when
+    ``one_line``), an optional action button and a dismiss button."""
+
+    def __init__(
+        self,
+        name: str,
+        parent: QWidget | None = None,
+        *,
+        button: str | None = None,
+        one_line: bool = False,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setStyleSheet(
+            f"#{name} {{ background: #fff3cd; border: 1px solid #ffe69c; border-radius: 4px; }}"
+            f"#{name} QLabel {{ color: #664d03; }}"
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 6, 4)
+        if one_line:
+            self.label: QLabel = ElidedLabel(self)
+        else:
+            self.label = QLabel(self)
+            self.label.setTextFormat(Qt.TextFormat.PlainText)
+            self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        self.button: QPushButton | None = None
+        if button is not None:
+            self.button = QPushButton(button, self)
+            self.button.setAutoDefault(False)
+            layout.addWidget(self.button, 0)
+        close = QToolButton(self)
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.hide)
+        self.close_button = close
+        layout.addWidget(close, 0)
+        self.hide()
+
+    def show_notice(self, text: str, tooltip: str = "") -> None:
+        self.label.setText(text)
+        self.label.setToolTip(tooltip)
+        self.show()
+
+    def text(self) -> str:
+        return self.label.text()
