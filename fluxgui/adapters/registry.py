@@ -22,12 +22,12 @@ from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
-from .redisurl import DEFAULT_PREFIX, is_redis_url, redis_display
+from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
-    from .backends import Backend
     from .base import Store
     from .encryption import ItemCipher
+    from .sql.backend import Backend
 
 #: ``EncryptedSession``'s default TTL (seconds): older items show as expired
 DEFAULT_TTL = 600
@@ -141,47 +141,6 @@ def check_node(path: Path) -> None:
         )
 
 
-def _detect(
-    tables: dict[str, list[str]], sessions_table: str | None, messages_table: str | None
-) -> tuple[str, str | None, str | None] | None:
-    """Pick the format from the schema; ``None`` when nothing matches."""
-    from . import agents, flux
-
-    if sessions_table or messages_table:
-        s = sessions_table or agents.DEFAULT_SESSIONS
-        m = messages_table or agents.DEFAULT_MESSAGES
-        if s in tables and m in tables:
-            return ("agents", s, m)
-        return None
-    s, m = agents.DEFAULT_SESSIONS, agents.DEFAULT_MESSAGES
-    if (
-        s in tables
-        and m in tables
-        and agents.SESSION_COLUMNS <= set(tables[s])
-        and agents.MESSAGE_COLUMNS <= set(tables[m])
-    ):
-        return ("agents", s, m)
-    if flux.TABLE in tables and flux.REQUIRED_COLUMNS <= set(tables[flux.TABLE]):
-        return ("flux", None, None)
-    # Renamed Agents SDK tables: exactly one pair of tables with the right columns.
-    msg_tables = [t for t, cols in tables.items() if agents.MESSAGE_COLUMNS <= set(cols)]
-    ses_tables = [
-        t for t, cols in tables.items()
-        if agents.SESSION_COLUMNS <= set(cols) and t not in msg_tables
-    ]
-    if len(msg_tables) == 1 and len(ses_tables) == 1:
-        return ("agents", ses_tables[0], msg_tables[0])
-    return None
-
-
-def _describe(tables: dict[str, list[str]]) -> str:
-    if not tables:
-        return "it has no tables"
-    names = sorted(tables)
-    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    return f"found tables: {shown}"
-
-
 async def open_store(target: str, options: OpenOptions | None = None, **changes: Any) -> Store:
     """Open ``target`` and return its store.
 
@@ -206,7 +165,7 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
 
         cipher = ItemCipher(key, ttl)
     if is_redis_url(target):
-        from .redisstore import open_redis
+        from .redis.connect import open_redis
 
         return await open_redis(
             target, redis_display(target), writable=writable,
@@ -216,19 +175,21 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
         path = Path(target).expanduser()
         check_node(path)
         if path.is_dir() or create == "json":
-            from .jsonfolder import open_folder
+            from .jsonfolder.store import open_folder
 
             return await open_folder(path, target, writable=writable, create=create == "json")
-    from .backends import SqlAlchemyBackend, SqliteBackend
-
     parsed = parse_target(target)
     backend: Backend
     if parsed.path is not None:
+        from .sql.sqlite import SqliteBackend
+
         check_node(parsed.path)
         backend = await SqliteBackend.open(
             parsed.path, writable=writable, create=create is not None
         )
     else:
+        from .sql.alchemy import SqlAlchemyBackend
+
         assert parsed.url is not None
         backend = await SqlAlchemyBackend.open(parsed.url, parsed.display, writable=writable)
     try:
@@ -249,43 +210,47 @@ async def _make_store(
     messages_table: str | None,
     cipher: ItemCipher | None = None,
 ) -> Store:
-    from . import advanced, agents, flux
-    from .agents import AgentsStore
-    from .flux import FluxStore
+    # Only the format found is imported: a flux file loads neither the Agents SDK store
+    # (nor its encryption) nor the AdvancedSQLiteSession reader.
+    from .sql import detect
 
     tables = await backend.tables()
-    found = _detect(tables, sessions_table, messages_table)
-    if format == "flux" and flux.TABLE in tables:
+    found = detect.detect(tables, sessions_table, messages_table)
+    if format == "flux" and detect.FLUX_TABLE in tables:
         found = ("flux", None, None)
     if found is None and create is not None:
-        store = _new_store(create, backend, display, sessions_table, messages_table, cipher)
-        ddl = store.ddl(backend) if isinstance(store, FluxStore) else store.ddl()
-        await backend.write([(sql, {}) for sql in ddl])
-        return store
+        return await _new_store(
+            create, backend, display, sessions_table, messages_table, cipher
+        )
     if found is None:
         raise NotASessionStore(
-            f"{display} is not a session store: {_describe(tables)} "
+            f"{display} is not a session store: {detect.describe(tables)} "
             "(expected flux's 'messages' table or the Agents SDK's "
-            f"'{sessions_table or agents.DEFAULT_SESSIONS}' and "
-            f"'{messages_table or agents.DEFAULT_MESSAGES}' tables)"
+            f"'{sessions_table or detect.AGENTS_SESSIONS}' and "
+            f"'{messages_table or detect.AGENTS_MESSAGES}' tables)"
         )
     kind, s, m = found
     if kind == "flux":
+        from .sql.flux import FluxStore
+
         return FluxStore(backend, display)
-    if backend.dialect == "sqlite" and advanced.STRUCTURE_COLUMNS <= set(
-        tables.get(advanced.STRUCTURE, ())
-    ):
+    assert s is not None and m is not None
+    if detect.is_advanced(tables, backend.dialect):
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
-        return advanced.AdvancedStore(backend, display, s, m, tables=set(tables))
+        from .sql.advanced import AdvancedStore
+
+        return AdvancedStore(backend, display, s, m, tables=set(tables))
+    from .sql.agents import AgentsStore
+
     store = AgentsStore(
-        backend, display, s, m, has_branches=advanced.STRUCTURE in tables, cipher=cipher
+        backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher
     )
     await store.detect_encryption()
     return store
 
 
-def _new_store(
+async def _new_store(
     kind: str,
     backend: Backend,
     display: str,
@@ -293,17 +258,27 @@ def _new_store(
     m: str | None,
     cipher: ItemCipher | None = None,
 ) -> Store:
-    from . import agents
-    from .agents import AgentsStore
-    from .flux import FluxStore
+    """A new store of ``kind`` (``create``) in a database that holds none: its schema
+    made, in one transaction."""
+    from .sql import detect
 
+    ddl: list[str]
+    new: Store
     if kind == "flux":
-        return FluxStore(backend, display)
-    if kind == "agents":
-        return AgentsStore(
-            backend, display, s or agents.DEFAULT_SESSIONS, m or agents.DEFAULT_MESSAGES,
+        from .sql.flux import FluxStore
+
+        new, ddl = FluxStore(backend, display), FluxStore.ddl(backend)
+    elif kind == "agents":
+        from .sql.agents import AgentsStore
+
+        agents = AgentsStore(
+            backend, display, s or detect.AGENTS_SESSIONS, m or detect.AGENTS_MESSAGES,
             cipher=cipher,
         )
-    raise TargetError(
-        f"unknown store format {show_id(kind)} (use 'flux', 'agents' or 'json')"
-    )
+        new, ddl = agents, agents.ddl()
+    else:
+        raise TargetError(
+            f"unknown store format {show_id(kind)} (use 'flux', 'agents' or 'json')"
+        )
+    await backend.write([(sql, {}) for sql in ddl])
+    return new

@@ -111,7 +111,7 @@ class AsyncBridge(QObject):
             result = await coro
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - every failure goes to the UI, none crashes it
+        except Exception as exc:  # every failure goes to the UI, none crashes it
             if not _is_known(exc):
                 log.error("task %r failed", key, exc_info=exc)
             self._leave(key)

@@ -1,12 +1,12 @@
 """Edits from the window: one undo stack over the store's reversible changes.
 
 Each edit runs as one database transaction through the bridge (key ``"edit"``) and returns
-a :class:`~fluxgui.adapters.changes.Change`. Only once it has been written does its
-command join the :class:`QUndoStack`, whose commands therefore do no work themselves:
-Undo writes ``change.inverse()``, Redo the change again, each also one transaction, and
-the stack moves only when the write succeeded. A write that fails (the store changed
-meanwhile, the server went away) leaves the stack where it was and the window re-reads
-what the store really holds.
+a :class:`~fluxgui.core.changes.Change` (the commands are :mod:`fluxgui.services.edits`).
+Only once it has been written does its command join the :class:`QUndoStack`, whose
+commands therefore do no work themselves: Undo writes ``change.inverse()``, Redo the
+change again, each also one transaction, and the stack moves only when the write
+succeeded. A write that fails (the store changed meanwhile, the server went away) leaves
+the stack where it was and the window re-reads what the store really holds.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from fluxgui.core.branches import BranchChange
-from fluxgui.core.changes import Change
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services import edits
+from fluxgui.services.edits import AnyChange
 
 from .bridge import AsyncBridge
 
@@ -29,7 +29,7 @@ KEY = "edit"
 class ChangeCommand(QUndoCommand):
     """A change already written to the store (undo/redo are done by :class:`Editor`)."""
 
-    def __init__(self, change: Change) -> None:
+    def __init__(self, change: AnyChange) -> None:
         super().__init__(change.label)
         self.change = change
 
@@ -85,17 +85,11 @@ class Editor(QObject):
 
     def reason_not_editable(self) -> str | None:
         """Why the open store cannot be edited now (``None``: it can)."""
-        if self._store is None:
-            return "no store is open"
-        try:
-            self._store.check_editable()
-        except Exception as exc:  # noqa: BLE001 - the reason is the message
-            return str(exc)
-        return None
+        return edits.edit_reason(self._store)
 
     # -- running -------------------------------------------------------------------
 
-    def run(self, coro: Coroutine[Any, Any, Change]) -> bool:
+    def run(self, coro: Coroutine[Any, Any, AnyChange]) -> bool:
         """Write an edit (a coroutine of the store returning its Change); on success it
         joins the undo stack. Returns False (and closes ``coro``) when another edit is
         still being written."""
@@ -114,7 +108,7 @@ class Editor(QObject):
         assert isinstance(command, ChangeCommand)
         self._set_pending(("undo", command))
         self._bridge.start(
-            KEY, store.apply_change(command.change.inverse()), self._on_written, self._on_write_failed
+            KEY, edits.undo(store, command.change), self._on_written, self._on_write_failed
         )
         return True
 
@@ -126,7 +120,7 @@ class Editor(QObject):
         assert isinstance(command, ChangeCommand)
         self._set_pending(("redo", command))
         self._bridge.start(
-            KEY, store.apply_change(command.change), self._on_written, self._on_write_failed
+            KEY, edits.redo(store, command.change), self._on_written, self._on_write_failed
         )
         return True
 
@@ -136,7 +130,7 @@ class Editor(QObject):
         if was != (pending is not None):
             self.runningChanged.emit(pending is not None)
 
-    def _on_written(self, result: Change | BranchChange) -> None:  # a branch edit: same interface
+    def _on_written(self, result: AnyChange) -> None:  # a branch edit: same interface
         if self._pending is None:
             return
         what, _command = self._pending

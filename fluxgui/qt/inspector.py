@@ -1,5 +1,7 @@
 """The message inspector: the selected message's fields, metadata and raw item as a tree.
 
+How each value reads in a cell is :mod:`fluxgui.core.jsontree`'s.
+
 Every value is shown as plain text (``QTreeWidgetItem`` text and a read-only
 ``QPlainTextEdit`` are never rich text, and no tooltip carries data), so a string that
 looks like HTML stays characters. A raw item that is a string (the store held malformed
@@ -8,7 +10,6 @@ JSON) is shown as that text.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -24,14 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.display import kind_label, short_time
+from fluxgui.core.jsontree import cell_text, full_text, json_type
 from fluxgui.core.model import Message
-
-from .render import kind_label, short_time
 
 #: a tree stops adding nodes after this many (a huge raw item must not stall the UI)
 MAX_NODES = 4_000
-#: a value longer than this is cut in its tree cell (the value pane shows all of it)
-CELL_CHARS = 240
 #: item data: the index of the node's value in the inspector's value list
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -39,54 +38,6 @@ VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 TYPE_ROLE = Qt.ItemDataRole.UserRole + 2
 
 _UNSET = object()
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return f"object ({len(value)})"
-    if isinstance(value, (list, tuple)):
-        return f"array ({len(value)})"
-    return type(value).__name__
-
-
-def cell_text(value: Any) -> str:
-    """One line for a tree cell: a string in quotes (newlines as ⏎), an object or array as
-    its size, others as JSON. Plain text either way: nothing here is ever markup."""
-    if isinstance(value, dict):
-        n = len(value)
-        return f"{{ {n} key{'' if n == 1 else 's'} }}" if n else "{}"
-    if isinstance(value, (list, tuple)):
-        n = len(value)
-        return f"[ {n} item{'' if n == 1 else 's'} ]" if n else "[]"
-    if isinstance(value, str):
-        text, quote = value, '"'
-    else:
-        quote = ""
-        try:
-            text = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = str(value)
-    cut = len(text) > CELL_CHARS
-    text = text[:CELL_CHARS].replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " ")
-    return f"{quote}{text}…" if cut else f"{quote}{text}{quote}"
-
-
-def full_text(value: Any) -> str:
-    """The whole value for the value pane: strings as they are, the rest as pretty JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
 
 
 class MessageInspector(QWidget):

@@ -1,9 +1,14 @@
 """Start the window: check for a display, build the app on one qasync loop, run it.
 
 ``launch(args)`` is what ``fluxgui [TARGET]`` calls. It never lets Qt abort the process:
-when no window can be opened (no display, or Qt's platform plugin cannot load) it prints
-one line and returns 3 before Qt is asked to start. ``--screenshot FILE.png`` renders the
-window offscreen once everything has loaded, saves it and returns 0.
+when no window can be opened (no display, or Qt's platform plugin cannot load:
+:mod:`fluxgui.qt.display`) it prints one line and returns 3 before Qt is asked to start.
+``--screenshot FILE.png`` renders the window offscreen once everything has loaded, saves
+it and returns 0.
+
+Without a TARGET the window reopens the last store when it can without asking; a URL's
+password for that comes from the keyring, looked up on a worker thread once the window
+shows (a keyring may block for seconds). Otherwise it opens the demo store.
 """
 
 from __future__ import annotations
@@ -11,17 +16,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fluxgui.adapters.registry import KEY_ENV
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_url
+from fluxgui.services.credentials import is_url
+from fluxgui.services.demo import demo_store_path
 
-from .demo import demo_store_path
+from .display import display_problem
+from .errors import describe_error
+
+if TYPE_CHECKING:
+    from .window import MainWindow
 
 EXIT_OK = 0
 EXIT_KNOWN_ERROR = 3
@@ -29,20 +39,14 @@ SCREENSHOT_SIZE = (1200, 800)
 #: give up on a screenshot whose store does not answer (a server that hangs)
 SCREENSHOT_TIMEOUT = 120.0
 
-# Platform plugins that need no display server.
-HEADLESS_PLATFORMS = {
-    "offscreen",
-    "minimal",
-    "minimalegl",
-    "vnc",
-    "eglfs",
-    "linuxfb",
-    "vkkhrdisplay",
-}
-
 HINT = (
     "render the window to a file with 'fluxgui [TARGET] --screenshot FILE.png', "
     "or use the command line: 'fluxgui ls TARGET', 'fluxgui show TARGET SESSION_ID'"
+)
+
+
+DEMO_MISSING = (
+    "the demo store (resources/demo.db) is missing from this installation; give a TARGET"
 )
 
 
@@ -50,138 +54,45 @@ def _err(text: str) -> None:
     print(f"fluxgui: error: {text}", file=sys.stderr)
 
 
-# --------------------------------------------------------------------------- display check
-
-
-def _socket_answers(address: str | bytes) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(1.0)
-    try:
-        s.connect(address)
-    except OSError:
-        return False
-    finally:
-        s.close()
-    return True
-
-
-def _x11_reachable(display: str) -> bool:
-    """Whether an X server answers on ``display``; remote (TCP) displays are trusted."""
-    host, sep, rest = display.rpartition(":")
-    if not sep:
-        return False
-    number = rest.split(".", 1)[0]
-    if not number.isdigit():
-        return False
-    if host not in ("", "unix"):
-        if host.startswith("/"):  # a socket path (XQuartz style)
-            return os.path.exists(host + ":" + rest) or os.path.exists(host)
-        return True  # TCP or ssh forwarding: Qt will find out
-    path = f"/tmp/.X11-unix/X{number}"
-    return _socket_answers(path) or _socket_answers(b"\0" + path.encode())
-
-
-def _wayland_reachable(env: dict[str, str]) -> bool:
-    name = env.get("WAYLAND_DISPLAY") or "wayland-0"
-    if os.path.isabs(name):
-        return _socket_answers(name)
-    runtime = env.get("XDG_RUNTIME_DIR")
-    return bool(runtime) and _socket_answers(os.path.join(runtime, name))
-
-
-def _plugin_problem(name: str) -> str | None:
-    """Why Qt's platform plugin ``name`` cannot load (missing system libraries), or None."""
-    try:
-        from PySide6.QtCore import QLibraryInfo, QPluginLoader
-    except ImportError as exc:
-        return f"PySide6 cannot be imported ({exc})"
-    base = "wayland" if name.startswith("wayland") else name
-    folder = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)) / "platforms"
-    candidates = list(folder.glob(f"libq{base}.so*")) if folder.is_dir() else []
-    if not candidates:
-        return None  # not ours to judge: Qt may find it elsewhere (QT_PLUGIN_PATH)
-    loader = QPluginLoader(str(candidates[0]))
-    if loader.load():
-        return None
-    reason = loader.errorString()
-    reason = reason.split(": ", 1)[-1] if ": " in reason else reason
-    return f"Qt's {name} platform plugin cannot load ({reason})"
-
-
-def display_problem(env: dict[str, str] | None = None, platform: str | None = None) -> str | None:
-    """``None`` when a window can be opened here; otherwise one sentence saying why not.
-
-    On Linux and other X11/Wayland systems this checks ``QT_QPA_PLATFORM``, that a
-    display server answers, and that Qt's plugin for it loads, because Qt aborts the
-    process (``qFatal``) when it cannot. When ``QT_QPA_PLATFORM`` is unset and a usable
-    platform is found, it is written to ``env`` so Qt takes exactly that one.
-    """
-    env = os.environ if env is None else env  # type: ignore[assignment]
-    assert env is not None
-    platform = platform or sys.platform
-    if platform.startswith(("win", "darwin", "cygwin")):
-        return None
-    requested = [
-        p.split(":", 1)[0].strip().lower()
-        for p in env.get("QT_QPA_PLATFORM", "").split(";")
-        if p.strip()
-    ]
-    if any(p in HEADLESS_PLATFORMS for p in requested):
-        return None
-    if requested:
-        candidates = requested
-    elif env.get("XDG_SESSION_TYPE", "").lower() == "wayland":
-        candidates = ["wayland", "xcb"]
-    else:
-        candidates = ["xcb", "wayland"]
-    reasons: list[str] = []
-    for name in candidates:
-        if name == "xcb":
-            display = env.get("DISPLAY", "")
-            if not display:
-                continue
-            if not _x11_reachable(display):
-                reasons.append(f"no X server answers on DISPLAY={display}")
-                continue
-        elif name.startswith("wayland"):
-            # Unasked, Wayland is only tried when the session names a compositor.
-            if not env.get("WAYLAND_DISPLAY") and not requested:
-                continue
-            if not _wayland_reachable(env):
-                reasons.append(
-                    f"no Wayland compositor answers on {env.get('WAYLAND_DISPLAY') or 'wayland-0'}"
-                )
-                continue
-        else:
-            return None  # a platform we do not know: let Qt try it
-        problem = _plugin_problem(name)
-        if problem:
-            reasons.append(problem)
-            continue
-        if not requested:
-            env["QT_QPA_PLATFORM"] = name
-        return None
-    if not reasons:
-        return "no display available (DISPLAY and WAYLAND_DISPLAY are not set)"
-    return "cannot open a window: " + "; ".join(reasons)
-
-
-# --------------------------------------------------------------------------- demo store
-
-
 # --------------------------------------------------------------------------- launch
 
 
 @dataclass(frozen=True)
+class RecentUrl:
+    """The last store, a URL, to reopen at start once the keyring has given its password."""
+
+    stored: str
+    label: str
+    needs_password: bool
+
+
+@dataclass(frozen=True)
 class Launch:
-    """What the window opens at start: a target, how, which session, under what label."""
+    """What the window opens at start: a target, how, which session, under what label.
+
+    ``recent``: a recent URL to open instead of ``target`` when the keyring has what it
+    needs (see :meth:`resolved`); ``target`` is then the fallback, the demo store (empty
+    when that is missing)."""
 
     target: str = field(repr=False)
     options: OpenOptions
     session_id: str | None = None
     label: str | None = None
+    recent: RecentUrl | None = None
 
-    def open_in(self, window: Any) -> None:
+    async def resolved(self) -> Launch:
+        """This launch with the recent URL's password put back (looked up on a worker
+        thread), or the fallback when the keyring has none for it."""
+        if self.recent is None:
+            return self
+        from .settings import resolve_target_async
+
+        found = await resolve_target_async(self.recent.stored, self.recent.needs_password)
+        if found is None:
+            return replace(self, recent=None)
+        return replace(self, target=found, label=self.recent.label, recent=None)
+
+    def open_in(self, window: MainWindow) -> None:
         window.open_target(
             self.target, self.options, session_id=self.session_id, label=self.label
         )
@@ -214,20 +125,23 @@ def launch(args: argparse.Namespace) -> int:
 
     target: str | None = getattr(args, "target", None)
     label: str | None = None
+    recent: RecentUrl | None = None
     if not target and not screenshot:
         # Reopen the last store when it opens without asking (screenshots stay reproducible).
-        from .settings import RecentStores, startup_target
+        from .settings import RecentStores, startup_candidate
 
-        found = startup_target(RecentStores())
-        if found is not None:
-            target, label = found
+        found = startup_candidate(RecentStores())
+        if found is not None and is_url(found[0]):
+            recent = RecentUrl(*found)  # its password: from the keyring, off the UI thread
+        elif found is not None:
+            target, label = found[0], found[1]
     if not target:
         demo = demo_store_path()
-        if demo is None:
-            _err("the demo store (resources/demo.db) is missing from this installation; "
-                 "give a TARGET")
+        if demo is None and recent is None:
+            _err(DEMO_MISSING)
             return EXIT_KNOWN_ERROR
-        target, label = str(demo), f"Demo store ({demo.name})"
+        if demo is not None:
+            target, label = str(demo), f"Demo store ({demo.name})"
 
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -241,7 +155,7 @@ def launch(args: argparse.Namespace) -> int:
     app.setApplicationDisplayName("fluxgui")
     app.setQuitOnLastWindowClosed(False)  # we close the store before the loop ends
 
-    request = Launch(target, open_options(args), args.session, label)
+    request = Launch(target or "", open_options(args), args.session, label, recent)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from . import window  # noqa: F401 - import the whole UI before the freeze
@@ -276,6 +190,13 @@ async def _interactive(app: Any, request: Launch) -> int:
         pass
     window = MainWindow()
     window.show()
+    request = await request.resolved()
+    if not request.target:  # the recent URL's password is not known, and no demo store
+        _err(DEMO_MISSING)
+        window.hide()
+        await window.aclose()
+        window.deleteLater()
+        return EXIT_KNOWN_ERROR
     request.open_in(window)
     await closed.wait()
     window.hide()
@@ -301,14 +222,14 @@ async def _screenshot(app: Any, request: Launch, path: str) -> int:
         request.open_in(window)
         try:
             await asyncio.wait_for(asyncio.shield(settled), SCREENSHOT_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             _err(f"{redact_url(request.target)} did not finish loading in {SCREENSHOT_TIMEOUT:.0f} s")
             return EXIT_KNOWN_ERROR
         if window.open_error is not None:
-            _err(_one_line(window.open_error))
+            _err(describe_error(window.open_error))
             return EXIT_KNOWN_ERROR
         if window.last_error is not None:  # e.g. --session names no session
-            _err(_one_line(window.last_error))
+            _err(describe_error(window.last_error))
             return EXIT_KNOWN_ERROR
         # Let posted layout and paint events run so the grab shows the final state: by
         # giving the loop a few turns, never by a nested processEvents() inside this task
@@ -368,9 +289,3 @@ def _drop_offscreen_noise() -> None:
             sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
 
     previous = qInstallMessageHandler(handler)
-
-
-def _one_line(exc: BaseException) -> str:
-    from .window import describe_error
-
-    return describe_error(exc)

@@ -1,7 +1,9 @@
 """Recent stores, kept in ``QSettings`` — without passwords.
 
 A URL is stored with its password removed; whether it *had* one is stored as a flag, so
-that reopening knows to look in the keyring (:mod:`fluxgui.qt.secrets`) or to ask.
+that reopening knows to look in the keyring (:mod:`fluxgui.services.credentials`) or to
+ask. A keyring call may block for seconds: the window looks passwords up off its UI
+thread (:func:`resolve_target_async`).
 File and folder paths are stored absolute, so a store opened from the command line in one
 folder reopens from anywhere. A Redis store keeps its key prefix (not a secret) with it;
 an encryption key is never stored here.
@@ -9,6 +11,7 @@ an encryption key is never stored here.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +20,7 @@ from PySide6.QtCore import QSettings
 
 from fluxgui.adapters.registry import DEFAULT_PREFIX
 from fluxgui.core.redact import redact_text, split_secrets
-
-from . import secrets
+from fluxgui.services import credentials
 
 ORGANIZATION = "fluxgui"
 APPLICATION = "fluxgui"
@@ -45,8 +47,8 @@ def normalize_target(target: str) -> tuple[str, bool]:
 
     Raises ``ValueError`` for a URL that does not parse (it is never stored: it might
     hold a password we cannot find)."""
-    if secrets.is_url(target):
-        bare, password = secrets.split_password(target)
+    if credentials.is_url(target):
+        bare, password = credentials.split_password(target)
         return bare, password is not None
     return os.path.abspath(os.path.expanduser(target)), False
 
@@ -55,19 +57,19 @@ def resolve_target(stored: str, needs_password: bool = False) -> str | None:
     """The target to open for a stored one: a URL gets its password back from the keyring.
 
     Returns ``None`` when ``needs_password`` and the keyring has no password for it —
-    the caller asks the user (:func:`fluxgui.qt.open_dialogs.password_prompt`).
+    the caller asks the user for it.
     """
-    if not secrets.is_url(stored):
+    if not credentials.is_url(stored):
         return stored
     try:
-        key, password = secrets.split_password(stored)
+        key, password = credentials.split_password(stored)
     except ValueError:
         return None
     if password is not None:  # already complete (not one of ours, but fine)
         return stored
-    found = secrets.get_password(key)
+    found = credentials.get_password(key)
     if found:
-        return secrets.with_password(key, found)
+        return credentials.with_password(key, found)
     return None if needs_password else key
 
 
@@ -89,6 +91,11 @@ class RecentStores:
 
     def __init__(self, settings: QSettings | None = None) -> None:
         self._settings = settings if settings is not None else default_settings()
+
+    @property
+    def settings(self) -> QSettings:
+        """The settings this list lives in (the window keeps its own flags there too)."""
+        return self._settings
 
     # -- reading ---------------------------------------------------------------------
 
@@ -180,7 +187,7 @@ class RecentStores:
 
     def remove(self, target: str) -> None:
         """Drop ``target`` (with or without its password) from the list. The keyring is
-        left alone: :func:`fluxgui.qt.secrets.delete_password` forgets a password."""
+        left alone: :func:`fluxgui.services.credentials.delete_password` forgets a password."""
         try:
             stored, _ = normalize_target(target)
         except ValueError:
@@ -214,9 +221,9 @@ class RecentStores:
 def _safe_label(label: str | None, target: str, stored: str) -> str:
     """A label that cannot carry a secret: a caller may pass the full URL."""
     if not label:
-        return secrets.display_target(target)  # "***" where a secret was
+        return credentials.display_target(target)  # "***" where a secret was
     label = redact_text(label)
-    if not secrets.is_url(target):
+    if not credentials.is_url(target):
         return label
     from urllib.parse import quote, quote_plus, unquote_plus
 
@@ -225,26 +232,50 @@ def _safe_label(label: str | None, target: str, stored: str) -> str:
         for form in {value, unquote_plus(value), quote(value, safe=""), quote_plus(value)}:
             if form and form in label:
                 # The label showed a secret; fall back to the URL with "***".
-                return secrets.display_target(target)
+                return credentials.display_target(target)
     return label
 
 
-def startup_target(recent: RecentStores) -> tuple[str, str] | None:
-    """``(target, label)`` to reopen at start: the last store when it can be opened
-    without asking (a file or folder that still exists, a URL with no password or one
-    the keyring has), else ``None`` — the caller opens the demo store. A Redis store
-    opened under its own key prefix is not reopened: a target alone would list the
-    default prefix's sessions under its label."""
+def startup_candidate(recent: RecentStores) -> tuple[str, str, bool] | None:
+    """``(stored target, label, whether it needs a password)`` of the last store when it
+    may reopen at start without asking; the keyring is not asked here (a URL's password
+    is looked up by the caller, off the UI thread: :func:`resolve_target_async`).
+
+    ``None``: no recent store, a file or folder that is gone, or a Redis store opened
+    under its own key prefix (a target alone would list the default prefix's sessions
+    under its label)."""
     entries = recent.entries()
     if not entries:
         return None
     last, label = entries[0].target, entries[0].label
     if entries[0].key_prefix:
         return None
-    if not secrets.is_url(last):
-        return (last, label) if os.path.isfile(last) or os.path.isdir(last) else None
-    target = recent.resolve_target(last)
+    if not credentials.is_url(last):
+        return (last, label, False) if os.path.isfile(last) or os.path.isdir(last) else None
+    return last, label, recent.needs_password(last)
+
+
+def startup_target(recent: RecentStores) -> tuple[str, str] | None:
+    """``(target, label)`` to reopen at start: the last store when it can be opened
+    without asking (a file or folder that still exists, a URL with no password or one
+    the keyring has), else ``None`` — the caller opens the demo store. Asks the keyring
+    on the calling thread (the window uses :func:`startup_candidate` and
+    :func:`resolve_target_async` instead)."""
+    found = startup_candidate(recent)
+    if found is None:
+        return None
+    stored, label, needs = found
+    target = resolve_target(stored, needs)
     return (target, label) if target is not None else None
+
+
+# --------------------------------------------------------------------------- off the UI thread
+
+
+async def resolve_target_async(stored: str, needs_password: bool = False) -> str | None:
+    """:func:`resolve_target` on a worker thread: a keyring may block for seconds (the
+    first question probes D-Bus; a locked keychain waits for its unlock prompt)."""
+    return await asyncio.to_thread(resolve_target, stored, needs_password)
 
 
 # --------------------------------------------------------------------------- agent settings

@@ -1,11 +1,13 @@
 """Live refresh: notice when another process (an agent) writes to the open store.
 
-:class:`StoreWatcher` asks the open store for its :meth:`~fluxgui.adapters.base.Store.
-change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed` when the token
-differs from the one before. The window connects that to the session list's
-:meth:`~fluxgui.qt.models.SessionListModel.refresh` and the conversation's
+:class:`StoreWatcher` asks the open store for its :meth:`~fluxgui.core.ports.
+SessionStore.change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed`
+when the token differs from the one before. The window connects that to the session
+list's :meth:`~fluxgui.qt.sessions.SessionListModel.refresh` and the conversation's
 :meth:`~fluxgui.qt.conversation.ConversationPane.catch_up`, which merge what is new
-without reloading everything.
+without reloading everything. What a token means (baseline, change, back-off) is
+:class:`fluxgui.services.live.ChangeTracker`'s; this module only adds the timer and the
+signals.
 
 Every poll is one tiny query (SQLite: ``PRAGMA data_version`` on the store's own
 autocommit connection; Postgres: one row from the statistics views) and nothing is held
@@ -25,15 +27,11 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services.live import MAX_BACKOFF, POLL_INTERVAL, ChangeTracker
+
+__all__ = ["MAX_BACKOFF", "POLL_INTERVAL", "StoreWatcher"]
 
 log = logging.getLogger(__name__)
-
-#: seconds between two polls
-POLL_INTERVAL = 0.4
-#: polls that fail (server down) wait longer and longer, up to this many seconds
-MAX_BACKOFF = 10.0
-
-_UNSET: Any = object()
 
 
 class StoreWatcher(QObject):
@@ -70,16 +68,11 @@ class StoreWatcher(QObject):
         max_backoff: float = MAX_BACKOFF,
     ) -> None:
         super().__init__(parent if parent is not None else bridge)
-        self._interval = interval
-        self._max_backoff = max(max_backoff, interval)
+        self._tracker = ChangeTracker(interval, max_backoff)
         self._store: Store | None = None
         self._task: asyncio.Task[None] | None = None  # the poll in flight
-        self._token: Any = _UNSET
         self._pauses = 0
-        self._rebase = False
         self._again = False  # poll again as soon as the poll in flight ends
-        self._error: BaseException | None = None
-        self._backoff = 0.0  # the wait after the last failed poll
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._poll)
@@ -95,7 +88,7 @@ class StoreWatcher(QObject):
     @property
     def interval(self) -> float:
         """Seconds between two polls while the store answers."""
-        return self._interval
+        return self._tracker.interval
 
     @property
     def running(self) -> bool:
@@ -109,12 +102,12 @@ class StoreWatcher(QObject):
     @property
     def error(self) -> BaseException | None:
         """Why the last poll failed (``None`` while polls work)."""
-        return self._error
+        return self._tracker.error
 
     @property
     def token(self) -> Any:
         """The last token seen (``None`` before the first poll, or when the store has none)."""
-        return None if self._token is _UNSET else self._token
+        return self._tracker.token
 
     # -- public API ----------------------------------------------------------------
 
@@ -141,7 +134,7 @@ class StoreWatcher(QObject):
             return
         self._pauses -= 1
         if ignore_changes:
-            self._rebase = True
+            self._tracker.rebase()
         if self._pauses == 0:
             self.check_now()
 
@@ -169,10 +162,7 @@ class StoreWatcher(QObject):
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
-        self._token = _UNSET
-        self._error = None
-        self._backoff = 0.0
-        self._rebase = False
+        self._tracker.reset()
         self._again = False
 
     def _poll(self) -> None:
@@ -189,30 +179,22 @@ class StoreWatcher(QObject):
         except Exception as exc:  # noqa: BLE001 - a poll never crashes anything
             if self._store is not store:
                 return
-            first = self._error is None
-            self._error = exc
-            # Back off: a server that is down is not asked 2.5 times a second.
-            self._backoff = min(max(self._backoff * 2, self._interval * 2), self._max_backoff)
-            self._next(self._backoff)
-            if first:
+            poll = self._tracker.failed(exc)
+            self._next(poll.delay)
+            if poll.first_failure:
                 log.info("watching the store paused: %s", exc)
                 self._emit(self.unavailable, exc)
             return
         if self._store is not store:
             return
-        self._backoff = 0.0
+        poll = self._tracker.answered()
         self.polls += 1
-        self._next(self._interval)
-        if self._error is not None:
-            self._error = None
+        self._next(poll.delay)
+        if poll.recovered:
             self._emit(self.available)
         if self._pauses:
             return  # the answer to a poll that started before pause()
-        previous, self._token = self._token, token
-        if self._rebase:
-            self._rebase = False
-            return
-        if previous is not _UNSET and token != previous:
+        if self._tracker.take(token):
             self._emit(self.changed)
 
     def _next(self, delay: float) -> None:

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.display import esc
+
 
 def mix(a: QColor, b: QColor, t: float) -> QColor:
     """``a`` moved towards ``b`` by ``t`` (0: a, 1: b), opaque."""
@@ -64,19 +66,51 @@ class ErrorBar(QFrame):
 
 
 class ElidedLabel(QLabel):
-    """One line of plain text, elided at the right to the width it gets (the full text
-    belongs in a tooltip); it never widens the window."""
+    """One line of plain text, elided to the width it gets (at the right unless another
+    ``mode`` is given); it never widens the window.
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    :meth:`set_full_text` puts any text on one line and, with ``tooltip``, shows it whole
+    in the tooltip (escaped: the text is data, the tooltip is rich text we write).
+    """
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        text: str = "",
+        mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
+    ) -> None:
         super().__init__(parent)
+        self._mode = mode
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(40)
+        if text:
+            self.set_full_text(text)
+
+    def elide_mode(self) -> Qt.TextElideMode:
+        return self._mode
+
+    def set_elide_mode(self, mode: Qt.TextElideMode) -> None:
+        """Where the text is cut when it does not fit (right, middle, left)."""
+        self._mode = mode
+        self.update()
+
+    def full_text(self) -> str:
+        """The whole text (what is painted, before eliding)."""
+        return self.text()
+
+    def set_full_text(self, text: str, *, tooltip: bool = True) -> None:
+        """Show ``text`` on one line (runs of white space as one space) and, with
+        ``tooltip``, whole (line breaks kept) in the tooltip."""
+        self.setText(" ".join(text.split()))
+        if tooltip:
+            self.setToolTip("<p style='white-space:pre-wrap'>" + esc(text) + "</p>" if text else "")
 
     def shown_text(self) -> str:
         """The text as it is painted now (elided to the label's width)."""
         return self.fontMetrics().elidedText(
-            self.text(), Qt.TextElideMode.ElideRight, max(0, self.contentsRect().width())
+            self.text(), self._mode, max(0, self.contentsRect().width())
         )
 
     def paintEvent(self, _event: object) -> None:  # noqa: N802 - Qt's name

@@ -65,7 +65,7 @@ def plan_for(target: str, fmt: str | None, default: str) -> Plan:
 
 
 async def _is_empty(target: str) -> bool:
-    from fluxgui.adapters.backends import SqlAlchemyBackend, SqliteBackend
+    from fluxgui.adapters.sql import SqlAlchemyBackend, SqliteBackend
 
     parsed = parse_target(target)
     if parsed.path is not None:

@@ -31,7 +31,7 @@ from typing import Any, TextIO, TypeVar
 
 from fluxgui.adapters.registry import open_store
 from fluxgui.core.ports import SessionStore as Store
-from fluxgui.adapters.backends import run_to_end
+from fluxgui.core.aio import run_to_end
 from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
 from fluxgui.core.errors import Conflict, TargetError, show_id
 from fluxgui.core.export import EXPORT_FORMATS, make_writer

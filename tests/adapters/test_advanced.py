@@ -29,10 +29,10 @@ from advanced_helpers import (
 from agents.extensions.memory import AdvancedSQLiteSession
 from helpers import all_messages, all_sessions, snapshot
 
-from fluxgui.adapters.advanced import AdvancedStore
+from fluxgui.adapters.sql.advanced import AdvancedStore
 from fluxgui.adapters.registry import open_store
-from fluxgui.adapters.advanced import BranchError, BranchNotFound
-from fluxgui.adapters.agents import AgentsStore
+from fluxgui.adapters.sql.advanced import BranchError, BranchNotFound
+from fluxgui.adapters.sql.agents import AgentsStore
 from fluxgui.adapters.base import Store
 from fluxgui.core.errors import Conflict, ReadOnlyError, SessionNotFound
 

@@ -25,7 +25,7 @@ from flux.sessions import SQLiteSession as FluxSQLiteSession
 from helpers import all_messages
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.changes import Change
+from fluxgui.core.changes import Change
 from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound
 
 SID = "s"

@@ -8,7 +8,7 @@ import pytest
 from test_editing import INITIAL, OTHER, SID, kind  # noqa: F401 - the four-store fixture
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.changes import FORKS_TABLE
+from fluxgui.adapters.sql.forks import FORKS_TABLE
 from fluxgui.core.errors import Conflict, ReadOnlyError, SessionNotFound
 from helpers import all_messages
 

@@ -29,7 +29,7 @@ from flux.sessions import SQLiteSession as FluxSQLiteSession
 from helpers import all_messages, cli_env, sidecars, snapshot
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.backends import private_copy
+from fluxgui.adapters.sql.sqlite import private_copy
 
 N_ITEMS = 3000
 

@@ -598,7 +598,7 @@ async def test_import_keeps_times_as_local_time(tmp_path, local_zone):
 
 
 async def test_only_changed_files_are_parsed_again(tmp_path, monkeypatch):
-    from fluxgui.adapters import jsonfolder
+    from fluxgui.adapters.jsonfolder import index as jsonfolder  # where files are parsed
 
     folder = tmp_path / "s"
     for i in range(12):

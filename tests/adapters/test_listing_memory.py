@@ -18,7 +18,7 @@ from cryptography.fernet import Fernet
 from helpers import cli_env, write_agents
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.backends import SqliteBackend
+from fluxgui.adapters.sql.sqlite import SqliteBackend
 from fluxgui.core.errors import WrongKey
 
 HUGE = 64 * 1024 * 1024  # characters in the one huge item

@@ -32,8 +32,8 @@ async def test_count_turns_before_every_message(kind):  # noqa: F811
 def test_turns_group_a_conversation():
     from fluxgui.core.model import Message
 
-    def msg(n: int, role: str, kind: str = "message") -> Message:
-        return Message(id=n, role=role, kind=kind, text=str(n))
+    def msg(n: int, role: str, item_kind: str = "message") -> Message:
+        return Message(id=n, role=role, kind=item_kind, text=str(n))
 
     ms = [msg(1, "system"), msg(2, "user"), msg(3, "assistant", "tool_call"),
           msg(4, "tool", "tool_output"), msg(5, "assistant"), msg(6, "user"), msg(7, "assistant")]

@@ -17,7 +17,7 @@ import pytest
 from helpers import agents_read, flux_read, run_cli, sqlite_rows, write_agents, write_flux
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.backends import SqliteBackend
+from fluxgui.adapters.sql.sqlite import SqliteBackend
 from fluxgui.core.undecodable import Undecodable
 
 #: ``{"role":"user","content":"\xff"}``: a JSON item whose content byte is not UTF-8

@@ -16,8 +16,8 @@ import fluxgui.core
 import fluxgui.core.model
 import fluxgui.core.errors
 import fluxgui.adapters
-for info in pkgutil.iter_modules(fluxgui.adapters.__path__):
-    importlib.import_module(f"fluxgui.adapters.{info.name}")
+for info in pkgutil.walk_packages(fluxgui.adapters.__path__, "fluxgui.adapters."):
+    importlib.import_module(info.name)
 import fluxgui.services
 for pkg in (fluxgui.core, fluxgui.services):
     for info in pkgutil.iter_modules(pkg.__path__):
@@ -77,9 +77,9 @@ def test_core_adapters_services_cli_do_not_import_qt():
     # The script really loaded what it claims to check.
     for name in (
         "fluxgui.core.model",
-        "fluxgui.adapters.flux",
-        "fluxgui.adapters.agents",
-        "fluxgui.adapters.backends",
+        "fluxgui.adapters.sql.flux",
+        "fluxgui.adapters.sql.agents",
+        "fluxgui.adapters.sql.backend",
         "fluxgui.services.browse",
         "fluxgui.cli",
     ):

@@ -113,7 +113,7 @@ def name_branch(monkeypatch: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def confirm_yes(monkeypatch: Any) -> list[tuple[Any, ...]]:
-    import fluxgui.qt.branches as branches
+    import fluxgui.qt.branches.bar as branches
 
     asked: list[tuple[Any, ...]] = []
 

@@ -457,3 +457,20 @@ def test_chat_dock_opens_as_the_user_left_it(qtbot, window, qloop):
         run_on(qtbot, qloop, third.aclose())
         third.close()
         third.deleteLater()
+
+
+def test_the_agent_form_looks_for_the_key_off_the_ui_thread(qtbot, qloop, monkeypatch):
+    """The keyring may block: the form says it is looking and answers when the worker
+    thread does; the environment variable answers at once."""
+    from fluxgui.qt.chat import AgentDialog
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    dialog = AgentDialog(_offline(provider="openai", model="m"))
+    qtbot.addWidget(dialog)
+    assert "(looking…)" in dialog.key_note.text()
+    qtbot.waitUntil(lambda: "(none found)" in dialog.key_note.text(), timeout=5_000)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    dialog.provider.setCurrentIndex(dialog.provider.findData("ollama"))
+    assert dialog.key_note.text() == "Ollama needs no API key."
+    dialog.provider.setCurrentIndex(dialog.provider.findData("openai"))
+    assert "(found)" in dialog.key_note.text() and "sk-test" not in dialog.key_note.text()

@@ -25,9 +25,8 @@ from fluxgui.adapters.registry import open_store
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.errors import InvalidItem
 from fluxgui.core.model import Message, from_agents_row, from_flux_row, from_item
-from fluxgui.qt.edit_dialogs import (
-    TEMPLATES,
-    MessageEditDialog,
+from fluxgui.core.jsontext import display_id, json_text
+from fluxgui.qt.dialogs.confirm import (
     clear_box,
     confirm_button,
     confirm_clear,
@@ -35,10 +34,8 @@ from fluxgui.qt.edit_dialogs import (
     confirm_delete_session,
     delete_messages_box,
     delete_session_box,
-    display_id,
-    edit_message,
-    json_text,
 )
+from fluxgui.qt.dialogs.message_edit import TEMPLATES, MessageEditDialog, edit_message
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 

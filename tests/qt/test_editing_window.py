@@ -67,7 +67,7 @@ def _edit(qtbot: Any, window: Any, run: Any) -> None:
 @pytest.fixture
 def confirm_yes(monkeypatch: Any) -> list[tuple[Any, ...]]:
     """Answer the confirmation boxes with yes, recording what they were asked."""
-    import fluxgui.qt.edit_dialogs as dialogs
+    import fluxgui.qt.dialogs.confirm as dialogs
 
     asked: list[tuple[Any, ...]] = []
 
@@ -387,7 +387,7 @@ def test_compare_a_fork_with_its_origin(qtbot, window, agents_db, monkeypatch):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.show_session("refund-1001")
     _settle(qtbot, window)
-    window._select_row(window.sessions.row_of("refund-1001"))
+    window.session_list.select_row(window.sessions.row_of("refund-1001"))
     _settle(qtbot, window)
     assert window.compare_sessions() is None
     assert "select two sessions" in window.error_bar.text()

@@ -828,7 +828,7 @@ def test_refresh_merges_appends_new_and_deleted_sessions_in_every_order(
 ) -> None:
     from PySide6.QtCore import QItemSelectionModel, Qt
 
-    from fluxgui.qt.models import SessionListModel
+    from fluxgui.qt.sessions import SessionListModel
 
     db = write_flux_store(tmp_path / "flux.db", flux_sessions(30))
     model = SessionListModel(bridge, page_size=10)
@@ -879,7 +879,7 @@ def test_refresh_in_search_mode_updates_and_removes_rows(
 ) -> None:
     from PySide6.QtCore import Qt
 
-    from fluxgui.qt.models import SessionListModel
+    from fluxgui.qt.sessions import SessionListModel
 
     db = write_flux_store(tmp_path / "flux.db", flux_sessions(12))
     model = SessionListModel(bridge, page_size=5)
@@ -909,7 +909,7 @@ def test_refresh_in_search_mode_updates_and_removes_rows(
 def test_refresh_costs_a_page_on_a_10k_session_store(
     qtbot: Any, bridge: Any, stores: Callable[[Path], Any], tmp_path: Path
 ) -> None:
-    from fluxgui.qt.models import REFRESH_SWEEP, SessionListModel
+    from fluxgui.qt.sessions import REFRESH_SWEEP, SessionListModel
 
     db = tmp_path / "big.db"
     conn = sqlite3.connect(db)

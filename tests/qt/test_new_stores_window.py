@@ -261,7 +261,7 @@ def test_a_wrong_key_says_so_and_the_locked_store_stays(qtbot, window, enc_db):
     assert window.current_session_id == "vault-1"
     assert window.sessions.rowCount() == 2 and window.count_label.text() == "2 sessions"
     assert window.key_bar.isVisible()
-    assert window._open_args.options.key is None  # the wrong key was not kept
+    assert window.stores.opened.options.key is None  # the wrong key was not kept
     SHOTS.mkdir(parents=True, exist_ok=True)
     assert window.grab().save(str(SHOTS / "encrypted_wrong_key.png"))
     # The notice offers the dialog again, and the right key still works.
@@ -408,9 +408,9 @@ def test_open_folder_from_the_file_menu(qtbot, window, folder, monkeypatch):
     shortcuts = [a.shortcut().toString() for a in window.actions_by_name.values()
                  if not a.shortcut().isEmpty()]
     assert len(shortcuts) == len(set(shortcuts)), shortcuts  # no clash (Ctrl+Shift+O is Open URL)
-    import fluxgui.qt.window as window_module
+    import fluxgui.qt.window.store_controller as stores
 
-    monkeypatch.setattr(window_module, "open_folder_dialog", lambda parent: str(folder))
+    monkeypatch.setattr(stores, "open_folder_dialog", lambda parent: str(folder))
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         action.trigger()
     _settle(qtbot, window)
@@ -566,7 +566,7 @@ def test_a_redis_store_lists_its_sessions(qtbot, window, redis_prefix):
     text = window.conversation.toPlainText()
     assert "Hello from Redis" in text or "Second answer" in text
     assert window.recent.entries()[0].key_prefix == redis_prefix
-    assert window._open_args.options.key_prefix == redis_prefix
+    assert window.stores.opened.options.key_prefix == redis_prefix
     # The editing switch reopens under the same prefix and says what cannot be done.
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.set_editing(True)

@@ -20,22 +20,18 @@ from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QWidget
 from qt_helpers import OFFSCREEN_NOISE, run_async, when_modal
 from sqlalchemy.engine import make_url
 
-from fluxgui.qt import secrets
-from fluxgui.qt.open_dialogs import (
+from fluxgui.qt.dialogs.files import (
     ALL_FILTER,
     SQLITE_FILTER,
     FileDropFilter,
-    OpenRequest,
-    OpenUrlDialog,
-    PasswordDialog,
-    ask_url,
     local_paths_from_mime,
     make_file_dialog,
     open_file_dialog,
-    password_prompt,
-    remember_opened,
-    request_for_stored,
 )
+from fluxgui.qt.dialogs.open_url import OpenUrlDialog
+from fluxgui.qt.dialogs.opening import OpenRequest, ask_url, remember_opened, request_for_stored
+from fluxgui.qt.dialogs.passwords import PasswordDialog, password_prompt
+from fluxgui.services import credentials
 from fluxgui.qt.settings import MAX_RECENT, RecentStores, resolve_target, startup_target
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
@@ -319,51 +315,51 @@ def test_dialog_rendering_fits(qtbot, dialog, tmp_path):
     assert dialog.width() < 700
 
 
-# --------------------------------------------------------------------------- secrets
+# --------------------------------------------------------------------------- credentials
 
 
 def test_secrets_without_a_keyring_never_raise():
     key = "postgresql+asyncpg://root@127.0.0.1:5432/test"
-    assert not secrets.keyring_available()
-    assert secrets.get_password(key) is None
-    assert secrets.set_password(key, "pw") is False
-    assert secrets.delete_password(key) is False
+    assert not credentials.keyring_available()
+    assert credentials.get_password(key) is None
+    assert credentials.set_password(key, "pw") is False
+    assert credentials.delete_password(key) is False
 
 
 def test_secrets_with_a_locked_keychain_never_raise():
     keyring.set_keyring(LockedKeyring())
     key = "postgresql+asyncpg://root@127.0.0.1:5432/test"
-    assert secrets.keyring_available()  # configured, but it refuses
-    assert secrets.get_password(key) is None
-    assert secrets.set_password(key, "pw") is False
-    assert secrets.delete_password(key) is False
+    assert credentials.keyring_available()  # configured, but it refuses
+    assert credentials.get_password(key) is None
+    assert credentials.set_password(key, "pw") is False
+    assert credentials.delete_password(key) is False
 
 
 def test_secrets_round_trip_in_a_keyring(memory_keyring):
     key = "postgresql+asyncpg://root@127.0.0.1:5432/test"
-    assert secrets.keyring_available()
-    assert secrets.get_password(key) is None
-    assert secrets.set_password(key, "p@ss:w/rd%")
+    assert credentials.keyring_available()
+    assert credentials.get_password(key) is None
+    assert credentials.set_password(key, "p@ss:w/rd%")
     assert memory_keyring.store == {("fluxgui", key): "p@ss:w/rd%"}
-    assert secrets.get_password(key) == "p@ss:w/rd%"
-    assert secrets.delete_password(key)
-    assert secrets.get_password(key) is None
-    assert not secrets.delete_password(key)  # nothing left to delete
+    assert credentials.get_password(key) == "p@ss:w/rd%"
+    assert credentials.delete_password(key)
+    assert credentials.get_password(key) is None
+    assert not credentials.delete_password(key)  # nothing left to delete
 
 
 def test_url_helpers():
     url = "postgresql+asyncpg://ro%40ot:p%40ss@h:5432/db"
-    assert secrets.split_password(url) == ("postgresql+asyncpg://ro%40ot@h:5432/db", "p@ss")
-    assert secrets.split_password("/x/y.db") == ("/x/y.db", None)
-    assert secrets.split_password("postgresql+asyncpg://u@h/db") == (
+    assert credentials.split_password(url) == ("postgresql+asyncpg://ro%40ot@h:5432/db", "p@ss")
+    assert credentials.split_password("/x/y.db") == ("/x/y.db", None)
+    assert credentials.split_password("postgresql+asyncpg://u@h/db") == (
         "postgresql+asyncpg://u@h/db", None)
-    assert secrets.split_password("postgresql+asyncpg://u:@h/db") == (
+    assert credentials.split_password("postgresql+asyncpg://u:@h/db") == (
         "postgresql+asyncpg://u@h/db", None)
-    assert secrets.with_password("postgresql+asyncpg://u@h/db", "a@b") == (
+    assert credentials.with_password("postgresql+asyncpg://u@h/db", "a@b") == (
         "postgresql+asyncpg://u:a%40b@h/db")
-    assert secrets.display_target(url) == "postgresql+asyncpg://ro%40ot:***@h:5432/db"
+    assert credentials.display_target(url) == "postgresql+asyncpg://ro%40ot:***@h:5432/db"
     with pytest.raises(ValueError) as info:
-        secrets.split_password("postgresql://u:secret@h:port/db")
+        credentials.split_password("postgresql://u:secret@h:port/db")
     assert "secret" not in str(info.value)
 
 
@@ -402,7 +398,7 @@ def test_recent_paths_are_stored_absolute(recent, tmp_path, monkeypatch):
 
 def test_recent_never_writes_a_password(recent, ini):
     password = "Zq9-p@ss:w/rd%-ünï"
-    url = secrets.with_password("postgresql+asyncpg://root@db.example.com:5432/support", password)
+    url = credentials.with_password("postgresql+asyncpg://root@db.example.com:5432/support", password)
     recent.add(url, url)  # even a label that is the whole URL
     recent.add("postgresql+asyncpg://other:Zq9-other@h/db")
     recent.add(url)  # the same store again: one entry
@@ -446,7 +442,7 @@ def test_resolve_target_puts_the_keyring_password_back(recent, memory_keyring):
     assert recent.resolve_target(key) is None  # needed, not known: ask the user
     assert startup_target(recent) is None  # … so the start opens the demo store
 
-    secrets.set_password(key, "p@ss")
+    credentials.set_password(key, "p@ss")
     resolved = recent.resolve_target(key)
     assert resolved is not None and make_url(resolved).password == "p@ss"
     assert startup_target(recent) == (resolved, "postgresql+asyncpg://root:***@h:5432/db")
@@ -684,3 +680,96 @@ def test_drop_filter_on_the_main_window(qtbot, window, tmp_path):
         entered, dropped = _send_drop(qtbot, target, _mime(QUrl.fromLocalFile(path)))
         assert entered and dropped, target
     assert got == [[path]] * len(targets)
+
+
+# --------------------------------------------------------------------------- declared options
+
+
+def test_the_store_options_are_built_from_the_declarations(qtbot, dialog):
+    from fluxgui.adapters.registry import options_for
+    from fluxgui.core.ports import OpenOptions
+    from fluxgui.qt.dialogs.option_fields import KEY_OPTIONS
+
+    form = dialog._form
+    fields = dialog.option_fields.edits
+    # Every declared option of a database or Redis store has a row, but the key and its
+    # TTL (the Key dialog asks for them once the store says it holds encrypted items).
+    declared = {o.name for kind in ("sql", "redis") for o in options_for(kind)}
+    assert set(fields) == declared - KEY_OPTIONS
+    for name in ("sessions_table", "messages_table"):  # a database: its table names
+        assert form.isRowVisible(fields[name]), name
+        assert fields[name].text() == "" and fields[name].toolTip()
+    assert not form.isRowVisible(dialog.key_prefix_edit)
+    label = form.labelForField(fields["sessions_table"])
+    assert label.text() == "&Sessions table:" and label.buddy() is fields["sessions_table"]
+
+    _fill(qtbot, dialog, database="test")
+    assert dialog.open_options() == OpenOptions()  # empty: found in the database
+    fields["sessions_table"].setText("support_sessions")
+    fields["messages_table"].setText("support_messages")
+    assert dialog.open_options() == OpenOptions(
+        sessions_table="support_sessions", messages_table="support_messages"
+    )
+
+    dialog.driver_combo.setCurrentIndex(dialog.driver_combo.findData("redis"))
+    assert form.isRowVisible(dialog.key_prefix_edit)
+    assert not form.isRowVisible(fields["sessions_table"])
+    assert dialog.open_options() == OpenOptions(key_prefix="agents:session")
+
+
+def test_ask_url_carries_the_typed_options(qtbot, tmp_path):
+    from fluxgui.core.ports import OpenOptions
+
+    path = str(tmp_path / "renamed.db")
+
+    def fill(d: OpenUrlDialog) -> None:
+        d.option_fields.edits["sessions_table"].setText("s_tab")
+        d.option_fields.edits["messages_table"].setText("m_tab")
+        d.ok_button.click()
+
+    when_modal(OpenUrlDialog, fill)
+    request = ask_url(None, initial=path)
+    assert request == OpenRequest(
+        path, path, options=OpenOptions(sessions_table="s_tab", messages_table="m_tab")
+    )
+    # The key prefix is one value, given either way.
+    a = OpenRequest("redis://h/0", "r", key_prefix="p:q")
+    b = OpenRequest("redis://h/0", "r", options=OpenOptions(key_prefix="p:q"))
+    assert a == b and a.options.key_prefix == "p:q" and b.key_prefix == "p:q"
+
+
+def test_the_keyring_is_asked_off_the_ui_thread_when_that_could_wait(
+    qtbot, qloop, memory_keyring, monkeypatch
+):
+    """keyring has not chosen its backend yet (the first question may take seconds): the
+    dialogs ask on a worker thread and offer "Remember" when the answer comes."""
+    import threading
+
+    from fluxgui.services import credentials as creds
+
+    monkeypatch.setattr(creds, "backend_chosen", lambda: False)
+    asked: list[str] = []
+    real = creds.keyring_available
+
+    def keyring_available() -> bool:
+        asked.append(threading.current_thread().name)
+        return real()
+
+    monkeypatch.setattr(creds, "keyring_available", keyring_available)
+    d = OpenUrlDialog()
+    qtbot.addWidget(d)
+    assert not d.remember_check.isEnabled() and "Looking" in d.remember_check.toolTip()
+    qtbot.waitUntil(d.remember_check.isEnabled, timeout=5_000)
+    p = PasswordDialog(None, "postgresql+asyncpg://root:***@h/db", offer_remember=None)
+    qtbot.addWidget(p)
+    assert p.remember_check.isHidden()
+    qtbot.waitUntil(lambda: not p.remember_check.isHidden(), timeout=5_000)
+    assert len(asked) == 2 and threading.current_thread().name not in asked
+
+
+def test_remember_opened_files_the_password_off_the_ui_thread(qtbot, qloop, recent, memory_keyring):
+    request = OpenRequest("postgresql+asyncpg://root:pw@h/db", "x", remember=True)
+    remember_opened(request, recent)
+    assert recent.last() == "postgresql+asyncpg://root@h/db"  # the list: at once
+    qtbot.waitUntil(lambda: memory_keyring.store != {}, timeout=5_000)  # the keyring: a task
+    assert memory_keyring.store == {("fluxgui", "postgresql+asyncpg://root@h/db"): "pw"}

@@ -12,7 +12,9 @@ import pytest
 from helpers import REPO, run_cli
 from qt_helpers import AGENTS_SESSIONS, write_agents_store
 
-from fluxgui.qt.launch import HEADLESS_PLATFORMS, SCREENSHOT_SIZE, demo_store_path, display_problem
+from fluxgui.qt.display import HEADLESS_PLATFORMS, display_problem
+from fluxgui.qt.launch import SCREENSHOT_SIZE
+from fluxgui.services.demo import demo_store_path
 
 
 def _distinct_colours(path: Path) -> int:

@@ -292,3 +292,52 @@ def test_pane_shows_the_latest_page_and_the_store_is_not_changed(
     assert text.index(f"line {first:03d}") < text.index("line 249")
     run_on(qtbot, qloop, window.aclose())  # closed: nothing left behind either
     assert snapshot(path) == before
+
+
+# --------------------------------------------------------------------------- keyring off the UI thread
+
+
+def _record_lookups(monkeypatch: Any) -> list[tuple[str, bool]]:
+    """Record on which thread recent targets are resolved (``True``: the main thread)."""
+    import threading
+
+    from fluxgui.qt import settings
+
+    seen: list[tuple[str, bool]] = []
+    resolve = settings.resolve_target
+
+    def recording(stored: str, needs_password: bool = False) -> str | None:
+        seen.append((stored, threading.current_thread() is threading.main_thread()))
+        return resolve(stored, needs_password)
+
+    monkeypatch.setattr(settings, "resolve_target", recording)
+    return seen
+
+
+def test_a_recent_store_is_resolved_off_the_ui_thread(qtbot, window, agents_db, monkeypatch):
+    seen = _record_lookups(monkeypatch)
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        window.stores.open_recent(str(agents_db), "my label")
+    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    assert seen == [(str(agents_db), False)]  # looked up, on a worker thread
+    assert window.windowTitle() == "fluxgui — my label"
+    assert window.recent.items()[0] == (str(agents_db), "my label")
+
+
+async def test_the_startup_store_is_resolved_off_the_ui_thread(agents_db, monkeypatch):
+    from fluxgui.core.ports import OpenOptions
+    from fluxgui.qt.launch import Launch, RecentUrl
+
+    seen = _record_lookups(monkeypatch)
+    url = "postgresql+asyncpg://root@127.0.0.1:5432/test"
+    # No keyring (the fail backend): a URL that needs a password falls back to the demo.
+    needs = Launch("demo.db", OpenOptions(), label="Demo", recent=RecentUrl(url, "pg", True))
+    fallback = await needs.resolved()
+    assert (fallback.target, fallback.label, fallback.recent) == ("demo.db", "Demo", None)
+    # One that never had a password opens as it is, under its own label.
+    plain = Launch("demo.db", OpenOptions(), session_id="s", recent=RecentUrl(url, "pg", False))
+    opened = await plain.resolved()
+    assert (opened.target, opened.label, opened.session_id) == (url, "pg", "s")
+    assert seen == [(url, False), (url, False)]  # both on a worker thread
+    same = Launch(str(agents_db), OpenOptions())
+    assert await same.resolved() is same  # nothing to look up

@@ -16,8 +16,8 @@ from qt_helpers import OFFSCREEN_NOISE, run_async, run_on, write_flux_store
 
 from fluxgui.adapters import open_store
 from fluxgui.qt.bridge import AsyncBridge
-from fluxgui.qt.models import SessionListModel
-from fluxgui.qt.search import PLACEHOLDER, SearchBox
+from fluxgui.qt.sessions import SessionListModel
+from fluxgui.qt.sessions import PLACEHOLDER, SearchBox
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 

@@ -128,9 +128,8 @@ def test_cancelling_an_export_leaves_no_file(qtbot, window, tmp_path):
     _open(qtbot, window, db, "s000")
     out = tmp_path / "all.jsonl"
     window.run_export(out, "jsonl", None)
-    transfer = window._transfer
-    assert transfer is not None
-    dialog = transfer[0]
+    dialog = window.transfers.progress
+    assert dialog is not None
     seen: list[tuple[int, int]] = []
 
     def press_cancel(done: int, total: int) -> None:

@@ -281,7 +281,7 @@ def run_result(inp: int, out: int) -> Any:
 
 
 async def test_two_branches_of_an_advanced_session(tmp_path: Path) -> None:
-    pytest.importorskip("fluxgui.adapters.advanced")
+    pytest.importorskip("fluxgui.adapters.sql.advanced")
     from agents.extensions.memory import AdvancedSQLiteSession
 
     path = tmp_path / "advanced.db"

@@ -1,0 +1,251 @@
+"""Writing the ``RedisSession`` layout, as the library writes it; the store itself.
+
+Writes copy ``RedisSession.add_items`` / ``clear_session``: one WATCHed MULTI/EXEC with
+the same keys, fields and JSON options, sealed first when the store has a key (what
+``EncryptedSession`` hands to the Redis session). Items have no time in Redis: only a
+session's hash keeps times. Single messages cannot be edited in place (yet).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from redis.exceptions import WatchError
+
+from fluxgui.core.changes import Row
+from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, KeyNeeded, ReadOnlyError, show_id
+from fluxgui.core.items import MESSAGE_ROLES
+from fluxgui.core.model import Message, message_to_item, unix_time
+
+from ..base import check_branch
+from ..encryption import is_envelope, looks_encrypted
+from .backend import failing, guarded, text_of
+from .reading import CHUNK, TIE_FIELD, RedisReader
+
+
+def _seconds(value: str | None) -> int | None:
+    """An ISO time (naive: UTC) as Unix seconds."""
+    seconds = unix_time(value) if value else None
+    return int(seconds) if seconds is not None else None
+
+
+class RedisStore(RedisReader):
+    """Agents SDK items in the ``RedisSession`` layout (optionally ``EncryptedSession``):
+    reading (:class:`~.reading.RedisReader`) and writing."""
+
+    def _dump(self, session_id: str, item: Any) -> str:
+        """An item as ``RedisSession._serialize_item`` stores it; sealed first when the
+        store has a key (what ``EncryptedSession`` hands to the Redis session)."""
+        if self.cipher is not None and not is_envelope(item):
+            item = self.cipher.seal(session_id, item)
+        return json.dumps(item, separators=(",", ":"))
+
+    def _need_key(self) -> None:
+        if self.cipher is None and self.needs_key:
+            raise KeyNeeded(
+                f"{self.target} holds encrypted items (EncryptedSession): give its key to write to it"
+            )
+
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
+        """Append messages as ``RedisSession.add_items`` does: items (dicts with a ``type``)
+        as they are, flux dicts mapped; sealed when the store has a key."""
+        check_branch(self, branch)
+        self._check_writable()
+        self._need_key()
+        items = []
+        for m in messages:
+            if not isinstance(m, dict):
+                raise InvalidItem(f"an item must be a JSON object, not {type(m).__name__}")
+            items.append(message_to_item(m))
+        data = [self._dump(session_id, i) for i in items]
+        with failing(self.backend.display):
+            await guarded(lambda: self._append(session_id, data))
+        if data and self.cipher is not None:
+            self.needs_key = True
+        return len(items)
+
+    async def _check_types(self, pipe: Any, sid: str, keys: tuple[str, str, str]) -> None:
+        """The library's checks under WATCH: each key absent or of its own type."""
+        hk, mk, ck = keys
+        for key, want in ((hk, "hash"), (mk, "list"), (ck, "string")):
+            kind = text_of(await pipe.type(key))
+            if kind not in ("none", want):
+                raise Conflict(
+                    f"session {show_id(sid)} cannot be written in {self.target}: its key "
+                    f"{show_id(key)} is a {kind}, not a {want} (it belongs to something else)"
+                )
+
+    async def _append(self, sid: str, data: list[str]) -> None:
+        keys = hk, mk, _ck = self._keys(sid)
+        async with self.client.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(*keys)
+                    await self._check_types(pipe, sid, keys)
+                    if self.cipher is None and looks_encrypted(await pipe.lindex(mk, -1)):
+                        raise KeyNeeded(
+                            f"session {show_id(sid)} in {self.target} holds encrypted items "
+                            "(EncryptedSession): give its key to write to it"
+                        )
+                    if not data:
+                        return
+                    # A session's keys share one expiry (RedisSession's ttl): a key made
+                    # now takes the other key's remaining time; existing TTLs are kept, as
+                    # the library's HSET/RPUSH keep them.
+                    h_ttl, m_ttl = await pipe.pttl(hk), await pipe.pttl(mk)
+                    now_ns = time.time_ns()
+                    now = str(now_ns // 1_000_000_000)
+                    pipe.multi()
+                    pipe.hset(hk, "session_id", sid)
+                    pipe.hsetnx(hk, "created_at", now)
+                    for start in range(0, len(data), CHUNK):
+                        pipe.rpush(mk, *data[start : start + CHUNK])
+                    pipe.hset(hk, mapping={"updated_at": now, TIE_FIELD: str(now_ns // 1000)})
+                    if h_ttl == -2 and m_ttl > 0:
+                        pipe.pexpire(hk, m_ttl)
+                    if m_ttl == -2 and h_ttl > 0:
+                        pipe.pexpire(mk, h_ttl)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue  # someone wrote the session meanwhile: check again
+
+    async def clear_session(self, session_id: str) -> int:
+        """Delete the session's keys (hash, list, counter), as ``clear_session()`` does;
+        the session vanishes. Returns how many items it held."""
+        self._check_writable()
+        keys = self._keys(session_id)
+
+        async def clear() -> int:
+            async with self.client.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        await pipe.watch(*keys)
+                        await self._check_types(pipe, session_id, keys)
+                        n = int(await pipe.llen(keys[1]))
+                        pipe.multi()
+                        pipe.delete(*keys)
+                        await pipe.execute()
+                        return n
+                    except WatchError:
+                        continue
+
+        with failing(self.backend.display):
+            return await guarded(clear)
+
+    def _import_item(self, m: Message) -> Any:
+        """The item to store for a Message from another store (AgentsStore's mapping)."""
+        if isinstance(m.raw, dict):
+            return m.raw
+        if isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
+            return _Verbatim(m.raw)  # stored text that is not JSON: kept as it is
+        if m.metadata and isinstance(m.metadata.get("agents_item"), dict):
+            return m.metadata["agents_item"]
+        role = m.role
+        if role not in MESSAGE_ROLES and role != "tool":
+            role = "system" if role == "summary" else "user"
+        meta = m.metadata or {}
+        return message_to_item(
+            {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
+        )
+
+    def _stored(self, session_id: str, item: Any) -> str:
+        if isinstance(item, _Verbatim) and self.cipher is None:
+            return str(item)
+        return self._dump(session_id, str(item) if isinstance(item, _Verbatim) else item)
+
+    def import_row(self, message: Message) -> Row:
+        """The item text to store for ``message`` (before any sealing: the key of a
+        sealed item depends on the session it is written to)."""
+        item = self._import_item(message)
+        if isinstance(item, _Verbatim):
+            return {"message_data": str(item)}
+        return {"message_data": json.dumps(item, separators=(",", ":"))}
+
+    async def import_session(
+        self,
+        session_id: str,
+        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
+        *,
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        rename: bool = False,
+    ) -> tuple[str, int]:
+        """A new session of these messages in one MULTI/EXEC (nothing is written when it
+        fails). A taken id raises :class:`Conflict`, or with ``rename`` becomes
+        ``<id>-2``, ``<id>-3``, … Items have no time in Redis: only the session's
+        ``created_at``/``updated_at`` keep times (given, else the first/last message's)."""
+        self._check_writable()
+        self._need_key()
+        items: list[Any] = []
+        first = last = None
+        if isinstance(pages, AsyncIterator):
+            batches = [page async for page in pages]
+        else:
+            batches = list(pages)
+        for page in batches:
+            for m in page:
+                items.append(self._import_item(m))
+                first = first if first is not None else _seconds(m.created_at)
+                last = _seconds(m.created_at) or last
+        now = int(time.time())
+        created = _seconds(created_at) or first or now
+        updated = _seconds(updated_at) or last or now
+
+        async def write() -> str:
+            async with self.client.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        target, n = session_id, 1
+                        while True:
+                            keys = self._keys(target)
+                            await pipe.watch(*keys)
+                            if not await pipe.exists(keys[0], keys[1]):
+                                break
+                            if not rename:
+                                raise Conflict(
+                                    f"session {show_id(session_id)} already exists in "
+                                    f"{self.target}; nothing was written for it"
+                                )
+                            n += 1
+                            target = f"{session_id}-{n}"
+                        await self._check_types(pipe, target, keys)
+                        data = [self._stored(target, i) for i in items]
+                        pipe.multi()
+                        pipe.hset(
+                            keys[0],
+                            mapping={
+                                "session_id": target,
+                                "created_at": str(created),
+                                "updated_at": str(updated),
+                            },
+                        )
+                        for start in range(0, len(data), CHUNK):
+                            pipe.rpush(keys[1], *data[start : start + CHUNK])
+                        await pipe.execute()
+                        return target
+                    except WatchError:
+                        continue
+
+        with failing(self.backend.display):
+            target = await guarded(write)
+        if items and self.cipher is not None:
+            self.needs_key = True
+        return target, len(items)
+
+    # -- what the SQL stores have and Redis does not (yet): edits refuse (see Refusals) --
+
+    def _not_editable(self) -> FluxguiError:
+        return ReadOnlyError(f"{self.target}: editing Redis sessions in place is not supported yet")
+
+    def check_importable(self) -> None:
+        """New sessions need a writable store, and the key when it holds envelopes."""
+        self._check_writable()
+        self._need_key()
+
+
+class _Verbatim(str):
+    """Stored text that is not JSON, to be written back as it is."""

@@ -1,0 +1,252 @@
+"""``AdvancedSQLiteSession`` stores, first layer: reading one branch at a time.
+
+A reader of ``agent_messages`` alone sees every branch's items mixed; this layer reads
+one branch at a time, in the library's order, exactly as ``get_items(branch_id=…)`` does.
+The current branch is not stored on disk: a fresh reader is on ``main``. The store keeps
+no current branch either: every read that depends on one takes it as a parameter
+(``branch=None``: ``main``), so a shared store is never switched to read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
+from fluxgui.core.errors import BranchNotFound, show_id
+from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.ports import Capabilities, Direction
+from fluxgui.core.undecodable import from_agents_value
+
+from ..agents import AgentsStore
+from ..backend import Backend, Params
+from .schema import GENERATIONS, RESERVATIONS, STRUCTURE, USAGE, content_preview
+
+
+class AdvancedReader(AgentsStore):
+    """The Agents SDK store read one branch at a time, with branches listed (the first
+    layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
+
+    CAPABILITIES = Capabilities(append=True, fork=True, branches=True, usage=True)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Appends, forks, branches and usage; no single-message edits (they would leave
+        the structure rows out of step)."""
+        return self.CAPABILITIES
+
+    def __init__(
+        self,
+        backend: Backend,
+        target: str,
+        sessions_table: str,
+        messages_table: str,
+        *,
+        tables: set[str] | None = None,
+    ) -> None:
+        super().__init__(backend, target, sessions_table, messages_table, has_branches=True)
+        self._known_tables: set[str] = set(tables or ()) & {USAGE, RESERVATIONS, GENERATIONS}
+
+    # -- branches ------------------------------------------------------------------
+
+    async def branch_exists(self, session_id: str, branch: str) -> bool:
+        """Whether the session has ``branch`` (``main`` always counts: a fresh reader is
+        on it even before anything was written)."""
+        if branch == MAIN:
+            return True
+        row = await self.backend.fetchone(
+            f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
+            {"s": session_id, "b": branch},
+        )
+        return bool(row and row[0])
+
+    async def require_branch(self, session_id: str, branch: str) -> None:
+        """Raise :class:`SessionNotFound` / :class:`BranchNotFound` unless the session
+        has ``branch``."""
+        if not await self.branch_exists(session_id, branch):
+            await self.require_session(session_id)
+            raise self._no_branch(session_id, branch)
+
+    async def _has_table(self, name: str) -> bool:
+        # The library makes branch_reservations and session_clear_generations on its
+        # first write; tables are never dropped, so only a missing one is asked again.
+        if name in self._known_tables:
+            return True
+        row = await self.backend.fetchone(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": name}
+        )
+        if row:
+            self._known_tables.add(name)
+        return bool(row)
+
+    async def _generation(self, session_id: str) -> int:
+        if not await self._has_table(GENERATIONS):
+            return 0
+        row = await self.backend.fetchone(
+            f"SELECT generation FROM {GENERATIONS} WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _no_branch(self, session_id: str, branch_id: str) -> BranchNotFound:
+        return BranchNotFound(
+            f"branch {show_id(branch_id)} does not exist in session {show_id(session_id)}"
+        )
+
+    # -- branches and turns --------------------------------------------------------
+
+    async def list_branches(
+        self, session_id: str, *, current: str | None = None
+    ) -> list[BranchInfo]:
+        """The session's branches as ``list_branches()`` lists them (same counts, same
+        order: by first structure row's time), ``current`` (default ``main``) marked. An
+        unknown session has none."""
+        current = current or MAIN
+        # The library's query, word for word: ties in created_at come out in the order
+        # SQLite's plan gives them, so the same SQL gives the same order.
+        rows = await self.backend.fetchall(
+            """
+                        SELECT
+                            ms.branch_id,
+                            COUNT(*) as message_count,
+                            COUNT(CASE WHEN ms.message_type = 'user' THEN 1 END) as user_turns,
+                            MIN(ms.created_at) as created_at
+                        FROM message_structure ms
+                        WHERE ms.session_id = :s
+                        GROUP BY ms.branch_id
+                        ORDER BY created_at
+                    """,
+            {"s": session_id},
+        )
+        return [
+            BranchInfo(str(b), int(n), int(u), created, is_current=b == current)
+            for b, n, u, created in rows
+        ]
+
+    async def conversation_turns(
+        self, session_id: str, *, branch: str | None = None
+    ) -> list[TurnInfo]:
+        """The user turns of a branch (``main`` by default), as
+        ``get_conversation_turns()`` gives them: the numbers to branch from."""
+        branch = branch or MAIN
+        rows = await self.backend.fetchall(
+            f"""
+                        SELECT
+                            ms.branch_turn_number,
+                            am.message_data,
+                            ms.created_at
+                        FROM message_structure ms
+                        JOIN {self._M} am ON ms.message_id = am.id
+                        WHERE ms.session_id = :s AND ms.branch_id = :b
+                        AND ms.message_type = 'user'
+                        ORDER BY ms.branch_turn_number
+                    """,
+            {"s": session_id, "b": branch},
+        )
+        turns: list[TurnInfo] = []
+        for number, data, created in rows:
+            try:
+                content = json.loads(data).get("content", "")
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                continue  # the library skips what it cannot parse
+            turns.append(TurnInfo(number, content_preview(content, 100), content, created))
+        return turns
+    # -- sessions: counts are of main in lists, of the current branch for one -------
+
+    def _count(self, alias: str) -> str:
+        return f"""(SELECT COUNT(*) FROM {STRUCTURE} ms JOIN {self._M} mm ON mm.id = ms.message_id
+                    WHERE ms.session_id = {alias}.session_id AND ms.branch_id = 'main'
+                      AND mm.session_id = ms.session_id)"""
+
+    def _counts_by_session(self) -> str:
+        return f"""SELECT ms.session_id, COUNT(*) AS cnt
+                   FROM {STRUCTURE} ms JOIN {self._M} mm
+                        ON mm.id = ms.message_id AND mm.session_id = ms.session_id
+                   WHERE ms.branch_id = 'main' GROUP BY ms.session_id"""
+
+    async def session_info(
+        self, session_id: str, *, branch: str | None = None
+    ) -> SessionInfo | None:
+        info = await super().session_info(session_id)
+        if info is not None:
+            # The count of the branch read (the fallback row of a session without a
+            # sessions row counted raw items).
+            info.messages = await self.count_messages(session_id, branch=branch)
+        return info
+
+    # -- messages of one branch ----------------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+        branch: str | None = None,
+    ) -> list[Message]:
+        """Items of ``branch`` (default ``main``) in the library's order
+        (``sequence_number``); a message's ``id`` is its ``agent_messages`` row id, its
+        ``sort_key`` ``(sequence_number, structure row id)``."""
+        branch = branch or MAIN
+        params: Params = {"s": session_id, "b": branch, "n": limit}
+        backward = direction == "backward"
+        order = "DESC" if backward else "ASC"
+        op = "<" if backward else ">"
+        bound = ""
+        if anchor is not None:
+            seq, *rest = tuple(anchor)
+            params["q"] = seq
+            if rest:
+                params["k"] = rest[0]
+                bound = (
+                    f" AND (s.sequence_number {op} :q"
+                    f" OR (s.sequence_number = :q AND s.id {op} :k))"
+                )
+            else:
+                bound = f" AND s.sequence_number {op} :q"
+        rows = await self.backend.fetchall(
+            f"""SELECT m.id, m.message_data, m.created_at, s.sequence_number, s.id
+                FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s{bound}
+                ORDER BY s.sequence_number {order}, s.id {order} LIMIT :n""",
+            params,
+        )
+        if backward:
+            rows.reverse()
+        return [
+            from_agents_value(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
+        ]
+
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        branch = branch or MAIN
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s""",
+            {"s": session_id, "b": branch},
+        )
+        return int(row[0]) if row else 0
+
+    async def count_turns_before(
+        self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
+    ) -> int:
+        """User messages of ``branch`` (default ``main``) before ``anchor`` (a message's
+        ``sort_key``), by the rule of :func:`fluxgui.core.turns.starts_turn`."""
+        branch = branch or MAIN
+        seq, *rest = tuple(anchor)
+        params: Params = {"s": session_id, "b": branch, "q": seq}
+        before = "s.sequence_number < :q"
+        if rest:
+            params["k"] = rest[0]
+            before = "(s.sequence_number < :q OR (s.sequence_number = :q AND s.id < :k))"
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s
+                AND {before}
+                AND json_valid(m.message_data)
+                AND json_type(m.message_data) = 'object'
+                AND json_type(m.message_data, '$.role') = 'text'
+                AND json_extract(m.message_data, '$.role') = 'user'
+                AND COALESCE(json_extract(m.message_data, '$.type'), 'message') = 'message'""",
+            params,
+        )
+        return int(row[0]) if row else 0

@@ -1,0 +1,247 @@
+"""The Agents SDK schema, first layer: the store's tables and its session list.
+
+``agent_sessions`` (one row per session: ``created_at``, ``updated_at``) and
+``agent_messages`` (one JSON item per row), both names configurable. Written by
+``agents.SQLiteSession`` / ``AsyncSQLiteSession`` (SQLite, ordered by ``id``) and
+``SQLAlchemySession`` (any URL, ordered by ``(created_at, id)``). This layer lists
+sessions; :mod:`.reading` reads their items, :mod:`.writing` writes them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fluxgui.core.model import SessionInfo, iso_time
+from fluxgui.core.ports import Capabilities
+
+from ...base import check_branch
+from ..backend import Backend, Params, quote_ident
+from ..detect import AGENTS_MESSAGES as DEFAULT_MESSAGES
+from ..detect import AGENTS_SESSIONS as DEFAULT_SESSIONS
+from ..search import in_clause
+from ..store import SqlStore
+
+if TYPE_CHECKING:
+    from ...encryption import ItemCipher
+
+
+class AgentsListing(SqlStore):
+    """The Agents SDK tables on SQLite or any SQLAlchemy URL: the schema and the
+    session list (the first layer of :class:`~.writing.AgentsStore`)."""
+
+    format = "agents"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Edits, clears and forks, except where ``message_structure`` rows (branches the
+        plain schema cannot keep in step) are present; encrypted items with a key."""
+        plain = not self.has_branches
+        return Capabilities(append=plain, edit=plain, clear=plain, fork=plain, encryption=True)
+
+    @property
+    def has_key(self) -> bool:
+        """Whether a key for ``EncryptedSession`` items was given."""
+        return self.cipher is not None
+
+    def __init__(
+        self,
+        backend: Backend,
+        target: str,
+        sessions_table: str = DEFAULT_SESSIONS,
+        messages_table: str = DEFAULT_MESSAGES,
+        *,
+        has_branches: bool = False,
+        cipher: ItemCipher | None = None,
+    ) -> None:
+        super().__init__(backend, target)
+        #: decrypts envelopes and seals what is written (``None``: no key given)
+        self.cipher = cipher
+        #: the store holds ``EncryptedSession`` envelopes (found by
+        #: :meth:`detect_encryption`, or met while reading)
+        self.encrypted = False
+        self.sessions_table = sessions_table
+        self.messages_table = messages_table
+        self.has_branches = has_branches
+        self.has_usage = has_branches
+        self._S = quote_ident(sessions_table)
+        self._M = quote_ident(messages_table)
+        self._utc = backend.utc_times
+        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
+        self._by_time = backend.dialect != "sqlite"
+
+    def ddl(self) -> list[str]:
+        """The statements that make the two tables (``create``), as the library does."""
+        S, M = self._S, self._M
+        idx = quote_ident(f"idx_{self.messages_table}_session_id")
+        if self.backend.dialect == "sqlite":
+            return [
+                f"""CREATE TABLE IF NOT EXISTS {S} (
+                    session_id TEXT PRIMARY KEY,
+                    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)""",
+                f"""CREATE TABLE IF NOT EXISTS {M} (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id TEXT NOT NULL,
+                    message_data TEXT NOT NULL,
+                    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+                    FOREIGN KEY (session_id) REFERENCES {S} (session_id) ON DELETE CASCADE)""",
+                f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, id)",
+            ]
+        idx = quote_ident(f"idx_{self.messages_table}_session_time")
+        return [
+            f"""CREATE TABLE IF NOT EXISTS {S} (
+                session_id VARCHAR NOT NULL PRIMARY KEY,
+                created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL,
+                updated_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
+            f"""CREATE TABLE IF NOT EXISTS {M} (
+                id SERIAL PRIMARY KEY,
+                session_id VARCHAR NOT NULL REFERENCES {S} (session_id) ON DELETE CASCADE,
+                message_data TEXT NOT NULL,
+                created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
+            f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, created_at)",
+        ]
+
+    def _info(self, row: tuple[Any, ...]) -> SessionInfo:
+        sid, created, updated, last_id, count = row
+        return SessionInfo(
+            id=str(sid),
+            messages=int(count or 0),
+            created_at=iso_time(created, utc=self._utc),
+            updated_at=iso_time(updated, utc=self._utc),
+            sort_key=(updated, int(last_id or 0), str(sid)),
+        )
+
+    def _last_id(self, alias: str) -> str:
+        """The id of the session's latest item (0 when it has none): it orders sessions
+        whose ``updated_at`` ties (one-second resolution on SQLite)."""
+        order = "m.created_at DESC, m.id DESC" if self._by_time else "m.id DESC"
+        return (
+            f"COALESCE((SELECT m.id FROM {self._M} m WHERE m.session_id = {alias}.session_id "
+            f"ORDER BY {order} LIMIT 1), 0)"
+        )
+
+    def _info_sql(self, where: str) -> str:
+        return f"""SELECT s.session_id, s.created_at, s.updated_at, {self._last_id("s")},
+                       {self._count("s")}
+                   FROM {self._S} s WHERE {where}"""
+
+    # -- sessions ------------------------------------------------------------------
+
+    def _row_info(self, row: tuple[Any, ...]) -> SessionInfo:
+        return self._info(row)
+
+    def _count(self, alias: str) -> str:
+        """The message count of the session ``alias.session_id``, as an SQL scalar."""
+        return f"(SELECT COUNT(*) FROM {self._M} m WHERE m.session_id = {alias}.session_id)"
+
+    def _counts_by_session(self) -> str:
+        """``SELECT session_id, COUNT(*) AS cnt … GROUP BY session_id`` over the messages."""
+        return f"SELECT session_id, COUNT(*) AS cnt FROM {self._M} GROUP BY session_id"
+
+    async def _page_by_activity(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # Sessions are ordered by (updated_at, latest item id, session_id). There is no
+        # index on updated_at, so: find the updated_at of the limit-th session past the
+        # cursor, take the sessions from there on (all ties included), and only for those
+        # look up the latest item and the count.
+        cmp, reach, way = ("<", ">=", "DESC") if descending else (">", "<=", "ASC")
+        S, last_id = self._S, self._last_id("s")
+        params: Params = {"n": limit, "off": max(limit - 1, 0)}
+        before = ""
+        parts = []
+        if cursor is not None:
+            params["u"], params["l"], params["sid"] = cursor
+            before = f"s.updated_at {cmp} :u AND "
+            parts.append(
+                f"""SELECT * FROM (SELECT s.session_id, s.created_at, s.updated_at,
+                                          {last_id} AS last_id
+                                   FROM {S} s WHERE s.updated_at = :u) t
+                    WHERE t.last_id {cmp} :l OR (t.last_id = :l AND t.session_id {cmp} :sid)"""
+            )
+        threshold = (
+            f"(SELECT x.updated_at FROM {S} x WHERE {before.replace('s.', 'x.')}1 = 1 "
+            f"ORDER BY x.updated_at {way} LIMIT 1 OFFSET :off)"
+        )
+        parts.append(
+            f"""SELECT s.session_id, s.created_at, s.updated_at, {last_id} AS last_id
+                FROM {S} s
+                WHERE {before}s.updated_at {reach} COALESCE({threshold}, s.updated_at)"""
+        )
+        union = " UNION ALL ".join(parts)
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, p.last_id, {self._count("p")}
+                FROM (SELECT * FROM ({union}) k
+                      ORDER BY k.updated_at {way}, k.last_id {way}, k.session_id {way}
+                      LIMIT :n) p
+                ORDER BY p.updated_at {way}, p.last_id {way}, p.session_id {way}""",
+            params,
+        )
+
+    async def _page_by_id(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # The sessions table's primary key: the page costs its own rows.
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"n": limit}
+        where = "1 = 1"
+        if cursor is not None:
+            where = f"s.session_id {cmp} :after"
+            params["after"] = str(cursor[0])
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, {self._last_id("p")},
+                       {self._count("p")}
+                FROM (SELECT s.session_id, s.created_at, s.updated_at FROM {self._S} s
+                      WHERE {where} ORDER BY s.session_id {way} LIMIT :n) p
+                ORDER BY p.session_id {way}""",
+            params,
+        )
+
+    async def _page_by_count(
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+    ) -> list[tuple[Any, ...]]:
+        # One GROUP BY over the items (through the session index), joined to the sessions
+        # table so that sessions without items count 0; keyset on (count, session id).
+        cmp, way = ("<", "DESC") if descending else (">", "ASC")
+        params: Params = {"n": limit}
+        where = ""
+        if cursor is not None:
+            where = f"WHERE q.cnt {cmp} :c OR (q.cnt = :c AND q.session_id {cmp} :sid)"
+            params["c"], params["sid"] = int(cursor[0]), str(cursor[1])
+        counted = f"""SELECT s.session_id, s.created_at, s.updated_at,
+                             COALESCE(c.cnt, 0) AS cnt
+                      FROM {self._S} s
+                      LEFT JOIN ({self._counts_by_session()}) c
+                             ON c.session_id = s.session_id"""
+        return await self.backend.fetchall(
+            f"""SELECT p.session_id, p.created_at, p.updated_at, {self._last_id("p")}, p.cnt
+                FROM (SELECT * FROM ({counted}) q {where}
+                      ORDER BY q.cnt {way}, q.session_id {way} LIMIT :n) p
+                ORDER BY p.cnt {way}, p.session_id {way}""",
+            params,
+        )
+
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(self._info_sql("s.session_id = :s"), {"s": session_id})
+        if row is not None:
+            return self._info(row)
+        # Items whose session row is missing (a writer without foreign keys) still count.
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*), MIN(created_at), MAX(created_at), MAX(id) FROM {self._M}
+                WHERE session_id = :s""",
+            {"s": session_id},
+        )
+        if row is None or not row[0]:
+            return None
+        return self._info((session_id, row[1], row[2], row[3], row[0]))
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        if not ids:
+            return []
+        params: Params = {}
+        rows = await self.backend.fetchall(
+            self._info_sql(f"s.session_id IN {in_clause(ids, params, 'i')}"), params
+        )
+        return [self._info(r) for r in rows]
+

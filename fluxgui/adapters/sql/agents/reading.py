@@ -1,0 +1,321 @@
+"""The Agents SDK schema, second layer: reading items, and ``EncryptedSession`` envelopes.
+
+``EncryptedSession`` around any of these stores envelopes instead of items (see
+:mod:`fluxgui.adapters.encryption`). Every row is read through
+:func:`~fluxgui.adapters.encryption.stored_message`, which opens an envelope with the
+store's key (or shows it locked). SQL cannot look inside an envelope: searches and turn
+counts let envelope rows through to be decrypted, in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fluxgui.core.errors import KeyNeeded
+from fluxgui.core.model import Message
+from fluxgui.core.ports import Direction
+from fluxgui.core.turns import starts_turn
+
+from ...base import check_branch
+from ...encryption import ItemCipher, looks_encrypted, readable, stored_message
+from ..backend import Params
+from ..search import contains, like_any, search_ids, search_patterns
+from .listing import AgentsListing
+
+
+#: How many of the latest rows (besides the first) :meth:`AgentsReader.detect_encryption`
+#: looks at: a primary-key range, never a scan of the table.
+DETECT_SAMPLE = 50
+#: How much of a sampled item's head :meth:`AgentsReader.detect_encryption` reads to
+#: tell an envelope (``{"__enc__": 1, …``) from an item.
+HEAD_BYTES = 200
+#: What an envelope's head holds (:func:`looks_encrypted` looks in its first 64 chars).
+ENVELOPE_MARK = '"__enc__"'
+#: In a store with a key, a page of more rows than this is read (decrypted) in a worker
+#: thread: one Fernet decryption is cheap, a thousand on the event loop are not.
+INLINE_ROWS = 32
+#: A LIKE pattern (``\`` escapes) that every stored envelope matches: SQL cannot see
+#: inside one, so searches and turn counts let these rows through to be decrypted.
+ENVELOPE_LIKE = '%"\\_\\_enc\\_\\_"%'
+
+
+def _count_user_items(
+    rows: list[tuple[Any, ...]], session_id: str, cipher: ItemCipher | None
+) -> int:
+    return sum(
+        starts_turn(stored_message(r[0], r[1], None, session_id=session_id, cipher=cipher))
+        for r in rows
+    )
+
+
+def _sealed(m: Message) -> bool:
+    """Whether a message was stored as an envelope (opened or not)."""
+    return "encryption" in (m.metadata or {})
+
+
+class AgentsReader(AgentsListing):
+    """Reading a session's items, envelopes opened (the second layer of
+    :class:`~.writing.AgentsStore`)."""
+
+    async def detect_encryption(self) -> None:
+        """Look for ``EncryptedSession`` envelopes (set ``encrypted`` and ``needs_key``)
+        and check the key against them.
+
+        Cheap on any size of store: the latest :data:`DETECT_SAMPLE` rows and the first
+        one, by primary key, and of each only its head (:data:`HEAD_BYTES`, read without
+        loading the item: one item may be hundreds of MB). Only rows whose head names
+        ``__enc__`` are read whole, one at a time, smallest first, until one is an
+        envelope (with a key: one that opens). With a key, :class:`WrongKey` is raised
+        when no sampled envelope opens with it (one envelope that does is enough: a
+        corrupt one must not lock the user out of the rest). An envelope outside the
+        sample is still read as one, and flags the store when it is met (see
+        :meth:`_messages`).
+        """
+        M = self._M
+        ids = await self.backend.fetchall(
+            f"SELECT id FROM {M} ORDER BY id DESC LIMIT :n", {"n": DETECT_SAMPLE}
+        )
+        ids += await self.backend.fetchall(f"SELECT id FROM {M} ORDER BY id LIMIT 1")
+        heads = await self.backend.text_heads(
+            self.messages_table, "message_data", sorted({int(r[0]) for r in ids}), HEAD_BYTES
+        )
+        maybe = sorted((size, i) for i, (head, size) in heads.items() if ENVELOPE_MARK in head[:64])
+        first: tuple[str, Any] | None = None  # the first envelope read, to name a wrong key
+        for _size, row_id in maybe:
+            row = await self.backend.fetchone(
+                f"SELECT session_id, message_data FROM {M} WHERE id = :i", {"i": row_id}
+            )
+            if row is None or not looks_encrypted(row[1]):
+                continue
+            self.encrypted = self.needs_key = True
+            if self.cipher is None:
+                return
+            sid, envelope = str(row[0]), json.loads(row[1])
+            if self.cipher.open(sid, envelope).state != "unreadable":
+                return
+            first = first or (sid, envelope)
+        if first is not None and self.cipher is not None:
+            self.cipher.check(*first, self.target)
+
+    @property
+    def reads_encrypted(self) -> bool:
+        """Whether the flux view reads as ``EncryptedSession.get_items`` does (only
+        decrypted, unexpired items): the store holds envelopes, or a key was given (then
+        everything written is sealed, and the SDK would read the store with that key)."""
+        return self.encrypted or self.cipher is not None
+
+    def _key_needed(self) -> KeyNeeded:
+        return KeyNeeded(
+            f"{self.target} holds encrypted sessions: give the key (--key or FLUXGUI_KEY) "
+            "to write to it"
+        )
+
+    def _message(self, row: tuple[Any, ...], session_id: str) -> Message:
+        row_id, data, created = row[0], row[1], row[2]
+        key = (created, int(row_id)) if self._by_time else (int(row_id),)
+        return stored_message(
+            row_id, data, created, session_id=session_id, cipher=self.cipher, utc=self._utc,
+            sort_key=key,
+        )
+
+    async def _messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
+        """Rows ``(id, message_data, created_at)`` of one session as Messages, envelopes
+        opened (in a worker thread when there are many to decrypt)."""
+        if self.cipher is not None and len(rows) > INLINE_ROWS:
+            out = await asyncio.to_thread(lambda: [self._message(r, session_id) for r in rows])
+        else:
+            out = [self._message(r, session_id) for r in rows]
+        if not self.encrypted and any(_sealed(m) for m in out):
+            # An envelope the sample at open did not see: writes need the key from now on.
+            self.encrypted = self.needs_key = True
+        return out
+
+    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        """Sessions whose id or item text contains ``text``. SQL LIKE cannot see inside
+        envelopes: with a key, every envelope row is let through and decrypted (in a worker
+        thread); without one, an encrypted row matches by its session id only."""
+        variants = search_patterns(text)
+
+        def id_sql(params: Params) -> str:
+            cond = like_any(self.backend, "session_id", variants, params, "p")
+            return f"SELECT session_id FROM {self._S} WHERE {cond}"
+
+        def row_sql(params: Params) -> str:
+            cond = like_any(self.backend, "message_data", variants, params, "p")
+            if self.cipher is not None:
+                params["env"] = ENVELOPE_LIKE
+                cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
+            return (
+                f"SELECT session_id, id, message_data, created_at FROM {self._M} "
+                f"WHERE {cond} ORDER BY id DESC"
+            )
+
+        if self.cipher is None:
+            return search_ids(self.backend, text, id_sql, row_sql, self._search_text)
+        return self._search_decrypting(text, id_sql, row_sql)
+
+    def _search_text(self, row: tuple[Any, ...]) -> str:
+        """The text a person reads for a row ``(session_id, id, message_data, …)``; nothing
+        for an envelope that does not open (its placeholder is not the item's text)."""
+        m = stored_message(row[1], row[2], None, session_id=str(row[0]), cipher=self.cipher)
+        state = (m.metadata or {}).get("encryption", {}).get("state")
+        return "" if state in ("locked", "unreadable") else m.text
+
+    def _matching(self, rows: list[tuple[Any, ...]], text: str) -> list[str]:
+        """The session ids, each once, of the rows whose id or text contains ``text``
+        (run in a worker thread: it decrypts)."""
+        found: dict[str, None] = {}
+        for row in rows:
+            sid = str(row[0])
+            if sid not in found and (contains(sid, text) or contains(self._search_text(row), text)):
+                found[sid] = None
+        return list(found)
+
+    async def _search_decrypting(
+        self,
+        text: str,
+        id_sql: Callable[[Params], str],
+        row_sql: Callable[[Params], str],
+    ) -> AsyncIterator[str]:
+        # search_ids with the row check moved off the event loop, and the rows of a
+        # session already found left undecrypted.
+        seen: set[str] = set()
+        params: Params = {}
+        async for batch in self.backend.stream(id_sql(params), params):
+            for row in batch:
+                sid = str(row[0])
+                if sid not in seen and contains(sid, text):
+                    seen.add(sid)
+                    yield sid
+        params = {}
+        async for batch in self.backend.stream(row_sql(params), params):
+            todo = [r for r in batch if str(r[0]) not in seen]
+            if not todo:
+                continue
+            for sid in await asyncio.to_thread(self._matching, todo, text):
+                if sid not in seen:
+                    seen.add(sid)
+                    yield sid
+
+    # -- messages ------------------------------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+        branch: str | None = None,
+    ) -> list[Message]:
+        check_branch(self, branch)
+        params: Params = {"s": session_id, "n": limit}
+        backward = direction == "backward"
+        order = "DESC" if backward else "ASC"
+        op = "<" if backward else ">"
+        if self._by_time:
+            order_by = f"created_at {order}, id {order}"
+            bound = ""
+            if anchor is not None:
+                params["c"], params["i"] = anchor
+                bound = f" AND (created_at {op} :c OR (created_at = :c AND id {op} :i))"
+        else:
+            order_by = f"id {order}"
+            bound = ""
+            if anchor is not None:
+                params["i"] = anchor[0]
+                bound = f" AND id {op} :i"
+        rows = await self.backend.fetchall(
+            f"""SELECT id, message_data, created_at FROM {self._M}
+                WHERE session_id = :s{bound} ORDER BY {order_by} LIMIT :n""",
+            params,
+        )
+        if backward:
+            rows.reverse()
+        return await self._messages(rows, session_id)
+
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(
+            f"SELECT COUNT(*) FROM {self._M} WHERE session_id = :s", {"s": session_id}
+        )
+        return int(row[0]) if row else 0
+
+    async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None) -> int:
+        """User messages before ``anchor`` (the rule of :func:`starts_turn`: an item
+        with role ``user`` and no type or type ``message``), counted by the database on
+        SQLite, else from the rows that mention "user", parsed in a worker thread. The
+        database cannot look inside envelopes: in an encrypted store they are decrypted
+        (in the worker thread) and counted too."""
+        check_branch(self, branch)
+        params: Params = {"s": session_id}
+        if self._by_time:
+            params["c"], params["i"] = anchor
+            before = "(created_at < :c OR (created_at = :c AND id < :i))"
+        else:
+            params["i"] = anchor[0]
+            before = "id < :i"
+        if self.backend.dialect == "sqlite" and not self.reads_encrypted:
+            row = await self.backend.fetchone(
+                f"""SELECT COUNT(*) FROM {self._M} WHERE session_id = :s AND {before}
+                    AND json_valid(message_data)
+                    AND json_type(message_data) = 'object'
+                    AND json_type(message_data, '$.role') = 'text'
+                    AND json_extract(message_data, '$.role') = 'user'
+                    AND COALESCE(json_extract(message_data, '$.type'), 'message') = 'message'""",
+                params,
+            )
+            return int(row[0]) if row else 0
+        mentions = "message_data LIKE '%user%'"
+        if self.reads_encrypted:
+            params["env"] = ENVELOPE_LIKE
+            mentions = f"({mentions} OR message_data LIKE :env ESCAPE '\\')"
+        count = 0
+        async for rows in self.backend.stream(
+            f"SELECT id, message_data FROM {self._M} WHERE session_id = :s AND {before} "
+            f"AND {mentions}",
+            params,
+            batch=2000,
+        ):
+            count += await asyncio.to_thread(_count_user_items, rows, session_id, self.cipher)
+        return count
+
+    async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
+        """The flux view. In an encrypted store (see :attr:`reads_encrypted`) it holds what
+        ``EncryptedSession.get_items(limit)`` returns: the most recent ``limit`` readable
+        items, skipping expired, unreadable and plain ones as the library does."""
+        limit = limit or None  # 0: all, as flux
+        if not self.reads_encrypted:
+            picked = await self.latest_messages(session_id, limit, branch=branch)
+        elif limit is None:
+            picked = [
+                m
+                async for page in self.iter_messages(session_id, branch=branch)
+                for m in page
+                if readable(m)
+            ]
+        else:
+            picked = await self._latest_readable(session_id, limit, branch=branch)
+        return [{"role": m.role, "content": m.text} for m in picked]
+
+    async def _latest_readable(
+        self, session_id: str, limit: int, *, branch: str | None = None
+    ) -> list[Message]:
+        """The most recent ``limit`` readable messages, oldest first: pages back from the
+        end until there are enough (skipped items make the page count unknowable)."""
+        if limit <= 0:
+            return []
+        picked: list[Message] = []
+        batch = max(limit, 50)
+        anchor: tuple[Any, ...] | None = None
+        while len(picked) < limit:
+            page = await self.page_messages(session_id, limit=batch, anchor=anchor, branch=branch)
+            picked[:0] = [m for m in page if readable(m)]
+            if len(page) < batch:
+                break
+            anchor = page[0].sort_key
+        return picked[-limit:]
+

@@ -1,0 +1,338 @@
+"""The Agents SDK schema, last layer: writing items, and the store itself.
+
+Writes follow the library: ``add_items`` (a sessions row, the items, ``updated_at``),
+``clear_session`` (the items and the row). With a key, everything written is sealed for
+the session it goes into, as ``EncryptedSession.add_items`` does; without one, a store
+holding envelopes refuses every write (nothing could be sealed, and deleting what cannot
+be read is deleting blind). Single-message edits go through the table editor
+(:class:`~fluxgui.adapters.sql.store.SqlStore`), sealing the new values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from fluxgui.core.changes import Change, Row, SessionRow, Where
+from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound, show_id
+from fluxgui.core.items import MESSAGE_ROLES, validate_item
+from fluxgui.core.model import Message, message_to_item
+
+from ...base import check_branch
+from ...encryption import encrypted_at, is_envelope, looks_encrypted
+from ..backend import Params, Tx
+from ..editor import TableEditor
+from ..forks import free_fork_id, record_fork
+from ..sessions import stored_time, write_session
+from ..store import label_id
+from .reading import AgentsReader
+
+
+class _SealingEditor(TableEditor):
+    """The editor of a store with a key: the new values of an update or an insert are
+    sealed for the session they go into. Rows it only moves or restores (undo, redo, the
+    ids an insert shifts) keep their stored values, envelopes included, so replaying a
+    change writes back exactly what was there."""
+
+    def __init__(self, store: AgentsStore, **kwargs: Any) -> None:
+        super().__init__(store, **kwargs)
+        self._agents = store
+
+    async def update_row(self, sid: str, row_id: int, values: Row, label: str) -> Change:
+        change = await super().update_row(sid, row_id, self._agents._sealed_row(sid, values), label)
+        self._agents._note_sealed()
+        return change
+
+    async def insert_row(
+        self, sid: str, anchor_id: int | None, where: Where, values: Row, label: str
+    ) -> Change:
+        sealed = self._agents._sealed_row(sid, values)
+        change = await super().insert_row(sid, anchor_id, where, sealed, label)
+        self._agents._note_sealed()
+        return change
+
+
+class AgentsStore(AgentsReader):
+    """The Agents SDK schema on SQLite or any SQLAlchemy URL: reading
+    (:class:`~.reading.AgentsReader`), listing (:class:`~.listing.AgentsListing`) and
+    writing, with ``EncryptedSession`` items sealed and opened by the store's key."""
+
+    def _dump(self, item: Any) -> str:
+        # SQLiteSession writes json.dumps defaults; SQLAlchemySession compact JSON.
+        if self.backend.dialect == "sqlite":
+            return json.dumps(item)
+        return json.dumps(item, separators=(",", ":"))
+
+    def _stored(self, session_id: str, item: Any, *, at: float | None = None) -> str:
+        """The ``message_data`` of ``item`` in ``session_id``: sealed when the store has a
+        key (``at``: the encryption time to keep, Unix seconds). An envelope (a locked item
+        copied as it is) is stored as it is: sealing it again would bury it."""
+        if self.cipher is not None and not is_envelope(item):
+            item = self.cipher.seal(session_id, item, at=at)
+        return self._dump(item)
+
+    def _sealed_row(self, session_id: str, row: Row) -> Row:
+        """``row`` (from :meth:`edit_values`) with its item sealed for ``session_id``."""
+        data = row.get("message_data")
+        if self.cipher is None or not isinstance(data, str) or looks_encrypted(data):
+            return row
+        try:
+            item = json.loads(data)
+        except (ValueError, RecursionError):
+            return row
+        return {**row, "message_data": self._stored(session_id, item)}
+
+    def _note_sealed(self) -> None:
+        """Sealed items were written: the store needs its key from now on."""
+        if self.cipher is not None:
+            self.encrypted = self.needs_key = True
+
+    def _check_writable(self) -> None:
+        super()._check_writable()
+        if self.encrypted and self.cipher is None:
+            # Without the key nothing can be sealed, and deleting what cannot be read
+            # is deleting blind: every write waits for the key.
+            raise self._key_needed()
+
+    def editor(self) -> TableEditor:
+        make = _SealingEditor if self.cipher is not None else TableEditor
+        return make(
+            self,
+            table=self._M,
+            table_name=self.messages_table,
+            columns=("message_data", "created_at"),
+            order=("created_at", "id") if self._by_time else ("id",),
+            sessions_table=self._S,
+        )
+
+    def check_editable(self) -> None:
+        self._check_writable()
+        if self.has_branches:
+            raise ReadOnlyError(
+                f"{self.target} is an AdvancedSQLiteSession store: editing it is not "
+                "supported yet (its message_structure and turn_usage rows would go out of step)"
+            )
+
+    def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
+        """An item as it is (a dict with a ``type``, or a message role); a flux-style
+        message dict mapped to an item. Checked to be a valid item of its type.
+
+        The values hold the plain item: the editor seals it for its session when a store
+        with a key writes it. ``original`` is the message as read (its ``raw`` is the
+        decrypted item); an envelope that did not open says nothing about the type.
+        """
+        if self.encrypted and self.cipher is None:
+            raise self._key_needed()
+        if not isinstance(spec, dict):
+            raise InvalidItem(f"an item must be a JSON object, not {type(spec).__name__}")
+        if is_envelope(spec):
+            raise InvalidItem(
+                "that is an encrypted envelope, not an item: give the item itself "
+                "(fluxgui encrypts it when the store has a key)"
+            )
+        item = spec if "type" in spec or spec.get("role") in MESSAGE_ROLES else message_to_item(spec)
+        original_type = None
+        raw = original.raw if original is not None else None
+        if isinstance(raw, dict) and not is_envelope(raw):
+            original_type = raw.get("type", "message")
+        validate_item(item, original_type=original_type)
+        return {"message_data": self._dump(item)}
+
+    def import_row(self, message: Message, *, session_id: str | None = None) -> Row:
+        """The stored values for ``message`` (see :meth:`SqlStore.import_row`). A store with
+        a key seals the item for ``session_id`` (required then), keeping the time an item
+        read from an encrypted store was first encrypted (see :meth:`ItemCipher.seal`)."""
+        if self.cipher is not None and session_id is None:
+            raise TypeError("import_row needs the session id to seal an item with the store's key")
+        m = message
+        if isinstance(m.raw, dict):
+            item: Any = m.raw
+        elif isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
+            return {"message_data": m.raw}  # stored text that is not JSON: kept as it is
+        elif m.metadata and isinstance(m.metadata.get("agents_item"), dict):
+            item = m.metadata["agents_item"]
+        else:
+            role = m.role
+            if role not in MESSAGE_ROLES and role != "tool":
+                role = "system" if role == "summary" else "user"
+            meta = m.metadata or {}
+            item = message_to_item(
+                {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
+            )
+        if session_id is None:
+            return {"message_data": self._dump(item)}
+        return {"message_data": self._stored(session_id, item, at=encrypted_at(m))}
+
+    def _import_row(
+        self, m: Message, dialect: str, utc: bool, session_id: str | None = None
+    ) -> Row:
+        return {
+            **self.import_row(m, session_id=session_id),
+            "created_at": stored_time(m.created_at, dialect, utc),
+        }
+
+    async def import_session(
+        self,
+        session_id: str,
+        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
+        *,
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        rename: bool = False,
+    ) -> tuple[str, int]:
+        """See :meth:`SqlStore.import_session`. With a key, the items are sealed for the id
+        they land under; with ``rename`` that id is known only once a free one is found,
+        so each candidate is tried in its own transaction (the pages are not read until
+        the id is taken, so a refused candidate costs one look-up)."""
+        if self.cipher is None:
+            return await super().import_session(
+                session_id, pages, created_at=created_at, updated_at=updated_at, rename=rename
+            )
+        editor = self._editor()
+        dialect, utc = self.backend.dialect, self.backend.utc_times
+        started = False
+
+        async def rows(target: str) -> AsyncIterator[list[Row]]:
+            nonlocal started
+            started = True
+            if isinstance(pages, AsyncIterator):
+                async for page in pages:
+                    yield [self._import_row(m, dialect, utc, target) for m in page]
+            else:
+                for page in pages:
+                    yield [self._import_row(m, dialect, utc, target) for m in page]
+
+        n = 1
+        while True:
+            target = session_id if n == 1 else f"{session_id}-{n}"
+            try:
+                written = await write_session(
+                    editor,
+                    target,
+                    rows(target),
+                    created_at=stored_time(created_at, dialect, utc),
+                    updated_at=stored_time(updated_at, dialect, utc),
+                )
+            except Conflict:
+                if not rename or started:
+                    raise
+                n += 1
+                continue
+            self._note_sealed()
+            return written
+
+    async def fork_session(
+        self,
+        session_id: str,
+        at_message_id: int,
+        new_id: str | None = None,
+        *,
+        branch: str | None = None,
+    ) -> Any:
+        """See :meth:`SqlStore.fork_session`. An envelope is bound to its session (the id is
+        the key's salt), so with a key the fork's items are sealed again for the fork,
+        each keeping its encryption time (what had expired stays expired)."""
+        check_branch(self, branch)
+        if self.cipher is None:
+            return await super().fork_session(session_id, at_message_id, new_id)
+        editor = self._editor()
+        at_id = int(at_message_id)
+        label = f"Fork session {label_id(session_id)} at message {at_id}"
+
+        async def body(tx: Tx) -> Change:
+            found = await editor.rows_by_id(tx, session_id, [at_id])
+            if at_id not in found:
+                raise SessionNotFound(f"message {at_id} is not in session {show_id(session_id)}")
+            target = await free_fork_id(editor, tx, session_id, new_id)
+            origin = await editor.session_row(tx, session_id)
+            now = await editor.now(tx)
+            after = SessionRow(origin.created_at if origin else now, now)
+            await tx.execute(
+                f"INSERT INTO {self._S} (session_id, created_at, updated_at) VALUES (:s, :c, :u)",
+                {"s": target, "c": after.created_at, "u": after.updated_at},
+            )
+            rows = await editor.rows(tx, session_id)
+            end = next(i for i, r in enumerate(rows) if int(r["id"]) == at_id)
+            copied = await asyncio.to_thread(self._resealed, rows[: end + 1], session_id, target)
+            await tx.executemany(
+                f"INSERT INTO {self._M} (session_id, message_data, created_at) "
+                "VALUES (:s, :d, :c)",
+                copied,
+            )
+            await record_fork(tx, target, session_id, at_id)
+            added = await editor.rows(tx, target)
+            return Change(target, label, (), tuple(added), None, after)
+
+        change = await self.backend.transaction(body)
+        self._note_sealed()
+        return change
+
+    def _resealed(self, rows: list[Row], origin: str, target: str) -> list[Params]:
+        """Insert parameters copying ``rows`` of ``origin`` into ``target``, envelopes
+        sealed for ``target``. Plain rows, and envelopes this key does not open (they do
+        not open in the origin either), are copied as they are."""
+        assert self.cipher is not None
+        out: list[Params] = []
+        for r in rows:
+            data = r["message_data"]
+            if looks_encrypted(data):
+                envelope = json.loads(data)
+                again = self.cipher.reseal(origin, target, envelope)
+                if again is not None:
+                    data = self._dump(again)
+            out.append({"s": target, "d": data, "c": r["created_at"]})
+        return out
+
+    async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
+        """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
+        check_branch(self, branch)
+        self._check_writable()
+        if self.has_branches:
+            raise InvalidItem(
+                "adding items to an AdvancedSQLiteSession store is not supported yet "
+                "(its branch structure would not include them)"
+            )
+        items = []
+        for m in messages:
+            if not isinstance(m, dict):
+                raise InvalidItem(f"an item must be a JSON object, not {type(m).__name__}")
+            items.append(message_to_item(m))
+        if not items:
+            return 0
+        await self.backend.write(
+            [
+                (
+                    f"INSERT INTO {self._S} (session_id) VALUES (:s) "
+                    "ON CONFLICT (session_id) DO NOTHING",
+                    {"s": session_id},
+                ),
+                (
+                    f"INSERT INTO {self._M} (session_id, message_data) VALUES (:s, :d)",
+                    [{"s": session_id, "d": self._stored(session_id, i)} for i in items],
+                ),
+                (
+                    f"UPDATE {self._S} SET updated_at = CURRENT_TIMESTAMP WHERE session_id = :s",
+                    {"s": session_id},
+                ),
+            ]
+        )
+        self._note_sealed()
+        return len(items)
+
+    async def clear_session(self, session_id: str) -> int:
+        """Remove the session's items and its row, as ``clear_session()`` does."""
+        self._check_writable()
+        if self.has_branches:
+            raise InvalidItem(
+                "clearing an AdvancedSQLiteSession store is not supported yet "
+                "(its message_structure and turn_usage rows must go with it)"
+            )
+        counts = await self.backend.write(
+            [
+                (f"DELETE FROM {self._M} WHERE session_id = :s", {"s": session_id}),
+                (f"DELETE FROM {self._S} WHERE session_id = :s", {"s": session_id}),
+            ]
+        )
+        return counts[0]

@@ -1,0 +1,176 @@
+"""The SQLAlchemy back-end: any SQLAlchemy async URL (Postgres through asyncpg, …).
+
+SQLAlchemy is imported only when such a URL is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from fluxgui.core.errors import FluxguiError, StoreUnavailable, TargetError
+
+from .backend import Backend, Params, Tx
+
+T = TypeVar("T")
+
+class SqlAlchemyBackend(Backend):
+    """Any SQLAlchemy async URL (Postgres through asyncpg, …).
+
+    Read-only opens run every read in a READ ONLY transaction on Postgres, so browsing
+    cannot write even by mistake.
+    """
+
+    def __init__(self, engine: Any, url: str, writable: bool, utc_times: bool) -> None:
+        self._engine = engine
+        self.url = url
+        self.dialect = engine.dialect.name
+        self.writable = writable
+        self.utc_times = utc_times
+
+    @classmethod
+    async def open(cls, url: str, display: str, *, writable: bool = False) -> SqlAlchemyBackend:
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        connect_args: dict[str, Any] = {}
+        if "+asyncpg" in url:
+            connect_args["timeout"] = 5
+        try:
+            engine = create_async_engine(url, connect_args=connect_args, pool_pre_ping=False)
+        except Exception as exc:  # bad URL, missing driver
+            raise TargetError(f"cannot use {display}: {_first_line(exc)}") from None
+        utc = True
+        try:
+            async with engine.connect() as conn:
+                if engine.dialect.name == "postgresql":
+                    from sqlalchemy import text
+
+                    tz = (await conn.execute(text("SHOW TimeZone"))).scalar()
+                    utc = str(tz).upper() in {"UTC", "ETC/UTC", "GMT", "ETC/GMT", "UCT", "ZULU"}
+        except Exception as exc:
+            await engine.dispose()
+            raise StoreUnavailable(f"cannot connect to {display}: {_db_reason(exc)}") from None
+        return cls(engine, display, writable, utc)
+
+    async def _begin_read(self, conn: Any) -> None:
+        if self.dialect == "postgresql" and not self.writable:
+            from sqlalchemy import text
+
+            await conn.execute(text("SET TRANSACTION READ ONLY"))
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        from sqlalchemy import text
+
+        try:
+            async with self._engine.connect() as conn:
+                await self._begin_read(conn)
+                result = await conn.execute(text(sql), params or {})
+                rows = [tuple(r) for r in result.fetchall()]
+                await conn.rollback()
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: {_db_reason(exc)}") from None
+        return rows
+
+    async def stream(
+        self, sql: str, params: Params | None = None, batch: int = 500
+    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+        from sqlalchemy import text
+
+        try:
+            async with self._engine.connect() as conn:
+                await self._begin_read(conn)
+                result = await conn.stream(text(sql), params or {})
+                async for part in result.partitions(batch):
+                    yield [tuple(r) for r in part]
+                await conn.rollback()
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: {_db_reason(exc)}") from None
+
+    async def tables(self) -> dict[str, list[str]]:
+        rows = await self.fetchall(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        ) if self.dialect == "postgresql" else await self._inspect()
+        out: dict[str, list[str]] = {}
+        for table, column in rows:
+            out.setdefault(table, []).append(column)
+        return out
+
+    async def _inspect(self) -> list[tuple[str, str]]:
+        from sqlalchemy import inspect
+
+        def _run(sync_conn: Any) -> list[tuple[str, str]]:
+            insp = inspect(sync_conn)
+            return [(t, c["name"]) for t in insp.get_table_names() for c in insp.get_columns(t)]
+
+        async with self._engine.connect() as conn:
+            return await conn.run_sync(_run)
+
+    async def change_token(self) -> Any:
+        if self.dialect != "postgresql":
+            return None
+        # The server's next transaction id moves with every transaction that writes
+        # (anywhere on the server: a refresh it starts elsewhere costs two small queries).
+        row = await self.fetchone("SELECT pg_current_snapshot()::text")
+        return row[0] if row else None
+
+    async def _transaction(self, body: Callable[[Tx], Awaitable[T]]) -> T:
+        try:
+            async with self._engine.begin() as conn:
+                return await body(_SaTx(conn, self.dialect))
+        except FluxguiError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"{self.url}: write failed: {_db_reason(exc)}") from None
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+
+class _SaTx(Tx):
+    def __init__(self, conn: Any, dialect: str) -> None:
+        self._conn = conn
+        self.dialect = dialect
+
+    async def execute(self, sql: str, params: Params | None = None) -> int:
+        from sqlalchemy import text
+
+        return (await self._conn.execute(text(sql), params or {})).rowcount
+
+    async def executemany(self, sql: str, params: list[Params]) -> int:
+        from sqlalchemy import text
+
+        if not params:
+            return 0
+        return (await self._conn.execute(text(sql), params)).rowcount
+
+    async def fetchall(self, sql: str, params: Params | None = None) -> list[tuple[Any, ...]]:
+        from sqlalchemy import text
+
+        return [tuple(r) for r in (await self._conn.execute(text(sql), params or {})).fetchall()]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _db_reason(exc: BaseException) -> str:
+    """A short reason for a database/driver error (SQLAlchemy wraps the driver's)."""
+    orig = getattr(exc, "orig", None) or exc.__cause__ or exc
+    name = type(orig).__name__
+    text = _first_line(orig)
+    if isinstance(orig, (ConnectionRefusedError, OSError)) and not isinstance(orig, TimeoutError):
+        return f"server unreachable ({text})"
+    if isinstance(orig, (TimeoutError, asyncio.TimeoutError)):
+        return "connection timed out"
+    if "password" in text.lower() or "authentication" in text.lower():
+        return f"login refused ({text})"
+    if name.endswith("InvalidCatalogNameError") or "does not exist" in text:
+        return text
+    return f"{name}: {text}" if name not in text else text

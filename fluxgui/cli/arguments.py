@@ -1,0 +1,67 @@
+"""Argument value types: counts, message ids, numbers in a range, targets.
+
+They are checked at the parser, so that a bad value is a usage error (one line, exit 2)
+before anything is opened, and no driver ever sees a number it would fail on with a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+#: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
+MAX_COUNT = 2**31 - 1
+#: the largest message id (SQLite's and Postgres' 64-bit integer)
+MAX_ID = 2**63 - 1
+
+
+def _whole(text: str, top: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    if value > top:
+        raise argparse.ArgumentTypeError(f"must be at most {top}")
+    return value
+
+
+def count(text: str) -> int:
+    """A count: a whole number from 0 to :data:`MAX_COUNT`."""
+    return _whole(text, MAX_COUNT)
+
+
+def message_id(text: str) -> int:
+    """A message id: a whole number from 0 to :data:`MAX_ID`."""
+    return _whole(text, MAX_ID)
+
+
+def _finite(text: str, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not low <= value <= high:  # (NaN fails both)
+        raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}")
+    return value
+
+
+def temperature(text: str) -> float:
+    """A sampling temperature: from 0 to 2."""
+    return _finite(text, 0.0, 2.0)
+
+
+def seconds(text: str) -> float:
+    """A timeout: more than 0 seconds, at most a day."""
+    value = _finite(text, 0.0, 86400.0)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def target(text: str) -> str:
+    """A TARGET: anything but the empty string (which would name the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("TARGET is empty: name a SQLite file, a folder or a URL")
+    return text

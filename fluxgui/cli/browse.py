@@ -1,0 +1,166 @@
+"""The reading commands: ``ls``, ``show``, ``branches`` and ``diff``.
+
+Each opens the store read-only, asks a service (:mod:`fluxgui.services.browse`,
+:mod:`fluxgui.services.compare`) or the store's declared capabilities, and prints text
+(terminal-safe, see :mod:`fluxgui.cli.output`) or, with ``--json``, JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from fluxgui.core.branches import UsageTotals
+from fluxgui.core.ports import MAIN, SessionStore
+from fluxgui.core.text import plural
+from fluxgui.core.visible import visible
+
+from .errors import Known
+from .output import one_line, print_json, print_message, write_json_stream
+from .stores import open_target
+
+
+def no_branches(store: SessionStore) -> Known:
+    """The error for a branch asked of a store that keeps none."""
+    return Known(
+        f"{store.target} has no branches: it is not an AdvancedSQLiteSession store "
+        f"({store.format} format)"
+    )
+
+
+async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    """``ls``: one page of sessions (``--limit 0``: all), or the ones ``--search`` finds."""
+    from fluxgui.services.browse import list_sessions
+
+    store = await open_target(args)
+    try:
+        listing = await list_sessions(store, limit=args.limit or None, search=args.search)
+    finally:
+        await store.close()
+    if args.json:
+        print_json(out, listing.to_dict())
+        return 0
+    out.write(f"{'MESSAGES':>8}  {'LAST ACTIVE':<25}  SESSION\n")
+    out.writelines(
+        f"{s.messages:>8}  {one_line(s.updated_at or '-', 60):<25}  {one_line(s.id, 120)}\n"
+        for s in listing.sessions
+    )
+    out.write(f"({len(listing.sessions)} sessions, {listing.format} format)\n")
+    return 0
+
+
+async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    """``show``: one session's messages (of ``--branch``; default main) in stored order."""
+    from fluxgui.services.browse import session_messages
+
+    store = await open_target(args)
+    try:
+        advanced = store.capabilities.branches
+        branch = args.branch if args.branch is not None else MAIN
+        if not advanced and branch != MAIN:
+            raise no_branches(store)
+        info, pages = await session_messages(
+            store, args.session_id, limit=args.limit, branch=branch if advanced else None
+        )
+        if args.json:
+            head: dict[str, Any] = {"format": store.format, "session": info.to_dict()}
+            if advanced:
+                head["branch"] = branch
+            await write_json_stream(out, head, pages)
+        else:
+            on = f", branch {branch}" if advanced else ""
+            out.write(
+                f"session {one_line(info.id, 200)} — {plural(info.messages, 'message')} "
+                f"({store.format} format{one_line(on)})\n"
+            )
+            async for page in pages:
+                for m in page:
+                    print_message(out, m)
+    finally:
+        await store.close()
+    return 0
+
+
+async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
+    """``branches``: a session's branches as the library lists them (``--usage``: with
+    token usage per branch and per turn)."""
+    store = await open_target(args)
+    try:
+        if not store.capabilities.branches:
+            raise no_branches(store)
+        sid = args.session_id
+        await store.require_session(sid)
+        branches = await store.list_branches(sid)
+        usage: dict[str, Any] = {}
+        turns: dict[str, Any] = {}
+        if args.usage:
+            for b in branches:
+                usage[b.branch_id] = await store.branch_usage(sid, b.branch_id)
+                turns[b.branch_id] = await store.turn_usage(sid, b.branch_id)
+            total = await store.session_usage(sid)
+    finally:
+        await store.close()
+    if args.json:
+        rows = []
+        for b in branches:
+            row = b.to_dict()
+            if args.usage:
+                totals = usage[b.branch_id]
+                row["usage"] = totals.to_dict() if totals is not None else None
+                row["turn_usage"] = [t.to_dict() for t in turns[b.branch_id]]
+            rows.append(row)
+        doc: dict[str, Any] = {"branches": rows}
+        if args.usage:
+            doc["usage"] = total.to_dict() if total is not None else None
+        print_json(out, doc)
+        return 0
+    out.write(f"  {'MESSAGES':>8}  {'TURNS':>5}  {'CREATED':<19}  BRANCH\n")
+    for b in branches:
+        mark = "*" if b.is_current else " "
+        created = str(b.created_at) if b.created_at is not None else "-"
+        out.write(
+            f"{mark} {b.message_count:>8}  {b.user_turns:>5}  {created:<19}  "
+            f"{one_line(b.branch_id, 120)}\n"
+        )
+        if args.usage:
+            out.write(f"      usage: {_usage_text(usage[b.branch_id])}\n")
+            out.writelines(
+                f"      turn {t.user_turn_number}: {t.requests or 0} requests, "
+                f"{t.input_tokens or 0} in, {t.output_tokens or 0} out, "
+                f"{t.total_tokens or 0} total tokens\n"
+                for t in turns[b.branch_id]
+            )
+    out.write(f"({plural(len(branches), 'branch')}; * the current one)\n")
+    if args.usage:
+        out.write(f"session usage, all branches: {_usage_text(total)}\n")
+    return 0
+
+
+def _usage_text(totals: UsageTotals | None) -> str:
+    if totals is None:
+        return "none recorded"
+    return (
+        f"{totals.requests} requests, {totals.input_tokens} in, {totals.output_tokens} out, "
+        f"{totals.total_tokens} total tokens over {plural(totals.total_turns, 'turn')}"
+    )
+
+
+async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    """``diff``: two sessions (or two branches) turn by turn; exit 1 when they differ."""
+    from fluxgui.services.compare import compare_sessions, format_diff_text
+
+    store = await open_target(args)
+    try:
+        if (args.branch_a or args.branch_b) and not store.capabilities.branches:
+            raise no_branches(store)
+        comparison = await compare_sessions(
+            store, args.a, store, args.b, branch_a=args.branch_a, branch_b=args.branch_b
+        )
+    finally:
+        await store.close()
+    if args.json:
+        print_json(out, comparison.to_dict())
+    else:
+        text = visible(format_diff_text(comparison))
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0 if comparison.identical else 1

@@ -1,0 +1,104 @@
+"""Opening stores from the command line.
+
+The store flags (``--sessions-table``, ``--messages-table``, ``--key``, ``--ttl``,
+``--key-prefix``, and their ``--dest-…`` forms for ``copy``) are built from the options
+the adapters declare (:data:`fluxgui.adapters.registry.OPTIONS`), and a parsed namespace
+becomes a typed :class:`~fluxgui.core.ports.OpenOptions` in one place,
+:func:`open_options` (an option left out falls back to its environment variable: the
+key to ``FLUXGUI_KEY``). Every command that opens a store goes through it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from fluxgui.adapters.registry import KEY_ENV, OPTIONS, open_store
+from fluxgui.core.ports import OpenOptions, OptionSpec, SessionStore
+
+from . import arguments
+from .output import one_line
+
+#: the formats ``--format`` chooses between when a database holds both
+READ_FORMATS = ("flux", "agents")
+
+
+def _flag(spec: OptionSpec, prefix: str) -> str:
+    return "--" + prefix + spec.flag.removeprefix("--")
+
+
+def _dest(spec: OptionSpec, prefix: str) -> str:
+    return prefix.replace("-", "_") + spec.name
+
+
+def add_store_options(
+    parser: argparse.ArgumentParser, *, prefix: str = "", whose: str = "",
+    format_flag: str | None = "--format",
+) -> None:
+    """Add the declared store options to ``parser``.
+
+    ``prefix`` (``"dest-"``) makes ``--dest-key`` and friends (namespace names
+    ``dest_key`` …); ``whose`` (``"SOURCE"``) says in the help which store they are for.
+    ``format_flag`` adds the choice of format to read (``args.format``; ``None``: the
+    command has its own ``--format``)."""
+    if format_flag is not None:
+        parser.add_argument(
+            format_flag, dest="format", choices=READ_FORMATS,
+            help="which format to read when a database holds both",
+        )
+    for spec in OPTIONS:
+        parser.add_argument(
+            _flag(spec, prefix),
+            dest=_dest(spec, prefix),
+            metavar=spec.metavar,
+            # Counts are checked at the parser (a bad --ttl is a usage error).
+            type=arguments.count if spec.type is int else spec.type,
+            default=spec.default,
+            help=f"{whose}: {spec.help}" if whose else spec.help,
+        )
+
+
+def open_options(args: argparse.Namespace, prefix: str = "", **fields: Any) -> OpenOptions:
+    """The declared options of ``args`` (``prefix`` ``"dest_"``: a copy's destination)
+    as an :class:`OpenOptions`, with ``fields`` (``writable``, ``format``, …) set too.
+
+    An option not given falls back to its environment variable (``--key`` to
+    ``$FLUXGUI_KEY``); an empty variable counts as not set."""
+    values: dict[str, Any] = {}
+    for spec in OPTIONS:
+        value = getattr(args, _dest(spec, prefix), spec.default)
+        if value is None and spec.env:
+            value = os.environ.get(spec.env) or None
+        values[spec.name] = value
+    return OpenOptions(**values, **fields)
+
+
+def option_values(options: OpenOptions) -> dict[str, Any]:
+    """The declared options as keywords, for the services that take them that way
+    (``import_destination``, ``copy_destination``)."""
+    return {spec.name: getattr(options, spec.name) for spec in OPTIONS}
+
+
+async def open_target(args: argparse.Namespace, *, writable: bool = False) -> SessionStore:
+    """Open ``args.target`` with the command's options (read-only unless ``writable``)
+    and warn about what the store could not read."""
+    store = await open_store(
+        args.target, open_options(args, writable=writable, format=args.format)
+    )
+    warn_about(store)
+    return store
+
+
+def warn_about(store: SessionStore) -> None:
+    """One line on stderr for each file of a folder that could not be read, and when the
+    store's items are encrypted but no key was given."""
+    for problem in store.problems:
+        print(f"fluxgui: skipped {one_line(str(problem), 400)}", file=sys.stderr)
+    if store.needs_key and not store.has_key:
+        print(
+            f"fluxgui: {store.target} holds encrypted items: give the key with --key or "
+            f"{KEY_ENV} to read them",
+            file=sys.stderr,
+        )

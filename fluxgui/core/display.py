@@ -1,0 +1,164 @@
+"""How messages are shown, without Qt: role colours, kind labels, encryption badges,
+times, sizes, raw JSON, and escaping for the few places Qt takes rich text.
+
+The conversation pane, the inspector, the session list and the compare view take their
+colours, labels and times from here; :func:`esc` escapes stored data wherever Qt would
+take a string for rich text (tooltips). Colours are ``#rrggbb`` strings (the widgets turn them
+into ``QColor`` values).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import datetime
+from typing import Any
+
+from .model import Message
+
+ROLE_COLOURS = {
+    "user": "#1d4ed8",
+    "assistant": "#15803d",
+    "system": "#7e22ce",
+    "developer": "#7e22ce",
+    "tool": "#b45309",
+    "summary": "#0f766e",
+}
+KIND_LABELS = {
+    "tool_call": "tool call",
+    "tool_output": "tool output",
+    "reasoning": "reasoning",
+    "other": "other item",
+}
+#: role colours that read well on a dark background
+ROLE_COLOURS_DARK = {
+    "user": "#7aa7ff",
+    "assistant": "#5fd08a",
+    "system": "#c89bff",
+    "developer": "#c89bff",
+    "tool": "#f0b35a",
+    "summary": "#4fd1c5",
+}
+#: badge colours by encryption state: (text, background), light and dark palettes
+BADGE_COLOURS = {
+    "expired": ("#7a4d00", "#fde9b8"),
+    "locked": ("#374151", "#e2e5ea"),
+    "unreadable": ("#842029", "#f8d7da"),
+}
+BADGE_COLOURS_DARK = {
+    "expired": ("#ffd58a", "#4a3810"),
+    "locked": ("#d1d5db", "#3a404a"),
+    "unreadable": ("#ffb3b8", "#4d1f24"),
+}
+LOCK = "\U0001f512"
+#: the header badge of an encrypted item by its state (a decrypted, unexpired item: none)
+BADGE_TEXTS = {"expired": "expired", "locked": f"{LOCK} locked", "unreadable": "unreadable"}
+
+
+def encryption_state(m: Message) -> str | None:
+    """An ``EncryptedSession`` item's state (``ok``, ``expired``, ``locked``,
+    ``unreadable``) from its metadata; ``None`` for an item that was not encrypted."""
+    meta = m.metadata if isinstance(m.metadata, dict) else None
+    enc = meta.get("encryption") if meta else None
+    if not isinstance(enc, dict):
+        return None
+    state = enc.get("state")
+    return state if state in ("ok", "expired", "locked", "unreadable") else None
+
+
+def encryption_badge(m: Message) -> tuple[str, str, str] | None:
+    """``(badge text, tooltip, state)`` for the header of an encrypted item that is not
+    plainly readable: "expired" (shown, but the library no longer returns it),
+    "🔒 locked" (no key), "unreadable" (the key does not open it). Plain text both."""
+    state = encryption_state(m)
+    if state is None or state == "ok":
+        return None
+    if state == "expired":
+        enc = m.metadata.get("encryption", {}) if isinstance(m.metadata, dict) else {}
+        when = short_time(enc.get("encrypted_at") if isinstance(enc, dict) else None)
+        tip = (
+            f"encrypted {when or 'at an unknown time'}, older than the TTL: "
+            "the Agents SDK no longer returns this item"
+        )
+    elif state == "locked":
+        tip = (
+            "Encrypted by the Agents SDK's EncryptedSession: give the store's key "
+            "(File › Enter Encryption Key…) to read it"
+        )
+    else:
+        tip = "This item does not decrypt with the key given: another key wrote it, or it is damaged"
+    return BADGE_TEXTS[state], tip, state
+
+
+def badge_colours(state: str, *, dark: bool = False) -> tuple[str, str]:
+    """``(text colour, background)`` of an encryption badge."""
+    table = BADGE_COLOURS_DARK if dark else BADGE_COLOURS
+    return table.get(state, table["locked"])
+
+
+def esc(value: object) -> str:
+    """Escape any value for HTML text or a double-quoted attribute."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def short_time(iso: str | None, *, seconds: bool = True) -> str:
+    """An ISO 8601 time as local ``YYYY-MM-DD HH:MM[:SS]`` (naive times are shown as
+    stored); ``""`` when missing, the text itself when unreadable."""
+    if not iso:
+        return ""
+    try:
+        dt = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if dt.tzinfo is not None:
+        dt = dt.astimezone()
+    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def role_colour(role: str, *, dark: bool = False) -> str:
+    """The colour of a role's name and bar (``dark``: for a dark background)."""
+    if dark:
+        return ROLE_COLOURS_DARK.get(role, "#a3acb9")
+    return ROLE_COLOURS.get(role, "#4b5563")
+
+
+def kind_label(kind: str) -> str:
+    """``"tool call"`` for ``"tool_call"``; ``"message"`` stays ``"message"``."""
+    return KIND_LABELS.get(kind, kind.replace("_", " "))
+
+
+def size_label(n_bytes: int) -> str:
+    """A byte count for people: ``"812 B"``, ``"23.4 kB"``, ``"1.2 MB"``."""
+    if n_bytes < 1000:
+        return f"{n_bytes} B"
+    if n_bytes < 1_000_000:
+        return f"{n_bytes / 1000:.1f} kB"
+    return f"{n_bytes / 1_000_000:.1f} MB"
+
+
+def raw_document(message: Message, store_format: str | None = None) -> Any:
+    """The stored form of a message, as "Copy raw JSON" and the inspector show it.
+
+    An item store (Agents SDK, …) keeps JSON items: that item (or, when it was not valid
+    JSON, its text). A flux row is the dict of its columns: ``role``, ``content`` and
+    ``metadata`` (the metadata's own text when it is not a JSON object).
+    """
+    if store_format == "flux" or (store_format is None and message.raw is None):
+        metadata: Any = message.metadata
+        if metadata is None and message.raw is not None:
+            metadata = message.raw
+        return {"role": message.role, "content": message.text, "metadata": metadata}
+    if message.raw is None:
+        return message.to_dict()
+    return message.raw
+
+
+def raw_json(message: Message, store_format: str | None = None) -> str:
+    """:func:`raw_document` as pretty JSON; a raw that is text (malformed JSON) as it is."""
+    document = raw_document(message, store_format)
+    if isinstance(document, str):
+        return document
+    try:
+        return json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(document)

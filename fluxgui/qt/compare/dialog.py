@@ -1,0 +1,60 @@
+"""The Compare window: a non-modal dialog around a :class:`~.view.CompareView`."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
+
+from fluxgui.core.diff import Comparison
+from fluxgui.core.ports import SessionStore
+
+from ..bridge import AsyncBridge
+from .view import CompareView
+
+
+class CompareDialog(QDialog):
+    """A non-modal window around a :class:`CompareView`, with a Close button."""
+
+    def __init__(self, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare sessions")
+        self.view = CompareView(bridge, self)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        self.close_button = buttons.button(QDialogButtonBox.StandardButton.Close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(buttons)
+        self.view.compared.connect(self._retitle)
+        self.resize(1100, 720)
+
+    def _retitle(self, comparison: Comparison) -> None:
+        a = " ".join(comparison.a.label.split())[:60]
+        b = " ".join(comparison.b.label.split())[:60]
+        self.setWindowTitle(f"Compare {a} ↔ {b}")
+
+    def done(self, result: int) -> None:
+        self.view.cancel()
+        super().done(result)
+
+
+def open_compare(
+    parent: QWidget | None,
+    bridge: AsyncBridge,
+    store: SessionStore,
+    session_a: str,
+    session_b: str,
+    *,
+    store_b: SessionStore | None = None,
+    branch_a: str | None = None,
+    branch_b: str | None = None,
+) -> CompareDialog:
+    """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
+    and ``store_b``), start the comparison and return the window. It deletes itself when
+    closed."""
+    dialog = CompareDialog(bridge, parent)
+    dialog.setModal(False)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b)
+    return dialog

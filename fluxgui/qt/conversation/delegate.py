@@ -1,0 +1,392 @@
+"""The message delegate: paints each message as a card and keeps what that costs cached.
+
+Bodies are :mod:`fluxgui.qt.markdown` documents, built and laid out once per message and
+width and kept in a small LRU cache; heights are kept for every loaded message, so a
+layout of every row costs one look-up each. Reasoning rows are collapsed to one line
+until toggled; long bodies show a preview until "show all". The header line is painted
+by :class:`~fluxgui.qt.conversation.header.CardHeader`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import (
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+)
+
+from fluxgui.core.bodies import body_source, is_long, utf8_size
+from fluxgui.core.display import esc, role_colour, size_label
+from fluxgui.core.model import Message
+
+from ..markdown import DocTheme, SafeDocument, message_document, warm_up_qt
+from ..widgets import mix
+from .geometry import (
+    BAR,
+    GAP,
+    ICON,
+    OUTER_X,
+    OUTER_Y,
+    PAD_B,
+    PAD_L,
+    PAD_R,
+    PAD_T,
+    RADIUS,
+    CardRows,
+)
+from .header import CardHeader, CardHost
+from .model import MESSAGE_ROLE, MessageListModel
+
+_Index = QModelIndex | QPersistentModelIndex
+
+#: laid-out documents kept (LRU); heights are kept for every loaded message
+DOC_CACHE = 600
+
+
+class MessageDelegate(CardHeader, QStyledItemDelegate):
+    """Paints one message as a card; keeps each message's document and height cached.
+
+    Per-message state: reasoning rows are collapsed to one line until toggled
+    (:meth:`toggle`); long bodies (over 20 kB) show a preview until "show all".
+    """
+
+    def __init__(self, view: QListView, pane: CardHost) -> None:
+        super().__init__(view)
+        self._view = view
+        self._pane = pane
+        self._docs: OrderedDict[tuple[int, bool], SafeDocument] = OrderedDict()
+        self._heights: dict[tuple[int, bool], tuple[int, float]] = {}
+        self._sizes: dict[int, tuple[int, QSize]] = {}  # message id -> (view width, size)
+        self._metrics: tuple[int, int] | None = None  # header and footer line heights
+        self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
+        self.expanded: set[int] = set()  # reasoning rows opened
+        self.full: set[int] = set()  # long rows shown whole
+        self.theme = DocTheme.from_palette(view.palette(), view.font())
+        warm_up_qt(self.theme)
+        #: documents built so far (for tests and the benchmark)
+        self.built = 0
+
+    # -- state ---------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every cached document, height and expansion (a new session)."""
+        self._docs.clear()
+        self._heights.clear()
+        self._sizes.clear()
+        self._long.clear()
+        self.expanded.clear()
+        self.full.clear()
+
+    def forget(self, message_ids: set[int]) -> None:
+        """Drop the cached documents and sizes of these messages (their content changed);
+        expansions are kept."""
+        if not message_ids:
+            return
+        for key in [k for k in self._docs if k[0] in message_ids]:
+            del self._docs[key]
+        for key in [k for k in self._heights if k[0] in message_ids]:
+            del self._heights[key]
+        for mid in message_ids:
+            self._sizes.pop(mid, None)
+            self._long.pop(mid, None)
+
+    def refresh_theme(self) -> None:
+        self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
+        self._docs.clear()
+        self._heights.clear()
+        self._sizes.clear()
+        self._metrics = None
+
+    def long_size(self, m: Message) -> int:
+        """The body's size in bytes when it is collapsed as long, else 0."""
+        size = self._long.get(m.id)
+        if size is None:
+            source = body_source(m)
+            size = utf8_size(source) if is_long(source) else 0
+            self._long[m.id] = size
+        return size
+
+    def is_collapsible(self, m: Message) -> bool:
+        return m.kind == "reasoning" or self.long_size(m) > 0
+
+    def is_collapsed(self, m: Message) -> bool:
+        """Reasoning not opened, or a long body not shown whole."""
+        if m.kind == "reasoning" and m.id not in self.expanded:
+            return True
+        return self.long_size(m) > 0 and m.id not in self.full
+
+    def toggle(self, index: _Index) -> bool:
+        """Open/close a reasoning row, or show all/less of a long one; ``False`` when the
+        row has nothing to toggle."""
+        m = index.data(MESSAGE_ROLE)
+        if not isinstance(m, Message):
+            return False
+        if m.kind == "reasoning":
+            self.expanded.symmetric_difference_update({m.id})
+            if m.id not in self.expanded:
+                self.full.discard(m.id)
+        elif self.long_size(m):
+            self.full.symmetric_difference_update({m.id})
+        else:
+            return False
+        self._sizes.pop(m.id, None)
+        self.sizeHintChanged.emit(QModelIndex(index))
+        return True
+
+    def set_full(self, index: _Index, full: bool) -> None:
+        m = index.data(MESSAGE_ROLE)
+        if isinstance(m, Message) and self.long_size(m) and (m.id in self.full) != full:
+            if m.kind == "reasoning":
+                self.expanded.add(m.id)
+            self.full.symmetric_difference_update({m.id})
+            self._sizes.pop(m.id, None)
+            self.sizeHintChanged.emit(QModelIndex(index))
+
+    # -- documents -----------------------------------------------------------------
+
+    def text_width(self) -> int:
+        width = self._view.viewport().width()
+        if width <= 0:
+            width = 600
+        return max(120, width - 2 * OUTER_X - BAR - PAD_L - PAD_R)
+
+    def document(self, m: Message) -> SafeDocument:
+        """The laid-out body of ``m`` in its current state (built or taken from cache)."""
+        key = (m.id, m.id in self.full)
+        doc = self._docs.get(key)
+        if doc is None:
+            doc = message_document(m, self.theme, full=key[1])
+            self.built += 1
+            self._docs[key] = doc
+            while len(self._docs) > DOC_CACHE:
+                self._docs.popitem(last=False)
+        else:
+            self._docs.move_to_end(key)
+        width = self.text_width()
+        if doc.textWidth() != width:
+            doc.setTextWidth(width)
+        return doc
+
+    def prepare(self, m: Message) -> None:
+        """Build and lay out ``m``'s body now (so that painting it later costs nothing)."""
+        self._body_height(m)
+
+    def _body_height(self, m: Message) -> float:
+        if m.kind == "reasoning" and m.id not in self.expanded:
+            return float(QFontMetrics(self.theme.font).height())
+        key = (m.id, m.id in self.full)
+        width = self.text_width()
+        known = self._heights.get(key)
+        if known is not None and known[0] == width:
+            return known[1]
+        height = self.document(m).size().height()
+        self._heights[key] = (width, height)
+        return height
+
+    # -- geometry --------------------------------------------------------------------
+
+    def _line_heights(self) -> tuple[int, int]:
+        if self._metrics is None:
+            line = QFontMetrics(self._view.font()).height()
+            self._metrics = (max(ICON, line), line)
+        return self._metrics
+
+    def _header_height(self) -> int:
+        return self._line_heights()[0]
+
+    def _footer_height(self) -> int:
+        return self._line_heights()[1]
+
+    def layout_rows(self, rect: QRect, m: Message) -> CardRows:
+        card = rect.adjusted(OUTER_X, OUTER_Y, -OUTER_X, -OUTER_Y)
+        left = card.left() + BAR + PAD_L
+        width = self.text_width()
+        header = QRect(left, card.top() + PAD_T, width, self._header_height())
+        body_h = int(self._body_height(m) + 0.999)
+        body = QRect(left, header.bottom() + 1 + GAP, width, body_h)
+        footer = None
+        if self.long_size(m) and not (m.kind == "reasoning" and m.id not in self.expanded):
+            footer = QRect(left, body.bottom() + 1 + GAP, width, self._footer_height())
+        return CardRows(card, header, body, footer)
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        # Called for every loaded row on every layout: one dict look-up when known.
+        model = index.model()
+        m = model.message(index.row()) if isinstance(model, MessageListModel) else None
+        width = self._view.viewport().width()
+        if m is None:
+            return QSize(max(width, 1), 0)
+        known = self._sizes.get(m.id)
+        if known is not None and known[0] == width:
+            return known[1]
+        size = self._size(m, width)
+        self._sizes[m.id] = (width, size)
+        return size
+
+    def _size(self, m: Message, width: int) -> QSize:
+        height = 2 * OUTER_Y + PAD_T + self._header_height() + GAP
+        height += int(self._body_height(m) + 0.999)
+        if self.long_size(m) and not (m.kind == "reasoning" and m.id not in self.expanded):
+            height += GAP + self._footer_height()
+        height += PAD_B
+        return QSize(max(width, 1), height)
+
+    # -- painting --------------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        m = index.data(MESSAGE_ROLE)
+        if not isinstance(m, Message):
+            return
+        rows = self.layout_rows(option.rect, m)
+        palette = option.palette
+        dark = self.theme.dark
+        base = palette.color(QPalette.ColorRole.Base)
+        text = palette.color(QPalette.ColorRole.Text)
+        colour = QColor(role_colour(m.role, dark=dark))
+        state = option.state
+        selected = bool(state & QStyle.StateFlag.State_Selected)
+        current = bool(state & QStyle.StateFlag.State_HasFocus)
+        hover = bool(state & QStyle.StateFlag.State_MouseOver)
+
+        if m.kind == "message" and m.role == "user":
+            background = mix(base, colour, 0.07)
+        elif m.kind == "message":
+            background = base
+        else:
+            background = mix(base, text, 0.035)
+        if selected:
+            background = mix(background, palette.color(QPalette.ColorRole.Highlight), 0.12)
+        elif hover:
+            background = mix(background, text, 0.02)
+
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        card = QRectF(rows.card).adjusted(0.5, 0.5, -0.5, -0.5)
+        path = QPainterPath()
+        path.addRoundedRect(card, RADIUS, RADIUS)
+        painter.fillPath(path, background)
+        painter.save()
+        painter.setClipPath(path)
+        painter.fillRect(QRectF(card.left(), card.top(), BAR, card.height()), colour)
+        painter.restore()
+        if selected:
+            border = QPen(palette.color(QPalette.ColorRole.Highlight), 1.5)
+        elif current:
+            border = QPen(mix(palette.color(QPalette.ColorRole.Highlight), base, 0.4), 1.0)
+        else:
+            border = QPen(mix(text, base, 0.85), 1.0)
+        painter.setPen(border)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(path)
+
+        self._paint_header(painter, rows.header, m, colour, palette)
+        self._paint_body(painter, rows.body, m, palette, option.rect)
+        if rows.footer is not None:
+            painter.setFont(self._view.font())
+            painter.setPen(palette.color(QPalette.ColorRole.Link))
+            painter.drawText(rows.footer, Qt.AlignmentFlag.AlignLeft, self.footer_text(m))
+        painter.restore()
+
+    def footer_text(self, m: Message) -> str:
+        if m.id in self.full:
+            return "▴ Show less"
+        return f"▾ Show all ({size_label(self.long_size(m))})"
+
+    def _paint_body(
+        self, painter: QPainter, rect: QRect, m: Message, palette: QPalette, row: QRect
+    ) -> None:
+        if m.kind == "reasoning" and m.id not in self.expanded:
+            font = QFont(self.theme.font)
+            font.setItalic(True)
+            painter.setFont(font)
+            painter.setPen(self.theme.muted)
+            line = " ".join(m.text.split()) or "(no summary)"
+            text = QFontMetrics(font).elidedText(line, Qt.TextElideMode.ElideRight, rect.width())
+            painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, text)
+            return
+        doc = self.document(m)
+        painter.save()
+        painter.translate(rect.topLeft())
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette = QPalette(palette)
+        ctx.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.Text))
+        clip = QRectF(0, 0, rect.width() + 1, rect.height() + 1)
+        painter.setClipRect(clip)
+        ctx.clip = clip
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+    # -- interaction -----------------------------------------------------------------
+
+    def editorEvent(
+        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: _Index
+    ) -> bool:
+        if event.type() != QEvent.Type.MouseButtonRelease:
+            return False
+        if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
+            return False
+        m = index.data(MESSAGE_ROLE)
+        if not isinstance(m, Message):
+            return False
+        pos = event.position().toPoint()  # type: ignore[attr-defined]
+        rows = self.layout_rows(option.rect, m)
+        if rows.footer is not None:
+            fm = QFontMetrics(self._view.font())
+            link = QRect(rows.footer.topLeft(), fm.size(0, self.footer_text(m)))
+            if link.adjusted(-4, -3, 4, 3).contains(pos):
+                self.set_full(index, m.id not in self.full)
+                return True
+        if m.kind == "reasoning":
+            collapsed = m.id not in self.expanded
+            if rows.header.contains(pos) or (collapsed and rows.card.contains(pos)):
+                self.toggle(index)
+                return True
+        return False
+
+    def helpEvent(self, event: Any, view: Any, option: QStyleOptionViewItem, index: _Index) -> bool:
+        # A link's target as a tooltip, escaped (Qt would take it for rich text).
+        m = index.data(MESSAGE_ROLE)
+        if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
+            rows = self.layout_rows(option.rect, m)
+            badge = self.badge(m)
+            if badge and rows.header.contains(event.pos()):
+                QToolTip.showText(event.globalPos(), f"<p>{esc(badge[1])}</p>", view)
+                return True
+            if rows.body.contains(event.pos()) and not (
+                m.kind == "reasoning" and m.id not in self.expanded
+            ):
+                doc = self.document(m)
+                href = doc.documentLayout().anchorAt(QPointF(event.pos() - rows.body.topLeft()))
+                if href:
+                    QToolTip.showText(
+                        event.globalPos(), f"<p style='white-space:pre'>{esc(href)}</p>", view
+                    )
+                    return True
+            QToolTip.hideText()
+            return True
+        return super().helpEvent(event, view, option, index)

@@ -1,0 +1,100 @@
+"""The conversation's context menu and copying: copy a message's text or its stored
+item, expand or collapse it, jump between a tool call and its output, and whatever the
+window adds (its edit actions, through ``menu_hook``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from fluxgui.core.display import raw_json
+from fluxgui.core.model import Message
+
+from .model import MESSAGE_ROLE
+from .state import PaneState
+
+
+class PaneMenu(PaneState):
+    """The conversation pane's context menu, selection and clipboard (a part of the pane)."""
+
+    #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
+    menu_hook: Callable[[QMenu, Message | None], None] | None
+
+    def copy_text(self) -> bool:
+        """Put the current message's text on the clipboard."""
+        m = self.current_message()
+        if m is None:
+            return False
+        QGuiApplication.clipboard().setText(m.text)
+        return True
+
+    def copy_raw(self) -> bool:
+        """Put the current message's stored item (pretty JSON) on the clipboard."""
+        m = self.current_message()
+        if m is None:
+            return False
+        QGuiApplication.clipboard().setText(raw_json(m, self._format()))
+        return True
+
+    def selected_messages(self) -> list[Message]:
+        """The selected messages in stored order (the current one when none is selected)."""
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedIndexes()})
+        picked = [m for m in (self.model.message(r) for r in rows) if m is not None]
+        current = self.current_message()
+        if not picked and current is not None:
+            picked = [current]
+        return picked
+
+    def build_context_menu(self, index: QModelIndex) -> QMenu:
+        """The context menu for the message at ``index`` (not shown); ``menu_hook``, when
+        set, adds its own entries (the window's edit actions)."""
+        menu = QMenu(self.view)
+        m = index.data(MESSAGE_ROLE) if index.isValid() else None
+        has = isinstance(m, Message)
+        copy_text = menu.addAction("Copy text", self.copy_text)
+        copy_text.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        copy_text.setEnabled(has)
+        copy_raw = menu.addAction("Copy raw JSON", self.copy_raw)
+        copy_raw.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        copy_raw.setEnabled(has)
+        if has and isinstance(m, Message):
+            delegate = self.delegate
+            keep = QPersistentModelIndex(index)
+            if delegate.is_collapsible(m):
+                menu.addSeparator()
+            if m.kind == "reasoning":
+                opened = m.id in delegate.expanded
+                menu.addAction(
+                    "Collapse reasoning" if opened else "Expand reasoning",
+                    lambda: self.toggle(QModelIndex(keep)),
+                )
+            if delegate.long_size(m) and (m.kind != "reasoning" or m.id in delegate.expanded):
+                full = m.id in delegate.full
+                menu.addAction(
+                    "Show less" if full else "Show all",
+                    lambda: self.set_full(QModelIndex(keep), not full),
+                )
+            partner = self.pairs.partner(m)
+            if partner is not None:
+                menu.addSeparator()
+                label = "Go to tool output" if m.kind == "tool_call" else "Go to tool call"
+                menu.addAction(label, lambda pid=partner.id: self.select_message(pid))
+        if self.menu_hook is not None:
+            self.menu_hook(menu, m if has else None)
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if index.isValid():
+            selection = self.view.selectionModel()
+            if selection.isSelected(index):  # keep a multiple selection for its menu
+                selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
+            else:
+                self.view.setCurrentIndex(index)
+        menu = self.build_context_menu(index)
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+

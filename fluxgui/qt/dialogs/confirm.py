@@ -1,0 +1,122 @@
+"""Confirmations before destructive edits: clear a session, delete a session, delete
+messages. Cancel is the default button; each says how to undo.
+
+Session ids are data: the boxes are plain text, and hidden characters in an id are
+shown as escapes (:func:`fluxgui.core.jsontext.display_id`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QAbstractButton, QLabel, QMessageBox, QWidget
+
+from fluxgui.core.jsontext import display_id
+from fluxgui.core.text import plural
+
+
+def undo_keys() -> str:
+    """The Undo shortcut as this platform writes it (``Ctrl+Z``, ``⌘Z``)."""
+    return QKeySequence(QKeySequence.StandardKey.Undo).toString(
+        QKeySequence.SequenceFormat.NativeText
+    )
+
+
+def _confirm_box(
+    parent: QWidget | None, title: str, text: str, informative: str, action: str
+) -> QMessageBox:
+    box = QMessageBox(parent)
+    box.setWindowTitle(title)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # ids are data, never markup
+    box.setText(text)
+    box.setInformativeText(informative)
+    destructive = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
+    destructive.setObjectName("confirm")
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+    # Wide enough that the sentences do not wrap after every few words.
+    for name in ("qt_msgbox_label", "qt_msgbox_informativelabel"):
+        label = box.findChild(QLabel, name)
+        if label is not None:
+            label.setMinimumWidth(box.fontMetrics().averageCharWidth() * 58)
+    return box
+
+
+def confirm_button(box: QMessageBox) -> QAbstractButton:
+    """The destructive ("Clear", "Delete") button of a confirmation box."""
+    for button in box.buttons():
+        if box.buttonRole(button) == QMessageBox.ButtonRole.DestructiveRole:
+            return button
+    raise LookupError("not a confirmation box")
+
+
+def _removed(count: int) -> str:
+    if count <= 0:
+        return "It has no messages."
+    return f"Its {plural(count, 'message')} will be removed."
+
+
+def clear_box(parent: QWidget | None, session_id: str, count: int) -> QMessageBox:
+    """The (not yet shown) box :func:`confirm_clear` runs."""
+    return _confirm_box(
+        parent,
+        "Clear session",
+        f"Clear session {display_id(session_id)}?",
+        f"{_removed(count)}\nYou can undo this with {undo_keys()}.",
+        "&Clear",
+    )
+
+
+def delete_session_box(parent: QWidget | None, session_id: str, count: int) -> QMessageBox:
+    """The (not yet shown) box :func:`confirm_delete_session` runs."""
+    if count <= 0:
+        what = "The session will be removed."
+    else:
+        what = f"The session and its {plural(count, 'message')} will be removed."
+    return _confirm_box(
+        parent,
+        "Delete session",
+        f"Delete session {display_id(session_id)}?",
+        f"{what}\nYou can undo this with {undo_keys()}.",
+        "&Delete",
+    )
+
+
+def delete_messages_box(parent: QWidget | None, count: int) -> QMessageBox:
+    """The (not yet shown) box :func:`confirm_delete_messages` runs."""
+    text = "Delete the selected message?" if count == 1 else (
+        f"Delete the {plural(count, 'selected message')}?"
+    )
+    return _confirm_box(
+        parent,
+        "Delete messages" if count != 1 else "Delete message",
+        text,
+        f"You can undo this with {undo_keys()}.",
+        "&Delete",
+    )
+
+
+def run_confirm(box: QMessageBox) -> bool:
+    """Run a confirmation box; whether its destructive button was clicked."""
+    try:
+        box.exec()
+        return box.clickedButton() is confirm_button(box)
+    finally:
+        box.deleteLater()
+
+
+def confirm_clear(parent: QWidget | None, session_id: str, count: int) -> bool:
+    """Ask before removing every message of a session (Cancel is the default)."""
+    return run_confirm(clear_box(parent, session_id, count))
+
+
+def confirm_delete_session(parent: QWidget | None, session_id: str, count: int) -> bool:
+    """Ask before deleting a session and its messages (Cancel is the default)."""
+    return run_confirm(delete_session_box(parent, session_id, count))
+
+
+def confirm_delete_messages(parent: QWidget | None, count: int) -> bool:
+    """Ask before deleting ``count`` selected messages (Cancel is the default)."""
+    return run_confirm(delete_messages_box(parent, count))

@@ -1,0 +1,159 @@
+"""Message bodies as QTextDocuments that never load anything.
+
+Markdown goes through ``QTextDocument.setMarkdown`` with the GitHub dialect and
+``MarkdownNoHTML``, so ``<img …>`` or ``<script>`` in a message is shown as those
+characters; images become their alt text (:func:`~.styling.drop_images`). Every document
+is a :class:`SafeDocument`, whose :meth:`~SafeDocument.loadResource` refuses every URL —
+no network, no files, no ``qrc:`` — and records the refusal. Tool calls, outputs and
+unknown items are built with a :class:`QTextCursor` from plain strings, never from
+markup, so there is nothing to escape.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import (
+    QFont,
+    QImage,
+    QPainter,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextOption,
+)
+
+from fluxgui.core.bodies import body_plan
+from fluxgui.core.model import Message
+
+from .highlight import highlight
+from .styling import code_block_format, drop_images, style_markdown
+from .theme import DocTheme
+
+_MD_FEATURES = QTextDocument.MarkdownFeature(
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML.value
+)
+
+#: the latest URLs any SafeDocument refused (newest last), for tests and diagnostics
+REFUSED: deque[str] = deque(maxlen=200)
+
+
+class SafeDocument(QTextDocument):
+    """A QTextDocument that never loads a resource: every URL is refused and recorded."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.refused: list[str] = []
+        self.setUndoRedoEnabled(False)
+
+    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 - Qt's signature
+        url = name.toString()
+        self.refused.append(url)
+        REFUSED.append(url)
+        return None
+
+
+def new_document(theme: DocTheme) -> SafeDocument:
+    """An empty document in the theme's font, wrapping anywhere when it must."""
+    doc = SafeDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(theme.font)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    doc.setDefaultTextOption(option)
+    return doc
+
+
+def markdown_document(text: str, theme: DocTheme) -> SafeDocument:
+    """``text`` as Markdown (GitHub dialect, raw HTML shown as text, images as alt text),
+    code blocks coloured by pygments."""
+    doc = new_document(theme)
+    doc.setMarkdown(text, _MD_FEATURES)
+    drop_images(doc, theme)
+    style_markdown(doc, theme)
+    return doc
+
+
+def plain_document(
+    text: str, theme: DocTheme, *, mono: bool = False, muted: bool = False
+) -> SafeDocument:
+    """``text`` exactly as written (no Markdown), optionally monospace or muted italic."""
+    doc = new_document(theme)
+    cursor = QTextCursor(doc)
+    fmt = QTextCharFormat()
+    if mono:
+        fmt.setFont(theme.mono)
+    fmt.setForeground(theme.muted if muted else theme.text)
+    fmt.setFontItalic(muted)
+    cursor.insertText(text, fmt)
+    return doc
+
+
+def code_document(
+    code: str, language: str, theme: DocTheme, *, title: str = "", subtitle: str = ""
+) -> SafeDocument:
+    """An optional bold ``title`` (and muted ``subtitle``) line above a coloured code block."""
+    doc = new_document(theme)
+    cursor = QTextCursor(doc)
+    if title or subtitle:
+        head = QTextCharFormat()
+        head.setFont(theme.mono)
+        head.setFontWeight(QFont.Weight.Bold)
+        head.setForeground(theme.text)
+        cursor.insertText(title, head)
+        if subtitle:
+            sub = QTextCharFormat()
+            sub.setFont(theme.font)
+            sub.setForeground(theme.muted)
+            cursor.insertText(("   " if title else "") + subtitle, sub)
+        block = QTextBlockFormat()
+        block.setBottomMargin(4)
+        cursor.setBlockFormat(block)
+        cursor.insertBlock(QTextBlockFormat())
+    # One trailing newline is how a program's output ends, not an empty last line.
+    code = code[:-1] if code.endswith("\n") else code
+    start = cursor.position()
+    fmt = QTextCharFormat()
+    fmt.setFont(theme.mono)
+    fmt.setForeground(theme.text)
+    cursor.setBlockFormat(code_block_format(theme, language))
+    cursor.insertText(code, fmt)
+    highlight(doc, start, code, language, theme)
+    return doc
+
+
+def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
+    """The body of one message (:func:`fluxgui.core.bodies.body_plan` says what); a long
+    body shows only its preview unless ``full``."""
+    plan = body_plan(message, full=full)
+    if plan.mode == "empty":
+        return plain_document(plan.text, theme, muted=True)
+    if plan.mode == "code":
+        return code_document(
+            plan.text, plan.language, theme, title=plan.title, subtitle=plan.subtitle
+        )
+    return markdown_document(plan.text, theme)
+
+
+def warm_up_qt(theme: DocTheme) -> None:
+    """Lay out one small document of every sort once: Qt's first Markdown parse, text
+    shaping and table layout cost ~15 ms, better paid when the pane is built."""
+    image = QImage(64, 64, QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(image)
+    try:
+        for doc in (
+            markdown_document(
+                "**a** `b` *c*\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- x\n", theme
+            ),
+            code_document("{}", "", theme, title="f", subtitle="c"),
+            plain_document("x", theme, muted=True),
+        ):
+            doc.setTextWidth(300)
+            doc.size()
+            doc.drawContents(painter)  # fills the glyph caches of these fonts
+    finally:
+        painter.end()

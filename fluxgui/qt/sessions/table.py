@@ -1,0 +1,268 @@
+"""The session list's table: rows of sessions as Qt shows them, and the row changes a
+live list makes (inserting runs, re-sorting, merging a refresh) done so that views keep
+their selection and scroll position.
+
+What goes where is decided elsewhere (:mod:`fluxgui.services.session_list`);
+:class:`SessionTable` only carries it out, with the right model signals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
+
+from fluxgui.core.display import esc, short_time
+from fluxgui.core.model import SessionInfo
+from fluxgui.core.ports import SessionOrder
+from fluxgui.services.session_list import (
+    MergePlan,
+    SortKey,
+    insertion_runs,
+    runs,
+    search_key,
+)
+
+_Index = QModelIndex | QPersistentModelIndex
+
+#: item data role of the :class:`~fluxgui.core.model.SessionInfo` itself
+SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class SessionTable(QAbstractTableModel):
+    """Sessions as table rows: id, message count, last activity (the base of
+    :class:`~fluxgui.qt.sessions.model.SessionListModel`)."""
+
+    COLUMNS = ("Session", "Messages", "Last active")
+    ID, COUNT, UPDATED = range(3)
+    #: the store order behind each sortable column
+    COLUMN_ORDERS: dict[int, SessionOrder] = {ID: "id", COUNT: "messages", UPDATED: "activity"}
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[SessionInfo] = []
+        self._known: set[str] = set()  # the ids shown
+        self._found_order: dict[str, int] = {}  # search mode: id → position found in
+        self._keys: list[Any] = []  # search mode: the rows' sort keys, ascending
+        self._sort_column = -1  # -1: the store's natural order (most recently active first)
+        self._sort_order = Qt.SortOrder.DescendingOrder
+        self._removing = False
+
+    # -- order -------------------------------------------------------------------------
+
+    @property
+    def list_order(self) -> tuple[SessionOrder, bool]:
+        """The ``(order, descending)`` the listing asks the store for."""
+        if self._sort_column < 0:
+            return "activity", True
+        return (
+            self.COLUMN_ORDERS[self._sort_column],
+            self._sort_order == Qt.SortOrder.DescendingOrder,
+        )
+
+    def sortColumn(self) -> int:  # noqa: N802 - Qt's naming (as QSortFilterProxyModel)
+        """The column set by ``sort``; -1 while the store's natural order is shown."""
+        return self._sort_column
+
+    def sortOrder(self) -> Qt.SortOrder:  # noqa: N802
+        return self._sort_order
+
+    def _search_key(self) -> tuple[SortKey, bool]:
+        """Sort key and direction of the rows in search mode."""
+        if self._sort_column < 0:
+            return search_key(None, False, self._found_order)
+        order, descending = self.list_order
+        return search_key(order, descending, self._found_order)
+
+    @property
+    def removing(self) -> bool:
+        """A refresh is removing rows of sessions that are gone (true while views react to
+        ``rowsAboutToBeRemoved``/``rowsRemoved``: a selection model moving its current row
+        off a removed row is not the user's choice)."""
+        return self._removing
+
+    def session_at(self, row: int) -> SessionInfo | None:
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def row_of(self, session_id: str) -> int | None:
+        """The row of a loaded session, or ``None`` (it may be on a page not fetched yet)."""
+        for row, info in enumerate(self._rows):
+            if info.id == session_id:
+                return row
+        return None
+
+    # -- Qt model API ----------------------------------------------------------------
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.parent().isValid():
+            return None
+        info = self.session_at(index.row())
+        if info is None:
+            return None
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == self.ID:
+                # one line: an id with a newline must not break the row
+                return " ".join(info.id.split()) or info.id
+            if col == self.COUNT:
+                return str(info.messages)
+            if col == self.UPDATED:
+                return short_time(info.updated_at or info.created_at, seconds=False)
+        elif role == Qt.ItemDataRole.ToolTipRole:
+            lines = [info.id, f"{info.messages} messages"]
+            if info.created_at:
+                lines.append(f"started {short_time(info.created_at)}")
+            if info.updated_at:
+                lines.append(f"last active {short_time(info.updated_at)}")
+            # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
+            # id escaped, so an id that looks like markup stays text.
+            return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
+        elif role == Qt.ItemDataRole.TextAlignmentRole:
+            if col == self.COUNT:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        elif role == SESSION_ROLE:
+            return info
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole and section == self.COUNT:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.InitialSortOrderRole:
+            # a first click on a column: ids A→Z, the most messages / most recent first
+            if section == self.ID:
+                return Qt.SortOrder.AscendingOrder
+            return Qt.SortOrder.DescendingOrder
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+
+    # -- row changes ---------------------------------------------------------------------
+
+    def _append_rows(self, fresh: list[SessionInfo]) -> None:
+        """Add rows at the end (a page of the listing)."""
+        if not fresh:
+            return
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
+        self._rows.extend(fresh)
+        self._known.update(info.id for info in fresh)
+        self.endInsertRows()
+
+    def _insert_sorted(self, fresh: list[SessionInfo], key_of: SortKey, descending: bool) -> None:
+        """Insert rows where they sort among rows already in ``key_of`` order (kept in
+        ``_keys``), in as few insertions as their places allow."""
+        keyed = sorted(((key_of(info), info) for info in fresh), key=lambda kv: kv[0])
+        if descending:
+            keyed.reverse()
+        keys = self._keys
+        # Places computed before any insertion: inserted from the last one up.
+        for pos, run in reversed(insertion_runs(keys, len(self._rows), keyed, descending)):
+            self.beginInsertRows(QModelIndex(), pos, pos + len(run) - 1)
+            self._rows[pos:pos] = run
+            self.endInsertRows()
+        keys.extend(key for key, _ in keyed)
+        keys.sort()  # two sorted runs: linear
+
+    def _rekey(self, key_of: SortKey) -> None:
+        """Take the rows' keys again (after rows changed or left)."""
+        self._keys = sorted(key_of(info) for info in self._rows)
+
+    def _sort_rows(self, key_of: SortKey, descending: bool) -> None:
+        """Put the rows in ``key_of`` order (a layout change, so that selections and
+        persistent indexes follow their rows) and keep their keys."""
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        ids = [self._rows[p.row()].id if 0 <= p.row() < len(self._rows) else None for p in persistent]
+        self._rows.sort(key=key_of, reverse=descending)
+        where = {info.id: row for row, info in enumerate(self._rows)}
+        moved = [
+            self.index(where[sid], p.column()) if sid is not None else QModelIndex()
+            for p, sid in zip(persistent, ids)
+        ]
+        self._rekey(key_of)
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+
+    def _forget(self, session_id: str) -> None:
+        """A row left: forget that it was shown (and where a search found it)."""
+        self._known.discard(session_id)
+        self._found_order.pop(session_id, None)
+
+    def _apply_merge(self, plan: MergePlan) -> tuple[int, int, int]:
+        """Carry out a refresh's :class:`~fluxgui.services.session_list.MergePlan`:
+        update rows in place, remove the gone ones, move and insert the placed ones.
+        Returns ``(inserted, removed, updated)`` row counts."""
+        rows = self._rows
+
+        # 1. Rows whose data changed, in place.
+        for row, new in plan.updated:
+            rows[row] = new
+        last_column = len(self.COLUMNS) - 1
+        for first, last in runs([row for row, _new in plan.updated]):
+            self.dataChanged.emit(self.index(first, 0), self.index(last, last_column))
+
+        # 2. Remove the vanished and the dropped rows, bottom up.
+        removed_rows = [row for row, info in enumerate(rows) if info.id in plan.gone]
+        if removed_rows:
+            self._removing = True
+            try:
+                for first, last in reversed(runs(removed_rows)):
+                    self.beginRemoveRows(QModelIndex(), first, last)
+                    for info in rows[first : last + 1]:
+                        self._forget(info.id)
+                    del rows[first : last + 1]
+                    self.endRemoveRows()
+            finally:
+                self._removing = False
+
+        # 3. Move and insert: each placed row goes right after the row before it in the
+        # wanted order (the rows that stay put already are in order).
+        ids = [info.id for info in rows]
+        inserted = 0
+        target = plan.target
+        for at, info in enumerate(target):
+            sid = info.id
+            if sid not in plan.placing:
+                continue
+            dest = ids.index(target[at - 1].id) + 1 if at else 0
+            if sid in self._known:
+                src = ids.index(sid)
+                if src == dest:
+                    continue
+                self.beginMoveRows(QModelIndex(), src, src, QModelIndex(), dest)
+                del rows[src], ids[src]
+                to = dest - 1 if dest > src else dest
+                rows.insert(to, info)
+                ids.insert(to, sid)
+                self.endMoveRows()
+            else:
+                self.beginInsertRows(QModelIndex(), dest, dest)
+                rows.insert(dest, info)
+                ids.insert(dest, sid)
+                self._known.add(sid)
+                self.endInsertRows()
+                inserted += 1
+        return inserted, len(removed_rows), len(plan.updated)

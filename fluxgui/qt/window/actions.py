@@ -1,0 +1,206 @@
+"""The main window's menus, actions and keyboard shortcuts.
+
+Ctrl+O open a file, Ctrl+K Ctrl+O open a folder of JSON sessions (Ctrl+Shift+O is taken
+by Open URL; the chord is the one editors use for Open Folder), Ctrl+Shift+O open a URL
+(a database or a Redis server), Ctrl+F search, Ctrl+L the session list,
+Ctrl+C copy the selected message's text, Ctrl+Shift+C its raw JSON, F5 reload,
+Ctrl+Shift+T the chat panel, Ctrl+Q quit. Arrow keys move through the sessions in the list.
+
+Editing (once Ctrl+Shift+E has made the store writable): Ctrl+Z undo, Ctrl+Shift+Z redo,
+F2 edit the message, Ctrl+Return insert a message after it, Delete delete the selected
+messages, Shift+Delete delete the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+
+Shortcut = QKeySequence | QKeySequence.StandardKey | str
+
+
+def _action(
+    window: MainWindow,
+    text: str,
+    slot: Callable[[], object],
+    shortcut: Shortcut | None = None,
+    tip: str = "",
+) -> QAction:
+    action = QAction(text, window)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setStatusTip(tip)
+    action.triggered.connect(lambda _checked=False: slot())
+    window.addAction(action)  # shortcuts work wherever the focus is in the window
+    return action
+
+
+def install_actions(window: MainWindow) -> dict[str, QAction]:
+    """Build the menu bar of ``window``; return its actions by name (tests use them)."""
+    actions: dict[str, QAction] = {}
+    bar = window.menuBar()
+
+    file_menu = bar.addMenu("&File")
+    actions["open"] = _action(window, "&Open…", window.stores.open_file, QKeySequence.StandardKey.Open,
+                              "Open a SQLite session store")
+    actions["open_folder"] = _action(
+        window, "Open &Folder…", window.stores.open_folder, "Ctrl+K, Ctrl+O",
+        "Open a folder of JSON session files (HelloAgent SessionStore)",
+    )
+    actions["open_url"] = _action(window, "Open &URL…", window.stores.open_url, "Ctrl+Shift+O",
+                                  "Open a database or Redis server by URL (PostgreSQL, Redis, …)")
+    file_menu.addAction(actions["open"])
+    file_menu.addAction(actions["open_folder"])
+    file_menu.addAction(actions["open_url"])
+    recent_menu = QMenu("Open &Recent", window)
+    recent_menu.aboutToShow.connect(lambda: _fill_recent(window, recent_menu))
+    file_menu.addMenu(recent_menu)
+    actions["open_demo"] = _action(window, "Open &Demo Store", window.stores.open_demo)
+    file_menu.addAction(actions["open_demo"])
+    file_menu.addSeparator()
+    actions["enter_key"] = _action(
+        window, "Enter Encryption &Key…", window.enter_key,
+        tip="Give the key of a store written by the Agents SDK's EncryptedSession "
+        "(kept in memory only)",
+    )
+    actions["enter_key"].setEnabled(False)  # enabled for stores that hold encrypted items
+    file_menu.addAction(actions["enter_key"])
+    file_menu.addSeparator()
+    actions["export"] = _action(window, "&Export…", window.transfers.export_dialog, "Ctrl+Shift+S",
+                                "Export sessions as JSON, JSONL, Markdown or HTML")
+    actions["import"] = _action(window, "&Import…", window.transfers.import_dialog, "Ctrl+Shift+I",
+                                "Import exports and session files as new sessions")
+    actions["copy_to"] = _action(window, "Copy Sessions &To…", window.transfers.copy_dialog,
+                                 tip="Copy the selected sessions into another store")
+    for name in ("export", "import", "copy_to"):
+        file_menu.addAction(actions[name])
+    file_menu.addSeparator()
+    actions["quit"] = _action(window, "&Quit", window.close, QKeySequence.StandardKey.Quit)
+    file_menu.addAction(actions["quit"])
+
+    edit_menu = bar.addMenu("&Edit")
+    actions["undo"] = _action(window, "&Undo", window.undo, QKeySequence.StandardKey.Undo)
+    actions["redo"] = _action(window, "&Redo", window.redo, "Ctrl+Shift+Z")
+    actions["edit_message"] = _action(window, "&Edit Message…", window.edits.edit_message, "F2",
+                                      "Edit the selected message's text, role and metadata")
+    actions["insert_before"] = _action(window, "Insert Message &Before…",
+                                       lambda: window.edits.insert_message("before"))
+    actions["insert_after"] = _action(window, "&Insert Message After…",
+                                      lambda: window.edits.insert_message("after"), "Ctrl+Return",
+                                      "Insert a message after the selected one (or at the end)")
+    actions["delete_messages"] = _action(window, "&Delete Messages", window.edits.delete_messages,
+                                         QKeySequence.StandardKey.Delete,
+                                         "Delete the selected messages")
+    actions["pop_message"] = _action(window, "Remove &Last Message", window.pop_message)
+    actions["fork"] = _action(window, "&Fork from Here…", window.fork_here, "Ctrl+Shift+F",
+                              "A new session with the conversation up to the selected message")
+    actions["branch_from_turn"] = _action(
+        window, "&Branch from This Turn…", window.branch_from_turn,
+        tip="A new branch of an AdvancedSQLiteSession session, before the selected user turn",
+    )
+    actions["clear_session"] = _action(window, "C&lear Session…", window.edits.clear_session,
+                                       tip="Remove every message of the open session")
+    actions["delete_session"] = _action(window, "Delete &Session…", window.edits.delete_session,
+                                        "Shift+Del", "Delete the open session")
+    actions["editing"] = _action(window, "&Allow Editing", lambda: None, "Ctrl+Shift+E",
+                                 "Reopen the store writable (or read-only again)")
+    actions["editing"].setCheckable(True)
+    actions["editing"].triggered.connect(window.set_editing)
+    for name in ("undo", "redo"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    for name in ("edit_message", "insert_before", "insert_after", "delete_messages",
+                 "pop_message", "fork", "branch_from_turn"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    for name in ("clear_session", "delete_session"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    edit_menu.addAction(actions["editing"])
+    edit_menu.addSeparator()
+    actions["copy"] = _action(window, "&Copy Text", window.conversation.copy_text, QKeySequence.StandardKey.Copy,
+                              "Copy the selected message's text")
+    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.copy_raw, "Ctrl+Shift+C",
+                                  "Copy the selected message as stored")
+    actions["find"] = _action(window, "&Find…", window.focus_search, QKeySequence.StandardKey.Find,
+                              "Search sessions and messages")
+    for name in ("copy", "copy_raw"):
+        edit_menu.addAction(actions[name])
+    edit_menu.addSeparator()
+    edit_menu.addAction(actions["find"])
+
+    view_menu = bar.addMenu("&View")
+    actions["sessions"] = _action(window, "Session &List", window.focus_sessions, "Ctrl+L")
+    actions["reload"] = _action(window, "&Reload", window.reload, QKeySequence.StandardKey.Refresh)
+    if actions["reload"].shortcut().isEmpty():
+        actions["reload"].setShortcut(QKeySequence("F5"))
+    view_menu.addAction(actions["sessions"])
+    view_menu.addAction(actions["reload"])
+    actions["compare"] = _action(window, "&Compare Sessions", window.compare_sessions, "Ctrl+D",
+                                 "The two selected sessions (or a fork and its origin) side by side")
+    view_menu.addAction(actions["compare"])
+    inspector = window.conversation.inspector
+    actions["inspector"] = QAction("&Inspector", window)
+    actions["inspector"].setCheckable(True)
+    actions["inspector"].setChecked(True)
+    actions["inspector"].setShortcut(QKeySequence("Ctrl+I"))
+    actions["inspector"].setStatusTip("Show the selected message's metadata and raw item")
+    actions["inspector"].toggled.connect(inspector.setVisible)
+    window.addAction(actions["inspector"])
+    view_menu.addAction(actions["inspector"])
+    # Chat (issue 7): the dock's own toggle, so closing the dock unchecks it.
+    chat = window.chat_dock.toggleViewAction()
+    chat.setText("C&hat")
+    chat.setShortcut(QKeySequence("Ctrl+Shift+T"))
+    chat.setStatusTip("Send a message to an agent in the open session")
+    chat.triggered.connect(window.chat.remember_visible)  # the user's choice, not a hide
+    chat.toggled.connect(
+        lambda on: on and window.chat_panel.message.setFocus()
+    )
+    actions["chat"] = chat
+    window.addAction(chat)
+    view_menu.addAction(chat)
+
+    help_menu = bar.addMenu("&Help")
+    actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))
+    help_menu.addAction(actions["about"])
+    window.actions_by_name = actions
+    return actions
+
+
+def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+    menu.clear()
+    items = window.recent.entries()
+    for entry in items:
+        action = menu.addAction(entry.label.replace("&", "&&"))
+        action.setToolTip(entry.label)
+        action.triggered.connect(
+            lambda _checked=False, e=entry: window.stores.open_recent(e.target, e.label, e.key_prefix)
+        )
+    if not items:
+        empty = menu.addAction("No recent stores")
+        empty.setEnabled(False)
+        return
+    menu.addSeparator()
+    clear = menu.addAction("Clear Recent Stores")
+    clear.triggered.connect(lambda _checked=False: window.recent.clear())
+
+
+def _about(window: MainWindow) -> None:
+    from fluxgui import __version__
+
+    QMessageBox.about(
+        window,
+        "About fluxgui",
+        f"fluxgui {__version__}\n\nBrowse and edit the conversation histories AI agents "
+        "keep in session stores. Stores open read-only; Edit › Allow Editing makes them "
+        "writable, and every edit can be undone.",
+    )

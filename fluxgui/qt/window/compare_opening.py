@@ -1,0 +1,85 @@
+"""Comparing from the window: which two sessions (or branches) View › Compare Sessions
+puts side by side, and the fork origin it needs to know.
+
+A forked session remembers where it came from (fluxgui's sidecar); once a session is
+shown its origin is read, so that Compare can put a fork beside its origin and the
+conversation can say "forked from …".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fluxgui.core.errors import FluxguiError
+from fluxgui.core.ports import MAIN
+from fluxgui.core.ports import SessionStore as Store
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+#: what Compare needs when it cannot tell what to compare
+NOTHING_TO_COMPARE = (
+    "select two sessions in the list (Ctrl+click) to compare them, open a "
+    "fork to compare it with its origin, or a branch to compare it with main"
+)
+
+
+class CompareOpener:
+    """Opens comparisons for a :class:`~.main.MainWindow` and follows the shown
+    session's fork origin."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        #: where the shown session was forked from (``session_id``, ``message_id``), if it was
+        self.origin: dict[str, Any] | None = None
+
+    def find_origin(self, session_id: str) -> None:
+        """``session_id`` is shown: read where it was forked from (in the background)."""
+        window = self._window
+        store = window.store
+        if store is not None:
+            window.bridge.start("origin", self._origin_of(store, session_id), self._show_origin)
+
+    @staticmethod
+    async def _origin_of(store: Store, session_id: str) -> tuple[str, dict[str, Any] | None]:
+        return session_id, await store.fork_origin(session_id)
+
+    def _show_origin(self, result: tuple[str, dict[str, Any] | None]) -> None:
+        session_id, origin = result
+        window = self._window
+        if session_id != window.current_session_id:
+            return
+        self.origin = origin if isinstance(origin, dict) else None
+        if self.origin is not None:
+            window.conversation.set_origin(
+                f"forked from {self.origin['session_id']} at message {self.origin['message_id']}"
+            )
+        else:
+            window.conversation.set_origin(None)
+
+    def compare_sessions(self) -> object | None:
+        """Compare two sessions side by side: the two selected in the list, the open
+        session and the one it was forked from, or the open session's branch and main.
+        Returns the (non-modal) dialog."""
+        from ..compare import open_compare
+
+        window = self._window
+        store = window.store
+        if store is None:
+            return None
+        ids = window.selected_session_ids()
+        shown = window.current_session_id
+        shown_branch = window.conversation.branch
+        if len(ids) == 2:
+            a, b = ids
+        elif len(ids) == 1 and ids[0] == shown and shown_branch not in (None, MAIN):
+            # An AdvancedSQLiteSession session shown on another branch: main against it.
+            return open_compare(
+                window, window.bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch
+            )
+        elif len(ids) == 1 and self.origin is not None and ids[0] == shown:
+            a, b = str(self.origin["session_id"]), ids[0]
+        else:
+            window.show_error(FluxguiError(NOTHING_TO_COMPARE))
+            return None
+        return open_compare(window, window.bridge, store, a, b)

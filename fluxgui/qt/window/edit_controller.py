@@ -1,0 +1,324 @@
+"""Edit commands from the window: clear, delete, pop, edit, insert, fork; the
+read-only/editing switch's look; which edit actions are enabled; what the window shows
+after an edit, its undo or its redo.
+
+The commands themselves — which store call each runs, whether it may run, what to show
+afterwards — are :mod:`fluxgui.services.edits`; this controller asks the user (a
+confirmation, a name, the message dialog) and runs them through the window's
+:class:`~fluxgui.qt.editing.Editor`, whose one undo stack takes every change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import shiboken6
+from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu
+
+from fluxgui.core.branches import BranchChange
+from fluxgui.core.errors import ReadOnlyError
+from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services import edits
+from fluxgui.services.edits import AnyChange, EditState
+
+from ..branches import can_branch_here, is_branchable, on_branch_change_applied
+from ..dialogs import confirm
+from ..dialogs.message_edit import MessageEditDialog
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+#: the mode switch's style: editing (bold), writable without edits, read-only
+_MODE_STYLES = {
+    "editing": "QToolButton { color: #8a4b00; font-weight: bold; }",
+    "writable": "QToolButton { color: #8a4b00; }",
+    "read-only": "",
+}
+
+
+class EditController:
+    """Runs the edit commands of a :class:`~.main.MainWindow` and follows their results."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        #: select this message once the session has been read again
+        self._select_after: int | None = None
+        #: an edit removed messages of this session (it may be gone: no error then)
+        self._maybe_gone: str | None = None
+        #: the edit being written makes a session to show once written (a fork)
+        self._open_result = False
+
+    # -- state -----------------------------------------------------------------------
+
+    def edit_reason(self) -> str | None:
+        """Why the open store's messages cannot be edited in place now (``None``: they
+        can): read-only, or a store whose ``check_editable`` says no (an Advanced store,
+        a JSON session folder, Redis)."""
+        return self._window.editor.reason_not_editable()
+
+    def take_selection(self) -> int | None:
+        """A session has been shown: the message to select in it now, if an edit asked."""
+        select, self._select_after = self._select_after, None
+        self._maybe_gone = None
+        return select
+
+    def take_gone(self) -> str | None:
+        """A session could not be shown: the one an edit may have deleted, if any."""
+        gone, self._maybe_gone = self._maybe_gone, None
+        return gone
+
+    def update_mode(self) -> None:
+        """The store opened or reopened: the chat panel, the mode switch and the editing
+        toggle follow."""
+        window = self._window
+        window.chat.store_changed()
+        store = window.store
+        writable = store is not None and store.can_write
+        # A writable store whose messages cannot be edited in place (a JSON folder, Redis,
+        # an AdvancedSQLiteSession store, …): say so instead of pretending.
+        reason = self.edit_reason() if writable else None
+        text, tip = edits.mode_description(writable, reason)
+        mode = "read-only" if not writable else "editing" if reason is None else "writable"
+        style = _MODE_STYLES[mode]
+        window.status.set_mode(text, tip, style, enabled=store is not None, checked=writable)
+        toggle = window.actions_by_name.get("editing")
+        if toggle is not None:
+            toggle.setChecked(writable)
+            toggle.setEnabled(store is not None)
+            toggle.setToolTip(window.mode_label.toolTip())
+            toggle.setStatusTip(tip)
+        self.update_actions()
+
+    def update_actions(self) -> None:
+        """Enable the edit actions for the store, session and message shown now."""
+        window = self._window
+        actions = window.actions_by_name
+        editor = window.editor
+        # The undo stack signals while the window is being destroyed.
+        if not actions or not shiboken6.isValid(editor.stack):
+            return
+        writable = editor.can_edit and not editor.running
+        state = EditState(
+            writable=writable,
+            # Message edits need a store that can be edited in place, not just a writable one.
+            editable=writable and self.edit_reason() is None,
+            has_session=window.current_session_id is not None,
+            has_message=window.conversation.current_message() is not None,
+            can_undo=editor.stack.canUndo(),
+            can_redo=editor.stack.canRedo(),
+            can_branch=can_branch_here(window),
+        )
+        for name, on in edits.enabled_actions(state).items():
+            if name in actions:
+                actions[name].setEnabled(on)
+        for name, label, text in (
+            ("undo", "&Undo", editor.stack.undoText()),
+            ("redo", "&Redo", editor.stack.redoText()),
+        ):
+            if name in actions:
+                actions[name].setText(f"{label} {text}" if text else label)
+
+    def _editable_store(self, *, any_writable: bool = False) -> Store | None:
+        """The store when edits may be written now, else explain why (error bar).
+        ``any_writable``: an edit every writable store supports (a fork), even those
+        whose messages cannot be edited (AdvancedSQLiteSession stores)."""
+        window = self._window
+        store = window.store
+        reason = edits.blocked_reason(store, any_writable=any_writable)
+        if reason is not None or store is None:
+            window.show_error(ReadOnlyError(reason or edits.NO_STORE))
+            return None
+        if window.editor.running:
+            return None
+        return store
+
+    def editable_store(self) -> Store | None:
+        """The store when whole sessions may be written now (an import), else ``None``
+        after saying why."""
+        return self._editable_store()
+
+    def _session_count(self, session_id: str) -> int:
+        window = self._window
+        row = window.sessions.row_of(session_id)
+        info = window.sessions.session_at(row) if row is not None else None
+        if info is not None:
+            return info.messages
+        if session_id == window.current_session_id:
+            return window.conversation.loaded_count
+        return 0
+
+    # -- commands ----------------------------------------------------------------------
+
+    def undo(self) -> None:
+        if self._window.editor.can_edit:
+            self._window.editor.undo()
+
+    def redo(self) -> None:
+        if self._window.editor.can_edit:
+            self._window.editor.redo()
+
+    def clear_session(self, session_id: str | None = None) -> None:
+        """Remove every message of a session (after a confirmation naming it)."""
+        window = self._window
+        sid = session_id or window.current_session_id
+        store = self._editable_store()
+        if store is None or sid is None:
+            return
+        if confirm.confirm_clear(window, sid, self._session_count(sid)):
+            window.editor.run(edits.clear_session(store, sid))
+
+    def delete_session(self, session_id: str | None = None) -> None:
+        """Delete a session and its messages (after a confirmation naming it)."""
+        window = self._window
+        sid = session_id or window.current_session_id
+        store = self._editable_store()
+        if store is None or sid is None:
+            return
+        if confirm.confirm_delete_session(window, sid, self._session_count(sid)):
+            window.editor.run(edits.delete_session(store, sid))
+
+    def delete_messages(self) -> None:
+        """Delete the selected messages (after a confirmation when there are several).
+        (The Delete key in the session list deletes the session instead.)"""
+        window = self._window
+        store = self._editable_store()
+        sid = window.current_session_id
+        picked = window.conversation.selected_messages()
+        if store is None or sid is None or not picked:
+            return
+        if len(picked) > 1 and not confirm.confirm_delete_messages(window, len(picked)):
+            return
+        window.editor.run(edits.delete_messages(store, sid, [m.id for m in picked]))
+
+    def pop_message(self) -> None:
+        """Remove the session's last message (as the Agents SDK's ``pop_item``)."""
+        store = self._editable_store()
+        sid = self._window.current_session_id
+        if store is not None and sid is not None:
+            self._window.editor.run(edits.pop_message(store, sid))
+
+    def edit_message(self) -> None:
+        """Edit the current message in a dialog; saved as one undoable change."""
+        window = self._window
+        store = self._editable_store()
+        sid = window.current_session_id
+        message = window.conversation.current_message()
+        if store is None or sid is None or message is None:
+            return
+        dialog = MessageEditDialog(
+            store.format,
+            lambda spec: store.edit_values(spec, original=message),
+            message,
+            f"Edit message {message.id}",
+            window,
+        )
+        if dialog.exec() and dialog.result_spec is not None:
+            self._select_after = message.id
+            window.editor.run(edits.update_message(store, sid, message, dialog.result_spec))
+
+    def insert_message(self, where: str = "after") -> None:
+        """Insert a new message before or after the current one (at the end when no
+        message is selected)."""
+        window = self._window
+        store = self._editable_store()
+        sid = window.current_session_id
+        if store is None or sid is None:
+            return
+        anchor = window.conversation.current_message()
+        title = f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
+        dialog = MessageEditDialog(
+            store.format, lambda spec: store.edit_values(spec), None, title, window
+        )
+        if dialog.exec() and dialog.result_spec is not None:
+            window.editor.run(edits.insert_message(
+                store, sid, dialog.result_spec, anchor=anchor.id if anchor else None,
+                where="before" if where == "before" else "after",
+            ))
+
+    def fork_here(self) -> None:
+        """Fork: a new session with the conversation up to and including the selected
+        message (the origin is not changed); it opens once made. Undoable."""
+        window = self._window
+        store = self._editable_store(any_writable=True)
+        sid = window.current_session_id
+        message = window.conversation.current_message()
+        if store is None or sid is None or message is None:
+            return
+        name, ok = QInputDialog.getText(
+            window,
+            "Fork from here",
+            f"A new session with the messages up to and including #{message.id}.\n"
+            "Its id (empty: chosen for you):",
+            QLineEdit.EchoMode.Normal,
+            "",
+        )
+        if not ok:
+            return
+        self._open_result = True
+        window.editor.run(edits.fork_session(
+            store, sid, message.id, name, branch=window.conversation.branch
+        ))
+
+    # -- outcomes ----------------------------------------------------------------------
+
+    def on_applied(self, change: AnyChange) -> None:
+        """A change, its undo or its redo was written: show what it changed."""
+        window = self._window
+        open_result, self._open_result = self._open_result, False
+        if isinstance(change, BranchChange) and not open_result:
+            on_branch_change_applied(window, change)
+            return
+        window.error_bar.clear()
+        plan = edits.after_edit(
+            change, window.current_session_id, open_result=open_result, select=self._select_after
+        )
+        self._select_after = plan.select
+        window.sessions.refresh(list(plan.refresh))
+        if plan.open is not None:
+            window.show_again(plan.open)
+        elif plan.reload:
+            if plan.maybe_gone:
+                self._maybe_gone = change.session_id
+            window.conversation.reload(keep_position=True)  # keeps the scroll position
+        window.update_edit_actions()
+
+    def on_failed(self, error: Exception) -> None:
+        """A write failed (nothing was written): say so and show what the store holds now
+        (the session may be gone: that is no second error)."""
+        window = self._window
+        self._select_after = None
+        self._open_result = False
+        window.show_error(error)
+        current = window.current_session_id
+        window.sessions.reload()
+        if current is not None:
+            self._maybe_gone = current
+            window.show_again(current)
+
+    # -- menus -------------------------------------------------------------------------
+
+    def conversation_menu(self, menu: QMenu, _message: object) -> None:
+        """The edit actions at the end of the conversation's context menu."""
+        actions = self._window.actions_by_name
+        menu.addSeparator()
+        for name in ("edit_message", "insert_before", "insert_after", "delete_messages"):
+            menu.addAction(actions[name])
+        menu.addSeparator()
+        menu.addAction(actions["fork"])
+        if is_branchable(self._window.store):
+            menu.addAction(actions["branch_from_turn"])
+
+    def session_menu(self, session_id: str) -> QMenu:
+        """The session list's context menu for ``session_id`` (not shown)."""
+        window = self._window
+        menu = QMenu(window.session_view)
+        editor = window.editor
+        editable = editor.can_edit and not editor.running and self.edit_reason() is None
+        clear = menu.addAction("Clear Session…", lambda: self.clear_session(session_id))
+        delete = menu.addAction("Delete Session…", lambda: self.delete_session(session_id))
+        for action in (clear, delete):
+            action.setEnabled(editable)
+        if not editable:
+            menu.addSeparator()
+            menu.addAction(window.actions_by_name["editing"])
+        return menu

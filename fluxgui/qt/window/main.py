@@ -1,0 +1,409 @@
+"""The main window's shell: sessions on the left, the selected conversation on the right,
+the bars above them, the status bar below, and the wiring between them.
+
+What the window *does* lives in its controllers, each one responsibility:
+:class:`~.store_controller.StoreController` (opening, reopening, the key, recent stores),
+:class:`~.edit_controller.EditController` (edit commands and their undo stack),
+:class:`~.transfer_controller.TransferController` (export, import, copy),
+:class:`~.compare_opening.CompareOpener` (a fork's origin, opening a comparison) and
+:class:`~.chat_dock.ChatDock`; the session list's behaviour is
+:class:`~.session_list.SessionList`'s, the status bar :class:`~.status.StatusArea`. The
+window keeps what they share — which session is shown — and its public methods, which
+delegate to them (tests, the chat panel and the menus call those).
+
+Everything that touches the store goes through the :class:`~fluxgui.qt.bridge.AsyncBridge`.
+Selecting a session starts its load and so cancels the load of the session selected
+before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
+
+from fluxgui.core.errors import KeyNeeded, SessionNotFound
+from fluxgui.core.ports import OpenOptions
+from fluxgui.core.ports import SessionStore as Store
+
+from ..branches import branch_from_turn, install_branch_bar
+from ..bridge import AsyncBridge
+from ..conversation import ConversationPane
+from ..dialogs.files import FileDropFilter
+from ..dialogs.opening import OpenRequest
+from ..editing import Editor
+from ..errors import describe_error
+from ..sessions import SearchBox, SessionListModel
+from ..settings import RecentStores
+from ..watch import StoreWatcher
+from ..widgets import ErrorBar, NoticeBar
+from .actions import install_actions
+from .chat_dock import ChatDock
+from .compare_opening import CompareOpener
+from .edit_controller import EditController
+from .session_list import SessionList
+from .status import StatusArea
+from .store_controller import StoreController
+from .transfer_controller import TransferController
+
+
+class MainWindow(QMainWindow):
+    """Sessions list + conversation pane + status bar + error bar over one open store."""
+
+    #: the bridge has no task left (a store opened and its first screen is loaded, or
+    #: a load failed)
+    settled = Signal()
+    #: a session's messages are shown (its id)
+    messagesShown = Signal(str)
+    #: an export, import or copy finished (its TransferResult)
+    transferFinished = Signal(object)
+
+    def __init__(
+        self,
+        bridge: AsyncBridge | None = None,
+        parent: QWidget | None = None,
+        *,
+        recent: RecentStores | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge or AsyncBridge(self)
+        #: recently opened stores (settings; never a password)
+        self.recent = recent if recent is not None else RecentStores()
+        #: the window's actions by name (the menus; tests trigger them)
+        self.actions_by_name: dict[str, QAction] = {}
+        #: the known or unexpected error that stopped the last open (None: it worked)
+        self.open_error: BaseException | None = None
+        #: the last error shown in the error bar
+        self.last_error: BaseException | None = None
+        self._session_id: str | None = None  # shown or loading
+
+        self.setWindowTitle("fluxgui")
+        self.resize(1200, 800)
+
+        self.sessions = SessionListModel(self.bridge, parent=self)
+        self.session_list = SessionList(self)
+        self.session_view = self.session_list.view
+
+        self.conversation = ConversationPane(self.bridge, self)
+        self.conversation.clear("Opening…")
+        self.conversation.loaded.connect(self._on_conversation_loaded)
+        self.conversation.failed.connect(self._on_conversation_failed)
+
+        self.search_box = SearchBox(self)
+        self.search_box.searchRequested.connect(self.sessions.set_search)
+        self.setCentralWidget(self._build_panes())
+
+        self.status = StatusArea(self)
+        self.count_label = self.status.count_label
+        self.store_label = self.status.store_label
+        self.format_label = self.status.format_label
+        self.mode_label = self.status.mode_label
+        self.busy_indicator = self.status.busy_indicator
+        self.mode_label.clicked.connect(lambda checked: self.set_editing(checked))
+
+        self.editor = Editor(self.bridge, self)
+        # Live refresh: another process (an agent) writing to the store shows up here.
+        self.watcher = StoreWatcher(self.bridge, self)
+        self.watcher.changed.connect(self._on_store_changed)
+        self.stores = StoreController(self)
+        self.edits = EditController(self)
+        self.transfers = TransferController(self)
+        self.comparing = CompareOpener(self)
+        self.editor.applied.connect(self.edits.on_applied)
+        # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
+        self.branch_bar = install_branch_bar(self)
+        self.editor.failed.connect(self.edits.on_failed)
+        self.editor.runningChanged.connect(lambda _running: self.update_edit_actions())
+        self.editor.stack.indexChanged.connect(lambda _index: self.update_edit_actions())
+        self.bridge.busyChanged.connect(self.status.set_busy)
+
+        self.chat = ChatDock(self)  # before the actions: View › Chat toggles its dock
+        self.chat_panel = self.chat.panel
+        self.chat_dock = self.chat.dock
+        install_actions(self)
+        self.conversation.menu_hook = self.edits.conversation_menu
+        self.conversation.currentMessageChanged.connect(lambda _m: self.update_edit_actions())
+        self.update_edit_actions()
+        # Files dropped anywhere on the window open (local files only; nothing is fetched).
+        self._drops = FileDropFilter(self)
+        self._drops.watch(self)
+        self._drops.filesDropped.connect(self.stores.open_dropped)
+
+        self.bridge.idle.connect(self.settled)
+        self.session_list.install(self.edits.delete_session)
+
+    def _build_panes(self) -> QWidget:
+        """The bars above the two panes (error, key notice, skipped files) and the panes."""
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(4)
+        left_layout.addWidget(self.search_box)
+        left_layout.addWidget(self.session_view, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(left)
+        splitter.addWidget(self.conversation)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([380, 820])
+        splitter.setChildrenCollapsible(False)
+
+        self.error_bar = ErrorBar(self)
+        # An encrypted store opened without its key.
+        self.key_bar = NoticeBar("keyNotice", self, button="Enter Key…")
+        assert self.key_bar.button is not None
+        self.key_bar.button.setToolTip("Give the encryption key to read the items")
+        self.key_bar.button.clicked.connect(lambda _checked=False: self.enter_key())
+        # Files of a JSON session folder that could not be read (the rest list normally).
+        self.problems_bar = NoticeBar("skippedFiles", self, one_line=True)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.error_bar)
+        layout.addWidget(self.key_bar)
+        layout.addWidget(self.problems_bar)
+        layout.addWidget(splitter, 1)
+        return central
+
+    # -- state ---------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store | None:
+        return self.stores.store
+
+    @property
+    def current_session_id(self) -> str | None:
+        return self._session_id
+
+    @property
+    def busy(self) -> bool:
+        return self.bridge.busy
+
+    @property
+    def store_target(self) -> str | None:
+        """What the open store was opened from (a path or URL; it may hold a password:
+        show it through :func:`fluxgui.core.redact.redact_url`)."""
+        return self.stores.target
+
+    @property
+    def store_locked(self) -> bool:
+        """Whether the open store holds encrypted items and was opened without a key."""
+        return self.stores.locked
+
+    @property
+    def key_dialog(self) -> object | None:
+        """The encryption-key dialog while it is open (tests drive it)."""
+        return self.stores.key_dialog
+
+    def selected_session_ids(self) -> list[str]:
+        """The sessions selected in the list, in list order (the shown one when none is)."""
+        ids = self.session_list.selected_ids()
+        if not ids and self._session_id is not None:
+            ids = [self._session_id]
+        return ids
+
+    # -- opening (StoreController) -------------------------------------------------
+
+    def open_target(
+        self,
+        target: str,
+        options: OpenOptions | None = None,
+        *,
+        session_id: str | None = None,
+        label: str | None = None,
+        **changes: Any,
+    ) -> None:
+        """Open ``target`` (read-only unless ``writable``) and show its sessions; select
+        ``session_id`` (or the most recently active one). See
+        :meth:`StoreController.open_target`."""
+        self.stores.open_target(target, options, session_id=session_id, label=label, **changes)
+
+    def open_request(self, request: OpenRequest) -> None:
+        self.stores.open_request(request)
+
+    def set_editing(self, on: bool) -> None:
+        """Reopen the store writable (``on``) or read-only, staying on the open session."""
+        self.stores.set_editing(on)
+
+    def enter_key(self) -> object | None:
+        """File › Enter Encryption Key: returns the (window-modal, shown) dialog."""
+        return self.stores.enter_key()
+
+    # -- editing (EditController) --------------------------------------------------
+
+    def edit_reason(self) -> str | None:
+        """Why the open store's messages cannot be edited in place now (``None``: they can)."""
+        return self.edits.edit_reason()
+
+    def update_edit_actions(self) -> None:
+        """Enable the edit actions for the store, session and message shown now."""
+        self.edits.update_actions()
+
+    def undo(self) -> None:
+        self.edits.undo()
+
+    def redo(self) -> None:
+        self.edits.redo()
+
+    def pop_message(self) -> None:
+        self.edits.pop_message()
+
+    def fork_here(self) -> None:
+        self.edits.fork_here()
+
+    def branch_from_turn(self) -> None:
+        """Branch from the selected user message's turn (Advanced stores; undoable)."""
+        branch_from_turn(self)
+
+    def build_session_menu(self, session_id: str) -> QMenu:
+        """The session list's context menu for ``session_id`` (not shown)."""
+        return self.edits.session_menu(session_id)
+
+    # -- export, import, copy (TransferController) ---------------------------------
+
+    def run_export(
+        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True
+    ) -> None:
+        self.transfers.run_export(path, fmt, session_ids, metadata=metadata)
+
+    def run_import(self, files: list[str]) -> None:
+        self.transfers.run_import(files)
+
+    def run_copy(
+        self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
+        rename: bool = True,
+    ) -> None:
+        self.transfers.run_copy(target, session_ids, new_format=new_format, rename=rename)
+
+    # -- compare and chat ------------------------------------------------------------
+
+    def compare_sessions(self) -> object | None:
+        """Compare two sessions side by side; returns the (non-modal) dialog."""
+        return self.comparing.compare_sessions()
+
+    def chat_finished(self, session_id: str, *, copied: bool = False) -> None:
+        """A chat added messages to ``session_id``: show them (a copy: switch to it)."""
+        self.sessions.refresh([session_id])
+        if copied:
+            self.show_again(session_id)
+        elif session_id == self._session_id:
+            self.conversation.catch_up()
+
+    # -- showing -------------------------------------------------------------------
+
+    def show_session(self, session_id: str) -> None:
+        """Show a session's latest messages (cancelling the load of the previous one)."""
+        store = self.store
+        if store is None or session_id == self._session_id:
+            return
+        self._session_id = session_id
+        branch = self.branch_bar.branch_for(store, session_id)
+        self.conversation.show_session(store, session_id, branch)
+
+    def show_again(self, session_id: str) -> None:
+        """Show ``session_id`` from the start (even when it is the one shown), and select
+        its row once the list has it."""
+        self.session_list.pending = session_id
+        self._session_id = None
+        self.show_session(session_id)
+
+    def expect_selection(self, session_id: str | None) -> None:
+        """A store is being opened: select ``session_id`` once it is listed (``None``:
+        the first row, the most recently active session)."""
+        self.session_list.pending = session_id
+        self.session_list.auto = session_id is None
+
+    def forget_selection(self) -> None:
+        """An open failed: select nothing when rows arrive."""
+        self.session_list.pending = None
+        self.session_list.auto = False
+
+    def forget_shown(self) -> None:
+        """Another store has opened: no session of it is shown yet."""
+        self._session_id = None
+
+    def list_sessions(self, store: Store) -> None:
+        """List the sessions of ``store`` just opened; the one to select is shown as soon
+        as it can be."""
+        self.count_label.setText("Loading sessions…")
+        self.conversation.clear("Select a session.")
+        self.search_box.clear()
+        self.sessions.set_store(store)
+        self.sessions.fetchMore(QModelIndex())
+        if self.session_list.pending is not None:
+            self.show_session(self.session_list.pending)
+
+    def reload(self) -> None:
+        """Re-read the list of sessions and the open conversation (F5)."""
+        if self.store is None:
+            return
+        current = self._session_id
+        self._session_id = None
+        self.session_list.pending = current
+        self.sessions.reload()  # keeps a running search and the sort
+        if current is not None:
+            self.show_session(current)
+
+    def search(self, text: str) -> None:
+        """Filter the session list by ``text`` (session id or message text) now, as the
+        search box does after its debounce; empty text lists every session again."""
+        self.search_box.setText(text)
+        self.search_box.flush()
+
+    def show_count(self, more: bool) -> None:
+        """The status bar's count of listed sessions (``+``: more to come)."""
+        self.session_list.show_count(more)
+
+    def show_error(self, exc: BaseException) -> None:
+        self.last_error = exc
+        self.error_bar.show_error(describe_error(exc))
+        if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
+            self.stores.update_key_notice()
+
+    def focus_sessions(self) -> None:
+        self.session_list.focus()
+
+    def focus_search(self) -> None:
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    async def aclose(self) -> None:
+        """Cancel running loads and close the store (call before the loop stops)."""
+        await self.watcher.aclose()
+        self.sessions.set_store(None)
+        await self.bridge.aclose()
+        await self.stores.aclose()
+
+    # -- signals -------------------------------------------------------------------
+
+    def _on_store_changed(self) -> None:
+        """Another process wrote to the store: merge the news into the views."""
+        self.sessions.refresh()
+        if self._session_id is not None:
+            self.conversation.catch_up()
+        if self.branch_bar.isVisible():
+            self.branch_bar.refresh()
+
+    def _on_conversation_loaded(self, session_id: str) -> None:
+        select = self.edits.take_selection()
+        self.branch_bar.set_session(self.store, session_id)
+        self.comparing.find_origin(session_id)
+        if select is not None:
+            self.conversation.select_message(int(select))
+        self.update_edit_actions()
+        self.messagesShown.emit(session_id)
+
+    def _on_conversation_failed(self, error: Exception) -> None:
+        self._session_id = None
+        self.branch_bar.set_session(None, None)
+        self.update_edit_actions()
+        gone = self.edits.take_gone()
+        if isinstance(error, SessionNotFound):
+            self.conversation.clear("This session is not in the store (any more).")
+            if gone is not None:  # deleted by an edit here: no error, Ctrl+Z brings it back
+                return
+        self.show_error(error)

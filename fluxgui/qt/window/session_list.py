@@ -1,0 +1,188 @@
+"""The session list on the window's left: a table view over the
+:class:`~fluxgui.qt.sessions.SessionListModel`, which row to select as pages arrive, the
+count in the status bar, its context menu and its Delete key.
+
+A table view, not a tree view: QTreeView's layout calls ``fetchMore`` until the model is
+exhausted, QTableView only when the last row scrolls into view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from fluxgui.core.redact import redact_url
+from fluxgui.core.text import plural
+
+from ..sessions import SessionListModel
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+
+def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
+    """The table of sessions: several rows can be selected (Shift/Ctrl+click) for export
+    and copy, the current row is the one shown; sorted by the header, newest first."""
+    view = QTableView(parent)
+    view.setModel(model)
+    view.horizontalHeader().setSortIndicator(
+        SessionListModel.UPDATED, Qt.SortOrder.DescendingOrder
+    )
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    view.setCornerButtonEnabled(False)
+    view.setAlternatingRowColors(True)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    rows = view.verticalHeader()
+    rows.hide()
+    rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    rows.setDefaultSectionSize(parent.fontMetrics().height() + 10)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    header.setSectionResizeMode(SessionListModel.ID, QHeaderView.ResizeMode.Stretch)
+    # Fixed widths from the font, not ResizeToContents: that measures every loaded
+    # row and is not redone when a page arrives.
+    metrics = view.fontMetrics()
+    pad = 3 * metrics.averageCharWidth()
+    widths = {
+        SessionListModel.COUNT: metrics.horizontalAdvance("Messages") + pad,
+        SessionListModel.UPDATED: metrics.horizontalAdvance("2088-08-28 08:08") + pad,
+    }
+    for column, width in widths.items():
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(column, width)
+    view.setSortingEnabled(True)
+    header.setSectionsClickable(True)
+    header.setSortIndicatorShown(True)
+    return view
+
+
+class SessionKeys(QObject):
+    """Delete in the session list deletes the session (not the selected messages)."""
+
+    def __init__(self, parent: QObject, delete_session: Callable[[], None]) -> None:
+        super().__init__(parent)
+        self._delete_session = delete_session
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        kind = event.type()
+        if (
+            kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress)
+            and isinstance(event, QKeyEvent)
+            and event.matches(QKeySequence.StandardKey.Delete)
+        ):
+            if kind == QEvent.Type.ShortcutOverride:
+                event.accept()  # the key comes to the list, not the window's action
+            else:
+                self._delete_session()
+            return True
+        return False
+
+
+class SessionList(QObject):
+    """The session list's part in a :class:`~.main.MainWindow`: the row to select once
+    its page arrives (the session asked for, else the first), the shown session
+    following the current row, the count and search progress in the status bar."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self.model = window.sessions
+        self.view = make_session_view(window, self.model)
+        #: select this session's row once its page arrives
+        self.pending: str | None = None
+        #: select the first row once it arrives (the most recently active session)
+        self.auto = False
+        self.view.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.model.searchProgress.connect(self._on_search_progress)
+        self.model.searchFinished.connect(self._on_search_finished)
+
+    def install(self, delete_session: Callable[[], None]) -> None:
+        """Wire what needs the rest of the window: the Delete key, the context menu,
+        the pages arriving."""
+        self._keys = SessionKeys(self._window, delete_session)
+        self.view.installEventFilter(self._keys)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._menu)
+        self.model.pageLoaded.connect(self._on_page_loaded)
+        self.model.loadFailed.connect(self._on_failed)
+
+    def selected_ids(self) -> list[str]:
+        """The sessions selected in the list, in list order."""
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
+        return [info.id for info in (self.model.session_at(r) for r in rows) if info]
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        self.view.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.view.scrollTo(index)
+
+    def focus(self) -> None:
+        """Ctrl+L: the list has the focus (and a current row, when it has rows)."""
+        self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not self.view.currentIndex().isValid() and self.model.rowCount():
+            self.select_row(0)
+
+    def show_count(self, more: bool) -> None:
+        """The status bar's count of listed sessions (``+``: more to come)."""
+        count, word = plural(self.model.rowCount(), "session").split(" ", 1)
+        self._window.count_label.setText(f"{count}{'+' if more else ''} {word}")
+
+    def _on_page_loaded(self, _added: int, more: bool) -> None:
+        window = self._window
+        rows = self.model.rowCount()
+        self.show_count(more)
+        window.stores.update_problems()  # a JSON folder finds unreadable files as it lists
+        if self.pending is not None:
+            row = self.model.row_of(self.pending)
+            if row is not None:
+                self.pending = None
+                self.select_row(row)
+        elif self.auto and rows:
+            self.auto = False
+            self.select_row(0)
+        if not rows and not more and not self.model.searching:
+            window.conversation.clear("This store has no sessions.")
+
+    def _on_failed(self, error: Exception) -> None:
+        self._window.count_label.setText(f"{self.model.rowCount()} sessions (loading failed)")
+        self._window.show_error(error)
+
+    def _on_search_progress(self, found: int) -> None:
+        self._window.count_label.setText(f"Searching… {plural(found, 'session')} found")
+
+    def _on_search_finished(self, found: int) -> None:
+        text = redact_url(self.model.search_text)
+        self._window.count_label.setText(f"{plural(found, 'session')} matching {text!r}")
+
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.model.removing:
+            # The shown session's row left the list (deleted elsewhere): keep showing
+            # it, and let the pane find out and say so.
+            self._window.conversation.catch_up()
+            return
+        info = self.model.session_at(current.row()) if current.isValid() else None
+        if info is not None:
+            self._window.show_session(info.id)
+
+    def _menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        info = self.model.session_at(index.row()) if index.isValid() else None
+        if info is None:
+            return
+        menu = self._window.build_session_menu(info.id)
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+        menu.deleteLater()

@@ -1,0 +1,86 @@
+"""The window's status bar: the session count, the store's label and format, the
+read-only/editing switch and a busy indicator."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QToolButton
+
+from fluxgui.core.ports import SessionStore as Store
+
+
+def format_text(store: Store) -> str:
+    """``agents format`` (``· locked`` / ``· decrypted`` for a store of encrypted items)."""
+    text = f"{store.format} format"
+    if store.needs_key:
+        # No emoji: a status bar font may have no glyph for it.
+        text += " · decrypted" if store.has_key else " · locked"
+    return text
+
+
+class StatusArea:
+    """The status bar's widgets, put into ``window``'s status bar."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        self.count_label = self._label(window)
+        self.store_label = self._label(window)
+        self.format_label = self._label(window)
+        # The mode is a button: it shows read-only/editing and switches between them.
+        self.mode_label = QToolButton(window)
+        self.mode_label.setCheckable(True)
+        self.mode_label.setAutoRaise(True)
+        self.mode_label.setText("read-only")
+        self.mode_label.setEnabled(False)
+        bar = window.statusBar()
+        bar.addWidget(self.count_label, 1)
+        bar.addPermanentWidget(self.store_label)
+        bar.addPermanentWidget(self.format_label)
+        bar.addPermanentWidget(self.mode_label)
+
+        self.busy_indicator = QProgressBar(window)
+        self.busy_indicator.setRange(0, 0)  # indeterminate
+        self.busy_indicator.setMaximumWidth(120)
+        self.busy_indicator.setMaximumHeight(window.fontMetrics().height())
+        self.busy_indicator.setTextVisible(False)
+        self.busy_indicator.hide()
+        bar.addPermanentWidget(self.busy_indicator)
+        # Shown only for work that takes a moment: live refreshes would make it blink.
+        self._busy_delay = QTimer(window)
+        self._busy_delay.setSingleShot(True)
+        self._busy_delay.setInterval(300)
+        self._busy_delay.timeout.connect(self.busy_indicator.show)
+
+    @staticmethod
+    def _label(window: QMainWindow) -> QLabel:
+        label = QLabel(window)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setContentsMargins(6, 0, 6, 0)
+        return label
+
+    def set_busy(self, busy: bool) -> None:
+        """The bridge started its first task or ended its last one."""
+        if busy:
+            self._busy_delay.start()
+        else:
+            self._busy_delay.stop()
+            self.busy_indicator.hide()
+
+    def set_store(self, store: Store, label: str) -> None:
+        """Name the open store: its label (elided: a long path or URL must not widen the
+        window; the full text is the tooltip) and its format."""
+        metrics = self.store_label.fontMetrics()
+        self.store_label.setText(metrics.elidedText(label, Qt.TextElideMode.ElideMiddle, 480))
+        # Escaped: Qt would take a tooltip that looks like HTML for rich text.
+        self.store_label.setToolTip(f"<p style='white-space:pre'>{html.escape(label)}</p>")
+        self.format_label.setText(format_text(store))
+
+    def set_mode(self, text: str, tip: str, style: str, *, enabled: bool, checked: bool) -> None:
+        """The read-only/editing switch (its tip is rich text, escaped: a reason quotes
+        the store's path, which is data)."""
+        self.mode_label.setEnabled(enabled)
+        self.mode_label.setChecked(checked)
+        self.mode_label.setText(text)
+        self.mode_label.setStyleSheet(style)
+        self.mode_label.setToolTip(f"<p>{html.escape(tip)}</p>")

@@ -1,0 +1,335 @@
+"""Opening stores in the window: from a path, a URL, the recent list, a drop or the demo;
+reopening the open one for editing or with its encryption key; the notices about it.
+
+Until a new store has opened, the open one stays (a failed open leaves it in place). How
+the open store was opened (:class:`OpenedStore`) is kept to reopen it — read-only ↔
+editing, or with a key — the same way. An encryption key given here is kept in memory
+only, with those arguments: never in the settings. Above the panes: the key notice (an
+encrypted store opened without its key: "Enter Key…") and the skipped-files notice (a
+JSON session folder with files that could not be read).
+
+A keyring call may block for seconds, so none runs on the UI thread: a recent store's
+password is looked up on a worker thread before it opens, and one to remember is filed
+on a worker thread after it has opened.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QTimer
+
+from fluxgui.adapters.registry import DEFAULT_TTL
+from fluxgui.core.errors import FluxguiError
+from fluxgui.core.ports import OpenOptions
+from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.redact import redact_text, redact_url
+from fluxgui.core.text import plural
+from fluxgui.services.demo import demo_store_path
+
+from ..dialogs.encryption_key import KeyDialog
+from ..dialogs.files import open_file_dialog, open_folder_dialog
+from ..dialogs.opening import OpenRequest, ask_password, ask_url, remember_opened
+from ..settings import resolve_target_async
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+log = logging.getLogger(__name__)
+
+KEY_NOTICE = (
+    "This store holds encrypted sessions (Agents SDK EncryptedSession). "
+    "Its items stay locked until you give the key."
+)
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    """How a store was (or is being) opened: to reopen it for editing or with a key.
+    Its options may hold the encryption key: memory only (``repr`` leaves it out)."""
+
+    target: str = field(repr=False)
+    options: OpenOptions
+    #: the label shown (no secret in it)
+    shown: str
+
+
+def skipped_files_text(problems: list[str] | tuple[str, ...]) -> str:
+    """The one-line notice for a JSON folder's unreadable files."""
+    return (
+        f"Skipped {plural(len(problems), 'file')} that could not be read: "
+        + "; ".join(" ".join(str(p).split()) for p in problems)
+    )
+
+
+class StoreController:
+    """Opens stores for a :class:`~.main.MainWindow` and keeps how the open one was opened."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        #: the open store
+        self.store: Store | None = None
+        #: the open store's label (no secret in it)
+        self.label = ""
+        #: how the open store was opened (it may hold the encryption key: memory only)
+        self.opened: OpenedStore | None = None
+        #: the same for an open under way; it becomes ``opened`` once it has opened
+        self.opening: OpenedStore | None = None
+        #: the request being opened: remembered (recent stores, keyring) once it has opened
+        self.pending: OpenRequest | None = None
+        #: the skipped files the notice shows
+        self.problems: tuple[str, ...] = ()
+        #: the encryption-key dialog while it is open
+        self.key_dialog: KeyDialog | None = None
+
+    @property
+    def target(self) -> str | None:
+        """What the open store was opened from (a path or URL; it may hold a password)."""
+        return self.opened.target if self.opened is not None else None
+
+    @property
+    def locked(self) -> bool:
+        """Whether the open store holds encrypted items and was opened without a key."""
+        store = self.store
+        return store is not None and store.needs_key and not store.has_key
+
+    # -- opening -------------------------------------------------------------------
+
+    def open_target(
+        self,
+        target: str,
+        options: OpenOptions | None = None,
+        *,
+        session_id: str | None = None,
+        label: str | None = None,
+        **changes: Any,
+    ) -> None:
+        """Open ``target`` as ``options`` say (read-only unless ``writable``; keyword
+        ``changes`` override its fields) and show its sessions; select ``session_id`` (or
+        the most recently active session when it is ``None``).
+
+        The options' ``key``/``ttl`` decrypt Agents SDK ``EncryptedSession`` items (the
+        key stays in memory); ``key_prefix`` is a Redis store's key prefix. Until the new
+        store has opened, the open one stays; a failed open leaves it in place."""
+        from fluxgui.adapters.registry import open_store
+
+        window = self._window
+        opts = (options or OpenOptions()).with_(**changes)
+        shown = redact_text(label) if label else redact_url(target)  # never a secret
+        self.opening = OpenedStore(target, opts, shown)
+        window.error_bar.clear()
+        window.open_error = None
+        window.count_label.setText(f"Opening {shown}…")
+        window.expect_selection(session_id)
+        window.bridge.start("open", open_store(target, opts), self._on_opened, self._on_open_failed)
+
+    def open_request(self, request: OpenRequest) -> None:
+        """Open what a dialog, the recent list or a drop asked for; it joins the recent
+        stores (and its password the keyring, when asked) once it has opened."""
+        self.pending = request
+        self.open_target(request.target, request.options, label=request.label)
+
+    def open_file(self) -> None:
+        path = open_file_dialog(self._window)
+        if path:
+            self.open_request(OpenRequest(path, path))
+
+    def open_folder(self) -> None:
+        """A folder of JSON session files (HelloAgent SessionStore)."""
+        path = open_folder_dialog(self._window)
+        if path:
+            self.open_request(OpenRequest(path, path))
+
+    def open_url(self) -> None:
+        request = ask_url(self._window)
+        if request is not None:
+            self.open_request(request)
+
+    def open_dropped(self, paths: list[str]) -> None:
+        """Files dropped on the window: a file opens as a SQLite store, a folder as a JSON
+        session folder."""
+        if paths:
+            path = paths[0].rstrip("/") or paths[0]
+            self.open_request(OpenRequest(path, path))
+
+    def open_recent(self, stored: str, label: str, key_prefix: str | None = None) -> None:
+        """A recent store: its password from the keyring (looked up on a worker thread),
+        else asked for. ``key_prefix`` (a Redis store's): the one given, else the one
+        the recent list remembers for ``stored``."""
+        window = self._window
+        recent = window.recent
+        label = label or redact_url(stored)
+        prefix = key_prefix or recent.key_prefix(stored)
+        needs = recent.needs_password(stored)
+
+        def found(target: str | None) -> None:
+            # Asking for the password runs a nested event loop: not inside this task.
+            QTimer.singleShot(0, window, lambda: self._open_stored(stored, target, label, prefix))
+
+        window.bridge.start("recent", resolve_target_async(stored, needs), found, window.show_error)
+
+    def _open_stored(
+        self, stored: str, target: str | None, label: str, prefix: str | None
+    ) -> None:
+        if target is not None:
+            self.open_request(OpenRequest(target, label, key_prefix=prefix))
+            return
+        request = ask_password(self._window, stored, label, prefix)
+        if request is not None:
+            self.open_request(request)
+
+    def open_demo(self) -> None:
+        demo = demo_store_path()
+        if demo is None:
+            self._window.show_error(
+                FluxguiError("the demo store is missing from this installation")
+            )
+            return
+        self.open_target(str(demo), label=f"Demo store ({demo.name})")
+
+    # -- reopening -------------------------------------------------------------------
+
+    def reopen(self, *, writable: bool, **changes: Any) -> None:
+        """Reopen the open store's target as it was opened (key, prefix, tables…),
+        staying on the open session; ``changes`` override some of those options."""
+        opened = self.opened
+        if opened is None:
+            return
+        self.open_target(
+            opened.target,
+            opened.options.with_(writable=writable, **changes),
+            label=self.label,
+            session_id=self._window.current_session_id,
+        )
+
+    def set_editing(self, on: bool) -> None:
+        """Reopen the store writable (``on``) or read-only, staying on the open session;
+        the undo stack is kept."""
+        store = self.store
+        if store is None or self.opened is None or on == store.can_write:
+            self._window.edits.update_mode()
+            return
+        self.reopen(writable=on)  # with the key and key prefix it was opened with
+
+    def enter_key(self) -> KeyDialog | None:
+        """File › Enter Encryption Key: ask for the key (and TTL) of an encrypted store
+        and reopen it with them. Returns the (window-modal, already shown) dialog."""
+        store = self.store
+        if store is None or not store.needs_key:
+            return None
+        if self.key_dialog is not None:
+            self.key_dialog.raise_()
+            return self.key_dialog
+        ttl = self.opened.options.ttl if self.opened is not None else DEFAULT_TTL
+        dialog = KeyDialog(self._window, where=self.label, ttl=ttl)
+        self.key_dialog = dialog
+        dialog.finished.connect(lambda result, d=dialog: self._on_key_dialog_done(d, result))
+        dialog.open()
+        return dialog
+
+    def _on_key_dialog_done(self, dialog: KeyDialog, result: int) -> None:
+        self.key_dialog = None
+        key, ttl = dialog.key(), dialog.ttl()
+        dialog.forget()
+        dialog.deleteLater()
+        if result == KeyDialog.DialogCode.Accepted and key:
+            self.unlock(key, ttl)
+
+    def unlock(self, key: str, ttl: int = DEFAULT_TTL) -> None:
+        """Reopen the open store with an encryption key (kept in memory only), staying on
+        the open session and in the same mode. A wrong key leaves the store as it is
+        and says so in the error bar."""
+        store = self.store
+        if store is None or self.opened is None:
+            return
+        self.reopen(writable=store.can_write, key=key, ttl=int(ttl))
+
+    # -- notices ---------------------------------------------------------------------
+
+    def update_key_notice(self) -> None:
+        store = self.store
+        action = self._window.actions_by_name.get("enter_key")
+        if action is not None:
+            action.setEnabled(store is not None and store.needs_key)
+        if self.locked:
+            self._window.key_bar.show_notice(KEY_NOTICE)
+        else:
+            self._window.key_bar.hide()
+
+    def update_problems(self) -> None:
+        """Show (again) the skipped-files notice when the store's list of unreadable files
+        changed; hide it when there is none."""
+        store = self.store
+        problems = tuple(str(p) for p in store.problems) if store is not None else ()
+        if problems == self.problems:
+            return
+        self.problems = problems
+        bar = self._window.problems_bar
+        if not problems:
+            bar.hide()
+            return
+        shown = problems[:50]
+        tip = "<br>".join(html.escape(p) for p in shown)
+        if len(problems) > len(shown):
+            tip += f"<br>… and {len(problems) - len(shown)} more"
+        bar.show_notice(skipped_files_text(problems), f"<p>{tip}</p>")
+
+    # -- outcomes --------------------------------------------------------------------
+
+    def _on_opened(self, store: Store) -> None:
+        window = self._window
+        if self.pending is not None:
+            # The recent list now; a password to remember goes to the keyring on a
+            # worker thread.
+            remember_opened(self.pending, window.recent)
+            self.pending = None
+        opening, self.opening = self.opening, None
+        if opening is not None:
+            self.label = opening.shown
+            self.opened = opening
+        old, self.store = self.store, store
+        window.branch_bar.set_session(None, None)
+        if old is not None:
+            window.bridge.start(
+                f"close:{id(old):x}", old.close(),
+                failed=lambda error: log.warning("closing a store failed: %s", error),
+            )
+        window.forget_shown()
+        window.setWindowTitle(f"fluxgui — {self.label}")
+        window.status.set_store(store, self.label)
+        window.editor.set_store(store)
+        window.watcher.set_store(store)
+        window.edits.update_mode()
+        self.update_key_notice()
+        self.problems = ()
+        self.update_problems()
+        if store.can_write:
+            reason = window.edit_reason()
+            if reason is not None:
+                window.statusBar().showMessage(
+                    f"Writable, but its messages cannot be edited here: {reason}", 15000
+                )
+        window.list_sessions(store)
+
+    def _on_open_failed(self, error: Exception) -> None:
+        window = self._window
+        self.pending = None
+        self.opening = None
+        window.open_error = error
+        window.forget_selection()
+        if self.store is None:
+            window.count_label.setText("No store open")
+            window.conversation.clear("No store is open.")
+        else:  # the store that was open stays (a wrong key, a failed reopen)
+            window.show_count(window.sessions.canFetchMore(QModelIndex()))
+            self.update_key_notice()
+        window.show_error(error)
+
+    async def aclose(self) -> None:
+        """Close the open store."""
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()

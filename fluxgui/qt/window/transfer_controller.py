@@ -1,0 +1,220 @@
+"""Export, import and copy from the window, in the background with a progress dialog.
+
+The work is :mod:`fluxgui.services.transfer`'s; this controller asks what to transfer
+(the dialogs of :mod:`fluxgui.qt.dialogs.transfer`), runs it through the bridge under the
+key ``"transfer"`` (one at a time), shows its progress and says in the status bar what it
+did. Cancel stops it: an export leaves no file, a copy stops after the session it is
+writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from fluxgui.core.errors import FluxguiError
+from fluxgui.core.redact import redact_url
+from fluxgui.core.text import plural
+from fluxgui.services.transfer import (
+    TransferResult,
+    copy_destination,
+    copy_sessions,
+    export_sessions,
+    import_files,
+)
+
+from ..dialogs.progress import TransferProgress
+from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+#: reports ``(done, total)`` as a transfer advances
+Progress = Callable[[int, int], None]
+#: starts a transfer given its progress callback
+Start = Callable[[Progress], Coroutine[Any, Any, TransferResult]]
+#: the status bar's sentence for a finished transfer
+Describe = Callable[[TransferResult], str]
+
+KEY = "transfer"
+
+
+def _counted(result: TransferResult) -> str:
+    return f"{plural(result.sessions, 'session')} ({result.messages:,} messages)"
+
+
+def describe_import(result: TransferResult) -> str:
+    """``Imported 2 sessions (9 messages)``, naming sessions renamed on the way in."""
+    text = f"Imported {_counted(result)}"
+    renamed = [f"{a} → {b}" for a, b in result.written if a != b]
+    if renamed:
+        text += "; already there, so renamed: " + ", ".join(renamed[:5])
+        if len(renamed) > 5:
+            text += f" and {len(renamed) - 5} more"
+    return text
+
+
+class TransferController:
+    """Exports, imports and copies sessions for a :class:`~.main.MainWindow`."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        #: the progress dialog of the running transfer, and how to describe its result
+        self._running: tuple[TransferProgress, Describe] | None = None
+
+    @property
+    def progress(self) -> TransferProgress | None:
+        """The running transfer's progress dialog (``None``: none is running)."""
+        return self._running[0] if self._running is not None else None
+
+    # -- export ----------------------------------------------------------------------
+
+    def export_dialog(self) -> None:
+        """File › Export: the open session, the selected ones or the whole store."""
+        window = self._window
+        if window.store is None:
+            return
+        sessions = window.sessions
+        dialog = ExportDialog(
+            window,
+            session_id=window.current_session_id,
+            selected=window.selected_session_ids(),
+            store_sessions=sessions.rowCount() if not sessions.searching else None,
+        )
+        try:
+            if dialog.exec():
+                self.run_export(
+                    dialog.path(), dialog.format(), dialog.session_ids(), metadata=dialog.metadata()
+                )
+        finally:
+            dialog.deleteLater()
+
+    def run_export(
+        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True
+    ) -> None:
+        """Export in the background with a progress dialog (Cancel leaves no file)."""
+        window = self._window
+        store = window.store
+        if store is None:
+            return
+        target = Path(str(path))
+        title = f"Sessions from {window.stores.label}"
+        self._run(
+            "Exporting…",
+            lambda progress: export_sessions(
+                store, target, fmt, session_ids=session_ids, metadata=metadata,
+                progress=progress, title=title,
+            ),
+            lambda r: f"Exported {_counted(r)} to {target}" + "".join(f"; {n}" for n in r.notes),
+        )
+
+    # -- import ----------------------------------------------------------------------
+
+    def import_dialog(self) -> None:
+        """File › Import: exports and session files become new sessions of this store."""
+        window = self._window
+        if window.edits.editable_store() is None:
+            return
+        files, _filter = QFileDialog.getOpenFileNames(window, "Import sessions", "", IMPORT_FILTER)
+        if files:
+            self.run_import(files)
+
+    def run_import(self, files: list[str]) -> None:
+        store = self._window.edits.editable_store()
+        if store is None:
+            return
+        paths = [Path(f) for f in files]
+        self._run(
+            "Importing…",
+            lambda progress: import_files(store, paths, rename=True, progress=progress),
+            describe_import,
+        )
+
+    # -- copy ------------------------------------------------------------------------
+
+    def copy_dialog(self) -> None:
+        """File › Copy Sessions To: the selected sessions into another store."""
+        window = self._window
+        store = window.store
+        ids = window.selected_session_ids()
+        if store is None or not ids:
+            return
+        dialog = CopyDialog(window, count=len(ids), source_format=store.format)
+        try:
+            if dialog.exec():
+                self.run_copy(dialog.target(), ids, new_format=dialog.new_format(),
+                              rename=dialog.rename())
+        finally:
+            dialog.deleteLater()
+
+    def run_copy(
+        self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
+        rename: bool = True,
+    ) -> None:
+        window = self._window
+        store = window.store
+        if store is None:
+            return
+        opened = window.stores.opened
+        source_target = opened.target if opened is not None else None
+        source_prefix = opened.options.key_prefix if opened is not None else None
+
+        async def copy(progress: Progress) -> TransferResult:
+            # A new file or folder appears only once every session is in it; the store
+            # being read is never a destination.
+            async with copy_destination(
+                target, store, fmt=new_format, source_target=source_target,
+                source_prefix=source_prefix,
+            ) as dest:
+                return await copy_sessions(
+                    store, dest, session_ids, rename=rename, progress=progress
+                )
+
+        self._run(
+            "Copying…", copy, lambda r: f"Copied {_counted(r)} to {redact_url(target)}"
+        )
+
+    # -- running -----------------------------------------------------------------------
+
+    def _run(self, title: str, start: Start, describe: Describe) -> None:
+        window = self._window
+        if window.bridge.running(KEY):
+            window.show_error(FluxguiError("an export, import or copy is still running"))
+            return
+        progress = TransferProgress(window, title)
+        self._running = (progress, describe)
+        progress.canceled.connect(self.cancel)
+        window.bridge.start(
+            KEY,
+            start(progress.update_progress),
+            lambda result: self._done(result, None),
+            lambda error: self._done(None, error),
+        )
+
+    def cancel(self) -> None:
+        """Stop the running export, import or copy (an export leaves no file; a copy
+        stops after the session it is writing)."""
+        running, self._running = self._running, None
+        if running is None:
+            return
+        window = self._window
+        window.bridge.cancel(KEY)
+        running[0].deleteLater()
+        window.statusBar().showMessage("Cancelled: nothing was left half-written.", 8000)
+
+    def _done(self, result: TransferResult | None, error: Exception | None) -> None:
+        window = self._window
+        running, self._running = self._running, None
+        if running is not None:
+            running[0].reset()
+            running[0].deleteLater()
+        if error is not None:
+            window.show_error(error)
+            return
+        if running is not None and result is not None:
+            window.statusBar().showMessage(running[1](result), 15000)
+        window.sessions.refresh()
+        window.transferFinished.emit(result)

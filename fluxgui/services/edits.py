@@ -1,0 +1,272 @@
+"""The edit commands as use cases: which store call each runs, whether it may run now,
+and what the window shows once it has been written.
+
+Each command is a coroutine that writes one transaction and returns the store's
+:class:`~fluxgui.core.changes.Change` (a branch edit: a
+:class:`~fluxgui.core.branches.BranchChange`); applying ``change.inverse()`` undoes it
+(:func:`undo`), applying the change again redoes it (:func:`redo`). Nothing here asks the
+user or touches a widget: the window asks (confirmations, names, message dialogs), runs
+the command through its undo stack and follows :func:`after_edit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fluxgui.core.branches import BranchChange
+from fluxgui.core.changes import Change, Where
+from fluxgui.core.errors import FluxguiError, ReadOnlyError
+from fluxgui.core.model import Message
+from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.turns import starts_turn
+
+#: An edit of either kind (a branch edit has the same interface: label, inverse, session).
+AnyChange = Change | BranchChange
+
+#: why nothing is written to a store opened read-only, and how to change that
+READ_ONLY = "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
+NO_STORE = "no store is open"
+
+
+# --------------------------------------------------------------------------- may it run
+
+
+def edit_reason(store: Store | None) -> str | None:
+    """Why the messages of ``store`` cannot be edited in place now (``None``: they can):
+    no store, opened read-only, or a store whose ``check_editable`` says no (an
+    AdvancedSQLiteSession store, a JSON session folder, Redis)."""
+    if store is None:
+        return NO_STORE
+    try:
+        store.check_editable()
+    except Exception as exc:  # noqa: BLE001 - the reason is the message
+        return str(exc)
+    return None
+
+
+def blocked_reason(store: Store | None, *, any_writable: bool = False) -> str | None:
+    """Why an edit cannot be written to ``store`` now (``None``: it can).
+
+    ``any_writable``: an edit every writable store supports (a fork), even those whose
+    messages cannot be edited in place. A read-only store always gets the one sentence
+    that says how to turn editing on."""
+    if store is None:
+        return NO_STORE
+    if not store.can_write:
+        return READ_ONLY
+    return None if any_writable else edit_reason(store)
+
+
+def check_writable(store: Store | None, *, any_writable: bool = False) -> Store:
+    """``store`` when an edit may be written to it now; else :class:`ReadOnlyError`
+    with :func:`blocked_reason`."""
+    reason = blocked_reason(store, any_writable=any_writable)
+    if reason is not None or store is None:
+        raise ReadOnlyError(reason or NO_STORE)
+    return store
+
+
+def is_branchable(store: Store | None) -> bool:
+    """Whether ``store`` keeps branches (AdvancedSQLiteSession stores)."""
+    return store is not None and store.capabilities.branches
+
+
+def branch_problem(store: Store | None, session_id: str | None) -> FluxguiError | None:
+    """Why no branch can be made in ``session_id`` of ``store`` now (``None``: it can):
+    a store without branches (or no session shown), or one open read-only."""
+    if store is None or session_id is None or not is_branchable(store):
+        return FluxguiError("branches are kept by AdvancedSQLiteSession stores only")
+    if not store.can_write:
+        return ReadOnlyError(READ_ONLY)
+    return None
+
+
+def no_turn_error(message: Message | None) -> FluxguiError:
+    """Why Branch from This Turn cannot start at ``message`` when it has no turn number:
+    not a user message, or the turns are still being counted."""
+    return FluxguiError(
+        "select a user message: a branch starts at a user turn"
+        if message is None or not starts_turn(message)
+        else "the turn numbers are still being counted: try again in a moment"
+    )
+
+
+def new_name(text: str | None) -> str | None:
+    """A name the user typed for a new session or branch (empty: the store chooses)."""
+    return (text or "").strip() or None
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+async def clear_session(store: Store, session_id: str) -> Change:
+    """Remove every message of a session (the session stays where the format keeps it)."""
+    return await store.clear_messages(session_id)
+
+
+async def delete_session(store: Store, session_id: str) -> Change:
+    """Delete a session and its messages."""
+    return await store.delete_session(session_id)
+
+
+async def delete_messages(store: Store, session_id: str, message_ids: Sequence[int]) -> Change:
+    """Delete some messages of a session (at least one)."""
+    if not message_ids:
+        raise FluxguiError("no message is selected")
+    return await store.delete_messages(session_id, [int(i) for i in message_ids])
+
+
+async def pop_message(store: Store, session_id: str) -> Change:
+    """Remove the session's last message (as the Agents SDK's ``pop_item``)."""
+    return await store.pop_message(session_id)
+
+
+async def update_message(
+    store: Store, session_id: str, message: Message, spec: dict[str, Any]
+) -> Change:
+    """Replace ``message`` by ``spec`` (what the edit dialog gives), as one change."""
+    return await store.update_message(session_id, message.id, spec, original=message)
+
+
+async def insert_message(
+    store: Store, session_id: str, spec: dict[str, Any], *, anchor: int | None,
+    where: Where = "after",
+) -> Change:
+    """Insert a message before or after ``anchor`` (``None``: at the end)."""
+    return await store.insert_message(
+        session_id, spec, anchor=anchor, where="before" if where == "before" else "after"
+    )
+
+
+async def fork_session(
+    store: Store, session_id: str, at_message_id: int, name: str | None = None, *,
+    branch: str | None = None,
+) -> AnyChange:
+    """A new session with the conversation (of ``branch``) up to and including
+    ``at_message_id``; the origin is left as it is. The change names the new session."""
+    result: AnyChange = await store.fork_session(
+        session_id, at_message_id, new_name(name), branch=branch
+    )
+    return result
+
+
+async def branch_from_turn(
+    store: Store, session_id: str, turn: int, name: str | None = None, *,
+    branch: str | None = None,
+) -> BranchChange:
+    """A new branch with ``branch``'s items before user turn ``turn``."""
+    return await store.create_branch_from_turn(session_id, turn, new_name(name), branch=branch)
+
+
+async def delete_branch(store: Store, session_id: str, branch_id: str) -> BranchChange:
+    """Delete a branch (not ``main``) and the items no other branch holds."""
+    return await store.delete_branch(session_id, branch_id)
+
+
+async def undo(store: Store, change: AnyChange) -> AnyChange:
+    """Write the inverse of ``change``; returns what was written."""
+    result: AnyChange = await store.apply_change(change.inverse())
+    return result
+
+
+async def redo(store: Store, change: AnyChange) -> AnyChange:
+    """Write ``change`` again; returns what was written."""
+    result: AnyChange = await store.apply_change(change)
+    return result
+
+
+# --------------------------------------------------------------------------- afterwards
+
+
+@dataclass(frozen=True)
+class AfterEdit:
+    """What the window shows once a change (or its undo/redo) has been written."""
+
+    #: sessions whose rows in the list must be read again
+    refresh: tuple[str, ...]
+    #: show this session (again, from the start): a fork, or an edit while none was shown
+    open: str | None = None
+    #: read the shown session again, keeping the scroll position
+    reload: bool = False
+    #: select this message once the session has been read again
+    select: int | None = None
+    #: the shown session may be gone now (messages removed, none added): no error then
+    maybe_gone: bool = False
+    #: a branch edit: the branch bar lists again and shows where it left the session
+    branches: bool = False
+
+
+def after_edit(
+    change: AnyChange,
+    shown: str | None,
+    *,
+    open_result: bool = False,
+    select: int | None = None,
+) -> AfterEdit:
+    """What to show after ``change`` was written while ``shown`` was the shown session.
+
+    ``open_result``: the edit made a session to show (a fork); ``select``: a message the
+    edit asked to select afterwards (an edited message keeps its place)."""
+    sid = change.session_id
+    if open_result:
+        return AfterEdit((sid,), open=sid, select=select)
+    if isinstance(change, BranchChange):
+        return AfterEdit((sid,), select=select, branches=True)
+    if change.added and select is None:
+        select = int(change.added[0]["id"])  # an inserted (or restored) message
+    if sid == shown:
+        gone = bool(change.removed and not change.added)
+        return AfterEdit((sid,), reload=True, select=select, maybe_gone=gone)
+    if shown is None:
+        return AfterEdit((sid,), open=sid, select=select)
+    return AfterEdit((sid,), select=select)
+
+
+@dataclass(frozen=True)
+class EditState:
+    """What the edit actions depend on."""
+
+    #: a store open for writing and no edit being written
+    writable: bool
+    #: ``writable`` and its messages can be edited in place
+    editable: bool
+    has_session: bool
+    has_message: bool
+    can_undo: bool
+    can_redo: bool
+    #: Branch from This Turn can run (a user message of a writable Advanced store)
+    can_branch: bool = False
+
+
+def enabled_actions(state: EditState) -> dict[str, bool]:
+    """Each edit action's name → whether it is enabled in ``state``."""
+    writable, editable = state.writable, state.editable
+    return {
+        "undo": writable and state.can_undo,
+        "redo": writable and state.can_redo,
+        "edit_message": editable and state.has_message,
+        "insert_before": editable and state.has_message,
+        "insert_after": editable and state.has_session,
+        "delete_messages": editable and state.has_message,
+        "fork": writable and state.has_message,
+        "pop_message": editable and state.has_session,
+        "clear_session": editable and state.has_session,
+        "delete_session": editable and state.has_session,
+        "branch_from_turn": state.can_branch,
+    }
+
+
+def mode_description(writable: bool, reason: str | None) -> tuple[str, str]:
+    """``(the mode button's text, its tip)`` for a store open ``writable`` (``reason``:
+    why its messages cannot be edited in place, ``None`` when they can)."""
+    if writable and reason is None:
+        return "✎ editing", "Edits are written to the store (click for read-only)"
+    if writable:
+        # Say so instead of pretending: chat and imports still write.
+        return "✎ writable, no edits", (
+            "Writable: chat messages and imported sessions can be added, but messages "
+            f"cannot be edited here: {reason} (click for read-only)"
+        )
+    return "read-only", "Nothing is written to the store (click to allow editing)"
