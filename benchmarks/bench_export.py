@@ -158,7 +158,7 @@ def child_fluxgui(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     import aiosqlite  # noqa: F401  (imported before the clock starts)
 
     from fluxgui.adapters import open_store
-    from fluxgui.services import transfer
+    from fluxgui.services import export as transfer
 
     fsync = [0.0]
     real_flush = getattr(transfer, "_flush", None)
@@ -196,7 +196,7 @@ def child_imports(which: str) -> dict[str, Any]:
         import aiosqlite  # noqa: F401
 
         from fluxgui.adapters import open_store  # noqa: F401
-        from fluxgui.services import transfer  # noqa: F401
+        from fluxgui.services import export as transfer  # noqa: F401
     return {"seconds": 0.0, "fsync": 0.0, "messages": 0, "sessions": 0, "bytes": 0,
             "peak_kb": _peak_kb()}
 
@@ -226,7 +226,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
 
     from fluxgui.adapters import open_store
     from fluxgui.core import export as export_mod
-    from fluxgui.services import transfer
+    from fluxgui.services import export as transfer
 
     tm: dict[str, float] = {k: 0.0 for k in (
         "list", "fetch", "page_messages", "to_thread", "writer.messages", "write", "fsync")}
@@ -261,7 +261,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
         return w
 
     if not hasattr(transfer, "make_writer") or not hasattr(transfer, "_flush"):
-        raise SystemExit("fluxgui.services.transfer changed: no make_writer/_flush to time")
+        raise SystemExit("fluxgui.services.export changed: no make_writer/_flush to time")
     transfer.make_writer = make_writer
     real_flush = transfer._flush
 
@@ -420,7 +420,7 @@ def child_profile(export_fmt: str, db: str, out: str, top: int) -> dict[str, Any
     import aiosqlite  # noqa: F401
 
     from fluxgui.adapters import open_store
-    from fluxgui.services import transfer
+    from fluxgui.services import export as transfer
 
     profiles: list[tuple[str, cProfile.Profile]] = []
     real_run = threading.Thread.run
@@ -735,7 +735,7 @@ def print_profile(fmt: str, path: str, export: str, tmpdir: str, top: int) -> No
     sys.stdout.flush()
 
 
-_SOURCES = ("fluxgui/services/transfer.py", "fluxgui/core/export.py", "fluxgui/core/mdsafe.py",
+_SOURCES = ("fluxgui/services/export.py", "fluxgui/services/transfer_common.py", "fluxgui/core/export.py", "fluxgui/core/mdsafe.py",
             "fluxgui/core/jsonsafe.py", "fluxgui/core/model.py",
             "fluxgui/adapters/agents.py", "fluxgui/adapters/flux.py", "fluxgui/adapters/base.py",
             "fluxgui/adapters/backends.py")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def _export_format(args: argparse.Namespace) -> str | None:
-    from fluxgui.services.transfer import format_for_path
+    from fluxgui.services.export import format_for_path
 
     if args.export_format:
         return args.export_format
@@ -38,7 +38,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     """``export``: the sessions (all, or the ones named) to ``-o PATH`` or stdout."""
     from pathlib import Path
 
-    from fluxgui.services.transfer import export_sessions, export_to_stream
+    from fluxgui.services.export import export_sessions, export_to_stream
 
     fmt = _export_format(args)
     if fmt is None:  # a usage error, before the store is opened

@@ -23,7 +23,7 @@ from helpers import all_messages, all_sessions
 
 from fluxgui.adapters import open_store
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
-from fluxgui.services.transfer import export_sessions
+from fluxgui.services.export import export_sessions
 
 HUGE = "A" * 1_500_000 + "<script>tail()</script>"
 HOSTILE_TEXTS = [

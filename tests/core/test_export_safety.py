@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from fluxgui.adapters import open_store
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
 from fluxgui.core.jsonsafe import BIG, Counter, iter_json
-from fluxgui.services.transfer import export_sessions
+from fluxgui.services.export import export_sessions
 
 SAFE = ("http://", "https://", "mailto:")
 WRITER_HTML = {"<details><summary>metadata</summary>\n", "</details>\n"}

@@ -25,7 +25,7 @@ from helpers import all_messages, all_sessions
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import InvalidItem, TargetError
 from fluxgui.core.imports import read_sessions
-from fluxgui.services.transfer import export_sessions
+from fluxgui.services.export import export_sessions
 
 
 def hello_save(folder: Path, name: str, history: list[dict], *, created_at: str | None = None) -> Path:

@@ -23,10 +23,10 @@ from helpers import all_messages, all_sessions, snapshot
 
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import InvalidItem, NotASessionStore, SessionNotFound
+from fluxgui.services.export import export_sessions
 from fluxgui.services.transfer import (
     IdTaken,
     copy_sessions,
-    export_sessions,
     import_files,
     open_copy_target,
     open_import_target,

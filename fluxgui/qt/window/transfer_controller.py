@@ -18,11 +18,11 @@ from PySide6.QtWidgets import QFileDialog
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.redact import redact_url
 from fluxgui.core.text import plural
+from fluxgui.services.export import export_sessions
 from fluxgui.services.transfer import (
     TransferResult,
     copy_destination,
     copy_sessions,
-    export_sessions,
     import_files,
 )
 

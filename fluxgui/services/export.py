@@ -1,0 +1,216 @@
+"""Export: sessions out to a JSON, JSONL, Markdown or HTML file, or a stream.
+
+:func:`export_sessions` streams sessions into a temporary file beside the target and
+renames it into place only when everything is written (a failure, a cancellation or a
+kill leaves no file at the target path); the target is checked first (never the store
+being read, see :mod:`.outputs`). :func:`export_to_stream` writes to an open text stream
+instead (standard output). Both take an optional ``progress(done, total)`` callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from fluxgui.core.errors import TargetError
+from fluxgui.core.export import EXPORT_FORMATS, make_writer
+from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
+from fluxgui.core.ports import SessionStore as Store
+
+from .outputs import check_output
+from .transfer_common import (
+    Progress,
+    TransferResult,
+    count_messages,
+    in_thread,
+    iter_infos,
+    resolve,
+    session_infos,
+)
+
+
+def format_for_path(path: str | Path) -> str | None:
+    """The export format a file name's suffix asks for (``None``: none known)."""
+    suffix = Path(path).suffix.lower()
+    return {
+        ".json": "json",
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".md": "md",
+        ".markdown": "md",
+        ".html": "html",
+        ".htm": "html",
+    }.get(suffix)
+
+
+async def export_to_stream(
+    store: Store,
+    out: TextIO,
+    fmt: str,
+    *,
+    session_ids: Sequence[str] | None = None,
+    metadata: bool = True,
+    progress: Progress | None = None,
+    title: str = "",
+) -> TransferResult:
+    """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
+    (not atomic: see :func:`export_sessions` for files)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
+    infos = await resolve(store, session_ids) if session_ids else None
+    total = 0
+    if progress:
+        total = sum(i.messages for i in infos) if infos is not None else await count_messages(store, None)
+    result = TransferResult()
+    writer = make_writer(fmt, out, metadata=metadata)
+    writer.begin(store.format, title or f"Sessions from {store.target}")
+    done = 0
+    sessions = iter_infos(infos) if infos is not None else session_infos(store, None)
+    # Encoding and writing run in a worker thread (the loop stays free), a batch of
+    # writer calls at a time: many small sessions share one hand-off, and a batch is cut
+    # by size too, so big messages are not held many at a time.
+    batch: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+    batched = batched_chars = 0
+
+    async def flush() -> None:
+        nonlocal batch, batched, batched_chars
+        if batch:
+            calls, batch, batched, batched_chars = batch, [], 0, 0
+            await in_thread(_run_calls, calls)
+
+    async for info in sessions:
+        batch.append((writer.session, (info,)))
+        async for page in store.iter_messages(info.id):
+            batch.append((writer.messages, (page,)))
+            batched += len(page)
+            batched_chars += sum(len(m.text) for m in page)
+            done += len(page)
+            if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
+                await flush()
+            if progress:
+                progress(done, max(total, done))
+        batch.append((writer.end_session, ()))
+        result.sessions += 1
+    batch.append((writer.end, ()))
+    await flush()
+    result.messages = done
+    if writer.replaced_non_finite:
+        n = writer.replaced_non_finite
+        result.notes.append(
+            f"{n:,} number{'' if n == 1 else 's'} that JSON cannot hold (NaN, Infinity) "
+            f"written as the string{'' if n == 1 else 's'} \"NaN\", \"Infinity\" or \"-Infinity\""
+        )
+    return result
+
+
+_EXPORT_BATCH = 500
+_EXPORT_BATCH_CHARS = 8_000_000
+
+
+def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+    for fn, args in calls:
+        fn(*args)
+
+
+async def export_sessions(
+    store: Store,
+    path: Path,
+    fmt: str,
+    *,
+    session_ids: Sequence[str] | None = None,
+    metadata: bool = True,
+    progress: Progress | None = None,
+    title: str = "",
+    force: bool = False,
+) -> TransferResult:
+    """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
+
+    The file appears at ``path`` only complete: it is written to a temporary file
+    ``.<name>.<random>.part`` in the same folder, flushed to disk and renamed over
+    ``path`` (a symlink is followed: the file it names is replaced). A character device
+    or a FIFO is written straight through instead. ``path`` must not be the store being
+    read or one of its side files, nor (without ``force``) another session store: see
+    :func:`fluxgui.services.outputs.check_output`. An unknown session id, a missing
+    folder or an unwritable one raise before any file is made. Leftover temporaries of
+    an export to the same path that was killed are removed first.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
+    output = check_output(path, store.local_paths(), force=force)
+    if session_ids:
+        session_ids = [i.id for i in await resolve(store, session_ids)]
+    if output.kind == "stream":
+        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title)
+    real = output.path
+    folder = real.parent
+    if not folder.is_dir():
+        raise TargetError(f"no such folder: {folder}")
+    await asyncio.to_thread(remove_stale, folder, part_pattern(real.name))
+    tmp = folder / part_name(real.name)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise TargetError(f"cannot write in {folder}: {exc.strerror or exc}") from None
+    hold(fd)  # marks it as ours and alive; a kill releases it (see core.files)
+    try:
+        # Stored text may hold lone surrogates: "backslashreplace" writes them as \udXXX,
+        # which inside a JSON string is the escape that reads back as the same text.
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n", errors="backslashreplace") as out:
+            result = await export_to_stream(
+                store, out, fmt, session_ids=session_ids, metadata=metadata,
+                progress=progress, title=title,
+            )
+            await in_thread(_flush, out)
+            if output.kind == "file":  # replacing a file: keep its permissions
+                os.chmod(tmp, stat.S_IMODE(os.stat(real).st_mode))
+            os.replace(tmp, real)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    sync_folder(folder)
+    result.bytes = real.stat().st_size
+    return result
+
+
+async def _export_through(
+    store: Store,
+    path: Path,
+    fmt: str,
+    session_ids: Sequence[str] | None,
+    metadata: bool,
+    progress: Progress | None,
+    title: str,
+) -> TransferResult:
+    """Export into a character device or a FIFO: written as it goes (not atomic: there
+    is no file to replace), the node itself left as it is."""
+    try:
+        out = await asyncio.to_thread(
+            open, path, "w", encoding="utf-8", newline="\n", errors="backslashreplace"
+        )
+    except OSError as exc:
+        raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        result = await export_to_stream(
+            store, out, fmt, session_ids=session_ids, metadata=metadata,
+            progress=progress, title=title,
+        )
+        await in_thread(out.flush)
+    except OSError as exc:
+        raise TargetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            out.close()
+    return result
+
+
+def _flush(out: Any) -> None:
+    out.flush()
+    os.fsync(out.fileno())
