@@ -21,7 +21,7 @@ MESSAGE_COLUMNS = {"id", "session_id", "message_data", "created_at"}
 #: ``AdvancedSQLiteSession``'s branch structure, and the columns a store must have to be
 #: read as one
 STRUCTURE = "message_structure"
-STRUCTURE_COLUMNS = {
+STRUCTURE_COLUMNS = (
     "id",
     "session_id",
     "message_id",
@@ -30,7 +30,7 @@ STRUCTURE_COLUMNS = {
     "sequence_number",
     "user_turn_number",
     "branch_turn_number",
-}
+)
 
 Found = tuple[Literal["flux", "agents"], "str | None", "str | None"]
 
@@ -70,7 +70,7 @@ def detect(
 
 def is_advanced(tables: dict[str, list[str]], dialect: str) -> bool:
     """Whether an Agents SDK database is an ``AdvancedSQLiteSession`` store (SQLite only)."""
-    return dialect == "sqlite" and STRUCTURE_COLUMNS <= set(tables.get(STRUCTURE, ()))
+    return dialect == "sqlite" and set(STRUCTURE_COLUMNS) <= set(tables.get(STRUCTURE, ()))
 
 
 def describe(tables: dict[str, list[str]]) -> str:

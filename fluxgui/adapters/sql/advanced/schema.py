@@ -32,19 +32,9 @@ USAGE = "turn_usage"
 RESERVATIONS = "branch_reservations"
 GENERATIONS = "session_clear_generations"
 
-#: the columns of each table, as a change records its rows
-STRUCTURE_ROW = (
-    "id",
-    "session_id",
-    "message_id",
-    "branch_id",
-    "message_type",
-    "sequence_number",
-    "user_turn_number",
-    "branch_turn_number",
-    "tool_name",
-    "created_at",
-)
+#: the columns of each table, as a change records its rows (the structure's: the ones
+#: a store must have, in the library's order, then the two it may lack)
+STRUCTURE_ROW = (*STRUCTURE_COLUMNS, "tool_name", "created_at")
 USAGE_ROW = (
     "id",
     "session_id",
