@@ -16,18 +16,20 @@ from fluxgui.cli import main
 from fluxgui.core.redact import redact_text, redact_url, split_secrets
 
 SECRET = "S3cr3tValue"
-PORT = closed_port()
+#: stands for a closed port in the URLs below: the port is found when a test runs, so the
+#: test ids stay the same in every pytest-xdist worker
+CLOSED = "CLOSED"
 
 URLS = [
-    f"redis://:{SECRET}@127.0.0.1:{PORT}/0",
-    f"redis://127.0.0.1:{PORT}/0?password={SECRET}",
+    f"redis://:{SECRET}@127.0.0.1:{CLOSED}/0",
+    f"redis://127.0.0.1:{CLOSED}/0?password={SECRET}",
     f"rediss://user:{SECRET}@127.0.0.1:99999/0",
     f"unix:///nonexistent/redis.sock?db=0&password={SECRET}",
-    f"postgresql+asyncpg://u:{SECRET}@127.0.0.1:{PORT}/x",
-    f"postgresql+asyncpg://u@127.0.0.1:{PORT}/x?password={SECRET}",
-    f"postgresql://u@127.0.0.1:{PORT}/x?sslmode=disable&PWD={SECRET}",
+    f"postgresql+asyncpg://u:{SECRET}@127.0.0.1:{CLOSED}/x",
+    f"postgresql+asyncpg://u@127.0.0.1:{CLOSED}/x?password={SECRET}",
+    f"postgresql://u@127.0.0.1:{CLOSED}/x?sslmode=disable&PWD={SECRET}",
     f"postgres://u:{SECRET}@127.0.0.1:abc/x",
-    f"postgresql+asyncpg://u@127.0.0.1:{PORT}/x?Token={SECRET}&api_key={SECRET}&key={SECRET}",
+    f"postgresql+asyncpg://u@127.0.0.1:{CLOSED}/x?Token={SECRET}&api_key={SECRET}&key={SECRET}",
 ]
 
 
@@ -62,6 +64,7 @@ def commands(url: str, f: dict[str, Path]) -> list[list[str]]:
 @pytest.mark.parametrize("url", URLS, ids=range(len(URLS)))
 def test_no_command_shows_a_secret(url, files, capsys, caplog):
     caplog.set_level(logging.DEBUG)
+    url = url.replace(CLOSED, str(closed_port()))
     for argv in commands(url, files):
         code = main(argv)
         out, err = capsys.readouterr()
@@ -75,14 +78,15 @@ def test_no_command_shows_a_secret(url, files, capsys, caplog):
 @pytest.mark.parametrize(
     "base_url",
     [
-        f"http://user:{SECRET}@127.0.0.1:{PORT}/v1",
-        f"http://127.0.0.1:{PORT}/v1?api_key={SECRET}",
+        f"http://user:{SECRET}@127.0.0.1:{CLOSED}/v1",
+        f"http://127.0.0.1:{CLOSED}/v1?api_key={SECRET}",
         f"http://user:{SECRET}@127.0.0.1:99999/v1",
     ],
 )
 @pytest.mark.parametrize("provider", ["openai", "ollama"])
 def test_chat_base_url_secret_never_shows(base_url, provider, files, capsys, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
+    base_url = base_url.replace(CLOSED, str(closed_port()))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     code = main(["chat", str(files["db"]), "conv", "-m", "hi", "--provider", provider,
                  "--base-url", base_url, "--timeout", "5"])

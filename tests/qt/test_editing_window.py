@@ -244,7 +244,7 @@ def _answer_dialog(qtbot: Any, fill: Any) -> list[str]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from fluxgui.qt.edit_dialogs import MessageEditDialog
+    from fluxgui.qt.dialogs.message_edit import MessageEditDialog
 
     seen: list[str] = []
 

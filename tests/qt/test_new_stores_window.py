@@ -22,14 +22,10 @@ from qt_helpers import OFFSCREEN_NOISE, run_async, when_modal
 from json_helpers import hello_entry, hello_save  # tests/ (on the path through its conftest)
 
 from fluxgui.core.errors import WrongKey
-from fluxgui.qt.open_dialogs import (
-    REDIS,
-    OpenRequest,
-    OpenUrlDialog,
-    make_folder_dialog,
-    remember_opened,
-    request_for_stored,
-)
+from fluxgui.qt.dialogs.files import make_folder_dialog
+from fluxgui.qt.dialogs.open_url import OpenUrlDialog
+from fluxgui.qt.dialogs.opening import OpenRequest, remember_opened, request_for_stored
+from fluxgui.services.database_urls import REDIS
 from fluxgui.qt.settings import RecentStores, startup_target
 from fluxgui.qt.window import KEY_NOTICE
 
@@ -328,7 +324,7 @@ def test_expired_items_show_with_an_expired_badge(qtbot, window, tmp_path):
 
 
 def test_the_key_dialog_refuses_an_empty_key(qtbot):
-    from fluxgui.qt.key_dialog import KeyDialog
+    from fluxgui.qt.dialogs.encryption_key import KeyDialog
 
     dialog = KeyDialog(None, where="vault.db <b>x</b>", ttl=900)
     qtbot.addWidget(dialog)
@@ -497,7 +493,7 @@ def test_the_url_form_builds_a_redis_url_and_prefix(qtbot, url_dialog):
 
 
 def test_ask_url_and_recent_stores_carry_the_prefix(qtbot, tmp_path):
-    from fluxgui.qt.open_dialogs import ask_url
+    from fluxgui.qt.dialogs.opening import ask_url
 
     recent = RecentStores(QSettings(str(tmp_path / "r.ini"), QSettings.Format.IniFormat))
 
@@ -524,7 +520,7 @@ def test_ask_url_and_recent_stores_carry_the_prefix(qtbot, tmp_path):
     assert "team:s" in (tmp_path / "r.ini").read_text()
     assert startup_target(recent) == ("redis://localhost:6379/0", "redis://localhost:6379/0")
     # Reopening the prefixed entry asks for the password (no keyring) and keeps the prefix.
-    from fluxgui.qt.open_dialogs import PasswordDialog
+    from fluxgui.qt.dialogs.passwords import PasswordDialog
 
     def answer(d: PasswordDialog) -> None:
         d.password_edit.setText("pw!")

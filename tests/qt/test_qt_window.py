@@ -53,7 +53,8 @@ def test_agents_store_lists_sessions_and_shows_messages(qtbot, window, qtmodelte
     assert window.session_view.currentIndex().row() == 0
     assert window.format_label.text() == "agents format"
     assert window.mode_label.text() == "read-only"
-    assert str(agents_db) in window.store_label.text()
+    # the full path is in the tooltip (the label elides a long one in the middle)
+    assert str(agents_db) in window.store_label.toolTip()
     assert window.error_bar.isHidden()
 
     if first == "refund-1001":  # selecting the shown session again loads nothing

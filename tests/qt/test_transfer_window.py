@@ -41,7 +41,7 @@ def _finish(qtbot: Any, window: Any, run: Any) -> Any:
 
 
 def test_export_dialog_defaults_follow_the_selection_and_format(qtbot, window, agents_db, tmp_path):
-    from fluxgui.qt.transfer_dialogs import ExportDialog
+    from fluxgui.qt.dialogs.transfer import ExportDialog
 
     dialog = ExportDialog(
         window, session_id="refund-1001", selected=["refund-1001"], store_sessions=3,

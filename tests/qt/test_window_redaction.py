@@ -39,14 +39,16 @@ def _settings_text(tmp_path_factory: Any) -> str:
 @pytest.mark.parametrize(
     "url",
     [
-        f"postgresql+asyncpg://u:{SECRET}@127.0.0.1:{closed_port()}/x",
-        f"postgresql+asyncpg://u@127.0.0.1:{closed_port()}/x?password={SECRET}",
-        f"redis://127.0.0.1:{closed_port()}/0?password={SECRET}",
+        f"postgresql+asyncpg://u:{SECRET}@127.0.0.1:CLOSED/x",
+        f"postgresql+asyncpg://u@127.0.0.1:CLOSED/x?password={SECRET}",
+        f"redis://127.0.0.1:CLOSED/0?password={SECRET}",
         f"unix:///nonexistent.sock?password={SECRET}",
     ],
 )
 def test_a_failed_open_shows_no_secret(qtbot, window, url, caplog, tmp_path_factory):
     caplog.set_level(logging.DEBUG)
+    # the port is found here, not at collection, so the test ids match in every worker
+    url = url.replace("CLOSED", str(closed_port()))
     window.open_target(url)
     qtbot.waitUntil(lambda: window.open_error is not None, timeout=20_000)
     shown = _everything_shown(window)
@@ -77,7 +79,7 @@ def test_an_opened_url_keeps_its_secret_out_of_title_labels_and_settings(qtbot, 
     _write_pg_store(pg_url)
     # Trust auth: the server ignores the password, the URL still carries it.
     url = pg_url + f"?password={SECRET}"
-    from fluxgui.qt.open_dialogs import OpenRequest
+    from fluxgui.qt.dialogs.opening import OpenRequest
 
     with qtbot.waitSignal(window.settled, timeout=20_000):
         window.open_request(OpenRequest(url, url, remember=True))  # as Open URL does
