@@ -31,6 +31,7 @@ from fluxgui.core.ports import (
     SessionOrder,
     SessionPage,
 )
+from fluxgui.core.storekey import compose
 from fluxgui.core.turns import starts_turn
 
 from .refusals import Refusals, check_branch
@@ -59,6 +60,11 @@ class StoreBackend(Protocol):
 
     def local_paths(self) -> list[Path]:
         """The files or folders on this machine that hold the store (none for a server)."""
+        ...
+
+    def location(self) -> str:
+        """Where the store is, the same on every machine and without secrets (see
+        :mod:`fluxgui.core.storekey`): ``sqlite:/abs/path``, ``postgresql://host:5432/db``…"""
         ...
 
     async def close(self) -> None: ...
@@ -119,6 +125,18 @@ class Store(Refusals, Generic[B]):
         except FluxguiError as exc:
             return str(exc)
         return None
+
+    @property
+    def store_key(self) -> str:
+        """The store named the same way on every machine (its back-end's location and
+        this format's own parts; never a password): what fluxgui's own data about it —
+        reviews, the search index — is keyed by (see :mod:`fluxgui.core.storekey`)."""
+        return compose(self.backend.location(), {"format": self.format, **self.key_parts()})
+
+    def key_parts(self) -> dict[str, str | None]:
+        """What names this store inside its location besides its format (table names, a
+        key prefix)."""
+        return {}
 
     def local_paths(self) -> list[Path]:
         """The files or folders on this machine that hold the store (a SQLite file, a

@@ -106,9 +106,10 @@ def parse_target(target: str) -> Target:
         if not url.database or url.database == ":memory:":
             raise TargetError(f"{display} names no database file")
         return Target(path=Path(url.database).expanduser(), display=url.database)
-    if backend in ("postgresql", "postgres"):
-        if url.get_driver_name() in ("", "psycopg2", "postgres", "postgresql"):
-            url = url.set(drivername="postgresql+asyncpg")
+    if backend in ("postgresql", "postgres") and "+" not in url.drivername:
+        # A bare postgresql:// (or Heroku's postgres://) uses asyncpg, which fluxgui ships
+        # with: SQLAlchemy's own default driver changed (psycopg2, then psycopg in 2.1).
+        url = url.set(drivername="postgresql+asyncpg")
     return Target(url=url.render_as_string(hide_password=False), display=display)
 
 

@@ -145,6 +145,11 @@ class SessionStore(Protocol):
     def problems(self) -> list[str]:
         """What could not be read (one line each; empty for most stores)."""
 
+    @property
+    def store_key(self) -> str:
+        """The store named the same way on every machine, without secrets (see
+        :mod:`fluxgui.core.storekey`); fluxgui's own data about it is keyed by it."""
+
     def local_paths(self) -> list[Path]: ...
 
     # -- reading ---------------------------------------------------------------------

@@ -564,3 +564,52 @@ async def test_get_messages_limit_zero_as_flux_sessions_do(target):
     async with await writable(target) as store:
         await store.add_messages("z", msgs)
         assert await store.session("z").get_messages(limit=0) == expected
+
+
+# --------------------------------------------------------------------------- store key
+
+
+def _with_password(url: str) -> str:
+    """The same server URL with a password (trust auth ignores it), ``localhost`` for the
+    loopback address and no driver."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = f"{parts.username}:pw-S3cret@localhost" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(scheme="postgresql", netloc=netloc))
+
+
+async def test_store_key_names_the_store_not_the_login(target: Target, tmp_path) -> None:
+    """The key stays the same across opens and logins, never holds a password, tells the
+    store's own parts apart (format, tables, prefix) and, for a file, is its absolute path."""
+    store = await writable(target)
+    await fill(store, WRITES[:2])
+    key = store.store_key
+    await store.close()
+    assert key.split("?")[0].split(":")[0] in {"sqlite", "postgresql", "redis", "folder"}
+    assert f"format={target.format}" in key
+    again = await open_target(target)
+    try:
+        assert again.store_key == key
+    finally:
+        await again.close()
+    if target.backend in ("sqlite", "folder"):
+        assert str((tmp_path / ("store.db" if target.backend == "sqlite" else "sessions")).resolve()) in key
+        link = tmp_path / "link"
+        link.symlink_to(target.url)
+        via_link = await open_store(str(link), **target.options)
+        try:
+            assert via_link.store_key == key
+        finally:
+            await via_link.close()
+    else:
+        if target.backend == "postgres":
+            assert "+asyncpg" not in key and "@" not in key
+            other = await open_store(_with_password(target.url), **target.options)
+            try:
+                assert other.store_key == key
+            finally:
+                await other.close()
+        if target.backend == "redis":
+            assert "prefix=" in key and target.options["key_prefix"].split(":")[0] in key
+    assert "pw-S3cret" not in key

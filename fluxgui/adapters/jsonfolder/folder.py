@@ -19,6 +19,7 @@ from typing import Any
 
 from fluxgui.core.errors import Conflict, NotASessionStore, TargetError, show_id
 from fluxgui.core.files import hold, remove_stale, sync_folder
+from fluxgui.core.storekey import path_location
 
 from .entries import local_now, new_document
 from .index import FolderIndex
@@ -183,3 +184,7 @@ class Folder(FolderIndex):
     def local_paths(self) -> list[Path]:
         """The folder."""
         return [self.path]
+
+    def location(self) -> str:
+        """``folder:/absolute/path``."""
+        return path_location("folder", self.path)

@@ -50,10 +50,17 @@ class RedisBackend:
     :class:`~fluxgui.adapters.base.StoreBackend`): the client, ``writable``,
     ``change_token``, ``close``."""
 
-    def __init__(self, client: aioredis.Redis, display: str, writable: bool) -> None:
+    def __init__(
+        self, client: aioredis.Redis, display: str, writable: bool, location: str = ""
+    ) -> None:
         self.client = client
         self.display = display
         self.writable = writable
+        self._location = location or display
+
+    def location(self) -> str:
+        """``redis://host:6379/0`` (``redis+unix:/path.sock?db=0`` for a socket)."""
+        return self._location
 
     async def change_token(self) -> Any:
         """The server's count of writes since its last save, its last save time and the

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -12,6 +13,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, RedisError, ResponseError
 
 from fluxgui.core.errors import StoreUnavailable, TargetError, show_id
+from fluxgui.core.storekey import compose, path_location, server_location
 
 from .backend import RedisBackend, failing, reason
 from .url import DEFAULT_PREFIX
@@ -32,6 +34,14 @@ def _open_error(exc: BaseException, display: str, password: str | None, db: str)
     if isinstance(exc, ResponseError):
         return f"Redis at {display} refused the connection: {reason(exc, password)}"
     return f"cannot reach Redis at {display}: {reason(exc, password)}"
+
+
+def _location(parts: SplitResult, db: str) -> str:
+    """Where a Redis store is (:mod:`fluxgui.core.storekey`): its server and db number."""
+    if parts.scheme.lower() == "unix":
+        number = dict(parse_qsl(parts.query)).get("db", "0")
+        return compose(path_location("redis+unix", Path(parts.path)), {"db": number})
+    return server_location("redis", parts.hostname, parts.port, db or "0")
 
 
 async def open_redis(
@@ -59,7 +69,8 @@ async def open_redis(
         await client.aclose()
         raise StoreUnavailable(_open_error(exc, display, parts.password, db)) from None
     target = display if prefix == DEFAULT_PREFIX else f"{display} (key prefix {prefix})"
-    store = RedisStore(RedisBackend(client, display, writable), target, prefix=prefix, cipher=cipher)
+    backend = RedisBackend(client, display, writable, _location(parts, db))
+    store = RedisStore(backend, target, prefix=prefix, cipher=cipher)
     try:
         with failing(display):
             await store.detect()

@@ -88,6 +88,10 @@ class RedisReader(Store[RedisBackend]):
         self.cipher = cipher
         self._snapshot: tuple[Any, list[SessionRow]] | None = None
 
+    def key_parts(self) -> dict[str, str | None]:
+        """The key prefix (one server may hold several stores)."""
+        return {"prefix": self.prefix}
+
     # -- keys ----------------------------------------------------------------------
 
     def _keys(self, sid: str) -> tuple[str, str, str]:

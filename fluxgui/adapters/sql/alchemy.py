@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from fluxgui.core.errors import FluxguiError, StoreUnavailable, TargetError
+from fluxgui.core.storekey import server_location
 
 from .backend import Backend, Params, Tx
 
@@ -28,6 +29,13 @@ class SqlAlchemyBackend(Backend):
         self.dialect = engine.dialect.name
         self.writable = writable
         self.utc_times = utc_times
+        where = engine.url
+        self._location = server_location(
+            where.get_backend_name(), where.host, where.port, where.database or ""
+        )
+
+    def location(self) -> str:
+        return self._location
 
     @classmethod
     async def open(cls, url: str, display: str, *, writable: bool = False) -> SqlAlchemyBackend:

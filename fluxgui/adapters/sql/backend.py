@@ -70,6 +70,10 @@ class Backend(ABC):
         """Run a read and yield its rows in batches without holding them all."""
 
     @abstractmethod
+    def location(self) -> str:
+        """Where the database is (:mod:`fluxgui.core.storekey`; no user, no password)."""
+
+    @abstractmethod
     async def tables(self) -> dict[str, list[str]]:
         """Table name → column names, for format detection."""
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
+from fluxgui.core.storekey import path_location
 
 from .backend import Backend, Params, Tx
 from .sqlitetext import TextMode, blob_heads
@@ -253,6 +254,9 @@ class SqliteBackend(Backend):
 
     def local_paths(self) -> list[Path]:
         return [self.path]
+
+    def location(self) -> str:
+        return path_location("sqlite", self.path)
 
     async def change_token(self) -> Any:
         # Changes whenever another connection commits to the file (not for our own).
