@@ -32,7 +32,7 @@ from fluxgui.core.ports import (
     SessionPage,
 )
 from fluxgui.core.storekey import compose
-from fluxgui.core.turns import starts_turn
+from fluxgui.core.turns import turns_before
 
 from .refusals import Refusals, check_branch
 from .session import StoreSession
@@ -45,6 +45,7 @@ __all__ = [
     "StoreSession",
     "check_branch",
     "check_order",
+    "cut_page",
 ]
 
 
@@ -71,6 +72,22 @@ class StoreBackend(Protocol):
 
 
 B = TypeVar("B", bound=StoreBackend)
+
+
+def cut_page(
+    rows: list[Any],
+    key: Any,
+    limit: int,
+    cursor: tuple[Any, ...] | None,
+    descending: bool,
+) -> list[Any]:
+    """One keyset page of session rows held in memory (stores that cannot order them on
+    the server: Redis, the Conversations API): the ``limit`` rows after ``cursor`` in the
+    order ``key`` gives, reversed when ``descending``."""
+    if cursor is not None:
+        after = tuple(cursor)
+        rows = [r for r in rows if (key(r) < after if descending else key(r) > after)]
+    return sorted(rows, key=key, reverse=descending)[:limit]
 
 
 def check_order(order: str) -> None:  # (ORDERS: see fluxgui.core.ports)
@@ -292,7 +309,8 @@ class Store(Refusals, Generic[B]):
         self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
     ) -> int:
         """How many turns (user messages) the session has before the message whose
-        ``sort_key`` is ``anchor``. Reads those messages a page at a time."""
+        ``sort_key`` is ``anchor``, since the last compaction item before it (see
+        :func:`fluxgui.core.turns.turns_before`). Reads those messages a page at a time."""
         count = 0
         after: tuple[Any, ...] | None = None
         limit = tuple(anchor)
@@ -303,7 +321,7 @@ class Store(Refusals, Generic[B]):
             for m in page:
                 if tuple(m.sort_key) >= limit:
                     return count
-                count += starts_turn(m)
+                count = turns_before((m,), count)
             if len(page) < 1000:
                 return count
             after = page[-1].sort_key

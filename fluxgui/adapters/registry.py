@@ -6,7 +6,9 @@ the ports in :mod:`fluxgui.core.ports`): :func:`open_store` takes a target and a
 each kind of store takes — the CLI's flags and the Open dialogs' fields are built from it.
 
 A target is named the way its ecosystem names it: a file path, a folder of JSON session
-files, a SQLAlchemy URL (``sqlite:///…``, ``postgresql+asyncpg://…``) or ``redis://…``.
+files, a SQLAlchemy URL (``sqlite:///…``, ``postgresql+asyncpg://…``), ``redis://…`` or
+``openai-conversations:`` (the OpenAI Conversations API, its base URL after the colon or
+in ``base_url``).
 Stores open read-only unless ``writable``; ``create`` makes the schema of the chosen format
 when it is missing. The format modules are imported only when a target needs them (a
 ``ls`` of a SQLite file loads neither Redis nor the encryption code).
@@ -22,6 +24,7 @@ from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
+from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
@@ -62,16 +65,47 @@ OPTIONS: tuple[OptionSpec, ...] = (
         f"the Redis key prefix (default {DEFAULT_PREFIX})",
         "Key prefix", ("redis",), default=None,
     ),
+    OptionSpec(
+        "base_url", "--base-url", "URL",
+        "the OpenAI Conversations API's base URL (default: the OPENAI_BASE_URL environment "
+        f"variable, else {PUBLIC_BASE_URL})",
+        "Base URL", ("conversations",),
+    ),
+    OptionSpec(
+        "api_key", "--api-key", "KEY",
+        "the OpenAI API key: from the OPENAI_API_KEY environment variable, else the system "
+        "keyring (never a flag, never written by fluxgui)",
+        "API key", ("conversations",), secret=True, env="OPENAI_API_KEY", cli=False,
+    ),
+    OptionSpec(
+        "conversations", "--conversation", "ID",
+        "a conversation id to list (give it again for more): the Conversations API cannot "
+        "list conversations",
+        "Conversation ids", ("conversations",), repeat=True,
+    ),
+    OptionSpec(
+        "ids_file", "--ids", "FILE",
+        "a file of conversation ids to list, one a line ('#' starts a comment)",
+        "Ids file", ("conversations",),
+    ),
+    OptionSpec(
+        "api_timeout", "--api-timeout", "SECONDS",
+        "seconds to wait for each Conversations API request (default 30; the client tries "
+        "3 times)",
+        "Timeout (seconds)", ("conversations",), type=int, default=30,
+    ),
 )
 
 
 def options_for(kind: str) -> tuple[OptionSpec, ...]:
-    """The options a store kind (``sql``, ``redis``, ``folder``) takes."""
+    """The options a store kind (``sql``, ``redis``, ``folder``, ``conversations``) takes."""
     return tuple(o for o in OPTIONS if kind in o.kinds)
 
 
 def kind_of(target: str) -> str:
-    """The store kind a target names: ``redis``, ``folder`` or ``sql``."""
+    """The store kind a target names: ``conversations``, ``redis``, ``folder`` or ``sql``."""
+    if is_conversations_target(target):
+        return "conversations"
     if is_redis_url(target):
         return "redis"
     if "://" not in target and Path(target).expanduser().is_dir():
@@ -159,6 +193,10 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     writable = opts.writable or create is not None
     if not target:
         raise TargetError("no target given: name a SQLite file, a folder or a URL")
+    if is_conversations_target(target):
+        from .conversations.connect import open_conversations
+
+        return await open_conversations(target, opts.with_(writable=writable, create=create))
     check_port(target)
     cipher = None
     if key:

@@ -8,6 +8,7 @@ Each opens the store read-only, asks a service (:mod:`fluxgui.services.browse`,
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, TextIO
 
 from fluxgui.core.branches import UsageTotals
@@ -37,16 +38,31 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         listing = await list_sessions(store, limit=args.limit or None, search=args.search)
     finally:
         await store.close()
+    if store.capabilities.lists_named_sessions:
+        named_sessions_notes(store, listing.sessions)
     if args.json:
         print_json(out, listing.to_dict())
         return 0
     out.write(f"{'MESSAGES':>8}  {'LAST ACTIVE':<25}  SESSION\n")
     out.writelines(
-        f"{s.messages:>8}  {one_line(s.updated_at or '-', 60):<25}  {one_line(s.id, 120)}\n"
+        f"{s.count_text:>8}  {one_line(s.updated_at or '-', 60):<25}  {one_line(s.id, 120)}\n"
         for s in listing.sessions
     )
     out.write(f"({len(listing.sessions)} sessions, {listing.format} format)\n")
     return 0
+
+
+def named_sessions_notes(store: SessionStore, listed: list[Any]) -> None:
+    """For a store that lists the ids it is given (Conversations): the ids the server
+    did not know, or how to name some when none were given."""
+    for problem in store.problems:
+        print(f"fluxgui: skipped {one_line(str(problem), 400)}", file=sys.stderr)
+    if not listed and not store.problems:
+        print(
+            "fluxgui: the Conversations API cannot list conversations: name them with "
+            "--conversation ID or --ids FILE",
+            file=sys.stderr,
+        )
 
 
 async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
@@ -70,7 +86,8 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         else:
             on = f", branch {branch}" if advanced else ""
             out.write(
-                f"session {one_line(info.id, 200)} — {plural(info.messages, 'message')} "
+                f"session {one_line(info.id, 200)} — {info.count_text} "
+                f"message{'' if info.messages == 1 and info.count_exact else 's'} "
                 f"({store.format} format{one_line(on)})\n"
             )
             async for page in pages:

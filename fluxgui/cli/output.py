@@ -14,7 +14,8 @@ import re
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TextIO
 
-from fluxgui.core.model import Message, message_badges
+from fluxgui.core.display import compaction_summary
+from fluxgui.core.model import Message, is_compaction, message_badges
 from fluxgui.core.visible import visible
 
 #: characters --json escapes although JSON allows them raw: C1 controls (a terminal may
@@ -65,8 +66,9 @@ def print_message(out: TextIO, m: Message) -> None:
     """A message as ``show`` prints it: a header line, then its text indented."""
     kind = "" if m.kind == "message" else f" [{one_line(m.kind, 40)}]"
     badges = "".join(f" [{b}]" for b in message_badges(m))
-    out.write(f"#{m.id} {one_line(m.created_at or '-', 60)} {one_line(m.role, 60)}{kind}{badges}\n")
-    out.writelines(f"    {line}\n" for line in visible(m.text or "").split("\n"))
+    out.write(f"{one_line(m.label, 80)} {one_line(m.created_at or '-', 60)} {one_line(m.role, 60)}{kind}{badges}\n")
+    text = f"(compacted history: {compaction_summary(m)}; opaque)" if is_compaction(m) else m.text
+    out.writelines(f"    {line}\n" for line in visible(text or "").split("\n"))
 
 
 def size(n: int) -> str:

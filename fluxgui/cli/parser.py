@@ -15,10 +15,13 @@ from typing import Any
 from . import arguments
 from .stores import add_store_options
 
-TARGET_HELP = "a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://…"
+TARGET_HELP = (
+    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://… or "
+    "openai-conversations: (the OpenAI Conversations API)"
+)
 WRITE_TARGET_HELP = (
-    "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL "
-    "or redis://…"
+    "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL, "
+    "redis://… or openai-conversations:"
 )
 
 #: every command, with the line ``fluxgui --help`` shows for it
@@ -200,7 +203,8 @@ def _add_chat(sub: Subparsers, name: str) -> None:
     chat.add_argument("--temperature", type=arguments.temperature, default=0.7, metavar="T", help="sampling temperature, 0 to 2 (default 0.7)")
     chat.add_argument("--timeout", type=arguments.seconds, default=60.0, metavar="SECONDS", help="how long to wait for the server (default 60)")
     chat.add_argument("--copy", action="store_true", help="chat on a fork of the session (made at its last message); the original stays as it is")
-    add_store_options(chat)
+    # --base-url is the provider's here: a Conversations store's is --store-base-url.
+    add_store_options(chat, taken=("--base-url",))
 
 
 #: each command's subparser, in the order ``--help`` lists them

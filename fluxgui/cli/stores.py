@@ -1,7 +1,8 @@
 """Opening stores from the command line.
 
 The store flags (``--sessions-table``, ``--messages-table``, ``--key``, ``--ttl``,
-``--key-prefix``, and their ``--dest-…`` forms for ``copy``) are built from the options
+``--key-prefix``, ``--base-url``, ``--conversation``, ``--ids``, ``--api-timeout``, and
+their ``--dest-…`` forms for ``copy``) are built from the options
 the adapters declare (:data:`fluxgui.adapters.registry.OPTIONS`), and a parsed namespace
 becomes a typed :class:`~fluxgui.core.ports.OpenOptions` in one place,
 :func:`open_options` (an option left out falls back to its environment variable: the
@@ -33,31 +34,47 @@ def _dest(spec: OptionSpec, prefix: str) -> str:
     return prefix.replace("-", "_") + spec.name
 
 
+#: where ``add_store_options`` notes the options it renamed (option name → dest)
+RENAMED = "store_option_dests"
+
+
 def add_store_options(
     parser: argparse.ArgumentParser, *, prefix: str = "", whose: str = "",
-    format_flag: str | None = "--format",
+    format_flag: str | None = "--format", taken: tuple[str, ...] = (),
 ) -> None:
     """Add the declared store options to ``parser``.
 
     ``prefix`` (``"dest-"``) makes ``--dest-key`` and friends (namespace names
     ``dest_key`` …); ``whose`` (``"SOURCE"``) says in the help which store they are for.
     ``format_flag`` adds the choice of format to read (``args.format``; ``None``: the
-    command has its own ``--format``)."""
+    command has its own ``--format``). A flag in ``taken`` (``chat``'s own ``--base-url``)
+    becomes ``--store-…`` (namespace ``store_…``). Options without a flag (an API key)
+    are left to their environment variable."""
     if format_flag is not None:
         parser.add_argument(
             format_flag, dest="format", choices=READ_FORMATS,
             help="which format to read when a database holds both",
         )
+    renamed: dict[str, str] = {}
     for spec in OPTIONS:
+        if not spec.cli:
+            continue
+        flag, dest = _flag(spec, prefix), _dest(spec, prefix)
+        if flag in taken:
+            flag, dest = "--store-" + flag.removeprefix("--"), "store_" + dest
+            renamed[spec.name] = dest
         parser.add_argument(
-            _flag(spec, prefix),
-            dest=_dest(spec, prefix),
+            flag,
+            dest=dest,
             metavar=spec.metavar,
             # Counts are checked at the parser (a bad --ttl is a usage error).
             type=arguments.count if spec.type is int else spec.type,
+            action="append" if spec.repeat else "store",
             default=spec.default,
             help=f"{whose}: {spec.help}" if whose else spec.help,
         )
+    if renamed:
+        parser.set_defaults(**{RENAMED: renamed})
 
 
 def open_options(args: argparse.Namespace, prefix: str = "", **fields: Any) -> OpenOptions:
@@ -65,12 +82,17 @@ def open_options(args: argparse.Namespace, prefix: str = "", **fields: Any) -> O
     as an :class:`OpenOptions`, with ``fields`` (``writable``, ``format``, …) set too.
 
     An option not given falls back to its environment variable (``--key`` to
-    ``$FLUXGUI_KEY``); an empty variable counts as not set."""
+    ``$FLUXGUI_KEY``); an empty variable counts as not set. A repeated option gives a
+    tuple."""
     values: dict[str, Any] = {}
+    renamed = getattr(args, RENAMED, None) or {}
     for spec in OPTIONS:
-        value = getattr(args, _dest(spec, prefix), spec.default)
+        dest = renamed.get(spec.name) if not prefix else None
+        value = getattr(args, dest or _dest(spec, prefix), spec.default) if spec.cli else None
         if value is None and spec.env:
             value = os.environ.get(spec.env) or None
+        if spec.repeat:
+            value = tuple(value or ())
         values[spec.name] = value
     return OpenOptions(**values, **fields)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .display import encryption_state
-from .model import Message
+from .display import COMPACTION_NOTE, compaction_summary, encryption_state
+from .model import Message, is_compaction
 from .pairing import call_key, tool_name
 
 #: a body larger than this (UTF-8 bytes) is collapsed until the user asks for all of it
@@ -140,7 +140,9 @@ def call_arguments(message: Message) -> str | None:
 @dataclass(frozen=True)
 class BodyPlan:
     """How a message's body is built: Markdown ``text``, or a code block (``mode="code"``,
-    with ``language``, an optional ``title``/``subtitle`` line), or ``"empty"``."""
+    with ``language``, an optional ``title``/``subtitle`` line), ``"empty"``, or a
+    ``"note"``: a bold ``title``, a muted ``subtitle`` line and ``text`` in muted italics
+    (a compaction item's card)."""
 
     mode: str
     text: str
@@ -151,6 +153,9 @@ class BodyPlan:
 
 def body_plan(message: Message, *, full: bool) -> BodyPlan:
     """What the body of ``message`` shows (``full``: whole, however long)."""
+    if is_compaction(message):  # opaque: what it is, never its encrypted content
+        return BodyPlan("note", COMPACTION_NOTE, title="Compacted history",
+                        subtitle=compaction_summary(message))
     source = body_source(message)
     cut = not full and is_long(source)
     text = preview(source) if cut else source

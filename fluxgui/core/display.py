@@ -23,11 +23,13 @@ ROLE_COLOURS = {
     "developer": "#7e22ce",
     "tool": "#b45309",
     "summary": "#0f766e",
+    "compaction": "#0f766e",
 }
 KIND_LABELS = {
     "tool_call": "tool call",
     "tool_output": "tool output",
     "reasoning": "reasoning",
+    "compaction": "compacted history",
     "other": "other item",
 }
 #: role colours that read well on a dark background
@@ -38,6 +40,7 @@ ROLE_COLOURS_DARK = {
     "developer": "#c89bff",
     "tool": "#f0b35a",
     "summary": "#4fd1c5",
+    "compaction": "#4fd1c5",
 }
 #: badge colours by encryption state: (text, background), light and dark palettes
 BADGE_COLOURS = {
@@ -134,6 +137,30 @@ def size_label(n_bytes: int) -> str:
     if n_bytes < 1_000_000:
         return f"{n_bytes / 1000:.1f} kB"
     return f"{n_bytes / 1_000_000:.1f} MB"
+
+
+#: what a compaction card says about its content
+COMPACTION_NOTE = (
+    "The content is opaque: it is encrypted by the model provider, and only the model can "
+    "read it. The Agents SDK sends it back as it is and never compacts it again."
+)
+
+
+def compaction_facts(m: Message) -> tuple[int, str | None]:
+    """``(size of the encrypted content in bytes, created_by or None)`` of a compaction
+    item (``responses.compact`` output, as ``OpenAIResponsesCompactionSession`` stores it)."""
+    item = m.raw if isinstance(m.raw, dict) else {}
+    content = item.get("encrypted_content")
+    size = len(content.encode("utf-8", "surrogatepass")) if isinstance(content, str) else 0
+    created_by = item.get("created_by")
+    return size, created_by if isinstance(created_by, str) and created_by else None
+
+
+def compaction_summary(m: Message) -> str:
+    """One line about a compaction item: its size and who made it, when recorded."""
+    size, created_by = compaction_facts(m)
+    line = f"{size_label(size)} of encrypted content"
+    return f"{line} · created by {created_by}" if created_by else line
 
 
 def raw_document(message: Message, store_format: str | None = None) -> Any:

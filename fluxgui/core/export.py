@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from . import mdsafe
+from .display import compaction_summary
 from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
 from .mdsafe import SLICE, slices
 from .model import Message, SessionInfo
@@ -297,7 +298,7 @@ class MarkdownWriter(_Transcript):
             head.append(m.kind.replace("_", " "))
         if m.created_at:
             head.append(m.created_at)
-        head.append(f"#{m.id}")
+        head.append(f"#{m.id}" if m.ref is None else mdsafe.inline_text(m.ref))
         yield f"### {' · '.join(head)}\n\n"
         if m.kind == "tool_call":
             name, args = _call_parts(m)
@@ -308,6 +309,8 @@ class MarkdownWriter(_Transcript):
             yield from mdsafe.literal_block(*_pretty_json_text(m.text))
         elif m.kind == "reasoning":
             yield from mdsafe.quote(mdsafe.markdown(m.text))
+        elif m.kind == "compaction":
+            yield f"_Compacted history: {mdsafe.inline_text(compaction_summary(m))} (opaque)._\n"
         elif m.kind == "other":
             yield from mdsafe.literal_block(m.text, "")
         elif m.role.lower() == "assistant":
@@ -408,12 +411,14 @@ class HtmlWriter(_Transcript):
         role_class = _ROLE_CLASS.sub("", m.role.lower())[:20] or "unknown"
         kind = f"<span class=\"kind\">{_h(m.kind.replace('_', ' '))}</span>" if m.kind != "message" else ""
         when = f" · {_h(m.created_at)}" if m.created_at else ""
-        yield f"<article class=\"{role_class}\"><header><b>{_isolated(m.role)}</b>{kind}{when} · #{_h(m.id)}</header>"
+        yield f"<article class=\"{role_class}\"><header><b>{_isolated(m.role)}</b>{kind}{when} · {_h(m.label)}</header>"
         if m.kind == "tool_call":
             name, args = _call_parts(m)
             yield f"<div>Tool call <code>{_isolated(name)}</code></div><pre>"
             yield from _h_all(_pretty_json_text(args)[0])
             yield "</pre>"
+        elif m.kind == "compaction":
+            yield f"<div class=\"text\"><i>Compacted history: {_h(compaction_summary(m))} (opaque).</i></div>"
         elif m.kind in ("tool_output", "other"):
             yield "<pre>"
             yield from _h_all(_pretty_json_text(m.text)[0])

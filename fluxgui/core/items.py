@@ -4,6 +4,11 @@ An edited Agents SDK item must still be an item the SDK can hand back to a model
 fields its converters read for that item type are present and of the right JSON type.
 A flux message is a role, a text and an optional metadata object.
 Each check raises :class:`InvalidItem` with one line naming the first problem.
+
+Compaction items (``{"type": "compaction", "encrypted_content": …}``, what the Agents SDK's
+``OpenAIResponsesCompactionSession`` writes after ``responses.compact``) are recognised by
+:func:`is_compaction_item`, the SDK's own test; :func:`compaction_candidates` picks what
+the SDK would compact (never a user message, never a compaction item).
 """
 
 from __future__ import annotations
@@ -45,7 +50,10 @@ _REQUIRED_STRINGS: dict[str, tuple[str, ...]] = {
     "image_generation_call": ("id",),
     "code_interpreter_call": ("id",),
     "item_reference": ("id",),
+    "compaction": ("encrypted_content",),
 }
+#: the ``type`` of a compaction item
+COMPACTION = "compaction"
 _OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "computer_call_output"}
 
 
@@ -151,3 +159,31 @@ def json_type(value: Any) -> str:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+def is_compaction_item(item: Any) -> bool:
+    """Whether ``item`` is a compaction item, by the Agents SDK's rule (a dict whose
+    ``type`` is ``"compaction"``; its ``encrypted_content`` is opaque). The SDK keeps such
+    items in the model input as they are and never compacts them again."""
+    return isinstance(item, dict) and item.get("type") == COMPACTION
+
+
+def is_user_item(item: Any) -> bool:
+    """Whether ``item`` is a user message, by the Agents SDK's compaction rule (a
+    ``message`` item with role ``user``, or an easy message with a role ``user`` and
+    content)."""
+    if not isinstance(item, dict):
+        return False
+    if item.get("type") == "message":
+        return item.get("role") == "user"
+    return item.get("role") == "user" and "content" in item
+
+
+def compaction_candidates(items: list[Any]) -> list[Any]:
+    """The items ``OpenAIResponsesCompactionSession`` counts as candidates for compaction
+    (its ``select_compaction_candidate_items``): all but user messages and compaction
+    items."""
+    return [i for i in items if not (is_user_item(i) or is_compaction_item(i))]

@@ -13,7 +13,11 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-KINDS = ("message", "tool_call", "tool_output", "reasoning", "other")
+from .items import is_compaction_item
+
+KINDS = ("message", "tool_call", "tool_output", "reasoning", "compaction", "other")
+#: the role shown for a compaction item (it has none: ``responses.compact`` made it)
+COMPACTION_ROLE = "compaction"
 
 # Agents SDK item types that are not "<something>_call" but still start tool work.
 _EXTRA_CALL_TYPES = {"mcp_list_tools", "mcp_approval_request", "handoff_call"}
@@ -28,6 +32,8 @@ class Message:
     ``id`` is the store's own row id (or the index for stores without one); ``raw`` is the
     item exactly as stored for formats that store JSON items (``None`` for flux rows).
     ``sort_key`` is the store's order key, used for keyset paging; it is not exported.
+    ``ref`` is the store's own name of the item when that is not ``id`` (a Conversations
+    item id, ``msg_…``): what the card header and ``show`` print.
     """
 
     id: int
@@ -38,6 +44,12 @@ class Message:
     created_at: str | None = None
     raw: Any = None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    ref: str | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        """How the message is named to people: its ``ref``, else ``#id``."""
+        return self.ref if self.ref else f"#{self.id}"
 
     def to_dict(self) -> dict[str, Any]:
         """The exported (JSON) form: id, role, kind, text, metadata, created_at, raw."""
@@ -60,23 +72,39 @@ def message_badges(m: Message) -> list[str]:
     return [state] if state in ("expired", "locked", "unreadable") else []
 
 
+def is_compaction(m: Message) -> bool:
+    """Whether ``m`` is a compaction item (kind ``compaction``; see
+    :func:`fluxgui.core.items.is_compaction_item` for the rule on a stored item)."""
+    return m.kind == "compaction"
+
+
 @dataclass
 class SessionInfo:
-    """One row of a session list."""
+    """One row of a session list. ``messages`` is the count; when ``count_exact`` is
+    false it is only a lower bound (a server that tells no count: "≥ N")."""
 
     id: str
     messages: int
     created_at: str | None
     updated_at: str | None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    count_exact: bool = True
+
+    @property
+    def count_text(self) -> str:
+        """The count as people read it: ``"12"``, or ``"≥ 100"`` when only a bound."""
+        return f"{self.messages:,}" if self.count_exact else f"≥ {self.messages:,}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "messages": self.messages,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+        if not self.count_exact:
+            out["count_exact"] = False  # "messages" is a lower bound
+        return out
 
 
 # --------------------------------------------------------------------------- times
@@ -227,6 +255,8 @@ def item_kind(item: Any) -> str:
         return "message"
     if item_type == "reasoning":
         return "reasoning"
+    if is_compaction_item(item):
+        return "compaction"
     if item_type.endswith("_output") or item_type in _EXTRA_OUTPUT_TYPES:
         return "tool_output"
     if item_type.endswith("_call") or item_type in _EXTRA_CALL_TYPES:
@@ -263,15 +293,18 @@ def item_text(item: Any, kind: str) -> str:
     if kind == "reasoning":
         summary = _parts_text(item.get("summary"))
         return summary if summary else _parts_text(item.get("content"))
+    if kind == "compaction":
+        return ""  # opaque: the encrypted content is no text to read or search
     return json.dumps(item, ensure_ascii=False)
 
 
 def _item_role(item: Any, kind: str) -> str:
     if isinstance(item, dict) and isinstance(item.get("role"), str):
         return item["role"]
-    return {"tool_call": "assistant", "reasoning": "assistant", "tool_output": "tool"}.get(
-        kind, "unknown"
-    )
+    return {
+        "tool_call": "assistant", "reasoning": "assistant", "tool_output": "tool",
+        "compaction": COMPACTION_ROLE,
+    }.get(kind, "unknown")
 
 
 def from_agents_row(

@@ -38,8 +38,8 @@ ORDERS: tuple[str, ...] = ("activity", "id", "messages")
 #: The branch every session has, and the one a fresh reader is on.
 MAIN = "main"
 #: A store's kind, for the options it takes: a SQL database (file or server), a Redis
-#: server, a folder of JSON session files.
-StoreKind = Literal["sql", "redis", "folder"]
+#: server, a folder of JSON session files, the OpenAI Conversations API.
+StoreKind = Literal["sql", "redis", "folder", "conversations"]
 
 
 @dataclass
@@ -73,6 +73,9 @@ class Capabilities:
     problems: bool = False
     #: a cleared session stays listed (an emptied file, a sessions row)
     keeps_cleared_sessions: bool = False
+    #: its sessions are the ids the user names (the OpenAI Conversations API cannot list
+    #: conversations): the window offers "Add conversation…" and remembers them
+    lists_named_sessions: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,10 @@ class OpenOptions:
     yet (it implies ``writable``); ``format`` chooses when a database holds both formats.
     ``key``/``ttl`` decrypt ``EncryptedSession`` items (the key is never shown:
     ``repr`` leaves it out); ``key_prefix`` names a Redis store's key prefix.
+    ``base_url``, ``api_key`` (never shown either), ``conversations``, ``ids_file`` and
+    ``api_timeout`` open the OpenAI Conversations API: the server, its key, the
+    conversation ids to list (given, and one per line of the file), the seconds to wait
+    for a request.
     """
 
     writable: bool = False
@@ -93,6 +100,11 @@ class OpenOptions:
     key: str | None = field(default=None, repr=False)
     ttl: int = 600
     key_prefix: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    conversations: tuple[str, ...] = ()
+    ids_file: str | None = None
+    api_timeout: int = 30
 
     def with_(self, **changes: Any) -> OpenOptions:
         """A copy with ``changes``."""
@@ -121,6 +133,11 @@ class OptionSpec:
     secret: bool = False
     #: the environment variable it falls back to
     env: str | None = None
+    #: given more than once, each adds a value (a tuple of them)
+    repeat: bool = False
+    #: a command-line flag exists (``False``: the environment or the keyring only, as
+    #: for an API key, which must not sit in a shell's history)
+    cli: bool = True
 
 
 class SessionStore(Protocol):

@@ -3,6 +3,10 @@
 A turn is a user message and everything after it up to the next user message (the
 agent's reasoning, tool calls, outputs and answers). Items before the first user message
 (a system prompt, say) form turn 0.
+
+A compaction item (``OpenAIResponsesCompactionSession``) stands for the history it
+replaced: the turns after it are numbered from it (it is turn 0 again, the next user
+message turn 1).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .model import Message
+from .model import Message, is_compaction
 
 
 def starts_turn(m: Message) -> bool:
@@ -31,18 +35,34 @@ class Turn:
 
 def turn_numbers(messages: Iterable[Message], start: int = 0) -> list[int]:
     """The turn number of each message; ``start`` is the number of user messages that
-    come before the first one given (0 from a session's beginning)."""
+    come before the first one given since the session's beginning or its last compaction
+    item (see :func:`turns_before`)."""
     out: list[int] = []
     n = start
     for m in messages:
-        if starts_turn(m):
+        if is_compaction(m):
+            n = 0
+        elif starts_turn(m):
             n += 1
         out.append(n)
     return out
 
 
+def turns_before(messages: Iterable[Message], start: int = 0) -> int:
+    """The turn count after ``messages`` (``start``: the count before them): user messages
+    since the last compaction item, or all of them when there is none."""
+    n = start
+    for m in messages:
+        if is_compaction(m):
+            n = 0
+        elif starts_turn(m):
+            n += 1
+    return n
+
+
 def group_turns(messages: Iterable[Message], start: int = 0) -> list[Turn]:
-    """The messages grouped into turns, in order."""
+    """The messages grouped into turns, in order, numbered through (a compaction item
+    does not restart them here: comparisons align turns by their numbers)."""
     turns: list[Turn] = []
     n = start
     for m in messages:

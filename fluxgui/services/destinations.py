@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fluxgui.adapters.registry import open_store, parse_target
+from fluxgui.adapters.registry import kind_of, open_store, parse_target
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.errors import NotASessionStore, TargetError, show_id
 from fluxgui.core.files import (
@@ -53,6 +53,8 @@ def _wants_folder(target: str, fmt: str | None) -> bool:
 
 def plan_for(target: str, fmt: str | None, default: str) -> Plan:
     """Decide how to write ``target`` (see :func:`writable_store`)."""
+    if kind_of(target) == "conversations":  # a server: nothing to make beside a path
+        return Plan(None, None)
     if fmt == "json" and "://" in target:
         raise TargetError("a JSON session folder is a folder path, not a URL")
     if _wants_folder(target, fmt):

@@ -35,6 +35,40 @@ ADAPTERS = [
 #: the master key of the encrypted targets (a Fernet key, as the SDK suggests)
 KEY = "uGm8G3p3m0JtQxq0xk0t5y0y2n3sL8mX9q2r5VbJ1Yw="
 
+#: The OpenAI Conversations API (a loopback server, tests/conversations_server.py) runs
+#: the tests its semantics allow: the server names conversations itself (here each test's
+#: names are made on the server first, and listed), keeps no times to order by, cannot
+#: write a deleted conversation again, and takes no ids it cannot put in a URL path.
+CONVERSATIONS = ("agents", "conversations")
+CONVERSATION_NAMES: dict[str, list[str]] = {
+    **{name: ["long", "other"] for name in (
+        "test_page_messages_backward_from_end", "test_page_messages_forward_from_start",
+        "test_iter_messages_is_stored_order", "test_messages_of_unknown_session_are_empty",
+        "test_session_object_satisfies_flux_protocol",
+    )},
+    "test_flux_runner_runs_on_a_store_session": ["chat"],
+    "test_items_with_json_specials_round_trip": ["j"],
+    "test_get_messages_limit_zero_as_flux_sessions_do": ["z"],
+    "test_cancelled_write_is_all_or_nothing": ["keep", "torn?"],
+    "test_search_mixed_case_non_ascii": ["s1", "s2", "s3"],
+    "test_search_limit": [f"s{i}" for i in range(6)],
+    "test_search_sessions": [],  # filled in below: the ids of SEARCH_WRITES
+    **{name: [] for name in (  # the ids of WRITES
+        "test_read_only_store_refuses_writes", "test_search_empty_query_matches_every_session",
+        "test_list_sessions_limit_zero", "test_store_key_names_the_store_not_the_login",
+    )},
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test taking ``target`` runs on every adapter; the Conversations API joins
+    the tests of :data:`CONVERSATION_NAMES`."""
+    if "target" in metafunc.fixturenames:
+        params = list(ADAPTERS)
+        if metafunc.function.__name__ in CONVERSATION_NAMES:
+            params.append(CONVERSATIONS)
+        metafunc.parametrize("target", params, ids=[f"{f}-{b}" for f, b in params], indirect=True)
+
 
 @dataclass
 class Target:
@@ -47,10 +81,20 @@ class Target:
         return f"{self.format}-{self.backend}"
 
 
-@pytest.fixture(params=ADAPTERS, ids=[f"{f}-{b}" for f, b in ADAPTERS])
+@pytest.fixture
 def target(request, tmp_path) -> Target:
     fmt, backend = request.param
     options: dict[str, Any] = {}
+    if backend == "conversations":
+        from conversations_server import API_KEY, ConversationsServer
+
+        server = ConversationsServer().start()
+        request.addfinalizer(server.stop)
+        names = CONVERSATION_NAMES[request.function.__name__]
+        for name in names:
+            server.seed(name)
+        options = {"base_url": server.base_url, "api_key": API_KEY, "conversations": tuple(names)}
+        return Target(fmt, backend, "openai-conversations:", options)
     if fmt == "agents-encrypted":
         fmt, options["key"] = "agents", KEY
     if backend == "sqlite":
@@ -74,6 +118,7 @@ async def open_target(target: Target, **kw: Any):
 
 async def writable(target: Target):
     return await open_target(target, create=target.format)
+
 
 
 async def fill(store, sessions: list[tuple[str, list[str]]]) -> None:
@@ -586,7 +631,9 @@ async def test_store_key_names_the_store_not_the_login(target: Target, tmp_path)
     await fill(store, WRITES[:2])
     key = store.store_key
     await store.close()
-    assert key.split("?")[0].split(":")[0] in {"sqlite", "postgresql", "redis", "folder"}
+    assert key.split("?")[0].split(":")[0] in {
+        "sqlite", "postgresql", "redis", "folder", "openai-conversations",
+    }
     assert f"format={target.format}" in key
     again = await open_target(target)
     try:
@@ -613,3 +660,10 @@ async def test_store_key_names_the_store_not_the_login(target: Target, tmp_path)
         if target.backend == "redis":
             assert "prefix=" in key and target.options["key_prefix"].split(":")[0] in key
     assert "pw-S3cret" not in key
+
+
+for _name, _names in CONVERSATION_NAMES.items():  # the sessions those tests write
+    if not _names:
+        _names.extend(dict.fromkeys(
+            sid for sid, _ in (SEARCH_WRITES if _name == "test_search_sessions" else WRITES)
+        ))

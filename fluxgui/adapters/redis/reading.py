@@ -33,7 +33,7 @@ from fluxgui.core.errors import NotASessionStore, show_id
 from fluxgui.core.model import Message, SessionInfo, iso_time
 from fluxgui.core.ports import Capabilities, Direction
 
-from ..base import Store, check_branch
+from ..base import Store, check_branch, cut_page
 from ..encryption import ItemCipher, is_envelope, looks_encrypted, readable, stored_message
 from ..textmatch import contains
 from .backend import RedisBackend, failing, text_of
@@ -221,10 +221,7 @@ class RedisReader(Store[RedisBackend]):
     ) -> list[tuple[Any, ...]]:
         with failing(self.backend.display):
             rows = await self._rows()
-        if cursor is not None:
-            after = tuple(cursor)
-            rows = [r for r in rows if (key(r) < after if descending else key(r) > after)]
-        return sorted(rows, key=key, reverse=descending)[:limit]
+        return cut_page(rows, key, limit, cursor, descending)
 
     async def _page_by_activity(
         self, limit: int, cursor: tuple[Any, ...] | None, descending: bool

@@ -72,7 +72,7 @@ class CardHeader:
         small = QFont(font)
         if small.pointSizeF() > 0:
             small.setPointSizeF(small.pointSizeF() * 0.92)
-        right = "  ".join(t for t in (short_time(m.created_at), f"#{m.id}") if t)
+        right = "  ".join(t for t in (short_time(m.created_at), m.label) if t)
         small_fm = QFontMetrics(small)
         right_w = small_fm.horizontalAdvance(right)
         painter.setFont(small)
@@ -203,7 +203,7 @@ class CardHeader:
         badge = self.badge(m)
         if badge:
             head.append(badge[0])
-        head += [t for t in (short_time(m.created_at), f"#{m.id}") if t]
+        head += [t for t in (short_time(m.created_at), m.label) if t]
         return " · ".join(head)
 
     def pair_text(self, m: Message) -> str:

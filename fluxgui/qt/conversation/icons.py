@@ -14,6 +14,8 @@ def _icon_kind(role: str) -> str:
         return role
     if role in ("system", "developer"):
         return "system"
+    if role == "compaction":
+        return "compaction"
     return "other"
 
 
@@ -72,6 +74,18 @@ def role_icon(role: str, colour: QColor, size: int, dpr: float) -> QPixmap:
             [QPointF(s * 0.26, s * 0.32), QPointF(s * 0.46, s * 0.50), QPointF(s * 0.26, s * 0.68)]
         )
         p.drawLine(QPointF(s * 0.52, s * 0.70), QPointF(s * 0.74, s * 0.70))
+    elif kind == "compaction":  # two chevrons pressing together: "><"
+        pen = QPen(fg, max(1.4, s * 0.10))
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawPolyline(
+            [QPointF(s * 0.22, s * 0.30), QPointF(s * 0.42, s * 0.50), QPointF(s * 0.22, s * 0.70)]
+        )
+        p.drawPolyline(
+            [QPointF(s * 0.78, s * 0.30), QPointF(s * 0.58, s * 0.50), QPointF(s * 0.78, s * 0.70)]
+        )
     else:  # a question mark
         p.setPen(fg)
         font = QFont()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex
 
-from fluxgui.core.model import Message
+from fluxgui.core.model import Message, is_compaction
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.turns import starts_turn, turn_numbers
 
@@ -51,6 +51,11 @@ class PaneTurns(PaneState):
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         if first == 0 and self._turn_base is not None and self.model.rowCount() > last + 1:
             added = self.model.messages[first : last + 1]  # earlier messages, prepended
+            if any(is_compaction(m) for m in added):
+                # The count before them starts at an earlier compaction item (or the
+                # session's start): ask the store again.
+                self._on_turns_reset()
+                return
             self._turn_base = max(0, self._turn_base - sum(starts_turn(m) for m in added))
         self._turns = None
 

@@ -126,12 +126,36 @@ def code_document(
     return doc
 
 
+def note_document(title: str, subtitle: str, text: str, theme: DocTheme) -> SafeDocument:
+    """A bold ``title`` line, a muted ``subtitle`` line under it and ``text`` in muted
+    italics (plain strings, no markup)."""
+    doc = new_document(theme)
+    cursor = QTextCursor(doc)
+    head = QTextCharFormat()
+    head.setFont(theme.font)
+    head.setFontWeight(QFont.Weight.Bold)
+    head.setForeground(theme.text)
+    cursor.insertText(title, head)
+    for line, italic in ((subtitle, False), (text, True)):
+        if not line:
+            continue
+        cursor.insertBlock(QTextBlockFormat())
+        fmt = QTextCharFormat()
+        fmt.setFont(theme.font)
+        fmt.setForeground(theme.muted)
+        fmt.setFontItalic(italic)
+        cursor.insertText(line, fmt)
+    return doc
+
+
 def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
     """The body of one message (:func:`fluxgui.core.bodies.body_plan` says what); a long
     body shows only its preview unless ``full``."""
     plan = body_plan(message, full=full)
     if plan.mode == "empty":
         return plain_document(plan.text, theme, muted=True)
+    if plan.mode == "note":
+        return note_document(plan.title, plan.subtitle, plan.text, theme)
     if plan.mode == "code":
         return code_document(
             plan.text, plan.language, theme, title=plan.title, subtitle=plan.subtitle

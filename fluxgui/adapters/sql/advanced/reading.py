@@ -9,12 +9,13 @@ no current branch either: every read that depends on one takes it as a parameter
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
 from fluxgui.core.errors import BranchNotFound, show_id
-from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.model import Message, SessionInfo, is_compaction
 from fluxgui.core.ports import Capabilities, Direction
 from fluxgui.core.undecodable import from_agents_value
 
@@ -230,7 +231,8 @@ class AdvancedReader(AgentsStore):
         self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
     ) -> int:
         """User messages of ``branch`` (default ``main``) before ``anchor`` (a message's
-        ``sort_key``), by the rule of :func:`fluxgui.core.turns.starts_turn`."""
+        ``sort_key``) since the last compaction item before it, by the rule of
+        :func:`fluxgui.core.turns.turns_before`."""
         branch = branch or MAIN
         seq, *rest = tuple(anchor)
         params: Params = {"s": session_id, "b": branch, "q": seq}
@@ -238,10 +240,29 @@ class AdvancedReader(AgentsStore):
         if rest:
             params["k"] = rest[0]
             before = "(s.sequence_number < :q OR (s.sequence_number = :q AND s.id < :k))"
-        row = await self.backend.fetchone(
-            f"""SELECT COUNT(*) FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+        joined = f"""FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
                 WHERE s.session_id = :s AND s.branch_id = :b AND m.session_id = :s
-                AND {before}
+                AND {before}"""
+        newest_first = self.backend.stream(
+            f"""SELECT s.sequence_number, s.id, m.message_data {joined}
+                AND m.message_data LIKE '%compaction%'
+                ORDER BY s.sequence_number DESC, s.id DESC""",
+            dict(params),
+            batch=200,
+        )
+        async with contextlib.aclosing(newest_first) as batches:
+            async for rows in batches:
+                found = next(
+                    (r for r in rows if is_compaction(from_agents_value(0, r[2], None))), None
+                )
+                if found is not None:  # count from the last compaction item on
+                    params["cq"], params["ck"] = found[0], found[1]
+                    joined += (
+                        " AND (s.sequence_number > :cq OR (s.sequence_number = :cq AND s.id > :ck))"
+                    )
+                    break
+        row = await self.backend.fetchone(
+            f"""SELECT COUNT(*) {joined}
                 AND json_valid(m.message_data)
                 AND json_type(m.message_data) = 'object'
                 AND json_type(m.message_data, '$.role') = 'text'

@@ -10,14 +10,15 @@ counts let envelope rows through to be decrypted, in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fluxgui.core.errors import KeyNeeded
-from fluxgui.core.model import Message
+from fluxgui.core.model import Message, is_compaction
 from fluxgui.core.ports import Direction
-from fluxgui.core.turns import starts_turn
+from fluxgui.core.turns import turns_before
 
 from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, readable, stored_message
@@ -43,11 +44,12 @@ ENVELOPE_LIKE = '%"\\_\\_enc\\_\\_"%'
 
 
 def _count_user_items(
-    rows: list[tuple[Any, ...]], session_id: str, cipher: ItemCipher | None
+    rows: list[tuple[Any, ...]], session_id: str, cipher: ItemCipher | None, start: int = 0
 ) -> int:
-    return sum(
-        starts_turn(stored_message(r[0], r[1], None, session_id=session_id, cipher=cipher))
-        for r in rows
+    """The turn count after ``rows`` (in stored order), ``start`` before them."""
+    return turns_before(
+        (stored_message(r[0], r[1], None, session_id=session_id, cipher=cipher) for r in rows),
+        start,
     )
 
 
@@ -245,20 +247,28 @@ class AgentsReader(AgentsListing):
         return int(row[0]) if row else 0
 
     async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None) -> int:
-        """User messages before ``anchor`` (the rule of :func:`starts_turn`: an item
-        with role ``user`` and no type or type ``message``), counted by the database on
-        SQLite, else from the rows that mention "user", parsed in a worker thread. The
-        database cannot look inside envelopes: in an encrypted store they are decrypted
-        (in the worker thread) and counted too."""
+        """User messages before ``anchor`` since the last compaction item before it (the
+        rule of :func:`fluxgui.core.turns.turns_before`; a user message is an item with
+        role ``user`` and no type or type ``message``). On SQLite the database counts,
+        from the last compaction on; else the rows that mention "user" or "compaction"
+        are read in order and parsed in a worker thread. The database cannot look inside
+        envelopes: in an encrypted store they are decrypted (in the worker thread) and
+        counted too."""
         check_branch(self, branch)
         params: Params = {"s": session_id}
         if self._by_time:
             params["c"], params["i"] = anchor
             before = "(created_at < :c OR (created_at = :c AND id < :i))"
+            order = "created_at, id"
         else:
             params["i"] = anchor[0]
             before = "id < :i"
+            order = "id"
         if self.backend.dialect == "sqlite" and not self.reads_encrypted:
+            since = await self._last_compaction(session_id, params, before, order)
+            if since is not None:
+                params["ci"] = since
+                before += " AND id > :ci"
             row = await self.backend.fetchone(
                 f"""SELECT COUNT(*) FROM {self._M} WHERE session_id = :s AND {before}
                     AND json_valid(message_data)
@@ -269,19 +279,39 @@ class AgentsReader(AgentsListing):
                 params,
             )
             return int(row[0]) if row else 0
-        mentions = "message_data LIKE '%user%'"
+        mentions = "(message_data LIKE '%user%' OR message_data LIKE '%compaction%')"
         if self.reads_encrypted:
             params["env"] = ENVELOPE_LIKE
             mentions = f"({mentions} OR message_data LIKE :env ESCAPE '\\')"
         count = 0
         async for rows in self.backend.stream(
             f"SELECT id, message_data FROM {self._M} WHERE session_id = :s AND {before} "
-            f"AND {mentions}",
+            f"AND {mentions} ORDER BY {order}",
             params,
             batch=2000,
         ):
-            count += await asyncio.to_thread(_count_user_items, rows, session_id, self.cipher)
+            count = await asyncio.to_thread(_count_user_items, rows, session_id, self.cipher, count)
         return count
+
+    async def _last_compaction(
+        self, session_id: str, params: Params, before: str, order: str
+    ) -> int | None:
+        """The row id of the last compaction item before the bound (SQLite: the rows that
+        mention "compaction", newest first, parsed until one is such an item)."""
+        desc = ", ".join(f"{col.strip()} DESC" for col in order.split(","))
+        newest_first = self.backend.stream(
+            f"SELECT id, message_data FROM {self._M} WHERE session_id = :s AND {before} "
+            f"AND message_data LIKE '%compaction%' ORDER BY {desc}",
+            dict(params),
+            batch=200,
+        )
+        async with contextlib.aclosing(newest_first) as batches:
+            async for rows in batches:
+                for row in rows:
+                    m = stored_message(row[0], row[1], None, session_id=session_id, cipher=None)
+                    if is_compaction(m):
+                        return int(row[0])
+        return None
 
     async def flux_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[dict[str, Any]]:
         """The flux view. In an encrypted store (see :attr:`reads_encrypted`) it holds what

@@ -1,0 +1,196 @@
+"""The ``openai`` client a Conversations store talks through, and how its errors read.
+
+:class:`ConversationsBackend` is the store's :class:`~fluxgui.adapters.base.StoreBackend`:
+an ``AsyncOpenAI`` client on the base URL (its own retries: twice, honouring
+``retry-after``), ``writable``, no change token (the API has none), no local files.
+:func:`failing` turns the client's errors into one line each — a refused key (401/403),
+an unknown conversation (404), rate limiting (429, with the server's ``retry-after``),
+a timeout, no network — never showing the key or the server's echo of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from fluxgui.core.errors import (
+    Conflict,
+    FluxguiError,
+    InvalidItem,
+    SessionNotFound,
+    StoreUnavailable,
+    show_id,
+)
+from fluxgui.core.redact import redact_text, redact_url
+
+from .target import location
+
+#: seconds to connect; a request's whole wait is the store's ``api_timeout``
+CONNECT_TIMEOUT = 10.0
+#: the client's own retries of a failed request (its default)
+RETRIES = 2
+
+
+def make_client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
+    """The client (no request is made)."""
+    import httpx2
+
+    return AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+        max_retries=RETRIES,
+    )
+
+
+class ConversationsBackend:
+    """What a Conversations store needs of its back-end (see the module text)."""
+
+    def __init__(self, client: AsyncOpenAI, base_url: str, *, writable: bool, timeout: float) -> None:
+        self.client = client
+        self.base_url = base_url
+        self.writable = writable
+        self.timeout = timeout
+        #: the server as errors name it (secrets hidden)
+        self.url = redact_url(base_url)
+        self.display = f"the Conversations API at {self.url}"
+
+    def location(self) -> str:
+        """``openai-conversations:https://api.openai.com/v1``: the server, never the key."""
+        return location(self.base_url)
+
+    async def change_token(self) -> Any:
+        """``None``: the API tells nothing cheap about changes."""
+        return None
+
+    def local_paths(self) -> list[Path]:
+        """None: the store is on a server."""
+        return []
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    @contextlib.contextmanager
+    def failing(self, conversation: str | None = None) -> Iterator[None]:
+        """Turn the client's errors into one line (see the module text); a 404 names
+        ``conversation``."""
+        try:
+            yield
+        except openai.APIError as exc:
+            raise self.error(exc, conversation) from None
+        except ValueError:  # the client refuses an empty id, or "..", before sending
+            if conversation is not None:
+                raise self.unknown(conversation) from None
+            raise
+
+    def unknown(self, conversation: str) -> SessionNotFound:
+        return SessionNotFound(f"unknown conversation id {show_id(conversation)} at {self.url} (404)")
+
+    def error(self, exc: openai.APIError, conversation: str | None) -> FluxguiError:
+        """The one line for a client error."""
+        where = self.display
+        if isinstance(exc, openai.APITimeoutError):
+            return StoreUnavailable(
+                f"{where} did not answer within {self.timeout:g} s (tried {RETRIES + 1} times)"
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return StoreUnavailable(f"cannot reach {where}: {_reason(exc)}")
+        if not isinstance(exc, openai.APIStatusError):
+            return StoreUnavailable(f"{where} failed: {_short(str(exc))}")
+        status, code = exc.status_code, _code(exc)
+        if isinstance(exc, openai.AuthenticationError):
+            # Never the server's message: it echoes the start of the key.
+            return StoreUnavailable(
+                f"{where} refused the API key (401{_of(code)}): give a valid key with "
+                "OPENAI_API_KEY or the keyring"
+            )
+        if isinstance(exc, openai.PermissionDeniedError):
+            return StoreUnavailable(
+                f"{where} does not let this API key use conversations (403{_of(code)})"
+            )
+        if isinstance(exc, openai.NotFoundError) and conversation is not None:
+            return self.unknown(conversation)
+        if isinstance(exc, openai.RateLimitError):
+            wait = _retry_after(exc)
+            later = f"retry after {wait}" if wait else "retry later"
+            return StoreUnavailable(
+                f"{where} is rate-limiting requests (429{_of(code)}), also after the "
+                f"client's retries: {later}"
+            )
+        message = _short(_message(exc))
+        if status == 400 and "after" in message.lower():
+            return Conflict(
+                f"the item to page from is no longer in the conversation at {where}: "
+                "read it again"
+            )
+        if status in (400, 422):
+            return InvalidItem(f"{where} refused the request ({status}): {message}")
+        return StoreUnavailable(f"{where} answered {status}: {message}")
+
+
+def _reason(exc: BaseException) -> str:
+    """What stopped the connection, from the chain of causes (the client's own message
+    is the same for all of them)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    text = " ".join(f"{e} {type(e).__name__}" for e in chain).lower()
+    if "refused" in text:
+        return "connection refused"
+    if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return "the host name does not resolve"
+    if "unreachable" in text:
+        return "the network is unreachable"
+    return _short(str(chain[-1])) or "no connection"
+
+
+def _body_error(exc: openai.APIStatusError) -> dict[str, Any]:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return inner
+    return {}
+
+
+def _code(exc: openai.APIStatusError) -> str | None:
+    code = _body_error(exc).get("code")
+    return str(code) if code else None
+
+
+def _of(code: str | None) -> str:
+    return f" {code}" if code else ""
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    message = _body_error(exc).get("message")
+    return str(message) if message else f"HTTP {exc.status_code}"
+
+
+def _short(text: str, width: int = 200) -> str:
+    flat = " ".join(redact_text(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _retry_after(exc: openai.APIStatusError) -> str | None:
+    """The server's ``retry-after`` (``retry-after-ms``) as ``"20 s"``."""
+    headers = exc.response.headers
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            return _short(value, 60)  # an HTTP date, as sent
+        if math.isfinite(seconds) and seconds >= 0:
+            return f"{seconds:g} s"
+    return None

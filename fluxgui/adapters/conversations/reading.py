@@ -1,0 +1,254 @@
+"""Reading OpenAI conversations: the listed ids, cursor paging from either end, search.
+
+The API cannot list conversations, so the sessions are the ids the store was given,
+listed in that order (there are no times to order by: items carry none, and the SDK never
+reads a conversation's own; the window gives its remembered ids newest first). A listing reads the
+latest :data:`COUNT_PROBE` items of each id (a few at a time) and keeps that snapshot
+until the next listing starts: a conversation with no more items than that has its
+count, a longer one "≥ 100" (``count_exact`` false). An id the server does not know is
+left out and reported in :attr:`problems`.
+
+Messages are paged with the API's cursor exactly as the SDK pages them: ``order=desc``
+from the end (the latest page first, so a 100,000-item conversation opens without
+reading the rest), ``order=asc`` from the start, ``after`` the item id of the page's
+edge, at most 100 items a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fluxgui.core.errors import SessionNotFound
+from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrder
+from fluxgui.core.turns import turns_before
+
+from ..base import Store, check_branch, cut_page
+from ..textmatch import contains
+from .client import ConversationsBackend
+from .items import dump, to_message
+
+#: items read per listed conversation (its count when it holds no more)
+COUNT_PROBE = 100
+#: the API's largest page
+PAGE_MAX = 100
+#: conversations read at once while listing
+PARALLEL = 8
+#: a listed conversation: (id, position in the given order, item count, count exact)
+Row = tuple[str, int, int, bool]
+
+
+class ConversationsReader(Store[ConversationsBackend]):
+    """The reading layer of :class:`~.writing.ConversationsStore`."""
+
+    format = "agents"
+    CAPABILITIES = Capabilities(append=True, clear=True, problems=True, lists_named_sessions=True)
+
+    def __init__(self, backend: ConversationsBackend, target: str, ids: list[str]) -> None:
+        super().__init__(backend, target)
+        self.client = backend.client
+        #: the conversation ids listed, in the order they were given
+        self.ids = list(dict.fromkeys(ids))
+        #: message id → item id, for every item read (edits name messages by number)
+        self.item_ids: dict[int, str] = {}
+        self._snapshot: list[Row] | None = None
+        self._problems: dict[str, str] = {}
+
+    @property
+    def problems(self) -> list[str]:
+        """The listed ids the server does not know."""
+        return list(self._problems.values())
+
+    # -- one request -----------------------------------------------------------------
+
+    async def fetch(
+        self, cid: str, *, order: str, after: str | None = None, limit: int = PAGE_MAX
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """One page of items (``order`` ``asc``/``desc``) and whether more follow;
+        :class:`SessionNotFound` for an unknown conversation."""
+        kwargs: dict[str, Any] = {"order": order, "limit": max(1, min(limit, PAGE_MAX))}
+        if after is not None:
+            kwargs["after"] = after
+        with self.backend.failing(cid):
+            page = await self.client.conversations.items.list(cid, **kwargs)
+        items = [dump(i) for i in page.data]
+        return items, bool(page.has_more) and bool(items)
+
+    def _message(self, item: dict[str, Any]) -> Message:
+        m = to_message(item)
+        if m.ref:
+            self.item_ids[m.id] = m.ref
+        return m
+
+    # -- sessions ------------------------------------------------------------------
+
+    def _position(self, cid: str) -> int:
+        try:
+            return self.ids.index(cid)
+        except ValueError:
+            return len(self.ids)
+
+    async def _row(self, cid: str) -> Row | None:
+        try:
+            items, more = await self.fetch(cid, order="desc", limit=COUNT_PROBE)
+        except SessionNotFound as exc:
+            if cid in self.ids:
+                self._problems[cid] = str(exc)
+            return None
+        self._problems.pop(cid, None)
+        for item in items:
+            self._message(item)
+        return (cid, self._position(cid), len(items), not more)
+
+    async def _rows_of(self, ids: list[str]) -> list[Row]:
+        gate = asyncio.Semaphore(PARALLEL)
+
+        async def one(cid: str) -> Row | None:
+            async with gate:
+                return await self._row(cid)
+
+        found = await asyncio.gather(*(one(cid) for cid in ids))
+        return [r for r in found if r is not None]
+
+    async def _rows(self) -> list[Row]:
+        if self._snapshot is None:
+            self._snapshot = await self._rows_of(self.ids)
+        return self._snapshot
+
+    def forget_listing(self) -> None:
+        """Read the conversations again at the next listing (after a write)."""
+        self._snapshot = None
+
+    async def list_sessions(
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
+    ) -> SessionPage:
+        """A page of the listed conversations (in the order given, by default); a
+        listing from its start reads them again."""
+        if cursor is None:
+            self.forget_listing()
+        return await super().list_sessions(
+            limit=limit, cursor=cursor, order=order, descending=descending
+        )
+
+    async def _page_by_activity(self, limit: int, cursor: tuple[Any, ...] | None, descending: bool) -> list[tuple[Any, ...]]:
+        # "Most recently active first" is the order given: the first id ranks highest.
+        return cut_page(await self._rows(), lambda r: (-r[1], r[0]), limit, cursor, descending)
+
+    async def _page_by_id(self, limit: int, cursor: tuple[Any, ...] | None, descending: bool) -> list[tuple[Any, ...]]:
+        return cut_page(await self._rows(), lambda r: (r[0],), limit, cursor, descending)
+
+    async def _page_by_count(self, limit: int, cursor: tuple[Any, ...] | None, descending: bool) -> list[tuple[Any, ...]]:
+        return cut_page(await self._rows(), lambda r: (r[2], r[0]), limit, cursor, descending)
+
+    def _row_info(self, row: tuple[Any, ...]) -> SessionInfo:
+        cid, position, count, exact = row
+        return SessionInfo(cid, count, None, None, sort_key=(-position, cid), count_exact=exact)
+
+    async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
+        """The conversation's row (its latest items read to count them); ``None`` when
+        the server does not know it."""
+        check_branch(self, branch)
+        row = await self._row(session_id)
+        return self._row_info(row) if row is not None else None
+
+    async def require_session(self, session_id: str) -> SessionInfo:
+        info = await self.session_info(session_id)
+        if info is None:
+            raise self.backend.unknown(session_id)
+        return info
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        return [self._row_info(r) for r in await self._rows_of(list(dict.fromkeys(ids)))]
+
+    async def search_session_ids(self, text: str) -> AsyncIterator[str]:
+        """Listed conversations whose id or any item's text holds ``text``: ids first,
+        then each conversation read from its start until a hit."""
+        rows = await self._rows()
+        rest = []
+        for cid, *_ in rows:
+            if contains(cid, text):
+                yield cid
+            else:
+                rest.append(cid)
+        for cid in rest:
+            async for page in self.iter_messages(cid):
+                if any(contains(m.text, text) for m in page):
+                    yield cid
+                    break
+
+    # -- messages ------------------------------------------------------------------
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        anchor: tuple[Any, ...] | None = None,
+        direction: Direction = "backward",
+        branch: str | None = None,
+    ) -> list[Message]:
+        check_branch(self, branch)
+        if limit <= 0:
+            return []
+        order = "desc" if direction == "backward" else "asc"
+        after: str | None = str(anchor[0]) if anchor else None
+        got: list[dict[str, Any]] = []
+        try:
+            while len(got) < limit:
+                items, more = await self.fetch(session_id, order=order, after=after, limit=limit - len(got))
+                got.extend(items)
+                if not more:
+                    break
+                after = str(items[-1].get("id"))
+        except SessionNotFound:
+            return []  # as every store: no such session, no messages
+        if order == "desc":
+            got.reverse()
+        return [self._message(i) for i in got]
+
+    async def iter_messages(
+        self, session_id: str, *, batch: int = 500, branch: str | None = None
+    ) -> AsyncIterator[list[Message]]:
+        """Every item from the start, a page of the API at a time."""
+        check_branch(self, branch)
+        after: str | None = None
+        while True:
+            try:
+                items, more = await self.fetch(session_id, order="asc", after=after)
+            except SessionNotFound:
+                return
+            if items:
+                yield [self._message(i) for i in items]
+            if not more:
+                return
+            after = str(items[-1].get("id"))
+
+    async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
+        """The item count, read through the whole conversation (the API tells none)."""
+        n = 0
+        async for page in self.iter_messages(session_id, branch=branch):
+            n += len(page)
+        return n
+
+    async def count_turns_before(
+        self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
+    ) -> int:
+        """User turns before the item ``anchor`` names, since the last compaction item
+        before it (read from the start; item ids have no order to compare)."""
+        count = 0
+        async for page in self.iter_messages(session_id, branch=branch):
+            for m in page:
+                if m.ref == anchor[0]:
+                    return count
+                count = turns_before((m,), count)
+        return count
+
+    async def flux_messages(
+        self, session_id: str, limit: int | None, *, branch: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The latest ``limit`` items (0/None: all) as flux dicts."""
+        picked = await self.latest_messages(session_id, limit or None, branch=branch)
+        return [{"role": m.role, "content": m.text} for m in picked]
