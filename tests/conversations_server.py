@@ -13,6 +13,9 @@ Endpoints (under ``/v1``, as the ``openai`` client sends them):
   the created items; at most 20 a request.
 * ``DELETE /conversations/{id}/items/{item_id}`` → the ``Conversation``.
 * ``DELETE /conversations/{id}`` → ``{"id", "object": "conversation.deleted", "deleted": true}``.
+* ``POST /responses/compact`` ``{"model", "input": [...]}`` → a ``CompactedResponse``
+  (``object: "response.compaction"``): the input's user messages, then one compaction item
+  with opaque ``encrypted_content`` — what ``OpenAIResponsesCompactionSession`` stores.
 
 Input items become stored items as the API stores them: each gets an id of its type's
 prefix (``msg_``, ``fc_``, ``cmp_``, …) and a ``status`` where the type has one; an easy
@@ -176,6 +179,9 @@ class ConversationsServer:
                 "at https://platform.openai.com/account/api-keys.", "invalid_api_key"))
             return
         segments = [unquote(s) for s in parts.path.split("/") if s]
+        if segments == ["v1", "responses", "compact"] and method == "POST":
+            self._send(h, 200, self._compact(body or {}))
+            return
         if segments[:2] != ["v1", "conversations"]:
             self._send(h, 404, error_body(f"Invalid URL ({method} {parts.path})", None))
             return
@@ -228,6 +234,23 @@ class ConversationsServer:
         }
         self.items[cid] = [stored_item(i) for i in items]
         return 200, self.conversations[cid]
+
+    def _compact(self, body: dict[str, Any]) -> dict[str, Any]:
+        kept = []
+        for item in body.get("input") or []:
+            if isinstance(item, dict) and item.get("role") == "user":
+                kept.append(stored_item({**item, "type": "message"}))
+        compaction = {
+            "id": f"cmp_{secrets.token_hex(24)}", "type": "compaction",
+            "encrypted_content": "gAAAAA" + secrets.token_urlsafe(600),
+        }
+        return {
+            "id": f"resp_{secrets.token_hex(24)}", "object": "response.compaction",
+            "created_at": int(time.time()), "output": kept + [compaction],
+            "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": 150},
+        }
 
     def seed(self, conversation_id: str) -> None:
         """Make an empty conversation under a chosen id (fixture set-up only: the API

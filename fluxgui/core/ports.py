@@ -76,6 +76,9 @@ class Capabilities:
     #: its sessions are the ids the user names (the OpenAI Conversations API cannot list
     #: conversations): the window offers "Add conversation…" and remembers them
     lists_named_sessions: bool = False
+    #: the store names new sessions itself (an import or a copy never keeps the source's
+    #: id, so no id can be taken)
+    names_new_sessions: bool = False
 
 
 @dataclass(frozen=True)

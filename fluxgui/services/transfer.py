@@ -175,8 +175,9 @@ def copy_destination(
 
 async def check_free_ids(store: Store, ids: Sequence[str], *, rename: bool) -> None:
     """Raise :class:`IdTaken` for the first id ``store`` already holds or that comes
-    twice in ``ids`` (nothing to check with ``rename``)."""
-    if rename:
+    twice in ``ids`` (nothing to check with ``rename``, or in a store that names new
+    sessions itself)."""
+    if rename or store.capabilities.names_new_sessions:
         return
     seen: set[str] = set()
     for sid in ids:

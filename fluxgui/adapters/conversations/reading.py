@@ -44,7 +44,9 @@ class ConversationsReader(Store[ConversationsBackend]):
     """The reading layer of :class:`~.writing.ConversationsStore`."""
 
     format = "agents"
-    CAPABILITIES = Capabilities(append=True, clear=True, problems=True, lists_named_sessions=True)
+    CAPABILITIES = Capabilities(
+        append=True, clear=True, problems=True, lists_named_sessions=True, names_new_sessions=True
+    )
 
     def __init__(self, backend: ConversationsBackend, target: str, ids: list[str]) -> None:
         super().__init__(backend, target)
