@@ -252,15 +252,17 @@ class ConversationsServer:
                       "total_tokens": 150},
         }
 
-    def seed(self, conversation_id: str) -> None:
-        """Make an empty conversation under a chosen id (fixture set-up only: the API
-        names conversations itself, so tests that need names of their own use this)."""
+    def seed(self, conversation_id: str, items: list[dict[str, Any]] | None = None) -> None:
+        """Make a conversation under a chosen id, holding ``items`` stored as the
+        endpoints store them (fixture set-up only: the API names conversations itself,
+        so tests that need names of their own use this; and a 10,000-item conversation
+        written through the SDK, 20 items a request, takes a minute here)."""
         with self._lock:
             self.conversations[conversation_id] = {
                 "id": conversation_id, "object": "conversation",
                 "created_at": int(time.time()), "metadata": {},
             }
-            self.items[conversation_id] = []
+            self.items[conversation_id] = [stored_item(i) for i in items or []]
 
     def _list(self, cid: str, query: dict[str, str]) -> tuple[int, dict[str, Any]]:
         try:

@@ -16,6 +16,8 @@ when it is missing. The format modules are imported only when a target needs the
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
+from .conversations.target import SCHEME as CONVERSATIONS_SCHEME
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
@@ -95,6 +98,43 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Timeout (seconds)", ("conversations",), type=int, default=30,
     ),
 )
+
+
+def conversations_location(target: str, base_url: str | None = None) -> str | None:
+    """Where a Conversations target's server is (its store key's location: the base URL,
+    no key), or ``None`` for other targets; raises ``TargetError`` for a bad base URL."""
+    if not is_conversations_target(target):
+        return None
+    from .conversations.target import base_url_of, location
+
+    return location(base_url_of(target, base_url))
+
+
+def conversations_label(target: str, base_url: str | None = None) -> str | None:
+    """How a Conversations target is named to people (``OpenAI Conversations at URL``,
+    secrets hidden), or ``None`` for other targets or a bad base URL."""
+    if not is_conversations_target(target):
+        return None
+    from .conversations.target import base_url_of, shown
+
+    try:
+        return shown(base_url_of(target, base_url))
+    except TargetError:
+        return None
+
+
+def options_from(value: Callable[[OptionSpec], Any], **fields: Any) -> OpenOptions:
+    """The declared options as ``value(spec)`` gives them (a command line's namespace),
+    with ``fields`` (``writable``, ``format``, …) set too. An option not given (``None``,
+    or one without a flag) falls back to its environment variable (``--key`` to
+    ``$FLUXGUI_KEY``; an empty variable counts as not set); a repeated one is a tuple."""
+    values: dict[str, Any] = {}
+    for spec in OPTIONS:
+        given = value(spec) if spec.cli else None
+        if given is None and spec.env:
+            given = os.environ.get(spec.env) or None
+        values[spec.name] = tuple(given or ()) if spec.repeat else given
+    return OpenOptions(**values, **fields)
 
 
 def options_for(kind: str) -> tuple[OptionSpec, ...]:

@@ -86,8 +86,8 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         else:
             on = f", branch {branch}" if advanced else ""
             out.write(
-                f"session {one_line(info.id, 200)} — {info.count_text} "
-                f"message{'' if info.messages == 1 and info.count_exact else 's'} "
+                f"session {one_line(info.id, 200)} — "
+                f"{plural(info.messages, 'message') if info.count_exact else f'≥ {info.messages:,} messages'} "
                 f"({store.format} format{one_line(on)})\n"
             )
             async for page in pages:

@@ -12,11 +12,10 @@ key to ``FLUXGUI_KEY``). Every command that opens a store goes through it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from fluxgui.adapters.registry import KEY_ENV, OPTIONS, open_store
+from fluxgui.adapters.registry import KEY_ENV, OPTIONS, open_store, options_from
 from fluxgui.core.ports import OpenOptions, OptionSpec, SessionStore
 
 from . import arguments
@@ -84,17 +83,13 @@ def open_options(args: argparse.Namespace, prefix: str = "", **fields: Any) -> O
     An option not given falls back to its environment variable (``--key`` to
     ``$FLUXGUI_KEY``); an empty variable counts as not set. A repeated option gives a
     tuple."""
-    values: dict[str, Any] = {}
     renamed = getattr(args, RENAMED, None) or {}
-    for spec in OPTIONS:
-        dest = renamed.get(spec.name) if not prefix else None
-        value = getattr(args, dest or _dest(spec, prefix), spec.default) if spec.cli else None
-        if value is None and spec.env:
-            value = os.environ.get(spec.env) or None
-        if spec.repeat:
-            value = tuple(value or ())
-        values[spec.name] = value
-    return OpenOptions(**values, **fields)
+
+    def given(spec: OptionSpec) -> Any:
+        dest = (renamed.get(spec.name) if not prefix else None) or _dest(spec, prefix)
+        return getattr(args, dest, spec.default)
+
+    return options_from(given, **fields)
 
 
 def option_values(options: OpenOptions) -> dict[str, Any]:

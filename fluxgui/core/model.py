@@ -51,6 +51,15 @@ class Message:
         """How the message is named to people: its ``ref``, else ``#id``."""
         return self.ref if self.ref else f"#{self.id}"
 
+    @property
+    def short_label(self) -> str:
+        """:attr:`label` for a narrow place (a card's header): a long ``ref`` keeps its
+        type prefix, its start and its end (``msg_68c8f0…5725eb``)."""
+        ref = self.ref
+        if not ref or len(ref) <= 20:
+            return self.label
+        return f"{ref[:10]}…{ref[-6:]}"
+
     def to_dict(self) -> dict[str, Any]:
         """The exported (JSON) form: id, role, kind, text, metadata, created_at, raw."""
         return {
@@ -93,7 +102,7 @@ class SessionInfo:
     @property
     def count_text(self) -> str:
         """The count as people read it: ``"12"``, or ``"≥ 100"`` when only a bound."""
-        return f"{self.messages:,}" if self.count_exact else f"≥ {self.messages:,}"
+        return str(self.messages) if self.count_exact else f"≥ {self.messages}"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

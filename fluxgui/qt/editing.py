@@ -139,9 +139,15 @@ class Editor(QObject):
             self.stack.push(ChangeCommand(result))
             self.applied.emit(result)
         elif what == "undo":
+            # What was written may differ from the inverse asked for (a Conversations
+            # store gives re-added items new ids): the redo is the inverse of *that*.
+            if _command is not None and result is not None:
+                _command.change = result.inverse()
             self.stack.undo()
             self.applied.emit(result)
         else:
+            if _command is not None and result is not None:
+                _command.change = result
             self.stack.redo()
             self.applied.emit(result)
 

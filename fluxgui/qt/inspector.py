@@ -112,7 +112,7 @@ class MessageInspector(QWidget):
         self._nodes = 0
         self._values = []
         raw_value = message.raw if raw is _UNSET else raw
-        self.title.setText(f"{message.label} · {message.role} · {kind_label(message.kind)}")
+        self.title.setText(f"{message.short_label} · {message.role} · {kind_label(message.kind)}")
         self.tree.setUpdatesEnabled(False)
         try:
             self.tree.clear()

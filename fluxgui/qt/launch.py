@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.adapters.registry import KEY_ENV
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_url
 from fluxgui.services.credentials import is_url
@@ -100,15 +99,12 @@ class Launch:
 
 def open_options(args: argparse.Namespace) -> OpenOptions:
     """The window's open options from its command line (as the commands take them:
-    ``--key`` falling back to ``$FLUXGUI_KEY``)."""
-    return OpenOptions(
-        writable=bool(args.writable),
-        format=args.format,
-        sessions_table=args.sessions_table,
-        messages_table=args.messages_table,
-        key=args.key or os.environ.get(KEY_ENV) or None,
-        ttl=args.ttl,
-        key_prefix=args.key_prefix,
+    ``--key`` falling back to ``$FLUXGUI_KEY``, the API key to ``$OPENAI_API_KEY``)."""
+    from fluxgui.adapters.registry import options_from
+
+    return options_from(
+        lambda spec: getattr(args, spec.name, spec.default),
+        writable=bool(args.writable), format=args.format,
     )
 
 

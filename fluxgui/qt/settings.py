@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from fluxgui.adapters.registry import DEFAULT_PREFIX
+from fluxgui.adapters.registry import DEFAULT_PREFIX, kind_of
 from fluxgui.core.redact import redact_text, split_secrets
 from fluxgui.services import credentials
 
@@ -46,7 +46,10 @@ def normalize_target(target: str) -> tuple[str, bool]:
     """``(what is stored, whether a password was removed)`` for a target.
 
     Raises ``ValueError`` for a URL that does not parse (it is never stored: it might
-    hold a password we cannot find)."""
+    hold a password we cannot find). An OpenAI Conversations target is kept as it is
+    (its key is never part of it)."""
+    if kind_of(target) == "conversations":
+        return redact_text(target), False
     if credentials.is_url(target):
         bare, password = credentials.split_password(target)
         return bare, password is not None
@@ -57,9 +60,10 @@ def resolve_target(stored: str, needs_password: bool = False) -> str | None:
     """The target to open for a stored one: a URL gets its password back from the keyring.
 
     Returns ``None`` when ``needs_password`` and the keyring has no password for it —
-    the caller asks the user for it.
+    the caller asks the user for it. (An OpenAI Conversations store finds its API key
+    itself, in the environment or the keyring.)
     """
-    if not credentials.is_url(stored):
+    if not credentials.is_url(stored) or kind_of(stored) == "conversations":
         return stored
     try:
         key, password = credentials.split_password(stored)

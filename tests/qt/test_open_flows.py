@@ -688,14 +688,15 @@ def test_drop_filter_on_the_main_window(qtbot, window, tmp_path):
 def test_the_store_options_are_built_from_the_declarations(qtbot, dialog):
     from fluxgui.adapters.registry import options_for
     from fluxgui.core.ports import OpenOptions
-    from fluxgui.qt.dialogs.option_fields import KEY_OPTIONS
+    from fluxgui.qt.dialogs.option_fields import CLI_ONLY, KEY_OPTIONS
 
     form = dialog._form
     fields = dialog.option_fields.edits
-    # Every declared option of a database or Redis store has a row, but the key and its
-    # TTL (the Key dialog asks for them once the store says it holds encrypted items).
-    declared = {o.name for kind in ("sql", "redis") for o in options_for(kind)}
-    assert set(fields) == declared - KEY_OPTIONS
+    # Every declared option of a database, Redis or Conversations store has a row, but
+    # the key and its TTL (the Key dialog asks for them once the store says it holds
+    # encrypted items) and the command line's ids file.
+    declared = {o.name for kind in ("sql", "redis", "conversations") for o in options_for(kind)}
+    assert set(fields) == declared - KEY_OPTIONS - CLI_ONLY
     for name in ("sessions_table", "messages_table"):  # a database: its table names
         assert form.isRowVisible(fields[name]), name
         assert fields[name].text() == "" and fields[name].toolTip()

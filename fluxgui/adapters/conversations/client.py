@@ -2,7 +2,8 @@
 
 :class:`ConversationsBackend` is the store's :class:`~fluxgui.adapters.base.StoreBackend`:
 an ``AsyncOpenAI`` client on the base URL (its own retries: twice, honouring
-``retry-after``), ``writable``, no change token (the API has none), no local files.
+``retry-after``) in a worker thread (:mod:`.worker`: :meth:`~ConversationsBackend.run`),
+``writable``, no change token (the API has none), no local files.
 :func:`failing` turns the client's errors into one line each — a refused key (401/403),
 an unknown conversation (404), rate limiting (429, with the server's ``retry-after``),
 a timeout, no network — never showing the key or the server's echo of it.
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from openai import AsyncOpenAI
@@ -30,6 +31,9 @@ from fluxgui.core.errors import (
 from fluxgui.core.redact import redact_text, redact_url
 
 from .target import location
+from .worker import ClientThread
+
+T = TypeVar("T")
 
 #: seconds to connect; a request's whole wait is the store's ``api_timeout``
 CONNECT_TIMEOUT = 10.0
@@ -52,8 +56,8 @@ def make_client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
 class ConversationsBackend:
     """What a Conversations store needs of its back-end (see the module text)."""
 
-    def __init__(self, client: AsyncOpenAI, base_url: str, *, writable: bool, timeout: float) -> None:
-        self.client = client
+    def __init__(self, api_key: str, base_url: str, *, writable: bool, timeout: float) -> None:
+        self._client = ClientThread(lambda: make_client(base_url, api_key, timeout))
         self.base_url = base_url
         self.writable = writable
         self.timeout = timeout
@@ -73,8 +77,12 @@ class ConversationsBackend:
         """None: the store is on a server."""
         return []
 
+    async def run(self, call: Callable[[AsyncOpenAI], Awaitable[T]]) -> T:
+        """``await call(client)`` on the client's own thread (see :mod:`.worker`)."""
+        return await self._client.run(call)
+
     async def close(self) -> None:
-        await self.client.close()
+        await self._client.close()
 
     @contextlib.contextmanager
     def failing(self, conversation: str | None = None) -> Iterator[None]:

@@ -11,7 +11,7 @@ import asyncio
 from fluxgui.core.errors import TargetError
 from fluxgui.core.ports import OpenOptions
 
-from .client import ConversationsBackend, make_client
+from .client import ConversationsBackend
 from .target import base_url_of, conversation_ids, find_api_key, shown
 from .writing import ConversationsStore
 
@@ -29,7 +29,5 @@ async def open_conversations(target: str, options: OpenOptions) -> Conversations
     ids = conversation_ids(options.conversations, options.ids_file)
     # The keyring may block for seconds: never on the caller's (UI) thread.
     key = options.api_key or await asyncio.to_thread(find_api_key, None)
-    backend = ConversationsBackend(
-        make_client(base_url, key, timeout), base_url, writable=options.writable, timeout=timeout
-    )
+    backend = ConversationsBackend(key, base_url, writable=options.writable, timeout=timeout)
     return ConversationsStore(backend, shown(base_url), ids)

@@ -20,10 +20,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fluxgui.core.errors import SessionNotFound
+from fluxgui.core.errors import SessionNotFound, Unsupported
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrder
-from fluxgui.core.turns import turns_before
 
 from ..base import Store, check_branch, cut_page
 from ..textmatch import contains
@@ -50,7 +49,6 @@ class ConversationsReader(Store[ConversationsBackend]):
 
     def __init__(self, backend: ConversationsBackend, target: str, ids: list[str]) -> None:
         super().__init__(backend, target)
-        self.client = backend.client
         #: the conversation ids listed, in the order they were given
         self.ids = list(dict.fromkeys(ids))
         #: message id → item id, for every item read (edits name messages by number)
@@ -73,10 +71,13 @@ class ConversationsReader(Store[ConversationsBackend]):
         kwargs: dict[str, Any] = {"order": order, "limit": max(1, min(limit, PAGE_MAX))}
         if after is not None:
             kwargs["after"] = after
+        async def read(client: Any) -> tuple[list[dict[str, Any]], bool]:
+            page = await client.conversations.items.list(cid, **kwargs)
+            return [dump(i) for i in page.data], bool(page.has_more)
+
         with self.backend.failing(cid):
-            page = await self.client.conversations.items.list(cid, **kwargs)
-        items = [dump(i) for i in page.data]
-        return items, bool(page.has_more) and bool(items)
+            items, more = await self.backend.run(read)
+        return items, more and bool(items)
 
     def _message(self, item: dict[str, Any]) -> Message:
         m = to_message(item)
@@ -238,15 +239,13 @@ class ConversationsReader(Store[ConversationsBackend]):
     async def count_turns_before(
         self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None
     ) -> int:
-        """User turns before the item ``anchor`` names, since the last compaction item
-        before it (read from the start; item ids have no order to compare)."""
-        count = 0
-        async for page in self.iter_messages(session_id, branch=branch):
-            for m in page:
-                if m.ref == anchor[0]:
-                    return count
-                count = turns_before((m,), count)
-        return count
+        """Refused: an item's position is only known by reading every item before it
+        (1,000 requests for a 100,000-item conversation), so the window numbers a long
+        conversation's turns once its start is loaded."""
+        raise Unsupported(
+            f"{self.target} tells no item's position: turns are numbered once the "
+            "conversation's start is loaded"
+        )
 
     async def flux_messages(
         self, session_id: str, limit: int | None, *, branch: str | None = None

@@ -96,18 +96,19 @@ class ConversationsStore(ConversationsReader):
     async def _append(self, cid: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Write ``items`` at the end; the items as created (with their new ids)."""
         parts = batches(items)
-        client = self.client.with_options(max_retries=0) if len(parts) > 1 else self.client
 
-        async def write() -> list[dict[str, Any]]:
+        async def write(client: Any) -> list[dict[str, Any]]:
+            if len(parts) > 1:  # no retry that could add a batch twice, as the SDK
+                client = client.with_options(max_retries=0)
             made: list[dict[str, Any]] = []
             for part in parts:
-                with self.backend.failing(cid):
-                    page = await client.conversations.items.create(cid, items=part)
+                page = await client.conversations.items.create(cid, items=part)
                 made.extend(dump(i) for i in page.data)
             return made
 
         try:
-            return await run_to_end(write())
+            with self.backend.failing(cid):
+                return await run_to_end(self.backend.run(write))
         finally:
             self.forget_listing()
 
@@ -169,13 +170,13 @@ class ConversationsStore(ConversationsReader):
         return [self._raw[i] for i in message_ids]
 
     async def _delete_items(self, cid: str, item_ids: list[str]) -> None:
-        async def delete() -> None:
+        async def delete(client: Any) -> None:
             for item_id in item_ids:
-                with self.backend.failing(cid):
-                    await self.client.conversations.items.delete(item_id, conversation_id=cid)
+                await client.conversations.items.delete(item_id, conversation_id=cid)
 
         try:
-            await run_to_end(delete())
+            with self.backend.failing(cid):
+                await run_to_end(self.backend.run(delete))
         finally:
             self.forget_listing()
 
@@ -212,12 +213,12 @@ class ConversationsStore(ConversationsReader):
         items = [m.raw for page in [p async for p in self.iter_messages(session_id)] for m in page]
         await self.require_session(session_id)
 
-        async def delete() -> None:
-            with self.backend.failing(session_id):
-                await self.client.conversations.delete(session_id)
+        async def delete(client: Any) -> None:
+            await client.conversations.delete(session_id)
 
         try:
-            await run_to_end(delete())
+            with self.backend.failing(session_id):
+                await run_to_end(self.backend.run(delete))
         finally:
             self.forget_listing()
         self.ids = [i for i in self.ids if i != session_id]
@@ -253,7 +254,7 @@ class ConversationsStore(ConversationsReader):
             new_id, _n = await self._create(items)
             made = [m.raw for page in [p async for p in self.iter_messages(new_id)] for m in page]
             return Change(
-                new_id, f"Delete conversation {_label_id(new_id)} ({NEW_IDS}; a new conversation id)",
+                new_id, f"Put back the conversation as {_label_id(new_id)} ({NEW_IDS}, and it a new conversation id)",
                 added=tuple(self._change_rows(made, None)),
                 session_before=None, session_after=SessionRow(None, None),
             )
@@ -272,7 +273,9 @@ class ConversationsStore(ConversationsReader):
         made = await self._append(cid, items)
         for m in made:
             self._message(m)
-        return Change(cid, f"{change.label} ({NEW_IDS})", added=tuple(self._change_rows(made, now_last)))
+        n = len(made)
+        label = f"Put back {'the message' if n == 1 else f'{n} messages'} at the end ({NEW_IDS})"
+        return Change(cid, label, added=tuple(self._change_rows(made, now_last)))
 
     # -- new conversations ---------------------------------------------------------
 
@@ -281,17 +284,20 @@ class ConversationsStore(ConversationsReader):
         first. A failure part-way deletes it again."""
         first, rest = items[:BATCH], items[BATCH:]
 
+        async def create(client: Any) -> str:
+            return str((await client.conversations.create(items=first)).id)
+
         async def write() -> str:
             with self.backend.failing():
-                made = await self.client.conversations.create(items=first)
+                new_id = await self.backend.run(create)
             try:
                 if rest:
-                    await self._append(made.id, rest)
+                    await self._append(new_id, rest)
             except BaseException:
-                with self.backend.failing(made.id):
-                    await self.client.conversations.delete(made.id)
+                with self.backend.failing(new_id):
+                    await self.backend.run(lambda client: client.conversations.delete(new_id))
                 raise
-            return str(made.id)
+            return new_id
 
         try:
             new_id = await run_to_end(write())

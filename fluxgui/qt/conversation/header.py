@@ -72,7 +72,7 @@ class CardHeader:
         small = QFont(font)
         if small.pointSizeF() > 0:
             small.setPointSizeF(small.pointSizeF() * 0.92)
-        right = "  ".join(t for t in (short_time(m.created_at), m.label) if t)
+        right = "  ".join(t for t in (short_time(m.created_at), m.short_label) if t)
         small_fm = QFontMetrics(small)
         right_w = small_fm.horizontalAdvance(right)
         painter.setFont(small)
@@ -203,7 +203,7 @@ class CardHeader:
         badge = self.badge(m)
         if badge:
             head.append(badge[0])
-        head += [t for t in (short_time(m.created_at), m.label) if t]
+        head += [t for t in (short_time(m.created_at), m.short_label) if t]
         return " · ".join(head)
 
     def pair_text(self, m: Message) -> str:
@@ -211,10 +211,10 @@ class CardHeader:
         pairs = self._pane.pairs
         if m.kind == "tool_call" and call_key(m):
             out = pairs.output_for(m)
-            return f"→ output #{out.id}" if out else "no output"
+            return f"→ output {out.short_label}" if out else "no output"
         if m.kind == "tool_output" and output_key(m):
             call = pairs.call_for(m)
             if call is None:
                 return f"← {output_key(m)} (call not loaded)"
-            return f"← {tool_name(call) or 'call'} #{call.id}"
+            return f"← {tool_name(call) or 'call'} {call.short_label}"
         return ""

@@ -74,18 +74,12 @@ def role_icon(role: str, colour: QColor, size: int, dpr: float) -> QPixmap:
             [QPointF(s * 0.26, s * 0.32), QPointF(s * 0.46, s * 0.50), QPointF(s * 0.26, s * 0.68)]
         )
         p.drawLine(QPointF(s * 0.52, s * 0.70), QPointF(s * 0.74, s * 0.70))
-    elif kind == "compaction":  # two chevrons pressing together: "><"
-        pen = QPen(fg, max(1.4, s * 0.10))
+    elif kind == "compaction":  # lines pressed together: a condensed text
+        pen = QPen(fg, max(1.3, s * 0.09))
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         p.setPen(pen)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawPolyline(
-            [QPointF(s * 0.22, s * 0.30), QPointF(s * 0.42, s * 0.50), QPointF(s * 0.22, s * 0.70)]
-        )
-        p.drawPolyline(
-            [QPointF(s * 0.78, s * 0.30), QPointF(s * 0.58, s * 0.50), QPointF(s * 0.78, s * 0.70)]
-        )
+        for y, (x0, x1) in zip((0.30, 0.44, 0.58, 0.72), ((0.24, 0.76), (0.30, 0.70), (0.30, 0.70), (0.24, 0.76))):
+            p.drawLine(QPointF(s * x0, s * y), QPointF(s * x1, s * y))
     else:  # a question mark
         p.setPen(fg)
         font = QFont()

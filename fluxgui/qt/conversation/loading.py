@@ -187,7 +187,9 @@ class PaneLoading(PaneState):
                 self.pairs.clear()
             total = info.messages if info is not None else len(messages)
             # (A write between the count and the page makes this wrong; catch_up finds out.)
-            self._before = 0 if self._at_start else max(total - len(messages), 0)
+            # A count that is only a bound (a Conversations API) tells nothing before them.
+            known = info is None or info.count_exact
+            self._before = 0 if self._at_start else max(total - len(messages), 0) if known else None
             self.pairs.add(messages)
             self.model.set_messages(messages)
             if messages:

@@ -307,10 +307,13 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
     def _update_status(self) -> None:
         loaded = self.model.rowCount()
         total = self._info.messages if self._info is not None else None
-        if total is not None and (self._at_start or loaded >= total):
+        exact = self._info is None or self._info.count_exact
+        if total is not None and (self._at_start or (exact and loaded >= total)):
             text = f"all {plural(loaded, 'message')}"
-        elif total is not None:
+        elif total is not None and exact:
             text = f"latest {loaded:,} of {total:,} messages"
+        elif total is not None:  # the server tells no count: only that there are more
+            text = f"latest {loaded:,} messages · more on scroll"
         else:
             text = f"{loaded:,} messages loaded"
         if self._loading == "earlier":

@@ -41,6 +41,9 @@ class PaneTurns(PaneState):
                 self._turns_key,
                 self._count_turns(self._generation, self._store, self._session_id, messages[0]),
                 self._on_turns_counted,
+                # A store that cannot count them (a Conversations API): no numbers until
+                # the session's start is loaded.
+                lambda _error: None,
             )
 
     async def _count_turns(
@@ -49,6 +52,10 @@ class PaneTurns(PaneState):
         return generation, await store.count_turns_before(session_id, first.sort_key, branch=self.branch)
 
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if first == 0 and self._turn_base is None and self._at_start:
+            self._bridge.cancel(self._turns_key)  # the start is loaded: count from it
+            self._turn_base, self._turns = 0, None
+            return
         if first == 0 and self._turn_base is not None and self.model.rowCount() > last + 1:
             added = self.model.messages[first : last + 1]  # earlier messages, prepended
             if any(is_compaction(m) for m in added):

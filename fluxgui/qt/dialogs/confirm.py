@@ -84,6 +84,30 @@ def delete_session_box(parent: QWidget | None, session_id: str, count: int) -> Q
     )
 
 
+def delete_conversation_box(
+    parent: QWidget | None, conversation_id: str, count: int, where: str
+) -> QMessageBox:
+    """The (not yet shown) box :func:`confirm_delete_conversation` runs: clearing an
+    OpenAI conversation deletes it on the server, as the SDK's ``clear_session`` does."""
+    items = plural(count, "item") if count > 0 else "no items"
+    return _confirm_box(
+        parent,
+        "Delete conversation",
+        f"Delete conversation {display_id(conversation_id)}?",
+        f"It is deleted from {where}, with its {items}; the Conversations API keeps no "
+        f"cleared conversation.\nUndo ({undo_keys()}) writes its items again as a new "
+        "conversation, under a new id.",
+        "&Delete",
+    )
+
+
+def confirm_delete_conversation(
+    parent: QWidget | None, conversation_id: str, count: int, where: str
+) -> bool:
+    """Ask before deleting an OpenAI conversation (Cancel is the default)."""
+    return run_confirm(delete_conversation_box(parent, conversation_id, count, where))
+
+
 def delete_messages_box(parent: QWidget | None, count: int) -> QMessageBox:
     """The (not yet shown) box :func:`confirm_delete_messages` runs."""
     text = "Delete the selected message?" if count == 1 else (

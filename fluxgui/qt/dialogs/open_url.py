@@ -1,5 +1,6 @@
-"""The Open URL form: a database or Redis server, field by field, and the store options
-its kind declares.
+"""The Open URL form: a database or Redis server, field by field, or the OpenAI
+Conversations API (its base URL, API key and conversation ids), and the store options its
+kind declares.
 
 The form holds the parts (:class:`~fluxgui.services.database_urls.UrlParts` says what
 they make and what is missing) and one row per declared option of the chosen kind
@@ -26,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.adapters.registry import CONVERSATIONS_SCHEME
 from fluxgui.core.ports import OpenOptions
+from fluxgui.core.redact import redact_url
 from fluxgui.services.database_urls import (
     POSTGRES,
     REDIS,
@@ -50,6 +53,7 @@ DRIVERS: list[tuple[str, str | None]] = [
     ("PostgreSQL (asyncpg)", POSTGRES),
     ("SQLite file", SQLITE),
     ("Redis (Agents SDK RedisSession)", REDIS),
+    ("OpenAI Conversations (OpenAIConversationsSession)", CONVERSATIONS_SCHEME),
     ("Other SQLAlchemy async driver…", None),
 ]
 #: the mnemonics of the form's own rows (the option rows take other letters)
@@ -93,7 +97,8 @@ class OpenUrlDialog(QDialog):
         self.setModal(True)
         self._keyring_ok = False
         self._port_default: int | None = None
-        self._shape: tuple[bool, bool, bool] | None = None  # (sqlite, other, redis) shown
+        # (sqlite, other, redis, conversations) shown
+        self._shape: tuple[bool, bool, bool, bool] | None = None
 
         self.driver_combo = QComboBox(self)
         for text, name in DRIVERS:
@@ -121,6 +126,7 @@ class OpenUrlDialog(QDialog):
         self.password_edit = QLineEdit(self)
         self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.remember_check = QCheckBox("Remember password in the system keyring", self)
+        self.remember_key_check = QCheckBox("Remember the API key in the system keyring", self)
         self.options_edit = QLineEdit(self)
         self.options_edit.setPlaceholderText("optional, e.g. ssl=require")
 
@@ -145,6 +151,7 @@ class OpenUrlDialog(QDialog):
         self.option_fields = OptionFields(self, form, form_options(), taken=_MNEMONICS)
         #: the Redis key prefix field (built from its declaration)
         self.key_prefix_edit = self.option_fields.edits["key_prefix"]
+        form.addRow("", self.remember_key_check)
         form.addRow("URL:", self.preview)
         # Buddies for the composite rows so the mnemonics focus the right edit.
         for row_widget, edit in ((self._host_row, self.host_edit),
@@ -203,8 +210,15 @@ class OpenUrlDialog(QDialog):
         as another driver)."""
         return self.parts().is_redis
 
+    def is_conversations(self) -> bool:
+        """Whether the form names the OpenAI Conversations API."""
+        return self.drivername() == CONVERSATIONS_SCHEME
+
     def kind(self) -> str:
-        """The store kind the form names (``redis`` or ``sql``), for its options."""
+        """The store kind the form names (``redis``, ``conversations`` or ``sql``), for
+        its options."""
+        if self.is_conversations():
+            return "conversations"
         return "redis" if self.is_redis() else "sql"
 
     def key_prefix(self) -> str | None:
@@ -214,6 +228,9 @@ class OpenUrlDialog(QDialog):
     def open_options(self) -> OpenOptions:
         """The declared options of the form's kind, as typed (empty: their defaults)."""
         values = self.option_fields.values(self.kind())
+        if self.is_conversations():
+            values.pop("base_url", None)  # the target names it
+            return OpenOptions(**values)
         prefix = self.key_prefix()
         if prefix is not None:
             values["key_prefix"] = prefix
@@ -221,6 +238,11 @@ class OpenUrlDialog(QDialog):
 
     def problem(self) -> str | None:
         """What keeps the form from being opened, in one sentence; ``None`` when complete."""
+        if self.is_conversations():
+            base = self.option_fields.text("base_url")
+            if base and not base.lower().startswith(("http://", "https://")):
+                return "The base URL starts with https:// (or http://), such as https://api.openai.com/v1."
+            return self.option_fields.problem(self.kind())
         return self.parts().problem() or self.option_fields.problem(self.kind())
 
     def is_valid(self) -> bool:
@@ -228,18 +250,33 @@ class OpenUrlDialog(QDialog):
 
     def url(self) -> str:
         """The URL to open, with its password (give it to ``open_target``, never show it)."""
+        if self.is_conversations():  # openai-conversations: and the base URL typed
+            return CONVERSATIONS_SCHEME + self.option_fields.text("base_url")
         return self.parts().url()
 
     def display_url(self) -> str:
         """The URL with its password shown as ``***`` (for labels and titles)."""
+        if self.is_conversations():
+            return redact_url(self.url())
         return self.parts().display_url()
 
     def url_key(self) -> str:
         """The URL without its password: the keyring key and what recent stores keep."""
+        if self.is_conversations():
+            return self.display_url()
         return self.parts().url_key()
 
     def password(self) -> str:
-        return "" if self.is_sqlite() else self.password_edit.text()
+        return "" if self.is_sqlite() or self.is_conversations() else self.password_edit.text()
+
+    def remember_api_key(self) -> bool:
+        """Whether the API key typed should go to the keyring (once the store opened)."""
+        return (
+            self._keyring_ok
+            and self.is_conversations()
+            and bool(self.option_fields.text("api_key"))
+            and self.remember_key_check.isChecked()
+        )
 
     def remember_password(self) -> bool:
         """Whether the password should go to the keyring (once the store opened)."""
@@ -282,14 +319,16 @@ class OpenUrlDialog(QDialog):
 
     def _set_keyring_ok(self, ok: bool, *, asking: bool = False) -> None:
         self._keyring_ok = ok
-        self.remember_check.setEnabled(ok)
-        self.remember_check.setToolTip(
-            _KEYRING if ok else "Looking for the system keyring…" if asking else _NO_KEYRING
-        )
+        for check in (self.remember_check, self.remember_key_check):
+            check.setEnabled(ok)
+            check.setToolTip(
+                _KEYRING if ok else "Looking for the system keyring…" if asking else _NO_KEYRING
+            )
 
     def _on_driver_changed(self, *_: object) -> None:
         sqlite, other, redis = self.is_sqlite(), self.driver_combo.currentData() is None, self.is_redis()
-        shape = (sqlite, other, redis)
+        api = self.is_conversations()
+        shape = (sqlite, other, redis, api)
         if shape != self._shape:
             was_redis = self._shape is not None and self._shape[2]
             self._shape = shape
@@ -297,7 +336,10 @@ class OpenUrlDialog(QDialog):
             form.setRowVisible(self.driver_edit, other)
             for widget in (self._host_row, self.user_edit, self.password_edit,
                            self.remember_check):
-                form.setRowVisible(widget, not sqlite)
+                form.setRowVisible(widget, not sqlite and not api)
+            for widget in (self._database_row, self.options_edit):
+                form.setRowVisible(widget, not api)
+            form.setRowVisible(self.remember_key_check, api)
             self.option_fields.show_kind(self.kind())
             self.browse_button.setVisible(sqlite)
             label = form.labelForField(self._database_row)
@@ -329,7 +371,8 @@ class OpenUrlDialog(QDialog):
             self.database_edit.setText(path)
 
     def _update(self, *_: object) -> None:
-        self.preview.setText(self.display_url() if valid_drivername(self.drivername()) else "")
+        valid = self.is_conversations() or valid_drivername(self.drivername())
+        self.preview.setText(self.display_url() if valid else "")
         problem = self.problem()
         self.hint.setText(problem or "")  # always laid out: the form does not jump
         self.ok_button.setEnabled(problem is None)

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 
 from PySide6.QtWidgets import QDialog, QWidget
 
-from fluxgui.adapters.registry import DEFAULT_PREFIX
+from fluxgui.adapters.registry import DEFAULT_PREFIX, conversations_label
 from fluxgui.core.ports import OpenOptions
 from fluxgui.services import credentials
 from fluxgui.services.database_urls import SQLITE
 
+from ..conversations.remembered import remember_api_key
 from ..settings import RecentStores
 from .open_url import OpenUrlDialog
 from .passwords import PasswordDialog
@@ -66,6 +67,12 @@ def request_from(dialog: OpenUrlDialog) -> OpenRequest:
     """The request an accepted :class:`OpenUrlDialog` makes. A plain SQLite file comes
     back as its path (recent stores keep paths absolute)."""
     options = dialog.open_options()
+    if dialog.is_conversations():  # the key stays in memory; the keyring when asked
+        return OpenRequest(
+            dialog.url(), conversations_label(dialog.url()) or "OpenAI Conversations",
+            dialog.remember_api_key(),
+            options=options,
+        )
     if dialog.drivername() == SQLITE and not dialog.options_edit.text().strip():
         path = dialog.database_edit.text().strip()
         return OpenRequest(path, path, options=options)
@@ -130,5 +137,7 @@ def remember_opened(request: OpenRequest, recent: RecentStores) -> None:
     thread when the event loop runs. (An encryption key is never part of a request: it
     stays in the window's memory.)"""
     recent.add(request.target, request.label, key_prefix=request.key_prefix)
-    if request.remember and credentials.is_url(request.target):
+    if request.remember and request.options.api_key:  # an OpenAI Conversations key
+        remember_api_key(request.options.api_key)
+    elif request.remember and credentials.is_url(request.target):
         credentials.file_password_soon(request.target)

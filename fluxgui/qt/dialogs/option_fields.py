@@ -9,18 +9,27 @@ Adding an option to the registry adds it to the Open URL form — no widget code
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtGui import QIntValidator
 from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QWidget
 
-from fluxgui.adapters.registry import DEFAULT_PREFIX, OPTIONS
+from fluxgui.adapters.registry import DEFAULT_PREFIX, OPTIONS, PUBLIC_BASE_URL
 from fluxgui.core.ports import OptionSpec
 
 #: options the Open URL form leaves to the Key dialog: the encryption key (and the TTL
 #: that goes with it) is asked for once the opened store says it holds encrypted items,
 #: and lives in the window's memory only — never in a form the user may leave open
 KEY_OPTIONS = frozenset({"key", "ttl"})
+#: options of the command line only (the window adds conversations one by one instead)
+CLI_ONLY = frozenset({"ids_file"})
+#: what an empty field means, for fields that start empty
+PLACEHOLDERS: dict[str, str] = {
+    "base_url": f"{PUBLIC_BASE_URL} (or $OPENAI_BASE_URL) when empty",
+    "api_key": "from $OPENAI_API_KEY or the system keyring when empty",
+    "conversations": "conv_… (several: separated by spaces or commas)",
+}
 #: what an empty field means, shown in it when the declaration's default is ``None``
 #: ("the store's own default")
 SHOWN_DEFAULTS: dict[str, str] = {"key_prefix": DEFAULT_PREFIX}
@@ -28,11 +37,13 @@ SHOWN_DEFAULTS: dict[str, str] = {"key_prefix": DEFAULT_PREFIX}
 DETECTED = "found in the database when empty"
 
 
-def form_options(kinds: tuple[str, ...] = ("sql", "redis")) -> tuple[OptionSpec, ...]:
+def form_options(
+    kinds: tuple[str, ...] = ("sql", "redis", "conversations"),
+) -> tuple[OptionSpec, ...]:
     """The declared options of these store kinds that the Open URL form asks for."""
     return tuple(
         spec for spec in OPTIONS
-        if spec.name not in KEY_OPTIONS and any(kind in spec.kinds for kind in kinds)
+        if spec.name not in KEY_OPTIONS | CLI_ONLY and any(kind in spec.kinds for kind in kinds)
     )
 
 
@@ -65,7 +76,7 @@ class OptionFields:
             shown = SHOWN_DEFAULTS.get(spec.name)
             initial = shown if spec.default is None else str(spec.default)
             edit = QLineEdit(initial or "", parent)
-            edit.setPlaceholderText(initial or DETECTED)
+            edit.setPlaceholderText(PLACEHOLDERS.get(spec.name) or initial or DETECTED)
             edit.setToolTip(spec.help[:1].upper() + spec.help[1:] + ".")
             if spec.type is int:
                 edit.setValidator(QIntValidator(0, 2**31 - 1, edit))
@@ -113,5 +124,8 @@ class OptionFields:
                 if spec.default is not None:
                     out[spec.name] = spec.default
                 continue
-            out[spec.name] = int(text) if spec.type is int else text
+            if spec.repeat:  # several values in one field
+                out[spec.name] = tuple(v for v in re.split(r"[\s,]+", text) if v)
+            else:
+                out[spec.name] = int(text) if spec.type is int else text
         return out

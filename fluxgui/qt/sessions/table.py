@@ -117,11 +117,11 @@ class SessionTable(QAbstractTableModel):
                 # one line: an id with a newline must not break the row
                 return " ".join(info.id.split()) or info.id
             if col == self.COUNT:
-                return str(info.messages)
+                return info.count_text
             if col == self.UPDATED:
                 return short_time(info.updated_at or info.created_at, seconds=False)
         elif role == Qt.ItemDataRole.ToolTipRole:
-            lines = [info.id, f"{info.messages} messages"]
+            lines = [info.id, f"{info.count_text} messages"]
             if info.created_at:
                 lines.append(f"started {short_time(info.created_at)}")
             if info.updated_at:

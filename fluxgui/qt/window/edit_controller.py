@@ -164,7 +164,9 @@ class EditController:
         store = self._editable_store()
         if store is None or sid is None:
             return
-        if confirm.confirm_clear(window, sid, self._session_count(sid)):
+        if self._confirm_conversation(store, sid) if store.capabilities.lists_named_sessions else (
+            confirm.confirm_clear(window, sid, self._session_count(sid))
+        ):
             window.editor.run(edits.clear_session(store, sid))
 
     def delete_session(self, session_id: str | None = None) -> None:
@@ -174,8 +176,16 @@ class EditController:
         store = self._editable_store()
         if store is None or sid is None:
             return
-        if confirm.confirm_delete_session(window, sid, self._session_count(sid)):
+        if self._confirm_conversation(store, sid) if store.capabilities.lists_named_sessions else (
+            confirm.confirm_delete_session(window, sid, self._session_count(sid))
+        ):
             window.editor.run(edits.delete_session(store, sid))
+
+    def _confirm_conversation(self, store: Store, sid: str) -> bool:
+        """Clearing an OpenAI conversation deletes it: ask, naming it and its server."""
+        return confirm.confirm_delete_conversation(
+            self._window, sid, self._session_count(sid), store.target
+        )
 
     def delete_messages(self) -> None:
         """Delete the selected messages (after a confirmation when there are several).

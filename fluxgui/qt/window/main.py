@@ -31,6 +31,7 @@ from fluxgui.core.ports import SessionStore as Store
 from ..branches import branch_from_turn, install_branch_bar
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
+from ..conversations import install_conversations_bar
 from ..dialogs.files import FileDropFilter
 from ..dialogs.opening import OpenRequest
 from ..editing import Editor
@@ -114,6 +115,8 @@ class MainWindow(QMainWindow):
         self.editor.applied.connect(self.edits.on_applied)
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
         self.branch_bar = install_branch_bar(self)
+        # OpenAI Conversations: "Add conversation…" above the list (hidden else).
+        self.conversations_bar = install_conversations_bar(self)
         self.editor.failed.connect(self.edits.on_failed)
         self.editor.runningChanged.connect(lambda _running: self.update_edit_actions())
         self.editor.stack.indexChanged.connect(lambda _index: self.update_edit_actions())

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
 
-from fluxgui.adapters.registry import DEFAULT_TTL
+from fluxgui.adapters.registry import DEFAULT_TTL, conversations_label
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
@@ -30,6 +30,8 @@ from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural
 from fluxgui.services.demo import demo_store_path
 
+from ..conversations import with_remembered
+from ..conversations.bar import remember_opened as remember_conversations
 from ..dialogs.encryption_key import KeyDialog
 from ..dialogs.files import open_file_dialog, open_folder_dialog
 from ..dialogs.opening import OpenRequest, ask_password, ask_url, remember_opened
@@ -57,10 +59,11 @@ class OpenedStore:
     shown: str
 
 
-def skipped_files_text(problems: list[str] | tuple[str, ...]) -> str:
-    """The one-line notice for a JSON folder's unreadable files."""
+def skipped_files_text(problems: list[str] | tuple[str, ...], what: str = "file") -> str:
+    """The one-line notice for a JSON folder's unreadable files (``what``: the things
+    skipped, such as conversations the server does not know)."""
     return (
-        f"Skipped {plural(len(problems), 'file')} that could not be read: "
+        f"Skipped {plural(len(problems), what)} that could not be read: "
         + "; ".join(" ".join(str(p).split()) for p in problems)
     )
 
@@ -118,7 +121,12 @@ class StoreController:
 
         window = self._window
         opts = (options or OpenOptions()).with_(**changes)
-        shown = redact_text(label) if label else redact_url(target)  # never a secret
+        # An OpenAI Conversations server: the ids remembered for it are listed too.
+        opts = with_remembered(window.recent.settings, target, opts)
+        # Never a secret; a Conversations target by its server.
+        shown = redact_text(label) if label else (
+            conversations_label(target, opts.base_url) or redact_url(target)
+        )
         self.opening = OpenedStore(target, opts, shown)
         window.error_bar.clear()
         window.open_error = None
@@ -275,7 +283,8 @@ class StoreController:
         tip = "<br>".join(html.escape(p) for p in shown)
         if len(problems) > len(shown):
             tip += f"<br>… and {len(problems) - len(shown)} more"
-        bar.show_notice(skipped_files_text(problems), f"<p>{tip}</p>")
+        what = "conversation" if store is not None and store.capabilities.lists_named_sessions else "file"
+        bar.show_notice(skipped_files_text(problems, what), f"<p>{tip}</p>")
 
     # -- outcomes --------------------------------------------------------------------
 
@@ -303,6 +312,7 @@ class StoreController:
         window.editor.set_store(store)
         window.watcher.set_store(store)
         window.edits.update_mode()
+        remember_conversations(window, store)
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
