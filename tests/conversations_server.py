@@ -357,3 +357,32 @@ async def sdk_items(server: ConversationsServer, conversation_id: str, limit: in
 def texts(n: int, prefix: str = "m") -> list[dict[str, Any]]:
     """``n`` alternating user/assistant easy messages ``m0``, ``m1``, …"""
     return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{prefix}{i}"} for i in range(n)]
+
+
+@contextlib.contextmanager
+def memory_keyring():
+    """A keyring backend that keeps passwords in a dict, installed for the block (keyring's
+    own backend API; the dict is the yielded ``values``)."""
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    values: dict[tuple[str, str], str] = {}
+
+    class Memory(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service: str, username: str) -> str | None:
+            return values.get((service, username))
+
+        def set_password(self, service: str, username: str, password: str) -> None:
+            values[(service, username)] = password
+
+        def delete_password(self, service: str, username: str) -> None:
+            values.pop((service, username), None)
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Memory())
+    try:
+        yield values
+    finally:
+        keyring.set_keyring(previous)

@@ -11,7 +11,7 @@ message turn 1).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .model import Message, is_compaction
@@ -33,30 +33,30 @@ class Turn:
         return first.text if first is not None and starts_turn(first) else ""
 
 
-def turn_numbers(messages: Iterable[Message], start: int = 0) -> list[int]:
-    """The turn number of each message; ``start`` is the number of user messages that
-    come before the first one given since the session's beginning or its last compaction
-    item (see :func:`turns_before`)."""
-    out: list[int] = []
+def _running(messages: Iterable[Message], start: int) -> Iterator[int]:
+    """The turn number at each message (a compaction item restarts them at 0)."""
     n = start
     for m in messages:
         if is_compaction(m):
             n = 0
         elif starts_turn(m):
             n += 1
-        out.append(n)
-    return out
+        yield n
+
+
+def turn_numbers(messages: Iterable[Message], start: int = 0) -> list[int]:
+    """The turn number of each message; ``start`` is the number of user messages that
+    come before the first one given since the session's beginning or its last compaction
+    item (see :func:`turns_before`)."""
+    return list(_running(messages, start))
 
 
 def turns_before(messages: Iterable[Message], start: int = 0) -> int:
     """The turn count after ``messages`` (``start``: the count before them): user messages
     since the last compaction item, or all of them when there is none."""
     n = start
-    for m in messages:
-        if is_compaction(m):
-            n = 0
-        elif starts_turn(m):
-            n += 1
+    for n in _running(messages, start):
+        pass
     return n
 
 

@@ -338,41 +338,19 @@ async def test_no_api_key_is_one_line(monkeypatch):
 
 
 async def test_the_api_key_comes_from_the_keyring(monkeypatch, conv_server):
-    import keyring
-    from keyring.backend import KeyringBackend
+    from conversations_server import memory_keyring
 
     from fluxgui.services.credentials import API_KEY_KEYRING, SERVICE
 
-    class Memory(KeyringBackend):
-        priority = 1
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.values: dict[tuple[str, str], str] = {}
-
-        def get_password(self, service: str, username: str) -> str | None:
-            return self.values.get((service, username))
-
-        def set_password(self, service: str, username: str, password: str) -> None:
-            self.values[(service, username)] = password
-
-        def delete_password(self, service: str, username: str) -> None:
-            self.values.pop((service, username), None)
-
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    previous = keyring.get_keyring()
-    memory = Memory()
-    memory.set_password(SERVICE, API_KEY_KEYRING, API_KEY)  # where the chat's key is filed
-    keyring.set_keyring(memory)
-    try:
+    with memory_keyring() as values:
+        values[(SERVICE, API_KEY_KEYRING)] = API_KEY  # where the chat's key is filed
         cid = await sdk_write(conv_server, texts(2))
         store = await open_store(TARGET, base_url=conv_server.base_url, conversations=(cid,))
         try:
             assert [s.messages for s in await all_sessions(store)] == [2]
         finally:
             await store.close()
-    finally:
-        keyring.set_keyring(previous)
 
 
 @pytest.mark.parametrize("target", ["openai-conversations:ftp://x", "openai-conversations:nothing"])

@@ -241,36 +241,22 @@ def test_remembered_ids_the_server_lost_are_forgotten(qtbot, window, server):
 
 
 def test_remembering_the_api_key_files_it_in_the_keyring(qtbot, server):
-    import keyring
-    from keyring.backend import KeyringBackend
+    from conversations_server import memory_keyring
 
     from fluxgui.qt.dialogs.opening import remember_opened
     from fluxgui.qt.settings import RecentStores
     from fluxgui.services.credentials import API_KEY_KEYRING, SERVICE
 
-    class Memory(KeyringBackend):
-        priority = 1
-        values: dict[tuple[str, str], str] = {}
-
-        def get_password(self, service: str, username: str) -> str | None:
-            return self.values.get((service, username))
-
-        def set_password(self, service: str, username: str, password: str) -> None:
-            self.values[(service, username)] = password
-
-        def delete_password(self, service: str, username: str) -> None:
-            self.values.pop((service, username), None)
-
-    keyring.set_keyring(Memory())
-    dialog = OpenUrlDialog(keyring_ok=True)
-    qtbot.addWidget(dialog)
-    dialog.driver_combo.setCurrentIndex(dialog.driver_combo.findData(SCHEME))
-    dialog.option_fields.edits["api_key"].setText("sk-remember-me")
-    dialog.remember_key_check.setChecked(True)
-    request = request_from(dialog)
-    assert request.remember
-    recent = RecentStores()
-    remember_opened(request, recent)
-    assert Memory.values[(SERVICE, API_KEY_KEYRING)] == "sk-remember-me"
+    with memory_keyring() as values:
+        dialog = OpenUrlDialog(keyring_ok=True)
+        qtbot.addWidget(dialog)
+        dialog.driver_combo.setCurrentIndex(dialog.driver_combo.findData(SCHEME))
+        dialog.option_fields.edits["api_key"].setText("sk-remember-me")
+        dialog.remember_key_check.setChecked(True)
+        request = request_from(dialog)
+        assert request.remember
+        recent = RecentStores()
+        remember_opened(request, recent)
+        assert values[(SERVICE, API_KEY_KEYRING)] == "sk-remember-me"
     assert recent.entries()[0].target == SCHEME
     assert "sk-remember-me" not in Path(recent.settings.fileName()).read_text(encoding="utf-8")
