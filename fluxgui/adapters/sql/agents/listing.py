@@ -66,12 +66,12 @@ class AgentsListing(SqlStore):
         self._S = quote_ident(sessions_table)
         self._M = quote_ident(messages_table)
         self._utc = backend.utc_times
+        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
+        self._by_time = backend.dialect != "sqlite"
 
     def key_parts(self) -> dict[str, str | None]:
         """The two tables (their names are the store's, a database may hold several)."""
         return {"sessions": self.sessions_table, "messages": self.messages_table}
-        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
-        self._by_time = backend.dialect != "sqlite"
 
     def ddl(self) -> list[str]:
         """The statements that make the two tables (``create``), as the library does."""
