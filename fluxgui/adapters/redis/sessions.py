@@ -122,16 +122,16 @@ def _touched(sid: str, before: SessionRow, items: list[Any]) -> SessionRow:
     return SessionRow(before.created_at, now_ns // 1_000_000_000, extra=extra)
 
 
-async def clear(store: RedisStore, sid: str, label: str) -> Change:
-    """Remove the session's items (the hash stays, with its TTL)."""
+async def _empty(store: RedisStore, sid: str, label: str, *, keep_hash: bool) -> Change:
+    """Remove the session's items; with ``keep_hash`` its hash stays (touched, its TTL
+    kept), else every key of it goes."""
 
     async def body(pipe: Any) -> Change:
         await store._check_types(pipe, sid, store._keys(sid))
         before = await _read(store, pipe, sid)
-        if before is None:
+        if before is None or before.extra is None:
             raise SessionNotFound(f"unknown session id {show_id(sid)} in {store.target}")
-        assert before.extra is not None
-        after = _touched(sid, before, [])
+        after = _touched(sid, before, []) if keep_hash else None
         pipe.multi()
         _write(pipe, store, sid, after, [])
         await pipe.execute()
@@ -140,21 +140,14 @@ async def clear(store: RedisStore, sid: str, label: str) -> Change:
     return await _transact(store, sid, list(store._keys(sid)), body)
 
 
+async def clear(store: RedisStore, sid: str, label: str) -> Change:
+    """Remove the session's items (the hash stays, with its TTL)."""
+    return await _empty(store, sid, label, keep_hash=True)
+
+
 async def delete(store: RedisStore, sid: str, label: str) -> Change:
     """Remove the session's keys, as ``RedisSession.clear_session()`` does."""
-
-    async def body(pipe: Any) -> Change:
-        await store._check_types(pipe, sid, store._keys(sid))
-        before = await _read(store, pipe, sid)
-        if before is None:
-            raise SessionNotFound(f"unknown session id {show_id(sid)} in {store.target}")
-        assert before.extra is not None
-        pipe.multi()
-        _write(pipe, store, sid, None, [])
-        await pipe.execute()
-        return Change(sid, label, _rows(before.extra["items"]), (), _public(before), None)
-
-    return await _transact(store, sid, list(store._keys(sid)), body)
+    return await _empty(store, sid, label, keep_hash=False)
 
 
 def _resealed(store: RedisStore, origin: str, target: str, items: list[Any]) -> list[Any]:
