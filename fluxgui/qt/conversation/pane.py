@@ -315,7 +315,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         elif total is not None:  # the server tells no count: only that there are more
             text = f"latest {loaded:,} messages · more on scroll"
         else:
-            text = f"{loaded:,} messages loaded"
+            text = f"{plural(loaded, 'message')} loaded"
         if self._loading == "earlier":
             text += " · loading earlier…"
         elif self._earlier_failed:
