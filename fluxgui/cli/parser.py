@@ -330,16 +330,6 @@ def overview() -> str:
     )
 
 
-def _store_flags() -> set[str]:
-    """The flags every store-opening command takes (the README names them once, apart)."""
-    from fluxgui.adapters.registry import OPTIONS
-
-    flags = set()
-    for spec in OPTIONS:
-        flags |= {spec.flag, "--dest-" + spec.flag.removeprefix("--")}
-    return flags
-
-
 def _usage_part(action: argparse.Action) -> str:
     if action.option_strings:
         flag = action.option_strings[0]
@@ -368,10 +358,12 @@ def synopsis(command: str | None) -> str:
     else:
         [sub] = [a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction)]
         parser = sub.choices[command]
-    shared = _store_flags() | {"-h", "--help", "-V", "--version"}
+    shared = {"-h", "--help", "-V", "--version"}
     positionals, options = [], []
     for action in parser._actions:
-        if action.help == argparse.SUPPRESS or shared & set(action.option_strings):
+        if action.help == argparse.SUPPRESS or getattr(action, "store_option", False):
+            continue
+        if shared & set(action.option_strings):
             continue
         if "--store-format" in action.option_strings and tuple(action.choices or ()) == READ_FORMATS:
             continue  # the choice of format to read, shared too

@@ -70,7 +70,7 @@ def add_store_options(
         if flag in taken:
             flag, dest = "--store-" + flag.removeprefix("--"), "store_" + dest
             renamed[spec.name] = dest
-        parser.add_argument(
+        action = parser.add_argument(
             flag,
             dest=dest,
             metavar=spec.metavar,
@@ -80,6 +80,9 @@ def add_store_options(
             default=spec.default,
             help=f"{whose}: {spec.help}" if whose else spec.help,
         )
+        # Marked: the README's synopses leave the shared store options out (a flag name
+        # alone cannot tell: chat's own --base-url is the provider's).
+        action.store_option = True  # type: ignore[attr-defined]
     if renamed:
         parser.set_defaults(**{RENAMED: renamed})
 

@@ -129,7 +129,7 @@ def test_chat_sends_the_history_and_writes_the_turn_back(server, two):
     result = run_cli("chat", TARGET, a, "-m", "one more?", "--store-base-url", server.base_url)
     assert result.returncode == 0, result.stderr
     # The offline model counts the history it was sent (the compaction item is not text).
-    assert "This session had 4 earlier messages" in result.stdout
+    assert "I was given 4 earlier messages as history" in result.stdout
     after = asyncio.run(sdk_items(server, a))
     assert after[: len(before)] == before
     assert [bare(i) for i in after[len(before):]] == [
