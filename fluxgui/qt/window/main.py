@@ -32,6 +32,7 @@ from ..branches import branch_from_turn, install_branch_bar
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
 from ..dialogs.files import FileDropFilter
+from ..doctor import DoctorController
 from ..dialogs.opening import OpenRequest
 from ..editing import Editor
 from ..errors import describe_error
@@ -122,6 +123,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatDock(self)  # before the actions: View › Chat toggles its dock
         self.chat_panel = self.chat.panel
         self.chat_dock = self.chat.dock
+        # The session doctor (issue 18): its dock, card markers and list badges.
+        self.doctor = DoctorController(self)
         install_actions(self)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.update_edit_actions())

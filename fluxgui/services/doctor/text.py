@@ -71,3 +71,17 @@ def bar(fraction: float, width: int = 20) -> str:
 def kept(m: Message) -> bool:
     """Whether a message holds an item (for the preview's counts)."""
     return item_of(m) is not None
+
+
+def markers(report: Any) -> dict[int, tuple[str, str]]:
+    """A report's card markers: message id → ``(text, sentence)``, the text naming the
+    first problem (``+N`` more), the sentence every problem's detail."""
+    from .problems import LABELS
+
+    out: dict[int, tuple[str, str]] = {}
+    for mid, problems in report.by_message().items():
+        text = LABELS.get(problems[0].code, problems[0].code)
+        if len(problems) > 1:
+            text += f" +{len(problems) - 1}"
+        out[mid] = (text, "\n".join(p.detail for p in problems))
+    return out
