@@ -107,6 +107,7 @@ class DoctorController(QObject):
             self._show(None)
             self.problems.summary.setText("A large session: open the Doctor to check it.")
             return
+        self.report = None
         self.problems.show_report(None, checking=True)
         self.preflight_view.clear()
         self.ledger_view.clear()

@@ -107,7 +107,7 @@ class LedgerView(QWidget):
             for col, value in enumerate(cells):
                 cell = QTableWidgetItem(value)
                 if col not in (2, len(COLUMNS) - 1):
-                    cell.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == len(COLUMNS) - 1:
                     cell.setData(BAR_ROLE, float(result.scale(t)))
                 self.table.setItem(row, col, cell)

@@ -85,7 +85,7 @@ class PreflightView(QWidget):
             for col, value in enumerate(cells):
                 cell = QTableWidgetItem(value)
                 if col == 0:
-                    cell.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, col, cell)
         self.total.setText(f"≈ {result.total:,} tokens in all — an o200k_base estimate: "
                            "instructions and tool schemas are not in the store.")
