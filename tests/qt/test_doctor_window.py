@@ -81,7 +81,7 @@ def test_doctor_panel_preview_apply_undo(qtbot, window, tmp_path):
     with qtbot.waitSignal(doctor.planned, timeout=20_000):
         tab.preview_button.click()
     preview = tab.preview.toPlainText()
-    assert "+ new tool tool output: The call was cancelled" in preview
+    assert "+ new tool output: The call was cancelled" in preview
     assert tab.apply_button.isEnabled()
     window.grab().save(str(tmp_path / "doctor-preview.png"))
     before = _items(path, "orphan-call")

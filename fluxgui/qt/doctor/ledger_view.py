@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableWidget,
@@ -77,6 +78,9 @@ class LedgerView(QWidget):
         self.gauge.setRange(0, 1000)
         self.gauge.setTextVisible(True)
         self.note = QLabel("", self)
+        # The dock keeps the width it is given: the table scrolls, the gauge's text elides.
+        self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.gauge.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.note.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(self.model, 1)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -49,6 +50,9 @@ class PreflightView(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.total = QLabel("", self)
+        self.total.setWordWrap(True)
+        # The dock keeps the width it is given: long cells scroll, they do not widen it.
+        self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
         self.problems = QLabel("", self)
         self.problems.setWordWrap(True)
         self.problems.setTextFormat(Qt.TextFormat.PlainText)

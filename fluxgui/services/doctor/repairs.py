@@ -95,7 +95,7 @@ class Plan:
         for p in self.fixed:
             counts[p.code] = counts.get(p.code, 0) + 1
         why = ", ".join(f"{code} ×{n}" for code, n in counts.items())
-        parts = [f"removes {plural(len(self.delete), 'message')}"]
+        parts = [f"removes {plural(len(self.delete), 'message')}"] if self.delete else []
         if self.insert:
             parts.append(f"adds {plural(len(self.insert), 'message')}")
         return f"{' and '.join(parts)} ({why})" if why else " and ".join(parts)

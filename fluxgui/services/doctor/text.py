@@ -17,6 +17,8 @@ def describe(m: Message, width: int = 100) -> str:
     that is not an item shows its raw stored text."""
     ident = f"#{m.id}" if m.id >= 0 else "new"
     kind = "" if m.kind == "message" else f" {kind_label(m.kind)}"
+    if m.role == "tool" and m.kind == "tool_output":
+        kind = " output"
     text = m.raw if m.kind == "other" and isinstance(m.raw, str) else m.text
     if m.kind == "other" and not isinstance(m.raw, str) and m.raw is not None:
         text = json.dumps(m.raw, ensure_ascii=False)
