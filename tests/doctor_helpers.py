@@ -133,3 +133,22 @@ async def add_flux(path: Any, data: dict[str, list[dict[str, Any]]]) -> None:
 
     for sid, messages in data.items():
         await SQLiteSession(str(path), session_id=sid).add_messages(messages)
+
+
+class AlchemySessions:
+    """``SQLAlchemySession`` factory on a URL (Postgres), disposing its engines after."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.made: list[Any] = []
+
+    def __call__(self, sid: str) -> Any:
+        from agents.extensions.memory import SQLAlchemySession
+
+        s = SQLAlchemySession.from_url(sid, url=self.url, create_tables=True)
+        self.made.append(s)
+        return s
+
+    async def dispose(self) -> None:
+        for s in self.made:
+            await s.engine.dispose()

@@ -23,9 +23,10 @@ Agents SDK really sent with what fluxgui's preflight says it would send.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from chat_servers import ChatServer
 
 CALLS = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
 ROLES = ("assistant", "system", "developer", "user")
@@ -72,51 +73,21 @@ def input_error(items: list[Any]) -> tuple[str, str] | None:
     return None
 
 
-class ResponsesServer:
-    """One loopback Responses API server; use as a context manager."""
+class ResponsesServer(ChatServer):
+    """One loopback Responses API server; use as a context manager (the loopback
+    plumbing is :class:`chat_servers.ChatServer`'s; ``requests`` holds each body)."""
 
     def __init__(self, reply: str = "Resumed fine.") -> None:
-        self.reply = reply
+        super().__init__("openai", reply=reply)
         self.requests: list[dict[str, Any]] = []
         self.refusals: list[str] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> ResponsesServer:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                owner._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         body = json.loads(h.rfile.read(length) or b"null")
         self.requests.append(body)
         if h.path != "/v1/responses":
-            self._send(h, 404, {"error": {"message": f"Invalid URL (POST {h.path})",
+            self._send_json(h, 404, {"error": {"message": f"Invalid URL (POST {h.path})",
                                           "type": "invalid_request_error", "param": None, "code": None}})
             return
         items = body.get("input")
@@ -125,11 +96,11 @@ class ResponsesServer:
         refused = input_error(items or [])
         if refused is not None:
             self.refusals.append(refused[0])
-            self._send(h, 400, {"error": {"message": refused[0], "type": "invalid_request_error",
+            self._send_json(h, 400, {"error": {"message": refused[0], "type": "invalid_request_error",
                                           "param": refused[1], "code": None}})
             return
         n = len(self.requests)
-        self._send(h, 200, {
+        self._send_json(h, 200, {
             "id": f"resp_{n}", "object": "response", "created_at": 1_700_000_000 + n,
             "status": "completed", "model": body.get("model", "gpt-4o"), "error": None,
             "incomplete_details": None, "instructions": body.get("instructions"),
@@ -143,17 +114,6 @@ class ResponsesServer:
                       "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens_details": {"reasoning_tokens": 0}},
         })
-
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, doc: dict[str, Any]) -> None:
-        data = json.dumps(doc).encode("utf-8")
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        h.send_header("Connection", "close")
-        h.end_headers()
-        h.wfile.write(data)
-        h.wfile.flush()
 
 
 def sdk_model(server: ResponsesServer) -> Any:

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from agents import SQLiteSession
 from doctor_helpers import (
-    HEALTHY, add_agents, add_flux, call, expected, found, output, user, write_shapes,
+    HEALTHY, AlchemySessions, add_agents, add_flux, call, expected, found, output, user, write_shapes,
 )
 from helpers import all_messages
 
@@ -38,18 +38,9 @@ async def test_shapes_on_sqlite(tmp_path):
 
 @pytest.mark.postgres
 async def test_shapes_on_postgres(pg_url):
-    from agents.extensions.memory import SQLAlchemySession
-
-    made = []
-
-    def session(sid):
-        s = SQLAlchemySession.from_url(sid, url=pg_url, create_tables=True)
-        made.append(s)
-        return s
-
-    await write_shapes(session)
-    for s in made:
-        await s.engine.dispose()
+    sessions = AlchemySessions(pg_url)
+    await write_shapes(sessions)
+    await sessions.dispose()
     await _check_all(pg_url)
 
 

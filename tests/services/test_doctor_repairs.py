@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 from agents import Agent, Runner, SQLiteSession
-from doctor_helpers import HEALTHY, SHAPES, add_agents, add_flux, call, expected, user, write_shapes
+from doctor_helpers import HEALTHY, SHAPES, AlchemySessions, add_agents, add_flux, call, expected, user, write_shapes
 from helpers import all_messages
 from openai import BadRequestError
 from responses_server import ResponsesServer, sdk_model
@@ -86,15 +86,7 @@ async def test_sdk_rejects_broken_accepts_repaired_and_sends_the_preflight(tmp_p
 
 @pytest.mark.postgres
 async def test_repair_on_postgres_is_one_change_and_undoes(pg_url):
-    from agents.extensions.memory import SQLAlchemySession
-
-    made = []
-
-    def session(sid):
-        s = SQLAlchemySession.from_url(sid, url=pg_url, create_tables=True)
-        made.append(s)
-        return s
-
+    session = AlchemySessions(pg_url)
     await write_shapes(session)
     store = await open_store(pg_url, writable=True)
     try:
@@ -112,8 +104,7 @@ async def test_repair_on_postgres_is_one_change_and_undoes(pg_url):
             ]
     finally:
         await store.close()
-        for s in made:
-            await s.engine.dispose()
+        await session.dispose()
 
 
 async def test_orphan_call_completed_in_place_and_undo_restores_rows(tmp_path):
