@@ -1,13 +1,18 @@
 """Shared fixtures: offscreen Qt, fresh PostgreSQL databases, store writers.
 
-PostgreSQL: ``FLUXGUI_TEST_PG`` (default ``postgresql://root@127.0.0.1:5432/test``,
-trust auth). Each ``pg_url`` is a fresh database, dropped afterwards. When the server
-cannot be reached a Postgres test is skipped locally but fails in CI (``CI`` set).
+PostgreSQL: ``FLUXGUI_TEST_PG`` (default ``postgresql://<$PGUSER or your user
+name>@127.0.0.1:5432/test``, trust auth). Each ``pg_url`` is a fresh database, dropped
+afterwards. Redis: ``FLUXGUI_TEST_REDIS`` (default ``redis://127.0.0.1:6379/0``); each
+``redis_prefix`` is a fresh key prefix. When a server cannot be reached its tests are
+skipped locally (one summary line says which and how to enable them) but fail in CI
+(``CI`` set). Every test that needs a server carries its marker (``postgres``,
+``redis``), so ``-m "not postgres"`` leaves those out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import time
 import uuid
@@ -16,7 +21,44 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-PG_ADMIN = os.environ.get("FLUXGUI_TEST_PG", "postgresql://root@127.0.0.1:5432/test")
+PG_ADMIN = os.environ.get(
+    "FLUXGUI_TEST_PG",
+    f"postgresql://{os.environ.get('PGUSER') or getpass.getuser()}@127.0.0.1:5432/test",
+)
+#: fixtures that need a server → the marker their tests carry
+SERVER_FIXTURES = {"pg_available": "postgres", "redis_available": "redis"}
+#: the servers, as the skip reasons name them → the variable that points elsewhere
+SERVERS = {"PostgreSQL": "FLUXGUI_TEST_PG", "Redis": "FLUXGUI_TEST_REDIS"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark every test that needs a server: by the fixtures it uses (directly or not),
+    or, for tests parametrised over back-ends that ask for a server's fixture by name
+    (``request.getfixturevalue("pg_url")``), by a ``postgres``/``redis`` parameter id."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        ids = set(callspec.id.replace("[", "-").replace("]", "-").split("-")) if callspec else set()
+        for fixture, marker in SERVER_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()) or marker in ids:
+                item.add_marker(marker)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line per server whose tests were skipped: which, why, how to enable them
+    (read from the skip reasons, which pytest-xdist's workers send back)."""
+    counts: dict[str, tuple[int, str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        for server in SERVERS:
+            if f"{server} at " in reason and "is not reachable" in reason:
+                n, _ = counts.get(server, (0, ""))
+                counts[server] = (n + 1, reason.split(": ", 1)[-1].split(" is not reachable")[0])
+    for server, (n, where) in counts.items():
+        terminalreporter.write_line(
+            f"fluxgui: {n} tests skipped: {where} is not reachable; start it or point "
+            f"{SERVERS[server]} at one (in CI they fail instead)"
+        )
 
 
 def _run(coro) -> None:

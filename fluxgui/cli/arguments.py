@@ -8,6 +8,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import os
 
 #: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
 MAX_COUNT = 2**31 - 1
@@ -60,8 +61,21 @@ def seconds(text: str) -> float:
     return value
 
 
+#: the TARGET that names the bundled demo store (unless a file of that name is here)
+DEMO = "demo"
+
+
 def target(text: str) -> str:
-    """A TARGET: anything but the empty string (which would name the current folder)."""
+    """A TARGET: anything but the empty string (which would name the current folder);
+    ``demo`` names the bundled demo store when nothing of that name is in the current
+    folder."""
     if not text.strip():
         raise argparse.ArgumentTypeError("TARGET is empty: name a SQLite file, a folder or a URL")
+    if text == DEMO and not os.path.lexists(DEMO):
+        from fluxgui.services.demo import demo_store_path
+
+        path = demo_store_path()
+        if path is None:
+            raise argparse.ArgumentTypeError("the demo store is not installed with this fluxgui")
+        return str(path)
     return text

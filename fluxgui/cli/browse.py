@@ -45,7 +45,7 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
         f"{s.messages:>8}  {one_line(s.updated_at or '-', 60):<25}  {one_line(s.id, 120)}\n"
         for s in listing.sessions
     )
-    out.write(f"({len(listing.sessions)} sessions, {listing.format} format)\n")
+    out.write(f"({plural(len(listing.sessions), 'session')}, {listing.format} format)\n")
     return 0
 
 
@@ -125,9 +125,9 @@ async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
         if args.usage:
             out.write(f"      usage: {_usage_text(usage[b.branch_id])}\n")
             out.writelines(
-                f"      turn {t.user_turn_number}: {t.requests or 0} requests, "
-                f"{t.input_tokens or 0} in, {t.output_tokens or 0} out, "
-                f"{t.total_tokens or 0} total tokens\n"
+                f"      turn {t.user_turn_number}: {plural(t.requests or 0, 'request')}, "
+                f"{t.input_tokens or 0:,} in, {t.output_tokens or 0:,} out, "
+                f"{plural(t.total_tokens or 0, 'total token')}\n"
                 for t in turns[b.branch_id]
             )
     out.write(f"({plural(len(branches), 'branch')}; * the current one)\n")
@@ -140,8 +140,9 @@ def _usage_text(totals: UsageTotals | None) -> str:
     if totals is None:
         return "none recorded"
     return (
-        f"{totals.requests} requests, {totals.input_tokens} in, {totals.output_tokens} out, "
-        f"{totals.total_tokens} total tokens over {plural(totals.total_turns, 'turn')}"
+        f"{plural(totals.requests, 'request')}, {totals.input_tokens:,} in, "
+        f"{totals.output_tokens:,} out, {plural(totals.total_tokens, 'total token')} over "
+        f"{plural(totals.total_turns, 'turn')}"
     )
 
 

@@ -11,7 +11,9 @@ import argparse
 import sys
 from typing import TextIO
 
-from fluxgui.core.errors import show_id
+from fluxgui.core.errors import SessionNotFound, show_id
+
+from .errors import Known
 
 from .stores import open_target
 
@@ -39,7 +41,20 @@ async def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args, writable=True)
     try:
-        result = await chat(store, args.session_id, args.message, config, on_event=on_event, copy=args.copy)
+        if args.new and await store.session_info(args.session_id) is not None:
+            raise Known(
+                f"session {show_id(args.session_id)} already exists in {store.target}: "
+                "leave out --new to chat in it"
+            )
+        try:
+            result = await chat(
+                store, args.session_id, args.message, config,
+                on_event=on_event, copy=args.copy, new=args.new,
+            )
+        except SessionNotFound as exc:
+            if args.new or args.copy:
+                raise
+            raise Known(f"{exc} (pass --new to start a new session)") from None
     finally:
         await store.close()
         # Also when the stream broke off: the error line then starts on a line of its own.

@@ -42,6 +42,19 @@ HANDLERS: dict[str, tuple[str, str]] = {
 assert HANDLERS.keys() == COMMANDS.keys()
 
 
+def version() -> str:
+    """The installed package's version (the source's when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("fluxgui")
+    except PackageNotFoundError:
+        from fluxgui import __version__
+
+        return __version__
+
+
 def error_line(exc: BaseException) -> str:
     """A known error as the one line the terminal shows: URLs redacted, hidden characters
     visible."""
@@ -72,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(overview())
             return 0
         args = build_window_parser().parse_args(argv)
+        if args.version:
+            print(f"fluxgui {version()}")
+            return 0
         from fluxgui.qt.launch import launch
 
         return launch(args)

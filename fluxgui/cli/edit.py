@@ -52,13 +52,13 @@ async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     refused = refuse_without_yes(args)
     if refused is not None:
         return refused
-    from fluxgui.services.edits import clear_session, delete_session
+    from fluxgui.services.edits import check_writable, clear_session, delete_session
 
     sid = args.session_id
     store = await open_target(args, writable=True)
     try:
+        check_writable(store, need="clear")
         if not args.yes:
-            store.check_editable()
             info = await store.require_session(sid)
             question = (
                 f"{_WHAT[args.command]} session {show_id(sid)} "

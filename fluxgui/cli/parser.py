@@ -2,8 +2,15 @@
 
 ``build_parser(command)`` builds only that command's subparser (what ``main`` runs), so
 that a command's start-up loads nothing another command needs (``ls`` does not load the
-export writers for ``export``'s ``--format`` choices); ``build_parser()`` builds them all.
-The store options come from the adapters' declarations (:mod:`fluxgui.cli.stores`).
+export writers for ``export``'s ``--file-format`` choices); ``build_parser()`` builds
+them all. The store options come from the adapters' declarations
+(:mod:`fluxgui.cli.stores`). Every command has a description, help on each argument and
+examples (its epilog); ``tests/cli/test_help.py`` keeps the README's synopses in step.
+
+Flags say what they name: ``--store-format`` is always the format of a store (the one
+read, or for ``import`` the one written), ``--file-format`` the format of an export file.
+The spellings of the previous release (``--format``, ``copy --source-format``) still
+work, hidden from the help, for one release.
 """
 
 from __future__ import annotations
@@ -13,18 +20,19 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .stores import add_store_options
+from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
-TARGET_HELP = "a SQLite file, a JSON session folder, a SQLAlchemy URL or redis://…"
+TARGET_HELP = "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://… or 'demo'"
 WRITE_TARGET_HELP = (
     "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL "
     "or redis://…"
 )
+SESSION_HELP = "a session id, as 'ls' prints it"
 
 #: every command, with the line ``fluxgui --help`` shows for it
 COMMANDS: dict[str, str] = {
-    "ls": "list sessions",
-    "show": "show one session",
+    "ls": "list sessions, most recently active first",
+    "show": "show one session's messages in stored order",
     "branches": "list an AdvancedSQLiteSession session's branches",
     "branch": "fork a session at a message",
     "diff": "compare two sessions turn by turn",
@@ -45,26 +53,61 @@ COMMANDS: dict[str, str] = {
 Subparsers = Any
 
 
-def _command(sub: Subparsers, name: str, text: str, more: str = ".") -> argparse.ArgumentParser:
-    """A command's parser: ``text`` is its ``-h`` line; its description is ``text`` as a
-    sentence, ended by ``more``."""
-    return sub.add_parser(name, help=text, description=text[:1].upper() + text[1:] + more)
+def _command(
+    sub: Subparsers, name: str, description: str, examples: list[str]
+) -> argparse.ArgumentParser:
+    """A command's parser: ``COMMANDS[name]`` is its line in ``fluxgui --help``,
+    ``description`` its ``-h`` text, ``examples`` (command lines) its epilog."""
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return sub.add_parser(
+        name, help=COMMANDS[name], description=description, epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _target(parser: argparse.ArgumentParser, text: str = TARGET_HELP) -> None:
+    parser.add_argument("target", type=arguments.target, metavar="TARGET", help=text)
+
+
+def _session(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("session_id", metavar="SESSION_ID", help=SESSION_HELP)
+
+
+def _json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _hidden(parser: argparse.ArgumentParser, flag: str, dest: str, choices: tuple[str, ...]) -> None:
+    """An old spelling kept working for one release, left out of the help."""
+    parser.add_argument(flag, dest=dest, choices=choices, help=argparse.SUPPRESS)
 
 
 def _add_ls(sub: Subparsers, name: str) -> None:
-    ls = sub.add_parser(name, help="list sessions, most recently active first")
-    ls.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
-    ls.add_argument("--json", action="store_true", help="print JSON")
-    ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT")
+    ls = _command(
+        sub, name,
+        "List the sessions of a store, most recently active first: message count, last "
+        "activity and id.",
+        ["fluxgui ls demo", "fluxgui ls sessions.db --search refund --json",
+         "fluxgui ls postgresql://me@db.example/agents --limit 0"],
+    )
+    _target(ls)
+    _json(ls)
+    ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT (case-insensitive)")
     ls.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N sessions (0: all; default 50)")
     add_store_options(ls)
 
 
 def _add_show(sub: Subparsers, name: str) -> None:
-    show = sub.add_parser(name, help="show one session's messages in stored order")
-    show.add_argument("target", type=arguments.target, metavar="TARGET")
-    show.add_argument("session_id", metavar="SESSION_ID")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    show = _command(
+        sub, name,
+        "Show one session's messages in stored order: id, time, role, kind and text "
+        "(control characters as visible markers; --json is exact).",
+        ["fluxgui show demo support-48213-double-charge",
+         "fluxgui show sessions.db conv-42 --limit 10 --json"],
+    )
+    _target(show)
+    _session(show)
+    _json(show)
     show.add_argument("--limit", type=arguments.count, metavar="N", help="only the most recent N messages")
     show.add_argument(
         "--branch", metavar="BRANCH_ID",
@@ -74,10 +117,15 @@ def _add_show(sub: Subparsers, name: str) -> None:
 
 
 def _add_branches(sub: Subparsers, name: str) -> None:
-    branches = _command(sub, name, "list the branches of one session of an AdvancedSQLiteSession store")
-    branches.add_argument("target", type=arguments.target, metavar="TARGET", help="a SQLite file")
-    branches.add_argument("session_id", metavar="SESSION_ID")
-    branches.add_argument("--json", action="store_true", help="print JSON")
+    branches = _command(
+        sub, name,
+        "List the branches of one session of an AdvancedSQLiteSession store, as the "
+        "library's list_branches() does.",
+        ["fluxgui branches advanced.db conv-7 --usage"],
+    )
+    _target(branches, "a SQLite file written by AdvancedSQLiteSession")
+    _session(branches)
+    _json(branches)
     branches.add_argument(
         "--usage", action="store_true",
         help="add token usage per branch and per turn (from turn_usage)",
@@ -86,9 +134,14 @@ def _add_branches(sub: Subparsers, name: str) -> None:
 
 
 def _add_branch(sub: Subparsers, name: str) -> None:
-    branch = _command(sub, name, "fork a session: a new session with its messages up to and including one")
-    branch.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
-    branch.add_argument("session_id", metavar="SESSION_ID")
+    branch = _command(
+        sub, name,
+        "Fork a session: a new session holding its messages up to and including one (the "
+        "original is not changed).",
+        ["fluxgui branch sessions.db conv-42 --at 17 --name conv-42-retry"],
+    )
+    _target(branch)
+    _session(branch)
     branch.add_argument("--at", type=arguments.message_id, required=True, metavar="MESSAGE_ID",
                         help="the last message the fork includes (its id, as `show` prints)")
     branch.add_argument("--name", metavar="NEW_ID", help="the new session's id (default: SESSION_ID-fork, …)")
@@ -97,29 +150,33 @@ def _add_branch(sub: Subparsers, name: str) -> None:
 
 def _add_diff(sub: Subparsers, name: str) -> None:
     diff = _command(
-        sub, name, "compare two sessions turn by turn",
-        " (exit 0 when they are the same, 1 when they differ).",
+        sub, name,
+        "Compare two sessions (or two branches of one) turn by turn; exit 0 when they are "
+        "the same, 1 when they differ.",
+        ["fluxgui diff sessions.db conv-42 conv-42-fork",
+         "fluxgui diff advanced.db conv-7 conv-7 --branch-b retry --json"],
     )
-    diff.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
+    _target(diff)
     diff.add_argument("a", metavar="A", help="a session id")
-    diff.add_argument("b", metavar="B", help="another session id")
-    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.add_argument("b", metavar="B", help="another session id (or A again, with branches)")
+    _json(diff)
     diff.add_argument("--branch-a", metavar="BRANCH", help="A's branch (AdvancedSQLiteSession stores)")
     diff.add_argument("--branch-b", metavar="BRANCH", help="B's branch (A and B may be one session)")
     add_store_options(diff)
 
 
-_EDIT_HELP = {
-    "clear": "remove every message of one session (one transaction)",
-    "rm": "delete one session and all its messages (one transaction)",
+_EDIT_TEXT = {
+    "clear": "Remove every message of one session, in one transaction (a JSON session file "
+    "is kept with an empty history).",
+    "rm": "Delete one session and all its messages, in one transaction.",
 }
 
 
 def _add_edit(sub: Subparsers, name: str) -> None:
-    edit = _command(sub, name, _EDIT_HELP[name])
-    edit.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
-    edit.add_argument("session_id", metavar="SESSION_ID")
-    edit.add_argument("--yes", action="store_true", help="do it without asking")
+    edit = _command(sub, name, _EDIT_TEXT[name], [f"fluxgui {name} sessions.db conv-42 --yes"])
+    _target(edit)
+    _session(edit)
+    edit.add_argument("--yes", action="store_true", help="do it without asking (needed when there is no terminal)")
     add_store_options(edit)
 
 
@@ -127,73 +184,91 @@ def _add_export(sub: Subparsers, name: str) -> None:
     # Imported here: the writers' module is only for export (``ls`` need not load it).
     from fluxgui.core.export import EXPORT_FORMATS
 
-    text = "write sessions (all, or the ones named) to a JSON, JSONL, Markdown or HTML file"
-    export = _command(sub, name, text, ". The file appears complete or not at all.")
-    export.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
+    export = _command(
+        sub, name,
+        "Write sessions (all, or the ones named) to a JSON, JSONL, Markdown or HTML file. "
+        "The file appears complete or not at all; the store being read is never written.",
+        ["fluxgui export demo -o demo.json",
+         "fluxgui export sessions.db conv-42 -o conv-42.html",
+         "fluxgui export sessions.db -o - --file-format jsonl | jq .role"],
+    )
+    _target(export)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write ('-': standard output)")
     export.add_argument(
-        "--format", dest="export_format", choices=EXPORT_FORMATS,
+        "--file-format", dest="export_format", choices=EXPORT_FORMATS,
         help="json (round-trips), jsonl (one message a line, round-trips), md (a readable "
         "transcript) or html (one self-contained page); default: from PATH's suffix",
     )
+    _hidden(export, "--format", "export_format", EXPORT_FORMATS)
     export.add_argument("--no-metadata", action="store_true", help="leave the messages' metadata out")
     export.add_argument(
         "--force", action="store_true",
         help="replace PATH even when it holds a session store (never the store being read)",
     )
-    add_store_options(export, format_flag="--store-format")
+    add_store_options(export, legacy_format=False)
 
 
 def _add_import(sub: Subparsers, name: str) -> None:
-    text = "import JSON/JSONL exports and HelloAgent session files as new sessions"
     imp = _command(
-        sub, name, text,
-        " (one transaction per session; a corrupt file or a session id the store has "
-        "already stops it before anything is written).",
+        sub, name,
+        "Import fluxgui JSON/JSONL exports and HelloAgent session files as new sessions, "
+        "one transaction per session; a corrupt file or a session id the store has already "
+        "stops it before anything is written.",
+        ["fluxgui import restored.db demo.json",
+         "fluxgui import sessions/ exported.jsonl --rename"],
     )
-    imp.add_argument("target", type=arguments.target, metavar="TARGET", help=WRITE_TARGET_HELP)
-    imp.add_argument("files", nargs="+", metavar="FILE")
+    _target(imp, WRITE_TARGET_HELP)
+    imp.add_argument("files", nargs="+", metavar="FILE", help="fluxgui exports (.json, .jsonl) or HelloAgent session files")
     imp.add_argument("--rename", action="store_true", help="import a session whose id is taken as <id>-2, <id>-3, …")
     imp.add_argument(
-        "--format", choices=("flux", "agents", "json"),
+        "--store-format", dest="format", choices=STORE_FORMATS,
         help="the format of a new store (default: agents when the files hold Agents SDK "
         "items, else flux; json: a JSON session folder, also when TARGET ends with '/'), "
         "or which one to write when a database holds both",
     )
+    _hidden(imp, "--format", "format", STORE_FORMATS)
     add_store_options(imp, format_flag=None)
 
 
 def _add_copy(sub: Subparsers, name: str) -> None:
-    text = "copy sessions (all, or the ones named) into another store, converting the format"
-    copy = _command(sub, name, text, " (one transaction per session).")
+    copy = _command(
+        sub, name,
+        "Copy sessions (all, or the ones named) into another store, converting the format; "
+        "one transaction per session. Options without 'dest-' are SOURCE's.",
+        ["fluxgui copy sessions.db postgresql://me@db.example/agents",
+         "fluxgui copy demo backup/ --dest-store-format json"],
+    )
     copy.add_argument("source", type=arguments.target, metavar="SOURCE", help=TARGET_HELP)
     copy.add_argument("dest", type=arguments.target, metavar="DEST", help=WRITE_TARGET_HELP)
     copy.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     copy.add_argument("--rename", action="store_true", help="copy a session whose id is taken in DEST as <id>-2, <id>-3, …")
     copy.add_argument(
-        "--format", choices=("flux", "agents", "json"),
+        "--dest-store-format", dest="dest_format", choices=STORE_FORMATS,
         help="the format of DEST when it is made (default: SOURCE's; json: a JSON session "
         "folder, also when DEST ends with '/'), or which one to write when it holds both",
     )
-    copy.add_argument(
-        "--source-format", choices=("flux", "agents"),
-        help="which format to read from SOURCE when it holds both",
-    )
-    add_store_options(copy, whose="SOURCE", format_flag=None)
+    _hidden(copy, "--format", "dest_format", STORE_FORMATS)
+    _hidden(copy, "--source-format", "format", STORE_FORMATS[:2])
+    add_store_options(copy, whose="SOURCE", legacy_format=False)
     add_store_options(copy, prefix="dest-", whose="DEST", format_flag=None)
 
 
 def _add_chat(sub: Subparsers, name: str) -> None:
     chat = _command(
-        sub, name, "send a message to an agent with a session's history and save the turn",
-        ". The reply streams to standard output; the user's message and the reply are "
-        "saved once the reply is complete (nothing on an error). The openai provider reads "
-        "its key from OPENAI_API_KEY.",
+        sub, name,
+        "Send a message to an agent with a session's history and save the turn. The reply "
+        "streams to standard output; the user's message and the reply are saved once the "
+        "reply is complete (nothing on an error). The openai provider reads its key from "
+        "OPENAI_API_KEY.",
+        ["fluxgui chat sessions.db conv-42 -m 'Where is my refund?'",
+         "fluxgui chat sessions.db new-conv --new -m hello --provider openai "
+         "--base-url http://127.0.0.1:8000/v1"],
     )
-    chat.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (opened writable)")
-    chat.add_argument("session_id", metavar="SESSION_ID")
+    _target(chat, TARGET_HELP + " (opened writable)")
+    _session(chat)
     chat.add_argument("--message", "-m", required=True, metavar="TEXT", help="what the user says")
+    chat.add_argument("--new", action="store_true", help="start SESSION_ID as a new session (without it, an unknown id is an error)")
     chat.add_argument(
         "--provider", choices=("offline", "openai", "ollama"), default="offline",
         help="offline (built in, no network; the default), openai (any OpenAI-compatible "
@@ -230,13 +305,13 @@ def _fixes(text: str) -> list[str]:
 
 def _add_check(sub: Subparsers, name: str) -> None:
     check = _command(
-        sub, name, "find what breaks resuming sessions: orphan calls and outputs, dangling or "
-        "empty reasoning, duplicate ids, malformed rows, broken AdvancedSQLiteSession structure",
-        " (exit 0 when clean, 1 when any problem is found, 3 on error).",
+        sub, name,
+        "Find what breaks resuming sessions: orphan calls and outputs, dangling or empty "
+        "reasoning, duplicate item ids, malformed rows, broken AdvancedSQLiteSession "
+        "structure (exit 0 when clean, 1 when any problem is found, 3 on error).",
+        ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json"],
     )
-    check.epilog = "examples:\n  fluxgui check sessions.db\n  fluxgui check sessions.db conv-1 --limit 20 --json"
-    check.formatter_class = argparse.RawDescriptionHelpFormatter
-    check.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
+    _target(check)
     check.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     check.add_argument(
         "--limit", type=arguments.count, metavar="N",
@@ -248,16 +323,14 @@ def _add_check(sub: Subparsers, name: str) -> None:
 
 def _add_repair(sub: Subparsers, name: str) -> None:
     repair = _command(
-        sub, name, "fix one session's problems in one transaction",
-        ": prints the session before and after, then writes (undoable in the window).",
+        sub, name,
+        "Fix one session's problems in one transaction: prints the session before and "
+        "after, then writes (undoable in the window).",
+        ["fluxgui repair sessions.db conv-1 --fix all --dry-run",
+         "fluxgui repair sessions.db conv-1 --fix orphan_call,dangling_reasoning --yes"],
     )
-    repair.epilog = (
-        "examples:\n  fluxgui repair sessions.db conv-1 --fix all --dry-run\n"
-        "  fluxgui repair sessions.db conv-1 --fix orphan_call,dangling_reasoning --yes"
-    )
-    repair.formatter_class = argparse.RawDescriptionHelpFormatter
-    repair.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (opened writable)")
-    repair.add_argument("session_id", metavar="SESSION_ID")
+    _target(repair, TARGET_HELP + " (opened writable)")
+    _session(repair)
     repair.add_argument("--fix", type=_fixes, required=True, metavar="CODE[,CODE…]|all", help=_CODES_HELP)
     repair.add_argument(
         "--cancel-text", metavar="TEXT",
@@ -274,13 +347,14 @@ def _add_repair(sub: Subparsers, name: str) -> None:
 
 def _add_rewind(sub: Subparsers, name: str) -> None:
     rewind = _command(
-        sub, name, "remove whole turns at the end of one session (a turn: a user message and "
-        "everything up to the next)", " — never half a turn; one transaction.",
+        sub, name,
+        "Remove whole turns at the end of one session (a turn: a user message and "
+        "everything up to the next) — never half a turn; one transaction.",
+        ["fluxgui rewind sessions.db conv-1 --last --yes",
+         "fluxgui rewind sessions.db conv-1 --to-turn 3 --yes"],
     )
-    rewind.epilog = "examples:\n  fluxgui rewind sessions.db conv-1 --last --yes\n  fluxgui rewind sessions.db conv-1 --to-turn 3 --yes"
-    rewind.formatter_class = argparse.RawDescriptionHelpFormatter
-    rewind.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (opened writable)")
-    rewind.add_argument("session_id", metavar="SESSION_ID")
+    _target(rewind, TARGET_HELP + " (opened writable)")
+    _session(rewind)
     which = rewind.add_mutually_exclusive_group(required=True)
     which.add_argument("--to-turn", type=arguments.count, metavar="N", help="keep turns up to N, remove the rest")
     which.add_argument("--last", action="store_true", help="remove the last turn")
@@ -290,14 +364,15 @@ def _add_rewind(sub: Subparsers, name: str) -> None:
 
 def _add_preflight(sub: Subparsers, name: str) -> None:
     pre = _command(
-        sub, name, "show what resuming a session would send the model",
-        ": the input the Agents SDK builds (flux's Runner for flux stores), estimated tokens "
-        "(o200k_base, offline) and the problems that would fail the request (exit 1).",
+        sub, name,
+        "Show what resuming a session would send the model: the input the Agents SDK builds "
+        "(flux's Runner for flux stores), estimated tokens (o200k_base, offline) and the "
+        "problems that would fail the request (exit 1).",
+        ["fluxgui preflight sessions.db conv-1",
+         "fluxgui preflight sessions.db conv-1 --limit 20 --json"],
     )
-    pre.epilog = "examples:\n  fluxgui preflight sessions.db conv-1\n  fluxgui preflight sessions.db conv-1 --limit 20 --json"
-    pre.formatter_class = argparse.RawDescriptionHelpFormatter
-    pre.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
-    pre.add_argument("session_id", metavar="SESSION_ID")
+    _target(pre)
+    _session(pre)
     pre.add_argument("--limit", type=arguments.count, metavar="N", help="as with SessionSettings(limit=N)")
     pre.add_argument("--json", action="store_true", help="print JSON")
     add_store_options(pre)
@@ -305,14 +380,14 @@ def _add_preflight(sub: Subparsers, name: str) -> None:
 
 def _add_ledger(sub: Subparsers, name: str) -> None:
     led = _command(
-        sub, name, "tokens, cost and time of one session, turn by turn",
-        ": recorded usage where the store has it (turn_usage, metadata.usage), estimates "
-        "otherwise; prices from an offline table when the model is known.",
+        sub, name,
+        "Tokens, cost and time of one session, turn by turn: recorded usage where the store "
+        "has it (turn_usage, metadata.usage), estimates otherwise; prices from an offline "
+        "table when the model is known.",
+        ["fluxgui ledger sessions.db conv-1", "fluxgui ledger sessions.db conv-1 --model gpt-4o --json"],
     )
-    led.epilog = "examples:\n  fluxgui ledger sessions.db conv-1\n  fluxgui ledger sessions.db conv-1 --model gpt-4o --json"
-    led.formatter_class = argparse.RawDescriptionHelpFormatter
-    led.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
-    led.add_argument("session_id", metavar="SESSION_ID")
+    _target(led)
+    _session(led)
     led.add_argument("--model", metavar="NAME", help="the model to price with when the messages do not name one")
     led.add_argument("--json", action="store_true", help="print JSON")
     add_store_options(led)
@@ -346,17 +421,72 @@ def build_window_parser() -> argparse.ArgumentParser:
     """The parser of ``fluxgui [TARGET] …`` (no command: open the window)."""
     parser = argparse.ArgumentParser(
         prog="fluxgui",
-        description="Open the fluxgui window (commands: " + ", ".join(COMMANDS) + "; see 'fluxgui ls -h').",
+        description="Open the fluxgui window on a session store (the demo store when no "
+        "TARGET is given), or run one of the commands below.",
     )
-    parser.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the demo store)")
+    parser.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the last store, else the demo store)")
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
+    parser.add_argument("-V", "--version", action="store_true", help="print fluxgui's version and exit")
     add_store_options(parser)
     return parser
 
 
 def overview() -> str:
-    """What ``fluxgui --help`` adds after the window's options: the commands."""
-    lines = [f"  {name}{' ' * max(2, 8 - len(name))}{text}" for name, text in COMMANDS.items()]
-    return "\ncommands:\n" + "\n".join(lines) + "\n\n'fluxgui COMMAND -h' shows a command's options.\n"
+    """What ``fluxgui --help`` adds after the window's options: the commands, aligned."""
+    width = max(len(name) for name in COMMANDS) + 2
+    lines = [f"  {name.ljust(width)}{text}" for name, text in COMMANDS.items()]
+    return (
+        "\ncommands:\n" + "\n".join(lines)
+        + "\n\n'fluxgui COMMAND -h' shows a command's options and examples.\n"
+    )
+
+
+def _store_flags() -> set[str]:
+    """The flags every store-opening command takes (the README names them once, apart)."""
+    from fluxgui.adapters.registry import OPTIONS
+
+    flags = set()
+    for spec in OPTIONS:
+        flags |= {spec.flag, "--dest-" + spec.flag.removeprefix("--")}
+    return flags
+
+
+def _usage_part(action: argparse.Action) -> str:
+    if action.option_strings:
+        flag = action.option_strings[0]
+        if action.nargs == 0:
+            text = flag
+        else:
+            value = "|".join(action.choices) if action.choices else action.metavar or action.dest.upper()
+            text = f"{flag} {value}"
+        return text if action.required else f"[{text}]"
+    name = str(action.metavar)
+    if action.nargs == "*":
+        return f"[{name}…]"
+    if action.nargs == "+":
+        return f"{name}…"
+    if action.nargs == "?":
+        return f"[{name}]"
+    return name
+
+
+def synopsis(command: str | None) -> str:
+    """The command's one-line synopsis as the README writes it: positionals, then the
+    command's own options (the store options every command shares left out; ``None``:
+    the window)."""
+    if command is None:
+        parser = build_window_parser()
+    else:
+        [sub] = [a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = sub.choices[command]
+    shared = _store_flags() | {"-h", "--help", "-V", "--version"}
+    positionals, options = [], []
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or shared & set(action.option_strings):
+            continue
+        if "--store-format" in action.option_strings and tuple(action.choices or ()) == READ_FORMATS:
+            continue  # the choice of format to read, shared too
+        (options if action.option_strings else positionals).append(_usage_part(action))
+    return " ".join(["fluxgui"] + ([command] if command else []) + positionals + options)

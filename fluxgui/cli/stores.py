@@ -21,8 +21,10 @@ from fluxgui.core.ports import OpenOptions, OptionSpec, SessionStore
 from . import arguments
 from .output import one_line
 
-#: the formats ``--format`` chooses between when a database holds both
+#: the formats ``--store-format`` chooses between when a database holds both
 READ_FORMATS = ("flux", "agents")
+#: the formats a store is written in (``import``/``copy`` make or choose one)
+STORE_FORMATS = ("flux", "agents", "json")
 
 
 def _flag(spec: OptionSpec, prefix: str) -> str:
@@ -35,19 +37,23 @@ def _dest(spec: OptionSpec, prefix: str) -> str:
 
 def add_store_options(
     parser: argparse.ArgumentParser, *, prefix: str = "", whose: str = "",
-    format_flag: str | None = "--format",
+    format_flag: str | None = "--store-format", legacy_format: bool = True,
 ) -> None:
     """Add the declared store options to ``parser``.
 
     ``prefix`` (``"dest-"``) makes ``--dest-key`` and friends (namespace names
     ``dest_key`` …); ``whose`` (``"SOURCE"``) says in the help which store they are for.
     ``format_flag`` adds the choice of format to read (``args.format``; ``None``: the
-    command has its own ``--format``)."""
+    command has its own); ``legacy_format`` keeps the previous release's ``--format``
+    for it working, hidden (not where ``--format`` meant something else)."""
     if format_flag is not None:
+        text = "which format to read when a database holds both"
         parser.add_argument(
             format_flag, dest="format", choices=READ_FORMATS,
-            help="which format to read when a database holds both",
+            help=f"{whose}: {text}" if whose else text,
         )
+        if legacy_format:
+            parser.add_argument("--format", dest="format", choices=READ_FORMATS, help=argparse.SUPPRESS)
     for spec in OPTIONS:
         parser.add_argument(
             _flag(spec, prefix),

@@ -46,7 +46,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
         print(
             f"fluxgui: error: export: cannot tell the format from {show_id(args.output)}: "
-            f"pass --format ({'|'.join(EXPORT_FORMATS)})",
+            f"pass --file-format ({'|'.join(EXPORT_FORMATS)})",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -123,7 +123,7 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.adapters.registry import open_store
     from fluxgui.services.transfer import IdTaken, copy_destination, copy_sessions
 
-    source_options = open_options(args, format=args.source_format)
+    source_options = open_options(args, format=args.format)
     source = await open_store(args.source, source_options)
     warn_about(source)
     try:
@@ -131,7 +131,7 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
             for sid in args.session_ids:  # an unknown id stops it before DEST is made
                 await source.require_session(sid)
         async with copy_destination(
-            args.dest, source, fmt=args.format,
+            args.dest, source, fmt=args.dest_format,
             source_target=args.source, source_prefix=source_options.key_prefix,
             **option_values(open_options(args, "dest_")),
         ) as dest:

@@ -8,19 +8,31 @@ applying, that they still hold what the change expects (see the adapters' editor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import show_id
+
 Row = dict[str, Any]
+
+
+def label_id(session_id: str) -> str:
+    """A session id as an edit's label shows it (quoted, cut at 40 characters)."""
+    text = show_id(session_id)
+    return text if len(text) <= 40 else text[:38] + "…\""
 Where = Literal["before", "after"]
 
 
 @dataclass(frozen=True)
 class SessionRow:
-    """A sessions-table row (formats that have one): its two times, as stored."""
+    """A session's own record (formats that keep one: a sessions-table row, a JSON
+    session file's document, a Redis session hash): its two times, as stored, and what
+    else the format needs to put the session back as it was (``extra``; ``None`` for
+    the SQL formats)."""
 
     created_at: Any
     updated_at: Any
+    extra: dict[str, Any] | None = field(default=None, compare=True, hash=False)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ def turn_tooltip(t: TurnDiff) -> str:
     first = t.a or t.b
     if first is not None and first.user_text:
         lines.append(text_lines(first.user_text, 1)[0][:200])
-    lines.append(f"A: {len(t.messages_a)} messages · B: {len(t.messages_b)} messages")
+    lines.append(f"A: {plural(len(t.messages_a), 'message')} · B: {plural(len(t.messages_b), 'message')}")
     if usage_text(t):
         lines.append(usage_text(t))
     return "\n".join(lines)
@@ -137,7 +137,7 @@ def _block(m: Message, mark: str) -> Block:
 def side_text(label: str, side: Side) -> str:
     """A column header: ``"A: origin  (store.db) — 12 messages, 4 turns"``."""
     where = f"  ({side.target})" if side.target else ""
-    return f"{label}: {side.label}{where} — {side.messages} messages, {side.turns} turns"
+    return f"{label}: {side.label}{where} — {plural(side.messages, 'message')}, {plural(side.turns, 'turn')}"
 
 
 def summary_text(c: Comparison) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,10 +40,28 @@ SCREENSHOT_SIZE = (1200, 800)
 #: give up on a screenshot whose store does not answer (a server that hangs)
 SCREENSHOT_TIMEOUT = 120.0
 
-HINT = (
-    "render the window to a file with 'fluxgui [TARGET] --screenshot FILE.png', "
-    "or use the command line: 'fluxgui ls TARGET', 'fluxgui show TARGET SESSION_ID'"
-)
+def program() -> str:
+    """How the user can run this program again: ``fluxgui`` when that name on PATH is
+    this program, else the path they typed (``.venv/bin/fluxgui``) or ``python -m
+    fluxgui``."""
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "fluxgui"
+    if os.path.basename(argv0) != "fluxgui":
+        return "python -m fluxgui"
+    found = shutil.which("fluxgui")
+    if found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "fluxgui"
+    return argv0
+
+
+def hint() -> str:
+    """What to do instead when no window can open: a screenshot, or the command line on
+    the bundled demo store (so a newcomer has a TARGET to try)."""
+    prog = program()
+    return (
+        f"render the window to a file with '{prog} [TARGET] --screenshot FILE.png', or "
+        f"use the command line: '{prog} ls demo' lists the bundled demo store's sessions, "
+        f"'{prog} show demo SESSION_ID' shows one ('{prog} --help' for more)"
+    )
 
 
 DEMO_MISSING = (
@@ -120,7 +139,7 @@ def launch(args: argparse.Namespace) -> int:
     else:
         problem = display_problem()
         if problem:
-            _err(f"{problem}; {HINT}")
+            _err(f"{problem}; {hint()}")
             return EXIT_KNOWN_ERROR
 
     target: str | None = getattr(args, "target", None)

@@ -145,6 +145,7 @@ async def chat(
     on_event: Callable[[ChatEvent], None] | None = None,
     copy: bool = False,
     branch: str | None = None,
+    new: bool = False,
 ) -> ChatResult:
     """Send ``message`` to the agent ``config`` describes, with the session's history
     (of ``branch``, for stores with branches; default ``main``), stream the reply to
@@ -152,7 +153,8 @@ async def chat(
 
     Raises a one-line :class:`ProviderError` when the provider fails (nothing saved),
     ``ReadOnlyError``/``InvalidItem`` before calling the model when the store cannot take
-    the turn, ``SessionNotFound`` for ``copy`` of an unknown session. Cancelling the task
+    the turn, ``SessionNotFound`` for an unknown session unless ``new`` (start it: a
+    typo must not make a new session). Cancelling the task
     saves nothing unless the reply was already complete and being written.
     """
     emit = on_event or (lambda event: None)
@@ -170,6 +172,8 @@ async def chat(
             )
         fork_at = int(last[-1].id)
     else:
+        if not new:
+            await store.require_session(session_id)
         # Adding nothing runs the store's checks (read-only, a format it cannot add to)
         # before anything is sent anywhere.
         await store.add_messages(session_id, [], branch=branch)

@@ -17,9 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from fluxgui.core.diff import Comparison, TurnDiff, compare_messages
+from fluxgui.core.display import kind_label
 from fluxgui.core.errors import BranchNotFound, FluxguiError, show_id
 from fluxgui.core.model import Message
 from fluxgui.core.ports import MAIN, SessionStore
+from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
 
 __all__ = ["MAX_MESSAGES", "SessionTooLarge", "compare_sessions", "format_diff_text"]
@@ -130,8 +132,11 @@ def first_line(text: str, width: int = 100) -> str:
 
 
 def _message_line(m: Message, width: int = 100) -> str:
-    kind = "" if m.kind == "message" else f" {m.kind.replace('_', ' ')}"
-    return f"{first_line(m.role, 20)}{kind}: {first_line(m.text, width) or '(empty)'}"
+    role = first_line(m.role, 20)
+    kind = "" if m.kind == "message" else kind_label(m.kind)
+    # "tool output", not "tool tool output": the kind already says who
+    who = kind if kind.startswith(role + " ") else f"{role} {kind}".strip()
+    return f"{who}: {first_line(m.text, width) or '(empty)'}"
 
 
 def _tokens(t: TurnDiff) -> str:
@@ -149,8 +154,8 @@ def _tokens(t: TurnDiff) -> str:
 def _side(label: str, side: Any) -> str:
     where = f" in {side.target}" if side.target else ""
     return (
-        f"{label}: {first_line(side.label, 120)}{where} — {side.messages} messages, "
-        f"{side.turns} turns\n"
+        f"{label}: {first_line(side.label, 120)}{where} — {plural(side.messages, 'message')}, "
+        f"{plural(side.turns, 'turn')}\n"
     )
 
 
@@ -209,7 +214,7 @@ def format_diff_text(comparison: Comparison) -> str:
         parts.append(f"{counts['only_a']} only in A")
     if counts["only_b"]:
         parts.append(f"{counts['only_b']} only in B")
-    summary = f"{len(comparison.turns)} turns: " + ", ".join(parts)
+    summary = f"{plural(len(comparison.turns), 'turn')}: " + ", ".join(parts)
     usage = comparison.usage_dict()
     if usage is not None:
         a = usage["a_total_tokens"]

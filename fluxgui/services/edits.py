@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change, Where
@@ -46,23 +46,33 @@ def edit_reason(store: Store | None) -> str | None:
     return None
 
 
-def blocked_reason(store: Store | None, *, any_writable: bool = False) -> str | None:
-    """Why an edit cannot be written to ``store`` now (``None``: it can).
+#: what an edit needs of a store: single messages edited in place (``edit``), whole
+#: sessions cleared or deleted (``clear``), a session forked (``fork``)
+Need = Literal["edit", "clear", "fork"]
 
-    ``any_writable``: an edit every writable store supports (a fork), even those whose
-    messages cannot be edited in place. A read-only store always gets the one sentence
-    that says how to turn editing on."""
+
+def blocked_reason(store: Store | None, *, need: Need = "edit") -> str | None:
+    """Why an edit that needs ``need`` cannot be written to ``store`` now (``None``: it
+    can). Whole-session edits and forks go by the store's declared capabilities (a JSON
+    folder or Redis clears and forks though it cannot edit single messages). A
+    read-only store always gets the one sentence that says how to turn editing on."""
     if store is None:
         return NO_STORE
     if not store.can_write:
         return READ_ONLY
-    return None if any_writable else edit_reason(store)
+    caps = store.capabilities
+    if need == "clear" and caps.clear or need == "fork" and caps.fork:
+        return None
+    reason = edit_reason(store)
+    if need != "edit" and reason is None:  # editable, yet this is not declared
+        return f"{store.target} cannot {'fork' if need == 'fork' else 'clear or delete'} sessions"
+    return reason
 
 
-def check_writable(store: Store | None, *, any_writable: bool = False) -> Store:
-    """``store`` when an edit may be written to it now; else :class:`ReadOnlyError`
-    with :func:`blocked_reason`."""
-    reason = blocked_reason(store, any_writable=any_writable)
+def check_writable(store: Store | None, *, need: Need = "edit") -> Store:
+    """``store`` when an edit that needs ``need`` may be written to it now; else
+    :class:`ReadOnlyError` with :func:`blocked_reason`."""
+    reason = blocked_reason(store, need=need)
     if reason is not None or store is None:
         raise ReadOnlyError(reason or NO_STORE)
     return store
@@ -238,6 +248,10 @@ class EditState:
     can_redo: bool
     #: Branch from This Turn can run (a user message of a writable Advanced store)
     can_branch: bool = False
+    #: ``writable`` and the store clears and deletes whole sessions
+    can_clear: bool = False
+    #: ``writable`` and the store forks sessions
+    can_fork: bool = False
 
 
 def enabled_actions(state: EditState) -> dict[str, bool]:
@@ -250,10 +264,10 @@ def enabled_actions(state: EditState) -> dict[str, bool]:
         "insert_before": editable and state.has_message,
         "insert_after": editable and state.has_session,
         "delete_messages": editable and state.has_message,
-        "fork": writable and state.has_message,
+        "fork": writable and state.can_fork and state.has_message,
         "pop_message": editable and state.has_session,
-        "clear_session": editable and state.has_session,
-        "delete_session": editable and state.has_session,
+        "clear_session": writable and state.can_clear and state.has_session,
+        "delete_session": writable and state.can_clear and state.has_session,
         "branch_from_turn": state.can_branch,
     }
 
@@ -265,8 +279,9 @@ def mode_description(writable: bool, reason: str | None) -> tuple[str, str]:
         return "✎ editing", "Edits are written to the store (click for read-only)"
     if writable:
         # Say so instead of pretending: chat and imports still write.
-        return "✎ writable, no edits", (
-            "Writable: chat messages and imported sessions can be added, but messages "
-            f"cannot be edited here: {reason} (click for read-only)"
+        return "✎ writable, no message edits", (
+            "Writable: chat messages, imported sessions and what the store does with "
+            "whole sessions (clear, delete, fork, where it can) are written, but single "
+            f"messages cannot be edited here: {reason} (click for read-only)"
         )
     return "read-only", "Nothing is written to the store (click to allow editing)"

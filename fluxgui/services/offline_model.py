@@ -3,7 +3,7 @@
 It answers deterministically, so a person can try the chat panel (and tests can assert
 on it) without an API key or a server::
 
-    [offline] You said: <the last user message>. This session had N earlier messages.
+    [offline] You said: <the last user message>. I was given N earlier messages as history.
 
 and streams that reply a word at a time.
 """
@@ -25,7 +25,9 @@ def offline_reply(request: ModelRequest) -> str:
     said = (messages[last_user].content or "") if last_user is not None else ""
     earlier = last_user if last_user is not None else len(messages)
     noun = "message" if earlier == 1 else "messages"
-    return f"[offline] You said: {said}. This session had {earlier} earlier {noun}."
+    # What the model was sent, not what the session stores: items a flux chat history
+    # cannot carry (reasoning, tool calls and outputs of Agents SDK stores) are not sent.
+    return f"[offline] You said: {said}. I was given {earlier} earlier {noun} as history."
 
 
 def split_words(text: str) -> list[str]:

@@ -315,10 +315,13 @@ async def test_editing_in_place_is_refused_with_a_reason(tmp_path):
     folder = tmp_path / "s"
     library_folder(folder)
     async with await open_store(str(folder), writable=True) as store:
-        with pytest.raises(ReadOnlyError, match="editing JSON session folders in place is not supported yet"):
-            await store.delete_session("alpha")
-        with pytest.raises(ReadOnlyError, match="not supported yet"):
+        # Whole sessions can be cleared, deleted and forked (test_session_edits.py);
+        # single messages cannot be edited in place.
+        assert store.capabilities.clear and store.capabilities.fork and not store.capabilities.edit
+        with pytest.raises(ReadOnlyError, match="single messages of JSON session files cannot be edited"):
             await store.update_message("alpha", 1, {"role": "user", "content": "x"})
+        with pytest.raises(ReadOnlyError, match="cannot be edited in place"):
+            await store.delete_messages("alpha", [1])
         assert await store.fork_origin("alpha") is None
         assert await store.count_messages("alpha") == 3
 
@@ -646,7 +649,7 @@ async def test_a_writable_folder_takes_new_sessions_but_refuses_edits(tmp_path):
     hello_save(folder, "one", [hello_entry("user", "hi")])
     async with await open_store(str(folder), writable=True) as store:
         store.check_importable()  # import and copy may write here
-        with pytest.raises(ReadOnlyError, match="editing JSON session folders in place is not supported"):
+        with pytest.raises(ReadOnlyError, match="cannot be edited in place"):
             store.check_editable()
     async with await open_store(str(folder)) as ro:
         with pytest.raises(ReadOnlyError, match="open read-only"):

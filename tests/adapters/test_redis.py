@@ -351,12 +351,18 @@ async def test_read_only_store_refuses_writes(client, redis_prefix):
         assert str(err.value) == f"{where(redis_prefix)} is open read-only; open it writable to change it"
         with pytest.raises(ReadOnlyError):
             await ro.clear_session("s")
+        for edit in (ro.clear_messages("s"), ro.delete_session("s"), ro.fork_session("s", 1)):
+            with pytest.raises(ReadOnlyError):
+                await edit
         with pytest.raises(ReadOnlyError):
             await ro.import_session("new", [[]])
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
         with pytest.raises(ReadOnlyError) as err:
             await store.pop_message("s")
-        assert str(err.value) == f"{where(redis_prefix)}: editing Redis sessions in place is not supported yet"
+        assert str(err.value) == (
+            f"{where(redis_prefix)}: single items of Redis sessions cannot be edited in place "
+            "(clear, delete and fork whole sessions instead)"
+        )
         with pytest.raises(ReadOnlyError):
             await store.delete_messages("s", [1])
     assert await lib(client, "s", redis_prefix).get_items() == ITEMS

@@ -48,7 +48,7 @@ def assert_one_line_error(result, *needles: str, stdout: str = "") -> str:
 
 def test_offline_chat_prints_the_reply_and_saves_it(flux_db):
     result = run_cli("chat", str(flux_db), SID, "--message", "And of Italy?")
-    reply = "[offline] You said: And of Italy?. This session had 2 earlier messages."
+    reply = "[offline] You said: And of Italy?. I was given 2 earlier messages as history."
     assert (result.returncode, result.stdout, result.stderr) == (0, reply + "\n", "")
     assert messages(flux_db) == HISTORY + [
         {"role": "user", "content": "And of Italy?"}, {"role": "assistant", "content": reply},
@@ -61,7 +61,7 @@ def test_offline_chat_on_an_agents_sdk_store(tmp_path):
     asyncio.run(lib.add_items([{"role": "user", "content": "hello"}, {"role": "assistant", "content": "Hi!"}]))
     lib.close()
     result = run_cli("chat", str(path), SID, "-m", "again")
-    reply = "[offline] You said: again. This session had 2 earlier messages."
+    reply = "[offline] You said: again. I was given 2 earlier messages as history."
     assert (result.returncode, result.stdout, result.stderr) == (0, reply + "\n", "")
     lib = AgentsSQLiteSession(SID, str(path))
     items = asyncio.run(lib.get_items())
@@ -130,7 +130,7 @@ def test_connection_refused(flux_db):
 def test_copy_leaves_the_original_and_fills_the_fork(flux_db):
     before = rows(flux_db)
     result = run_cli("chat", str(flux_db), SID, "-m", "And of Italy?", "--copy")
-    reply = "[offline] You said: And of Italy?. This session had 2 earlier messages."
+    reply = "[offline] You said: And of Italy?. I was given 2 earlier messages as history."
     assert result.returncode == 0, result.stderr
     assert result.stdout == reply + "\n"
     assert result.stderr == 'fluxgui: saved in the copy "s1-fork"\n'
@@ -146,3 +146,16 @@ def test_chat_help_lists_the_options():
     assert result.returncode == 0
     for option in ("--message", "--provider", "--base-url", "--model", "--copy"):
         assert option in result.stdout
+
+
+def test_an_unknown_session_is_refused_unless_new(flux_db):
+    """A typo must not make a new session: without --new an unknown id is one line."""
+    before = rows(flux_db)
+    assert_one_line_error(
+        run_cli("chat", str(flux_db), "s2-typo", "-m", "hi"), 'unknown session id "s2-typo"', "--new"
+    )
+    assert rows(flux_db) == before
+    made = run_cli("chat", str(flux_db), "s2", "-m", "hi", "--new")
+    assert made.returncode == 0, made.stderr
+    assert [m["role"] for m in messages(flux_db, "s2")] == ["user", "assistant"]
+    assert_one_line_error(run_cli("chat", str(flux_db), "s2", "-m", "again", "--new"), "already exists", "leave out --new")

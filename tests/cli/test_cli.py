@@ -367,7 +367,7 @@ def test_show_from_postgres(pg_url):
         ["ls", "x.db", "--limit", "abc"],
         ["ls", "x.db", "--limit", "-1"],
         ["show", "x.db", "s", "--limit", "1.5"],
-        ["ls", "x.db", "--format", "nope"],
+        ["ls", "x.db", "--store-format", "nope"],
         ["ls", "x.db", "--no-such-option"],
     ],
 )

@@ -155,7 +155,7 @@ def test_renamed_tables_and_format_options(tmp_path):
     assert agents_read(path, "kept", **tables) == AGENTS["kept"]
     # A file holding both formats: --format picks flux.
     write_flux(path, {"fx": [{"role": "user", "content": "flux row"}]})
-    assert ok_line(run_cli("rm", str(path), "fx", "--yes", "--format", "flux")) == 'deleted session "fx" (1 message)'
+    assert ok_line(run_cli("rm", str(path), "fx", "--yes", "--store-format", "flux")) == 'deleted session "fx" (1 message)'
     assert flux_read(path, "fx") == []
     assert agents_read(path, "kept", **tables) == AGENTS["kept"]
 
@@ -393,7 +393,7 @@ def test_advanced_sqlite_session_store_is_refused(tmp_path, command):
 
 @pytest.mark.parametrize(
     "args",
-    [["clear"], ["rm"], ["clear", "x.db"], ["rm", "x.db", "s", "--no-such-option"], ["clear", "x.db", "s", "--format", "nope"]],
+    [["clear"], ["rm"], ["clear", "x.db"], ["rm", "x.db", "s", "--no-such-option"], ["clear", "x.db", "s", "--store-format", "nope"]],
 )
 def test_usage_errors_exit_2(args, tmp_path):
     result = run_cli(*args, cwd=tmp_path)

@@ -68,7 +68,7 @@ def test_export_never_writes_onto_the_store_being_read(agents_db, tmp_path, form
     before = snapshot(agents_db)
     out = _naming(agents_db, tmp_path, form)
     line = assert_known_error(
-        run_cli("export", str(agents_db), "-o", out, "--format", "json"), "refusing", "nothing was written"
+        run_cli("export", str(agents_db), "-o", out, "--file-format", "json"), "refusing", "nothing was written"
     )
     assert "store" in line
     assert snapshot(agents_db) == before
@@ -94,7 +94,7 @@ def test_export_over_another_store_needs_force(agents_db, tmp_path):
     other = tmp_path / "other.db"
     write_flux(other, {"f": [{"role": "user", "content": "keep me"}]})
     before = snapshot(other)
-    assert_known_error(run_cli("export", str(agents_db), "-o", str(other), "--format", "json"), "SQLite database", "--force")
+    assert_known_error(run_cli("export", str(agents_db), "-o", str(other), "--file-format", "json"), "SQLite database", "--force")
     assert snapshot(other) == before
     # A JSON session file is a store too; an earlier export is not.
     session_file = tmp_path / "session.json"
@@ -105,9 +105,9 @@ def test_export_over_another_store_needs_force(agents_db, tmp_path):
     ok_lines(run_cli("export", str(agents_db), "conv", "-o", str(earlier)))
     assert [s["id"] for s in json.loads(earlier.read_text(encoding="utf-8"))["sessions"]] == ["conv"]
     # --force replaces another store (never the one being read).
-    ok_lines(run_cli("export", str(agents_db), "-o", str(other), "--format", "json", "--force"))
+    ok_lines(run_cli("export", str(agents_db), "-o", str(other), "--file-format", "json", "--force"))
     assert json.loads(other.read_text(encoding="utf-8"))["fluxgui_export"] == 1
-    assert_known_error(run_cli("export", str(agents_db), "-o", str(agents_db), "--format", "json", "--force"), "refusing")
+    assert_known_error(run_cli("export", str(agents_db), "-o", str(agents_db), "--file-format", "json", "--force"), "refusing")
 
 
 @pytest.mark.parametrize("form", ["same", "symlink", "url", "-wal"])
@@ -149,7 +149,7 @@ def test_export_into_a_fifo_writes_through_and_keeps_the_fifo(agents_db, tmp_pat
     os.mkfifo(fifo)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
     try:
-        result = run_cli("export", str(agents_db), "-o", str(fifo), "--format", "jsonl")
+        result = run_cli("export", str(agents_db), "-o", str(fifo), "--file-format", "jsonl")
         got, _ = reader.communicate(timeout=60)
     finally:
         if reader.poll() is None:
@@ -167,7 +167,7 @@ def test_export_into_a_character_device_keeps_the_device(agents_db, tmp_path):
         os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's numbers, here
     except PermissionError:
         pytest.skip("making a device node needs root")
-    ok_lines(run_cli("export", str(agents_db), "-o", str(null), "--format", "json"))
+    ok_lines(run_cli("export", str(agents_db), "-o", str(null), "--file-format", "json"))
     mode = os.lstat(null).st_mode
     assert stat.S_ISCHR(mode) and os.major(os.lstat(null).st_rdev) == 1
     assert parts(tmp_path) == []
@@ -179,8 +179,8 @@ def test_export_into_a_socket_or_folder_is_refused(agents_db, tmp_path):
     sock_path = tmp_path / "s.sock"
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(sock_path))
-        assert_known_error(run_cli("export", str(agents_db), "-o", str(sock_path), "--format", "json"), "not a regular file")
-    assert_known_error(run_cli("export", str(agents_db), "-o", str(tmp_path), "--format", "json"), "is a folder")
+        assert_known_error(run_cli("export", str(agents_db), "-o", str(sock_path), "--file-format", "json"), "not a regular file")
+    assert_known_error(run_cli("export", str(agents_db), "-o", str(tmp_path), "--file-format", "json"), "is a folder")
 
 
 def test_a_fifo_as_the_store_is_one_line_not_a_hang(tmp_path):
@@ -293,7 +293,7 @@ def test_sigkill_mid_copy_to_a_new_path_leaves_nothing_there(tmp_path, kind):
     dest = out_dir / ("new.db" if kind == "sqlite" else "new-folder")
     args = [sys.executable, "-m", "fluxgui", "copy", str(source), str(dest)]
     if kind == "folder":
-        args += ["--format", "json"]
+        args += ["--dest-store-format", "json"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env())
     try:
         part = wait_for(proc, lambda: next(iter(parts(out_dir)), None), "the temporary store")
@@ -313,7 +313,7 @@ def test_sigkill_mid_copy_to_a_new_path_leaves_nothing_there(tmp_path, kind):
         proc.stderr.close()
     assert not dest.exists()
     assert parts(out_dir) == [part]  # a SIGKILL leaves the temporary; the next run removes it
-    extra = ["--format", "json"] if kind == "folder" else []
+    extra = ["--dest-store-format", "json"] if kind == "folder" else []
     lines = ok_lines(run_cli("copy", str(source), str(dest), "s000", "s001", *extra, timeout=300))
     assert lines == [f"copied 2 sessions (3,000 messages) into {dest}"]
     assert parts(out_dir) == []

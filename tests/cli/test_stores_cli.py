@@ -207,3 +207,15 @@ def test_redis_down_is_one_line():
     url = f"redis://someone:s3cret@127.0.0.1:{closed_port()}/0"
     line = one_line_error(cli("ls", url), "cannot reach Redis")
     assert "s3cret" not in line and "***" in line
+
+
+def test_show_text_marks_expired_items(tmp_path):
+    """The text form says what --json says: an item past the TTL is marked expired."""
+    db = tmp_path / "enc.db"
+    write_encrypted(db)
+    shown = cli("show", str(db), SID, "--key", KEY, "--ttl", "0")
+    assert shown.returncode == 0, shown.stderr
+    headers = [line for line in shown.stdout.splitlines() if line.startswith("#")]
+    assert len(headers) == 2 and all(line.endswith("[expired]") for line in headers), headers
+    fresh = cli("show", str(db), SID, "--key", KEY)
+    assert "[expired]" not in fresh.stdout

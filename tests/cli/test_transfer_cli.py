@@ -146,13 +146,13 @@ def test_export_format_from_the_suffix(agents_db, tmp_path, name, start):
 
 def test_export_format_option_and_sessions(agents_db, tmp_path):
     out = tmp_path / "transcript.txt"
-    [line] = ok_lines(run_cli("export", str(agents_db), "conv", "--format", "md", "-o", str(out)))
+    [line] = ok_lines(run_cli("export", str(agents_db), "conv", "--file-format", "md", "-o", str(out)))
     assert line.startswith("exported 1 session (4 messages, ") and line.endswith(f" to {out}")
     md = out.read_text(encoding="utf-8")
     assert "## Session conv" in md and "Tool call `lookup`" in md and "found it" in md and "keep me" not in md
     # No format and a suffix that says none: a usage error, no file.
     result = run_cli("export", str(agents_db), "-o", str(tmp_path / "out.txt"))
-    assert result.returncode == 2 and "--format" in result.stderr
+    assert result.returncode == 2 and "--file-format" in result.stderr
     assert not (tmp_path / "out.txt").exists()
 
 
@@ -162,7 +162,7 @@ def test_export_to_standard_output(flux_db):
     assert result.stderr == "exported 1 session (3 messages) to standard output\n"
     doc = json.loads(result.stdout)
     assert [m["text"] for m in doc["sessions"][0]["messages"]] == ["Be brief.", "first ✓", "second"]
-    result = run_cli("export", str(flux_db), "-o", "-", "--format", "jsonl", "--no-metadata")
+    result = run_cli("export", str(flux_db), "-o", "-", "--file-format", "jsonl", "--no-metadata")
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(records) == 4 and all(r["metadata"] is None for r in records)
@@ -184,7 +184,7 @@ def test_export_errors(agents_db, tmp_path):
     line = assert_known_error(run_cli("export", str(agents_db), "conv", "nope", "-o", str(out)), "unknown session id", '"nope"')
     assert str(agents_db) in line
     assert_known_error(run_cli("export", str(agents_db), "-o", str(tmp_path / "missing" / "out.json")), "no such folder", "missing")
-    assert_known_error(run_cli("export", str(agents_db), "-o", str(tmp_path), "--format", "json"), "is a folder")
+    assert_known_error(run_cli("export", str(agents_db), "-o", str(tmp_path), "--file-format", "json"), "is a folder")
     assert_known_error(run_cli("export", str(tmp_path / "nope.db"), "-o", str(out)), "no such file", "nope.db")
     port = closed_port()
     assert_known_error(run_cli("export", f"postgresql+asyncpg://root@127.0.0.1:{port}/test", "-o", str(out)), "unreachable", str(port))
@@ -236,7 +236,7 @@ def test_import_format_option_and_tables(agents_db, tmp_path):
     out = tmp_path / "export.json"
     ok_lines(run_cli("export", str(agents_db), "-o", str(out)))
     as_flux = tmp_path / "as-flux.db"
-    ok_lines(run_cli("import", str(as_flux), str(out), "--format", "flux"))
+    ok_lines(run_cli("import", str(as_flux), str(out), "--store-format", "flux"))
     assert tables_of(as_flux) == ["messages"]
     assert flux_read(as_flux, "conv")[0] == {"role": "user", "content": "hi"}
     assert flux_read(as_flux, "conv")[1]["metadata"] == {"agents_item": AGENTS["conv"][1]}
@@ -360,7 +360,7 @@ def test_import_missing_file_and_not_a_store(agents_db, tmp_path):
     assert_known_error(run_cli("import", str(other), str(good)), "not a session store", "invoices")
     assert snapshot(other) == before
     # Told which format, the store is made beside the other tables.
-    ok_lines(run_cli("import", str(other), str(good), "--format", "agents"))
+    ok_lines(run_cli("import", str(other), str(good), "--store-format", "agents"))
     assert agents_read(other, "conv") == AGENTS["conv"]
     assert "invoices" in tables_of(other)
     assert_known_error(run_cli("import", str(tmp_path / "no" / "such" / "new.db"), str(good)), "no such folder")
@@ -443,7 +443,7 @@ def test_copy_sqlite_postgres_sqlite(agents_db, tmp_path, pg_url):
 
 def test_copy_converts_and_names_sessions(flux_db, agents_db, tmp_path):
     as_agents = tmp_path / "as-agents.db"
-    assert ok_lines(run_cli("copy", str(flux_db), str(as_agents), "zeta", "--format", "agents")) == [
+    assert ok_lines(run_cli("copy", str(flux_db), str(as_agents), "zeta", "--dest-store-format", "agents")) == [
         f"copied 1 session (3 messages) into {as_agents}"
     ]
     assert agents_read(as_agents, "zeta") == [{"role": m["role"], "content": m["content"]} for m in FLUX["zeta"]]
@@ -453,7 +453,7 @@ def test_copy_converts_and_names_sessions(flux_db, agents_db, tmp_path):
     assert [m["content"] for m in flux_read(flux_db, "conv")] == ["hi", 'lookup({"q": "x"})', "found it", "done"]
     # … unless --format asks for another one than it holds.
     before = snapshot(agents_db)
-    assert_known_error(run_cli("copy", str(flux_db), str(agents_db), "--format", "flux"), "in the agents sdk format, not flux")
+    assert_known_error(run_cli("copy", str(flux_db), str(agents_db), "--dest-store-format", "flux"), "in the agents sdk format, not flux")
     assert snapshot(agents_db) == before
     # A new path gets the source's format.
     same = tmp_path / "same.db"

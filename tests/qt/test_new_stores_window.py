@@ -430,12 +430,14 @@ def test_a_writable_folder_says_why_messages_cannot_be_edited(qtbot, window, fol
     reason = window.edit_reason()
     assert reason is not None
     assert window.mode_label.text() != "✎ editing"
-    assert "no edits" in window.mode_label.text()
+    assert "no message edits" in window.mode_label.text()
     tip = QTextDocumentText(window.mode_label.toolTip())
     assert "cannot be edited" in tip
-    for name in ("edit_message", "insert_after", "delete_messages", "clear_session",
-                 "delete_session", "pop_message"):
+    for name in ("edit_message", "insert_after", "delete_messages", "pop_message"):
         assert not window.actions_by_name[name].isEnabled(), name
+    # Whole sessions: a folder clears (the file stays), deletes and forks them.
+    for name in ("clear_session", "delete_session"):
+        assert window.actions_by_name[name].isEnabled(), name
     assert window.actions_by_name["editing"].isChecked()
 
 
@@ -568,5 +570,75 @@ def test_a_redis_store_lists_its_sessions(qtbot, window, redis_prefix):
         window.set_editing(True)
     _settle(qtbot, window)
     assert window.store.can_write and window.sessions.rowCount() == 2
-    assert window.edit_reason() is not None and "no edits" in window.mode_label.text()
+    assert window.edit_reason() is not None and "no message edits" in window.mode_label.text()
     assert not window.actions_by_name["edit_message"].isEnabled()
+    assert window.actions_by_name["clear_session"].isEnabled()
+
+
+# --------------------------------------------------------------------------- whole-session edits
+
+
+@pytest.fixture
+def confirm_yes(monkeypatch: Any) -> list[str]:
+    """Answer the clear/delete confirmations with yes, recording which were asked."""
+    import fluxgui.qt.dialogs.confirm as dialogs
+
+    asked: list[str] = []
+    for name in ("confirm_clear", "confirm_delete_session"):
+        monkeypatch.setattr(dialogs, name, lambda *_a, n=name: asked.append(n) or True)
+    return asked
+
+
+def _apply(qtbot: Any, window: Any, run: Any) -> None:
+    with qtbot.waitSignal(window.editor.applied, timeout=20_000):
+        run()
+    _settle(qtbot, window)
+
+
+def test_a_folder_session_is_cleared_deleted_and_put_back_by_undo(qtbot, window, folder, confirm_yes):
+    from json_helpers import hello_load
+
+    sid = _open(qtbot, window, folder)
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.set_editing(True)
+    _settle(qtbot, window)
+    path = folder / f"{sid}.json"
+    before = hello_load(path)
+    _apply(qtbot, window, lambda: window.edits.clear_session())
+    assert confirm_yes == ["confirm_clear"]
+    assert hello_load(path)["history"] == [] and path.exists()
+    assert "Clear session" in window.editor.stack.undoText()
+    _apply(qtbot, window, window.editor.undo)
+    assert hello_load(path) == before
+    _apply(qtbot, window, lambda: window.edits.delete_session())
+    assert not path.exists()
+    _apply(qtbot, window, window.editor.undo)
+    assert hello_load(path) == before
+
+
+def test_a_redis_session_is_cleared_and_undone_in_the_window(qtbot, window, redis_prefix, confirm_yes):
+    from agents.extensions.memory import RedisSession
+    import redis.asyncio as aioredis
+
+    items = [{"role": "user", "content": "Where is my parcel?"},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "On its way."}]}]
+
+    async def write_and_read(sid: str, add: list | None) -> list:
+        client = aioredis.from_url(REDIS_URL)
+        try:
+            session = RedisSession(sid, redis_client=client, key_prefix=redis_prefix)
+            if add:
+                await session.add_items(add)
+            return await session.get_items()
+        finally:
+            await client.aclose()
+
+    run_async(write_and_read("parcel", items))
+    _open_request(qtbot, window, OpenRequest(REDIS_URL, REDIS_URL, key_prefix=redis_prefix))
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.set_editing(True)
+    _settle(qtbot, window)
+    _apply(qtbot, window, lambda: window.edits.clear_session("parcel"))
+    assert run_async(write_and_read("parcel", None)) == []
+    _apply(qtbot, window, window.editor.undo)
+    assert run_async(write_and_read("parcel", None)) == items

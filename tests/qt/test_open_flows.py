@@ -637,7 +637,7 @@ def test_drop_filter_on_a_window_and_its_text_view(qtbot, tmp_path):
 # --------------------------------------------------------------------------- a real server
 
 
-@pytest.mark.postgres
+@pytest.mark.postgres  # (also set by tests/conftest.py from its fixtures)
 def test_the_form_opens_the_local_postgres(qtbot, dialog, pg_available):
     from fluxgui.adapters import open_store
     from fluxgui.core.errors import NotASessionStore

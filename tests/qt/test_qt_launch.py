@@ -128,6 +128,7 @@ def test_no_display_prints_one_line_and_exits_3(args):
     assert "no display" in lines[0]
     assert "--screenshot FILE.png" in lines[0]
     assert "fluxgui ls" in lines[0] and "fluxgui show" in lines[0]
+    assert "ls demo" in lines[0]  # a TARGET a newcomer can try at once
 
 
 def test_display_problem_rules():

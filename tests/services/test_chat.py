@@ -28,7 +28,7 @@ HISTORY = [
     {"role": "user", "content": "What is the capital of France?"},
     {"role": "assistant", "content": "Paris."},
 ]
-OFFLINE_REPLY = "[offline] You said: And of Italy?. This session had 3 earlier messages."
+OFFLINE_REPLY = "[offline] You said: And of Italy?. I was given 3 earlier messages as history."
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ async def test_offline_chat_streams_and_saves_the_turn(flux_db):
     assert await library_messages(flux_db, "other") == [{"role": "user", "content": "x"}]
     # A second turn sees the first one in its history.
     again, _ = await run_chat(flux_db, "ok", AgentConfig())
-    assert again.reply == "[offline] You said: ok. This session had 5 earlier messages."
+    assert again.reply == "[offline] You said: ok. I was given 5 earlier messages as history."
 
 
 async def test_offline_chat_on_an_agents_sdk_store(tmp_path):
@@ -99,7 +99,7 @@ async def test_offline_chat_on_an_agents_sdk_store(tmp_path):
     ])
     lib.close()
     result, rec = await run_chat(path, "again", AgentConfig())
-    assert result.reply == "[offline] You said: again. This session had 2 earlier messages."
+    assert result.reply == "[offline] You said: again. I was given 2 earlier messages as history."
     assert rec.text() == result.reply
     lib = AgentsSQLiteSession(SID, str(path))
     items = await lib.get_items()
@@ -113,8 +113,12 @@ async def test_offline_chat_on_an_agents_sdk_store(tmp_path):
 
 
 async def test_chat_on_a_new_session_id_starts_it(flux_db):
-    result, _ = await run_chat(flux_db, "first", AgentConfig(), sid="fresh")
-    assert result.reply == "[offline] You said: first. This session had 0 earlier messages."
+    # Without ``new`` an unknown id is refused before anything is sent or written.
+    with pytest.raises(SessionNotFound):
+        await run_chat(flux_db, "first", AgentConfig(), sid="fresh")
+    assert await library_messages(flux_db, "fresh") == []
+    result, _ = await run_chat(flux_db, "first", AgentConfig(), sid="fresh", new=True)
+    assert result.reply == "[offline] You said: first. I was given 0 earlier messages as history."
     assert await library_messages(flux_db, "fresh") == [
         {"role": "user", "content": "first"}, {"role": "assistant", "content": result.reply},
     ]

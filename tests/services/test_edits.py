@@ -86,7 +86,7 @@ async def test_read_only_and_missing_stores_say_why(agents_db):
     try:
         reason = edits.blocked_reason(store)
         assert reason == edits.READ_ONLY and "Ctrl+Shift+E" in reason
-        assert edits.blocked_reason(store, any_writable=True) == edits.READ_ONLY
+        assert edits.blocked_reason(store, need="fork") == edits.READ_ONLY
         assert edits.edit_reason(store) is not None  # check_editable says no
         with pytest.raises(ReadOnlyError, match="read-only"):
             edits.check_writable(store)
@@ -107,7 +107,7 @@ async def test_an_advanced_store_forks_but_does_not_edit_messages(tmp_path):
     try:
         reason = edits.blocked_reason(store)
         assert reason is not None and "AdvancedSQLiteSession" in reason
-        assert edits.blocked_reason(store, any_writable=True) is None
+        assert edits.blocked_reason(store, need="fork") is None
         assert edits.is_branchable(store)
         assert edits.branch_problem(store, SID) is None
         assert edits.branch_problem(store, None) is not None  # no session shown
@@ -251,12 +251,12 @@ def test_enabled_actions_follow_the_state():
     assert not any(none.values())
     writable = edits.EditState(
         writable=True, editable=False, has_session=True, has_message=True,
-        can_undo=True, can_redo=False,
+        can_undo=True, can_redo=False, can_fork=True,
     )
     on = edits.enabled_actions(writable)
     assert on["undo"] and not on["redo"] and on["fork"]
     assert not on["edit_message"] and not on["clear_session"] and not on["branch_from_turn"]
-    full = edits.enabled_actions(edits.EditState(True, True, True, False, False, False, True))
+    full = edits.enabled_actions(edits.EditState(True, True, True, False, False, False, True, True, True))
     assert full["insert_after"] and full["pop_message"] and full["delete_session"]
     assert not full["edit_message"] and not full["delete_messages"] and full["branch_from_turn"]
 
@@ -265,7 +265,7 @@ def test_mode_descriptions():
     assert edits.mode_description(False, None)[0] == "read-only"
     assert edits.mode_description(True, None)[0] == "✎ editing"
     text, tip = edits.mode_description(True, "a JSON session folder")
-    assert text == "✎ writable, no edits" and "a JSON session folder" in tip
+    assert text == "✎ writable, no message edits" and "a JSON session folder" in tip
 
 
 # --------------------------------------------------------------------------- branches

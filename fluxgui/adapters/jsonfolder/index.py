@@ -166,6 +166,13 @@ class FolderIndex:
                     self._ids[e.sid] = e
             self.problems = sorted(problems)
 
+    def forget(self, name: str) -> None:
+        """Drop a file we deleted from the index."""
+        with self._index_lock:
+            e = self._files.pop(name, None)
+            if e is not None and self._ids.get(e.sid) is e:
+                del self._ids[e.sid]
+
     def locate(self, sid: str) -> Entry | None:
         """The index entry of a session, checked against its file (one ``stat`` when
         nothing changed; a scan otherwise)."""

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fluxgui.core.aio import run_to_end
+from fluxgui.core.changes import Change, label_id
 from fluxgui.core.errors import FluxguiError, ReadOnlyError
 from fluxgui.core.imports import hello_message
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch
+from . import sessions
 from .entries import entry_from_flux, entry_from_message, local_now, naive_local
 from .folder import Folder
 from .index import Entry
@@ -40,8 +42,11 @@ class JsonFolderStore(Store[Folder]):
     empty history still is a session); ids are file names (see the module docstring)."""
 
     format = "json"
-    #: clearing empties the file's history and keeps the file, so the session stays listed
-    CAPABILITIES = Capabilities(append=True, problems=True, keeps_cleared_sessions=True)
+    #: clearing empties the file's history and keeps the file, so the session stays
+    #: listed; deleting removes the file; a fork is a new file (all undoable)
+    CAPABILITIES = Capabilities(
+        append=True, clear=True, fork=True, problems=True, keeps_cleared_sessions=True
+    )
 
     def __init__(self, folder: Folder, target: str) -> None:
         super().__init__(folder, target)
@@ -96,7 +101,7 @@ class JsonFolderStore(Store[Folder]):
                 yield sid
 
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
-        return None  # forks are an edit, and these files cannot be edited in place yet
+        return None  # the folder has no room for fluxgui's note of where a fork came from
 
     # -- messages ------------------------------------------------------------------
 
@@ -166,9 +171,42 @@ class JsonFolderStore(Store[Folder]):
         self._check_writable()
         return await _write(self._folder.clear, session_id)
 
+    # Whole sessions, reversibly (see .sessions): the window's undo stack and the CLI's
+    # clear/rm/branch run these.
+
+    async def clear_messages(self, session_id: str) -> Change:
+        """Empty the session's history (the file and its other keys stay)."""
+        self._check_writable()
+        label = f"Clear session {label_id(session_id)}"
+        return await _write(sessions.clear, self._folder, session_id, label)
+
+    async def delete_session(self, session_id: str) -> Change:
+        """Remove the session's file."""
+        self._check_writable()
+        label = f"Delete session {label_id(session_id)}"
+        return await _write(sessions.delete, self._folder, session_id, label)
+
+    async def fork_session(
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None,
+    ) -> Change:
+        """A new session file with the history up to and including ``at_message_id``."""
+        check_branch(self, branch)
+        self._check_writable()
+        if new_id is not None:
+            file_stem(new_id)  # a name no file can have fails before anything is read
+        label = f"Fork session {label_id(session_id)} at message {at_message_id}"
+        return await _write(sessions.fork, self._folder, session_id, int(at_message_id), new_id, label)
+
+    async def apply_change(self, change: Any) -> Any:
+        """Write ``change`` again, or its inverse (undo), if the file still fits it."""
+        self._check_writable()
+        return await _write(sessions.apply, self._folder, change)
+
     def _not_editable(self) -> FluxguiError:
         return ReadOnlyError(
-            f"{self.target}: editing JSON session folders in place is not supported yet"
+            f"{self.target}: single messages of JSON session files cannot be edited in "
+            "place (clear, delete and fork whole sessions instead)"
         )
 
     def check_importable(self) -> None:

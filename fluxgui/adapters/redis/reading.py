@@ -72,7 +72,12 @@ class RedisReader(Store[RedisBackend]):
     :class:`~.writing.RedisStore`)."""
 
     format = "agents"
-    CAPABILITIES = Capabilities(append=True, encryption=True)
+    #: clear keeps the session's hash (the flux protocol's clear() removes it all, as the
+    #: library does); delete removes its keys as
+    #: ``clear_session()`` does; a fork is a new hash and list (all undoable)
+    CAPABILITIES = Capabilities(
+        append=True, clear=True, fork=True, encryption=True
+    )
 
     @property
     def has_key(self) -> bool:

@@ -15,12 +15,13 @@ from typing import Any
 
 from redis.exceptions import WatchError
 
-from fluxgui.core.changes import Row
+from fluxgui.core.changes import Change, Row, label_id
 from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, KeyNeeded, ReadOnlyError, show_id
 from fluxgui.core.items import MESSAGE_ROLES
 from fluxgui.core.model import Message, message_to_item, unix_time
 
 from ..base import check_branch
+from . import sessions
 from ..encryption import is_envelope, looks_encrypted
 from .backend import failing, guarded, text_of
 from .reading import CHUNK, TIE_FIELD, RedisReader
@@ -236,10 +237,42 @@ class RedisStore(RedisReader):
             self.needs_key = True
         return target, len(items)
 
-    # -- what the SQL stores have and Redis does not (yet): edits refuse (see Refusals) --
+    # -- whole sessions, reversibly (see .sessions) ----------------------------------
+
+    async def clear_messages(self, session_id: str) -> Change:
+        """Remove the session's items; its hash (and TTL) stays."""
+        self._check_writable()
+        self._need_key()
+        return await sessions.clear(self, session_id, f"Clear session {label_id(session_id)}")
+
+    async def delete_session(self, session_id: str) -> Change:
+        """Remove the session's keys, as ``RedisSession.clear_session()`` does."""
+        self._check_writable()
+        self._need_key()
+        return await sessions.delete(self, session_id, f"Delete session {label_id(session_id)}")
+
+    async def fork_session(
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None,
+    ) -> Change:
+        """A new session with the items up to and including ``at_message_id``."""
+        check_branch(self, branch)
+        self._check_writable()
+        self._need_key()
+        at = int(at_message_id)
+        label = f"Fork session {label_id(session_id)} at message {at}"
+        return await sessions.fork(self, session_id, at, new_id, label)
+
+    async def apply_change(self, change: Any) -> Any:
+        """Write ``change`` again, or its inverse (undo), if the keys still fit it."""
+        self._check_writable()
+        return await sessions.apply(self, change)
 
     def _not_editable(self) -> FluxguiError:
-        return ReadOnlyError(f"{self.target}: editing Redis sessions in place is not supported yet")
+        return ReadOnlyError(
+            f"{self.target}: single items of Redis sessions cannot be edited in place "
+            "(clear, delete and fork whole sessions instead)"
+        )
 
     def check_importable(self) -> None:
         """New sessions need a writable store, and the key when it holds envelopes."""

@@ -47,7 +47,7 @@ class SqlAlchemyBackend(Backend):
         try:
             engine = create_async_engine(url, connect_args=connect_args, pool_pre_ping=False)
         except Exception as exc:  # bad URL, missing driver
-            raise TargetError(f"cannot use {display}: {_first_line(exc)}") from None
+            raise TargetError(f"cannot use {display}: {_driver_problem(exc, url)}") from None
         utc = True
         try:
             async with engine.connect() as conn:
@@ -161,6 +161,32 @@ class _SaTx(Tx):
         from sqlalchemy import text
 
         return [tuple(r) for r in (await self._conn.execute(text(sql), params or {})).fetchall()]
+
+
+#: a driver module → the package that installs it
+_DRIVER_PACKAGES = {"psycopg": "psycopg", "psycopg2": "psycopg2-binary", "MySQLdb": "mysqlclient",
+                    "pymysql": "pymysql", "aiomysql": "aiomysql", "asyncmy": "asyncmy",
+                    "pyodbc": "pyodbc", "aioodbc": "aioodbc", "oracledb": "oracledb"}
+
+
+def _driver_problem(exc: BaseException, url: str) -> str:
+    """Why SQLAlchemy cannot make an engine for ``url``, said so that the user knows what
+    to do: a driver to install, a database kind it does not know, a driver that is not
+    async."""
+    scheme = url.split("://", 1)[0]
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        package = _DRIVER_PACKAGES.get(exc.name.split(".")[0], exc.name.split(".")[0])
+        hint = " (or use postgresql+asyncpg://, which fluxgui ships with)" if scheme.startswith("postgres") else ""
+        return f"its driver {exc.name} is not installed: pip install {package}{hint}"
+    text = _first_line(exc)
+    if "Can't load plugin" in text:
+        return (
+            f"unknown database kind {scheme!r} (fluxgui opens SQLite files, postgresql:// "
+            "and any SQLAlchemy URL with an async driver)"
+        )
+    if "asyncio extension requires an async driver" in text:
+        return f"{scheme} is not an async driver; name an async one (postgresql+asyncpg://, mysql+aiomysql://, …)"
+    return text
 
 
 def _first_line(exc: BaseException) -> str:

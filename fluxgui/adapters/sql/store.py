@@ -15,7 +15,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fluxgui.core.changes import Change, Row, Where
+from fluxgui.core.changes import Change, Row, Where, label_id
 from fluxgui.core.errors import show_id
 from fluxgui.core.model import Message
 
@@ -25,12 +25,6 @@ from .editor import TableEditor
 from .forks import fork, fork_origin
 from .rewrite import Insertion, rewrite
 from .sessions import stored_time, write_session
-
-
-def label_id(session_id: str) -> str:
-    """A session id as an edit's label shows it (quoted, cut at 40 characters)."""
-    text = show_id(session_id)
-    return text if len(text) <= 40 else text[:38] + "…\""
 
 
 class SqlStore(Store[Backend]):

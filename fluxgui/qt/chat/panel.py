@@ -64,6 +64,7 @@ async def _chat_with_key(
     on_event: Callable[[ChatEvent], None],
     copy: bool,
     branch: str | None,
+    new: bool,
 ) -> ChatResult:
     """The chat, with the provider's API key looked up first (the keyring on a worker
     thread, never on the UI thread)."""
@@ -72,7 +73,7 @@ async def _chat_with_key(
     key = await credentials.api_key_for_async(config.provider)
     return await chat(
         store, session_id, text, replace(config, api_key=key),
-        on_event=on_event, copy=copy, branch=branch,
+        on_event=on_event, copy=copy, branch=branch, new=new,
     )
 
 
@@ -306,6 +307,7 @@ class ChatPanel(QWidget):
                 config,
                 on_event=lambda event, g=generation: self._on_event(g, event),
                 copy=self._copy,
+                new=self.new_session is not None,
                 branch=(
                     self._window.conversation.branch
                     if sid == self._window.current_session_id else None

@@ -314,7 +314,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         elif total is not None:
             text = f"latest {loaded:,} of {total:,} messages"
         else:
-            text = f"{loaded:,} messages loaded"
+            text = f"{plural(loaded, 'message')} loaded"
         if self._loading == "earlier":
             text += " · loading earlier…"
         elif self._earlier_failed:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
+from fluxgui.core.text import plural
+
 
 class TransferProgress(QProgressDialog):
     """Progress of an export, import or copy, with Cancel (shown after half a second)."""
@@ -29,4 +31,4 @@ class TransferProgress(QProgressDialog):
             self.setValue(min(1000, int(done * 1000 / total)))
             self.setLabelText(f"{done:,} of {total:,} messages")
         else:
-            self.setLabelText(f"{done:,} messages")
+            self.setLabelText(plural(done, "message"))

@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 
 from fluxgui.core.display import esc, short_time
 from fluxgui.core.model import SessionInfo
+from fluxgui.core.text import plural
 from fluxgui.core.ports import SessionOrder
 from fluxgui.services.session_list import (
     MergePlan,
@@ -121,7 +122,7 @@ class SessionTable(QAbstractTableModel):
             if col == self.UPDATED:
                 return short_time(info.updated_at or info.created_at, seconds=False)
         elif role == Qt.ItemDataRole.ToolTipRole:
-            lines = [info.id, f"{info.messages} messages"]
+            lines = [info.id, plural(info.messages, "message")]
             if info.created_at:
                 lines.append(f"started {short_time(info.created_at)}")
             if info.updated_at:

@@ -107,6 +107,8 @@ class EditController:
             can_undo=editor.stack.canUndo(),
             can_redo=editor.stack.canRedo(),
             can_branch=can_branch_here(window),
+            can_clear=writable and edits.blocked_reason(window.store, need="clear") is None,
+            can_fork=writable and edits.blocked_reason(window.store, need="fork") is None,
         )
         for name, on in edits.enabled_actions(state).items():
             if name in actions:
@@ -118,13 +120,13 @@ class EditController:
             if name in actions:
                 actions[name].setText(f"{label} {text}" if text else label)
 
-    def _editable_store(self, *, any_writable: bool = False) -> Store | None:
-        """The store when edits may be written now, else explain why (error bar).
-        ``any_writable``: an edit every writable store supports (a fork), even those
-        whose messages cannot be edited (AdvancedSQLiteSession stores)."""
+    def _editable_store(self, *, need: edits.Need = "edit") -> Store | None:
+        """The store when an edit that needs ``need`` may be written now, else explain
+        why (error bar): whole-session edits and forks go by the store's declared
+        capabilities (a JSON folder clears and forks; an Advanced store forks)."""
         window = self._window
         store = window.store
-        reason = edits.blocked_reason(store, any_writable=any_writable)
+        reason = edits.blocked_reason(store, need=need)
         if reason is not None or store is None:
             window.show_error(ReadOnlyError(reason or edits.NO_STORE))
             return None
@@ -161,7 +163,7 @@ class EditController:
         """Remove every message of a session (after a confirmation naming it)."""
         window = self._window
         sid = session_id or window.current_session_id
-        store = self._editable_store()
+        store = self._editable_store(need="clear")
         if store is None or sid is None:
             return
         if confirm.confirm_clear(window, sid, self._session_count(sid)):
@@ -171,7 +173,7 @@ class EditController:
         """Delete a session and its messages (after a confirmation naming it)."""
         window = self._window
         sid = session_id or window.current_session_id
-        store = self._editable_store()
+        store = self._editable_store(need="clear")
         if store is None or sid is None:
             return
         if confirm.confirm_delete_session(window, sid, self._session_count(sid)):
@@ -239,7 +241,7 @@ class EditController:
         """Fork: a new session with the conversation up to and including the selected
         message (the origin is not changed); it opens once made. Undoable."""
         window = self._window
-        store = self._editable_store(any_writable=True)
+        store = self._editable_store(need="fork")
         sid = window.current_session_id
         message = window.conversation.current_message()
         if store is None or sid is None or message is None:

@@ -158,7 +158,7 @@ class SessionList(QObject):
             window.conversation.clear("This store has no sessions.")
 
     def _on_failed(self, error: Exception) -> None:
-        self._window.count_label.setText(f"{self.model.rowCount()} sessions (loading failed)")
+        self._window.count_label.setText(f"{plural(self.model.rowCount(), 'session')} (loading failed)")
         self._window.show_error(error)
 
     def _on_search_progress(self, found: int) -> None:

@@ -43,7 +43,7 @@ KEY = "transfer"
 
 
 def _counted(result: TransferResult) -> str:
-    return f"{plural(result.sessions, 'session')} ({result.messages:,} messages)"
+    return f"{plural(result.sessions, 'session')} ({plural(result.messages, 'message')})"
 
 
 def describe_import(result: TransferResult) -> str:

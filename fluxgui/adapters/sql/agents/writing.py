@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fluxgui.core.changes import Change, Row, SessionRow, Where
+from fluxgui.core.changes import Change, Row, SessionRow, Where, label_id
 from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.items import MESSAGE_ROLES, validate_item
 from fluxgui.core.model import Message, message_to_item
@@ -26,7 +26,6 @@ from ..backend import Params, Tx
 from ..editor import TableEditor
 from ..forks import free_fork_id, record_fork
 from ..sessions import stored_time, write_session
-from ..store import label_id
 from .reading import AgentsReader
 
 
