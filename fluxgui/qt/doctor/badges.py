@@ -101,10 +101,15 @@ class SessionBadges(QObject):
             return
         sid, _ = self._queue.popitem(last=False)
         self._running = sid
-        self._bridge.start(
-            KEY, check_session(store, sid),
-            lambda r, s=store: self._done(s, r), lambda e, s=store, i=sid: self._failed(s, i),
-        )
+        coro = check_session(store, sid)
+        try:
+            self._bridge.start(
+                KEY, coro,
+                lambda r, s=store: self._done(s, r), lambda e, s=store, i=sid: self._failed(s, i),
+            )
+        except RuntimeError:  # the window is closing (its bridge closed): stop asking
+            self._queue.clear()
+            self._running = None
 
     def _done(self, store: SessionStore, report: SessionReport) -> None:
         self._running = None
