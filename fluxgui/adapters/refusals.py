@@ -20,6 +20,7 @@ from fluxgui.core.changes import Change, Where
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, Unsupported, show_id
 from fluxgui.core.model import Message
 from fluxgui.core.ports import MAIN
+from fluxgui.core.structure import StructureReport
 
 
 def check_branch(store: Refusals, branch: str | None) -> None:
@@ -102,6 +103,19 @@ class Refusals(ABC):
         self.edit_values(spec)
         raise self._refuse_edit()
 
+    async def rewrite_messages(
+        self,
+        session_id: str,
+        *,
+        delete: list[int],
+        insert_after: list[tuple[int, dict[str, Any]]],
+        label: str,
+    ) -> Change:
+        """Delete some messages and insert others right after given ones, as one change."""
+        for _anchor, spec in insert_after:
+            self.edit_values(spec)
+        raise self._refuse_edit()
+
     async def fork_session(
         self,
         session_id: str,
@@ -151,6 +165,10 @@ class Refusals(ABC):
     ) -> BranchChange:
         """Delete a branch (not ``main``, not ``current``)."""
         raise self._unsupported("branches")
+
+    async def structure_report(self, session_id: str) -> StructureReport:
+        """The session's ``message_structure`` rows as the doctor checks them."""
+        raise self._unsupported("branch structure")
 
     async def turn_usage(self, session_id: str, branch: str | None = None) -> list[TurnUsage]:
         """Token usage of each user turn of a branch."""

@@ -33,6 +33,11 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "import": ("transfer", "cmd_import"),
     "copy": ("transfer", "cmd_copy"),
     "chat": ("chat", "cmd_chat"),
+    "check": ("doctor", "cmd_check"),
+    "repair": ("doctor", "cmd_repair"),
+    "rewind": ("doctor", "cmd_rewind"),
+    "preflight": ("doctor", "cmd_preflight"),
+    "ledger": ("doctor", "cmd_ledger"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()
 

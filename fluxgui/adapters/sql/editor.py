@@ -54,6 +54,11 @@ class TableEditor:
         self.order = tuple(order)
         self.sessions_table = sessions_table
 
+    def sealed(self, sid: str, values: Row) -> Row:
+        """New values as this store writes them into ``sid`` (a store with an encryption
+        key seals them; the plain editor keeps them as they are)."""
+        return values
+
     # -- reading inside a transaction ---------------------------------------------
 
     def _select(self) -> str:

@@ -23,6 +23,7 @@ from ..base import Store, check_branch
 from .backend import Backend
 from .editor import TableEditor
 from .forks import fork, fork_origin
+from .rewrite import Insertion, rewrite
 from .sessions import stored_time, write_session
 
 
@@ -98,6 +99,20 @@ class SqlStore(Store[Backend]):
         values = self.edit_values(spec)
         label = "Add a message" if anchor is None else f"Insert a message {where} {anchor}"
         return await self._editor().insert_row(session_id, anchor, where, values, label)
+
+    async def rewrite_messages(
+        self,
+        session_id: str,
+        *,
+        delete: list[int],
+        insert_after: list[tuple[int, dict[str, Any]]],
+        label: str,
+    ) -> Change:
+        """Delete the messages ``delete`` and put each message of ``insert_after`` (an
+        anchor id and a message given as a dict, see :meth:`edit_values`) right after its
+        anchor, in one transaction: one reversible change (the session doctor's repairs)."""
+        inserts: list[Insertion] = [(int(a), self.edit_values(spec)) for a, spec in insert_after]
+        return await rewrite(self._editor(), session_id, delete, inserts, label)
 
     async def fork_session(
         self,

@@ -17,6 +17,7 @@ class LiveTurn:
     def __init__(self) -> None:
         self.pairs = ToolPairs()
         self.turn_tokens: dict[int, int] = {}
+        self.markers: dict[int, tuple[str, str]] = {}
 
     def turn_of(self, _message: Message) -> int | None:
         return None

@@ -280,6 +280,8 @@ class ChatPanel(QWidget):
         if sid is None:
             self._show_error("Select a session to chat in.")
             return False
+        if not self._window.doctor.confirm_send(sid):  # the doctor found problems: ask
+            return False
         config = self.config
         self._generation += 1
         generation = self._generation

@@ -39,6 +39,8 @@ class CardHost(Protocol):
     pairs: ToolPairs
     #: turn number → total tokens of that turn (empty: none shown)
     turn_tokens: dict[int, int]
+    #: message id → the session doctor's marker ``(text, sentence)`` (empty: none)
+    markers: dict[int, tuple[str, str]]
 
     def turn_of(self, m: Message) -> int | None:
         """The turn number a user message opens (``None``: none shown)."""
@@ -135,9 +137,10 @@ class CardHeader:
         "🔒 locked" or "unreadable"; ``None`` for other items (and in stores that hold no
         encrypted items, whatever a message's metadata says)."""
         store = self._pane.store if self._pane is not None else None
-        if store is not None and not store.needs_key:
-            return None
-        return encryption_badge(m)
+        found = None if store is not None and not store.needs_key else encryption_badge(m)
+        marker = self._pane.markers.get(m.id) if self._pane is not None and found is None else None
+        # The session doctor's marker: what is wrong with this item (painted red).
+        return (marker[0], marker[1], "unreadable") if marker is not None else found
 
     @staticmethod
     def _lock_glyph(font: QFont) -> bool:

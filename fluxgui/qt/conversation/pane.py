@@ -94,6 +94,8 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         #: turn number → total tokens of that turn, shown in user messages' headers
         #: (filled by the window's branch bar for Advanced stores; empty otherwise)
         self.turn_tokens: dict[int, int] = {}
+        #: message id → the session doctor's marker (text, sentence); see set_markers
+        self.markers: dict[int, tuple[str, str]] = {}
         #: the branch shown (stores with branches; ``None``: main)
         self.branch: str | None = None
         self._current: Message | None = None
@@ -336,3 +338,10 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
             self.inspector.clear()
         self.currentMessageChanged.emit(m)
 
+    def set_markers(self, markers: dict[int, tuple[str, str]]) -> None:
+        """Show the session doctor's markers (message id → ``(text, sentence)``) on the
+        cards involved (an empty dict: none)."""
+        if markers == self.markers:
+            return
+        self.markers = dict(markers)
+        self.view.viewport().update()

@@ -168,6 +168,15 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["chat"] = chat
     window.addAction(chat)
     view_menu.addAction(chat)
+    # The session doctor (issue 18): problems and repairs, Preflight, Ledger.
+    doctor = window.doctor.dock.toggleViewAction()
+    doctor.setText("&Doctor")
+    doctor.setShortcut(QKeySequence("Ctrl+Shift+H"))
+    doctor.setStatusTip("What breaks resuming the open session, its repairs, preflight and ledger")
+    doctor.toggled.connect(lambda on: on and window.doctor.check_shown())
+    actions["doctor"] = doctor
+    window.addAction(doctor)
+    view_menu.addAction(doctor)
 
     help_menu = bar.addMenu("&Help")
     actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))

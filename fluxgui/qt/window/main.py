@@ -33,6 +33,7 @@ from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
 from ..conversations import install_conversations_bar
 from ..dialogs.files import FileDropFilter
+from ..doctor import DoctorController
 from ..dialogs.opening import OpenRequest
 from ..editing import Editor
 from ..errors import describe_error
@@ -125,6 +126,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatDock(self)  # before the actions: View › Chat toggles its dock
         self.chat_panel = self.chat.panel
         self.chat_dock = self.chat.dock
+        # The session doctor (issue 18): its dock, card markers and list badges.
+        self.doctor = DoctorController(self)
         install_actions(self)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.update_edit_actions())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from fluxgui.core.branches import MAIN, TurnUsage, UsageTotals
+from fluxgui.core.structure import StructureReport
 
 from ..backend import Params
 from .reading import AdvancedReader
 from .schema import USAGE, details
+from .structure import structure_report
 
 
 class AdvancedUsage(AdvancedReader):
@@ -59,3 +61,8 @@ class AdvancedUsage(AdvancedReader):
         if not row or row[0] is None:
             return None
         return UsageTotals(*(int(v or 0) for v in row))
+
+    async def structure_report(self, session_id: str) -> StructureReport:
+        """The session's ``message_structure`` rows, the branches with usage rows and the
+        items no structure row points at (what the session doctor checks)."""
+        return await structure_report(self, session_id)

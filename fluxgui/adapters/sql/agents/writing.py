@@ -52,6 +52,11 @@ class _SealingEditor(TableEditor):
         self._agents._note_sealed()
         return change
 
+    def sealed(self, sid: str, values: Row) -> Row:
+        """New values (an insertion of a rewrite) sealed for the session they go into."""
+        self._agents._note_sealed()
+        return self._agents._sealed_row(sid, values)
+
 
 class AgentsStore(AgentsReader):
     """The Agents SDK schema on SQLite or any SQLAlchemy URL: reading

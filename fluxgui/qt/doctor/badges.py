@@ -1,0 +1,179 @@
+"""Problem badges in the session list: the number of problems at the right of a
+session's id, computed lazily for the rows the view paints, one session at a time
+through the bridge (never on the UI thread, never blocking a paint).
+
+A row painted for the first time asks for its session's check; the answer is kept until
+the store changes (an edit, another writer, another store) and the row is painted again.
+Sessions over :data:`MAX_MESSAGES` are left to the Doctor panel (no badge).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QPainter
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+
+from fluxgui.core.display import badge_colours, esc
+from fluxgui.core.model import SessionInfo
+from fluxgui.core.ports import SessionStore
+from fluxgui.services.doctor import SessionReport, check_session
+
+from ..bridge import AsyncBridge
+from ..sessions import SessionListModel
+from ..sessions.table import SESSION_ROLE
+
+#: sessions larger than this get no badge (the Doctor panel checks them when shown)
+MAX_MESSAGES = 20_000
+KEY = "doctor:badges"
+
+
+class SessionBadges(QObject):
+    """The badge cache and the queue of sessions to check."""
+
+    def __init__(self, view: QAbstractItemView, model: SessionListModel, bridge: AsyncBridge) -> None:
+        super().__init__(view)
+        self._view = view
+        self._model = model
+        self._bridge = bridge
+        self._store: SessionStore | None = None
+        self._reports: dict[str, SessionReport] = {}
+        self._queue: OrderedDict[str, None] = OrderedDict()
+        self._running: str | None = None
+        self._kick = QTimer(self)
+        self._kick.setSingleShot(True)
+        self._kick.setInterval(0)
+        self._kick.timeout.connect(self._next)
+        self.delegate = BadgeDelegate(self, view)
+        view.setItemDelegateForColumn(SessionListModel.ID, self.delegate)
+
+    # -- the cache ---------------------------------------------------------------------
+
+    def report(self, session_id: str) -> SessionReport | None:
+        """The last check of ``session_id`` (``None``: not checked yet)."""
+        return self._reports.get(session_id)
+
+    def count(self, session_id: str) -> int | None:
+        report = self._reports.get(session_id)
+        return len(report.problems) if report is not None else None
+
+    def set_store(self, store: SessionStore | None) -> None:
+        """Another store (or none): forget everything."""
+        if store is not self._store:
+            self._store = store
+            self.forget()
+
+    def forget(self, session_ids: list[str] | None = None) -> None:
+        """Drop the answers for these sessions (all when ``None``); rows repaint and ask
+        again when painted."""
+        if session_ids is None:
+            self._reports.clear()
+            self._queue.clear()
+            self._bridge.cancel(KEY)
+            self._running = None
+        else:
+            for sid in session_ids:
+                self._reports.pop(sid, None)
+        self._view.viewport().update()
+
+    def put(self, report: SessionReport) -> None:
+        """A check made elsewhere (the Doctor panel's) for the same store."""
+        self._reports[report.session_id] = report
+        self._view.viewport().update()
+
+    # -- the queue -----------------------------------------------------------------------
+
+    def seen(self, info: SessionInfo) -> None:
+        """A painted row: check its session soon, unless known, queued or too big."""
+        sid = info.id
+        if self._store is None or sid in self._reports or sid in self._queue or sid == self._running:
+            return
+        if info.messages > MAX_MESSAGES:
+            return
+        self._queue[sid] = None
+        if self._running is None:
+            self._kick.start()
+
+    def _next(self) -> None:
+        store = self._store
+        if store is None or self._running is not None or not self._queue:
+            return
+        sid, _ = self._queue.popitem(last=False)
+        self._running = sid
+        coro = check_session(store, sid)
+        try:
+            self._bridge.start(
+                KEY, coro,
+                lambda r, s=store: self._done(s, r), lambda e, s=store, i=sid: self._failed(s, i),
+            )
+        except RuntimeError:  # the window is closing (its bridge closed): stop asking
+            self._queue.clear()
+            self._running = None
+
+    def _done(self, store: SessionStore, report: SessionReport) -> None:
+        self._running = None
+        if store is self._store:
+            self._reports[report.session_id] = report
+            self._repaint(report.session_id)
+        self._kick.start()
+
+    def _failed(self, store: SessionStore, sid: str) -> None:
+        # A session gone meanwhile, a store closed: no badge, and on to the next one.
+        self._running = None
+        self._kick.start()
+
+    def _repaint(self, session_id: str) -> None:
+        row = self._model.row_of(session_id)
+        if row is not None:
+            self._view.update(self._model.index(row, SessionListModel.ID))
+
+
+class BadgeDelegate(QStyledItemDelegate):
+    """The session id cell, with the problem count painted at its right."""
+
+    def __init__(self, badges: SessionBadges, parent: QObject) -> None:
+        super().__init__(parent)
+        self._badges = badges
+
+    def _info(self, index: QModelIndex | QPersistentModelIndex) -> SessionInfo | None:
+        info = index.data(SESSION_ROLE)
+        return info if isinstance(info, SessionInfo) else None
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        info = self._info(index)
+        count = self._badges.count(info.id) if info is not None else None
+        if info is not None and count is None:
+            self._badges.seen(info)
+        if not count:
+            super().paint(painter, option, index)
+            return
+        text = str(count)
+        fm = QFontMetrics(option.font)
+        w = fm.horizontalAdvance(text) + 10
+        h = min(option.rect.height() - 6, fm.height() + 2)
+        cell = QStyleOptionViewItem(option)
+        cell.rect = option.rect.adjusted(0, 0, -(w + 6), 0)
+        super().paint(painter, cell, index)
+        fg, bg = badge_colours("unreadable", dark=option.palette.base().color().lightness() < 128)
+        box = QRect(option.rect.right() - w - 3, option.rect.center().y() - h // 2, w, h)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(bg))
+        painter.drawRoundedRect(box, h / 2, h / 2)
+        painter.setPen(QColor(fg))
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+        painter.restore()
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem,
+                  index: QModelIndex | QPersistentModelIndex) -> bool:
+        info = self._info(index)
+        report = self._badges.report(info.id) if info is not None else None
+        if report is None or not report.problems:
+            return super().helpEvent(event, view, option, index)
+        lines = [f"{len(report.problems)} problems (Doctor panel for details):"]
+        lines += [p.code for p in report.problems[:8]]
+        QToolTip.showText(event.globalPos(), "<p>" + "<br>".join(esc(t) for t in lines) + "</p>", view)
+        return True

@@ -1,0 +1,147 @@
+"""The Doctor panel's first tab: the shown session's problems and their repairs.
+
+Each problem is a row (its code, the messages involved, its sentence), ticked when a
+repair fixes it. **Preview** shows the session before and after the ticked repairs (and
+the raw text of a malformed row before it goes), **Apply** writes them as one edit
+through the window's undo stack, **Undo** takes the last edit back; **Remove Last Turn**
+previews a rewind of the last turn. Selecting a problem selects its first card.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fluxgui.core.visible import visible
+from fluxgui.services.doctor.problems import LABELS, Problem, SessionReport
+from fluxgui.services.doctor.repairs import CANCEL_TEXT, REPAIRABLE, Plan
+from fluxgui.services.doctor.text import describe
+
+PROBLEM_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class ProblemsTab(QWidget):
+    """The problems list, the preview and the repair buttons (the controller acts)."""
+
+    previewRequested = Signal()
+    applyRequested = Signal()
+    undoRequested = Signal()
+    rewindRequested = Signal()
+    messageRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("doctorProblems")
+        self.summary = QLabel("No session is shown.", self)
+        self.summary.setWordWrap(True)
+        self.list = QListWidget(self)
+        self.list.setObjectName("doctorProblemList")
+        self.list.setWordWrap(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.list.currentItemChanged.connect(self._on_current)
+        self.cancel_text = QLineEdit(CANCEL_TEXT, self)
+        self.cancel_text.setToolTip("What the output that completes an orphan call says")
+        self.drop_calls = QCheckBox("Drop orphan calls instead of completing them", self)
+        self.preview = QPlainTextEdit(self)
+        self.preview.setObjectName("doctorPreview")
+        self.preview.setReadOnly(True)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.preview.setFont(mono)
+        self.preview.setPlaceholderText("Preview shows the session before and after the repair.")
+        self.preview_button = QPushButton("Preview", self)
+        self.apply_button = QPushButton("Apply", self)
+        self.undo_button = QPushButton("Undo", self)
+        self.rewind_button = QPushButton("Remove Last Turn…", self)
+        self.preview_button.clicked.connect(lambda _c=False: self.previewRequested.emit())
+        self.apply_button.clicked.connect(lambda _c=False: self.applyRequested.emit())
+        self.undo_button.clicked.connect(lambda _c=False: self.undoRequested.emit())
+        self.rewind_button.clicked.connect(lambda _c=False: self.rewindRequested.emit())
+        self.apply_button.setEnabled(False)
+        self.status = QLabel("", self)
+        self.status.setWordWrap(True)
+
+        buttons = QHBoxLayout()
+        for b in (self.preview_button, self.apply_button, self.undo_button, self.rewind_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.list, 2)
+        layout.addWidget(self.cancel_text)
+        layout.addWidget(self.drop_calls)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(self.preview, 3)
+
+    # -- what the controller shows -----------------------------------------------------
+
+    def show_report(self, report: SessionReport | None, *, checking: bool = False) -> None:
+        """List ``report``'s problems (``None``: no session shown, or still checking)."""
+        self.list.clear()
+        self.preview.clear()
+        self.apply_button.setEnabled(False)
+        if report is None:
+            self.summary.setText("Checking…" if checking else "No session is shown.")
+            return
+        n = len(report.problems)
+        text = "No problems found: the session resumes as stored." if not n else (
+            f"{n} problem{'s' if n != 1 else ''} would break or change a resume."
+        )
+        if report.unchecked:
+            text += f" {len(report.unchecked)} encrypted items cannot be checked without their key."
+        self.summary.setText(text)
+        for p in report.problems:
+            self.list.addItem(self._item(p))
+
+    def _item(self, p: Problem) -> QListWidgetItem:
+        ids = ", ".join(f"#{i}" for i in p.message_ids)
+        item = QListWidgetItem(visible(f"{LABELS.get(p.code, p.code)}  {ids}\n{p.detail}", keep_layout=True))
+        item.setData(PROBLEM_ROLE, p)
+        item.setToolTip(p.detail)
+        if p.code in REPAIRABLE:
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+        else:
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)
+        return item
+
+    def chosen(self) -> list[str]:
+        """The codes of the ticked problems, each once."""
+        codes: dict[str, None] = {}
+        for row in range(self.list.count()):
+            item = self.list.item(row)
+            p = item.data(PROBLEM_ROLE)
+            if isinstance(p, Problem) and p.code in REPAIRABLE and item.checkState() == Qt.CheckState.Checked:
+                codes[p.code] = None
+        return list(codes)
+
+    def show_plan(self, plan: Plan, *, can_apply: bool, reason: str | None) -> None:
+        """The before/after of ``plan``; Apply is enabled when it can be written now."""
+        lines = [f"{plan.label}: {len(plan.before)} messages before, {len(plan.after)} after", ""]
+        lines += [f"{line.mark} {describe(line.message, 160)}" for line in plan.diff()]
+        lines += ["", plan.summary()]
+        self.preview.setPlainText(visible("\n".join(lines), keep_layout=True))
+        self.apply_button.setEnabled(can_apply and not plan.empty)
+        self.set_status(reason if reason and not plan.empty else "")
+
+    def set_status(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _on_current(self, current: QListWidgetItem | None, _previous: object) -> None:
+        p = current.data(PROBLEM_ROLE) if current is not None else None
+        if isinstance(p, Problem) and p.message_ids:
+            self.messageRequested.emit(int(p.message_ids[0]))

@@ -1,0 +1,19 @@
+"""Reading what the doctor looks at: every message of a session (of a branch), a page
+at a time through the store's own paging."""
+
+from __future__ import annotations
+
+from fluxgui.core.model import Message
+from fluxgui.core.ports import SessionStore
+
+
+async def read_messages(
+    store: SessionStore, session_id: str, *, branch: str | None = None
+) -> list[Message]:
+    """All messages of ``session_id`` (``branch``: an Advanced store's; default main) in
+    stored order; :class:`~fluxgui.core.errors.SessionNotFound` for an unknown session."""
+    await store.require_session(session_id)
+    out: list[Message] = []
+    async for page in store.iter_messages(session_id, batch=1000, branch=branch):
+        out.extend(page)
+    return out

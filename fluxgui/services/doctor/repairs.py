@@ -1,0 +1,247 @@
+"""Repairs: a plan of what to drop and what to add, previewed before and after, written
+in one transaction as one reversible change (undo puts everything back).
+
+A plan is made on the messages in memory, checked again and made again until the fixes
+chosen find nothing more (dropping an orphan call can leave the reasoning before it
+dangling), so ``--fix all`` leaves a session the checks find clean of those codes. Only
+stores that declare single-message edits (``capabilities.edit``) take repairs; the write
+is the store's own ``rewrite_messages`` (no SQL here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fluxgui.core.changes import Change
+from fluxgui.core.errors import FluxguiError, ReadOnlyError
+from fluxgui.core.model import Message, from_item
+from fluxgui.core.ports import SessionStore
+from fluxgui.core.text import plural
+
+from .checks import check_messages
+from .conventions import CHAT_CALL, TEXT_OUTPUTS, answer_of, calls_of
+from .problems import Problem
+
+#: the codes a repair fixes (``--fix all``); the others are reported only
+REPAIRABLE: tuple[str, ...] = (
+    "orphan_call", "orphan_output", "dangling_reasoning", "empty_reasoning",
+    "duplicate_id", "malformed_item",
+)
+#: what a synthetic output completing an orphan call says, unless told otherwise
+CANCEL_TEXT = "The call was cancelled: it returned no output."
+#: rounds of check-and-fix before a plan gives up growing
+_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class Insert:
+    """A message a repair adds right after the stored message ``after``: ``spec`` is what
+    the store writes (an item, or a flux message), ``message`` how it reads."""
+
+    after: int
+    spec: dict[str, Any]
+    message: Message
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a plan's preview: ``" "`` kept, ``"-"`` dropped, ``"+"`` added."""
+
+    mark: str
+    message: Message
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a repair (or a rewind) does to one session (see the module text)."""
+
+    session_id: str
+    label: str
+    delete: tuple[int, ...] = ()
+    insert: tuple[Insert, ...] = ()
+    before: tuple[Message, ...] = ()
+    #: the problems the plan fixes, and those it leaves (reported only, or not chosen)
+    fixed: tuple[Problem, ...] = ()
+    left: tuple[Problem, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return not self.delete and not self.insert
+
+    @property
+    def after(self) -> list[Message]:
+        """The session as it will read once the plan is written."""
+        return [line.message for line in self.diff() if line.mark != "-"]
+
+    def diff(self) -> list[DiffLine]:
+        """The session before and after, message by message, in stored order."""
+        dropped = set(self.delete)
+        adds: dict[int, list[Insert]] = {}
+        for ins in self.insert:
+            adds.setdefault(ins.after, []).append(ins)
+        lines: list[DiffLine] = []
+        for m in self.before:
+            lines.append(DiffLine("-" if m.id in dropped else " ", m))
+            lines += [DiffLine("+", ins.message) for ins in adds.get(m.id, [])]
+        return lines
+
+    def summary(self) -> str:
+        """One line: how many messages go and come, for which problems."""
+        if self.empty:
+            return f"session {self.session_id}: nothing to change"
+        counts: dict[str, int] = {}
+        for p in self.fixed:
+            counts[p.code] = counts.get(p.code, 0) + 1
+        why = ", ".join(f"{code} ×{n}" for code, n in counts.items())
+        parts = [f"removes {plural(len(self.delete), 'message')}"] if self.delete else []
+        if self.insert:
+            parts.append(f"adds {plural(len(self.insert), 'message')}")
+        return f"{' and '.join(parts)} ({why})" if why else " and ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"session_id", "delete": [ids], "insert": [{"after", "item"}], "fixed",
+        "left", "before": n, "after": n}``."""
+        return {
+            "session_id": self.session_id,
+            "delete": list(self.delete),
+            "insert": [{"after": i.after, "item": i.spec} for i in self.insert],
+            "fixed": [p.to_dict() for p in self.fixed],
+            "left": [p.to_dict() for p in self.left],
+            "before": len(self.before),
+            "after": len(self.after),
+        }
+
+
+def _output_spec(call_type: str, output_type: str, call_id: str, text: str, *, items: bool) -> dict[str, Any]:
+    if call_type == CHAT_CALL or not items:
+        return {"role": "tool", "content": text, "metadata": {"tool_call_id": call_id}}
+    return {"type": output_type, "call_id": call_id, "output": text}
+
+
+def _synthetic(n: int, spec: dict[str, Any], anchor: Message) -> Message:
+    if "type" in spec:
+        return from_item(n, spec, anchor.created_at)
+    return Message(n, "tool", "tool_output", spec["content"], spec["metadata"], anchor.created_at)
+
+
+def plan_repair(
+    session_id: str,
+    messages: Sequence[Message],
+    fixes: Iterable[str],
+    *,
+    items: bool,
+    cancel_text: str = CANCEL_TEXT,
+    drop_calls: bool = False,
+) -> Plan:
+    """The repair of ``fixes`` (codes of :data:`REPAIRABLE`) for a session's messages.
+
+    An orphan call is completed with an output saying ``cancel_text`` where its type
+    takes a text output (function and custom tool calls, chat-style tool calls), else
+    (or with ``drop_calls``) dropped; every other fix drops the message involved (of a
+    duplicated item, the later copies)."""
+    chosen = set(fixes)
+    unknown = chosen - set(REPAIRABLE)
+    if unknown:
+        raise FluxguiError(
+            f"cannot repair {', '.join(sorted(unknown))}: repairs fix "
+            f"{', '.join(REPAIRABLE)} (or all)"
+        )
+    deleted: set[int] = set()
+    inserts: list[Insert] = []
+    fixed: list[Problem] = []
+    left: list[Problem] = []
+    by_id = {m.id: m for m in messages}
+    for _round in range(_ROUNDS):
+        current = Plan(session_id, "", tuple(deleted), tuple(inserts), tuple(messages)).after
+        report = check_messages(session_id, current, items=items)
+        todo = [p for p in report.problems if p.code in chosen]
+        left = [p for p in report.problems if p.code not in chosen]
+        if not todo:
+            break
+        fixed += todo
+        for p in todo:
+            drop = list(p.message_ids[1:] if p.code == "duplicate_id" else p.message_ids)
+            if p.code == "orphan_call":
+                drop = []
+                for mid in p.message_ids:
+                    drop += _complete(mid, current, by_id, inserts, cancel_text, items, drop_calls)
+            for mid in drop:
+                if mid < 0:
+                    inserts = [i for i in inserts if i.message.id != mid]
+                else:
+                    deleted.add(mid)
+    order = {m.id: i for i, m in enumerate(messages)}
+    return Plan(
+        session_id,
+        f"Repair session {session_id[:40]}",
+        tuple(sorted(deleted, key=order.__getitem__)),
+        tuple(inserts),
+        tuple(messages),
+        tuple(fixed),
+        tuple(left),
+    )
+
+
+def _complete(
+    mid: int, current: list[Message], by_id: dict[int, Message], inserts: list[Insert],
+    text: str, items: bool, drop_calls: bool,
+) -> list[int]:
+    """Complete the orphan calls of message ``mid`` (adding to ``inserts``); return the
+    ids to drop instead (a call that takes no text output, or ``drop_calls``)."""
+    at = next(i for i, m in enumerate(current) if m.id == mid)
+    later = {(a.call_id, a.call_type) for m in current[at + 1 :] if (a := answer_of(m))}
+    orphans = [c for c in calls_of(current[at]) if (c.call_id, c.type) not in later]
+    if drop_calls or any(c.type not in TEXT_OUTPUTS for c in orphans) or mid < 0:
+        return [mid]
+    anchor = by_id[mid]
+    for call in orphans:
+        spec = _output_spec(call.type, call.output_type, call.call_id, text, items=items)
+        inserts.append(Insert(mid, spec, _synthetic(-1 - len(inserts), spec, anchor)))
+    return []
+
+
+def plan_rewind(
+    session_id: str, messages: Sequence[Message], *, to_turn: int | None = None, last: bool = False
+) -> Plan:
+    """Remove whole turns: everything after turn ``to_turn``, or (``last``) the last
+    turn. A turn is a user message and everything up to the next one; what comes before
+    the first user message is turn 0 and stays."""
+    from fluxgui.core.turns import group_turns
+
+    turns = [t for t in group_turns(messages) if t.number > 0]
+    if not turns:
+        raise FluxguiError(f"session {session_id[:60]} has no user turn to rewind")
+    top = turns[-1].number
+    keep = top - 1 if last else to_turn
+    if keep is None:
+        raise FluxguiError("say which turn to rewind to (--to-turn N) or --last")
+    if keep >= top:
+        raise FluxguiError(
+            f"session {session_id[:60]} has {plural(top, 'turn')}: nothing comes after turn {keep}"
+        )
+    drop = tuple(m.id for t in turns if t.number > keep for m in t.messages)
+    label = f"Rewind session {session_id[:40]} to turn {keep}"
+    return Plan(session_id, label, drop, (), tuple(messages))
+
+
+async def apply_plan(store: SessionStore, plan: Plan) -> Change:
+    """Write ``plan`` in one transaction (the store's ``rewrite_messages``); the returned
+    change undoes it with ``inverse()``. Refused, with the reason, by stores that cannot
+    edit single messages."""
+    if plan.empty:
+        raise FluxguiError(f"session {plan.session_id[:60]}: nothing to change")
+    if not store.capabilities.edit:
+        raise ReadOnlyError(store.edit_reason() or f"{store.target}: this store cannot be edited")
+    return await store.rewrite_messages(
+        plan.session_id,
+        delete=list(plan.delete),
+        insert_after=[(i.after, i.spec) for i in plan.insert],
+        label=plan.label,
+    )
+
+
+def with_label(plan: Plan, label: str) -> Plan:
+    """``plan`` under another undo label."""
+    return replace(plan, label=label)

