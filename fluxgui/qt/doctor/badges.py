@@ -4,7 +4,8 @@ through the bridge (never on the UI thread, never blocking a paint).
 
 A row painted for the first time asks for its session's check; the answer is kept until
 the store changes (an edit, another writer, another store) and the row is painted again.
-Sessions over :data:`MAX_MESSAGES` are left to the Doctor panel (no badge).
+Sessions over :data:`MAX_MESSAGES`, and those whose count is only a bound (an OpenAI
+conversation's, "≥ 100"), are left to the Doctor panel (no badge).
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ class SessionBadges(QObject):
         sid = info.id
         if self._store is None or sid in self._reports or sid in self._queue or sid == self._running:
             return
-        if info.messages > MAX_MESSAGES:
-            return
+        if info.messages > MAX_MESSAGES or not info.count_exact:
+            return  # (a count that is only a bound, an OpenAI conversation's, may be any size)
         self._queue[sid] = None
         if self._running is None:
             self._kick.start()

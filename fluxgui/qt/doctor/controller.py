@@ -102,7 +102,8 @@ class DoctorController(QObject):
             return
         row = self._window.sessions.row_of(sid)
         info = self._window.sessions.session_at(row) if row is not None else None
-        if not self.dock.isVisible() and info is not None and info.messages > MAX_MESSAGES:
+        large = info is not None and (info.messages > MAX_MESSAGES or not info.count_exact)
+        if not self.dock.isVisible() and large:
             # A huge session is read whole only when the Doctor is open.
             self._show(None)
             self.problems.summary.setText("A large session: open the Doctor to check it.")
