@@ -22,7 +22,9 @@ Agents SDK really sent with what fluxgui's preflight says it would send.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -116,13 +118,18 @@ class ResponsesServer(ChatServer):
         })
 
 
-def sdk_model(server: ResponsesServer) -> Any:
+@contextlib.asynccontextmanager
+async def sdk_model(server: ResponsesServer) -> AsyncIterator[Any]:
     """An Agents SDK Responses model pointed at ``server`` (tracing off: nothing leaves
-    the machine)."""
+    the machine); its client is closed afterwards (an unclosed one warns later, in
+    whatever test runs when it is collected)."""
     from agents import set_tracing_disabled
     from agents.models.openai_responses import OpenAIResponsesModel
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
-    return OpenAIResponsesModel(model="gpt-4o", openai_client=client)
+    try:
+        yield OpenAIResponsesModel(model="gpt-4o", openai_client=client)
+    finally:
+        await client.close()

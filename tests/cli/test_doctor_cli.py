@@ -82,13 +82,14 @@ def test_preflight_json_is_what_the_runner_sends(tmp_path):
 
     async def sent() -> list:
         with ResponsesServer() as server:
-            agent = Agent(name="a", instructions="x", model=sdk_model(server))
-            session = SQLiteSession("duplicate-id", str(path))
-            try:
-                await Runner.run(agent, "next", session=session)
-            except Exception:  # noqa: BLE001 - refused, as the preflight said
-                pass
-            session.close()
+            async with sdk_model(server) as model:
+                agent = Agent(name="a", instructions="x", model=model)
+                session = SQLiteSession("duplicate-id", str(path))
+                try:
+                    await Runner.run(agent, "next", session=session)
+                except Exception:  # noqa: BLE001 - refused, as the preflight said
+                    pass
+                session.close()
             return server.requests[0]["input"][:-1]
 
     assert doc["input"] == asyncio.run(sent())

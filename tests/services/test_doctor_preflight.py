@@ -23,9 +23,10 @@ from fluxgui.services.doctor.preflight import preflight
 
 async def _sent(session, *, limit: int | None = None) -> list:
     with ResponsesServer() as server:
-        agent = Agent(name="a", instructions="x", model=sdk_model(server))
-        config = RunConfig(session_settings=SessionSettings(limit=limit)) if limit else None
-        await Runner.run(agent, "next", session=session, run_config=config)
+        async with sdk_model(server) as model:
+            agent = Agent(name="a", instructions="x", model=model)
+            config = RunConfig(session_settings=SessionSettings(limit=limit)) if limit else None
+            await Runner.run(agent, "next", session=session, run_config=config)
         return server.requests[0]["input"][:-1]
 
 

@@ -36,11 +36,12 @@ REFUSED = {
 async def _resume(server: ResponsesServer, session) -> str | None:
     """Run the real Runner on ``session`` with one new user message; the API's error, or
     None when the request was accepted."""
-    agent = Agent(name="resumer", instructions="Answer briefly.", model=sdk_model(server))
-    try:
-        await Runner.run(agent, "next question", session=session)
-    except BadRequestError as exc:
-        return str(exc)
+    async with sdk_model(server) as model:
+        agent = Agent(name="resumer", instructions="Answer briefly.", model=model)
+        try:
+            await Runner.run(agent, "next question", session=session)
+        except BadRequestError as exc:
+            return str(exc)
     return None
 
 
