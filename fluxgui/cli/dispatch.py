@@ -38,6 +38,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "rewind": ("doctor", "cmd_rewind"),
     "preflight": ("doctor", "cmd_preflight"),
     "ledger": ("doctor", "cmd_ledger"),
+    "review": ("review", "cmd_review"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
+from .review_parser import add_review, nested_synopses
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -50,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "rewind": "remove whole turns at the end of one session",
     "preflight": "show what resuming a session would send the model",
     "ledger": "tokens, cost and time of one session, turn by turn",
+    "review": "review conversations: states, scores, tags, notes, a shared queue",
 }
 
 #: a subparsers action (argparse has no public name for its type)
@@ -404,6 +406,7 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _add_check, "repair": _add_repair, "rewind": _add_rewind,
     "preflight": _add_preflight, "ledger": _add_ledger,
+    "review": lambda sub, name: add_review(sub, name, _command),
 }
 
 
@@ -475,6 +478,8 @@ def synopsis(command: str | None) -> str:
     else:
         [sub] = [a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction)]
         parser = sub.choices[command]
+        if command == "review":  # one line per action
+            return "\n".join(nested_synopses(parser, command, _usage_part))
     shared = {"-h", "--help", "-V", "--version"}
     positionals, options = [], []
     for action in parser._actions:

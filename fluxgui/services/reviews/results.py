@@ -1,0 +1,89 @@
+"""Review results out: ``review export`` rows (CSV, JSON) and the review block the
+Markdown and HTML session exports carry when asked.
+
+CSV has one row per reviewed session: session id, state, reviewer, one column per rubric
+criterion, the tags joined with ``; ``, the number of notes, the first note's text and
+the time of the last change. JSON carries every review whole, message notes included.
+Both are written to a temporary file beside the target and renamed into place.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .model import UNREVIEWED, Review, Rubric
+
+CSV_FIXED = ("session_id", "state", "reviewer")
+CSV_TAIL = ("tags", "notes", "first_note", "updated_at")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def csv_text(reviews: Iterable[Review], rubric: Rubric) -> str:
+    out = io.StringIO()
+    names = [c.name for c in rubric.criteria]
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*CSV_FIXED, *names, *CSV_TAIL])
+    for r in reviews:
+        if r.state == UNREVIEWED and not r.scores and not r.notes and not r.tags:
+            continue
+        first = r.notes[0].text if r.notes else ""
+        writer.writerow([
+            r.session_id, r.state, r.reviewer or "", *(_cell(r.scores.get(n)) for n in names),
+            "; ".join(r.tags), len(r.notes), first, r.updated_at or "",
+        ])
+    return out.getvalue()
+
+
+def json_text(store_key: str, reviews: Iterable[Review], rubric: Rubric) -> str:
+    return json.dumps(
+        {"store_key": store_key, "rubric": rubric.to_dict(), "reviews": [r.to_dict() for r in reviews]},
+        ensure_ascii=False, indent=2,
+    ) + "\n"
+
+
+def review_lines(review: Review) -> list[str]:
+    """The review of one session as plain lines (state, scores, tags, notes) for the
+    Markdown and HTML exports, which escape them as they escape message text."""
+    lines = [f"Review: {review.state}" + (f" by {review.reviewer}" if review.reviewer else "")
+             + (f" ({review.updated_at})" if review.updated_at else "")]
+    if review.scores:
+        lines.append("Scores: " + ", ".join(f"{k} = {_cell(v)}" for k, v in review.scores.items()))
+    if review.tags:
+        lines.append("Tags: " + ", ".join(review.tags))
+    for n in review.notes:
+        where = "" if n.message_id is None else f" on message {n.message_id}"
+        lines.append(f"Note{where} by {n.reviewer} ({n.at}): {n.text}")
+    return lines
+
+
+def write_atomic(path: str, text: str) -> None:
+    """``text`` to ``path`` through a temporary file in the same folder and a rename
+    (flushed and fsynced first): a kill leaves the old file or the new one."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path).expanduser()
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with __import__("contextlib").suppress(OSError):
+            os.unlink(tmp)
+        raise
