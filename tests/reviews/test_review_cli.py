@@ -1,0 +1,140 @@
+"""``fluxgui review`` (issue 17) on stores of every format: a whole review session leaves
+the store byte-identical (files) or unwritten (servers); bad input is one line, exit 3;
+``next --claim`` hands 20 racing processes 20 distinct sessions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers import cli_env
+from stores17 import FORMATS, make_store, snapshot
+
+from fluxgui.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_a_review_session_leaves_every_store_unwritten(kind, tmp_path, capsys, request):
+    prefix = request.getfixturevalue("redis_prefix") if kind == "redis" else ""
+    pg = request.getfixturevalue("pg_url") if kind == "postgres" else ""
+    (tmp_path / "store").mkdir()
+    target, opts, ids = make_store(kind, tmp_path / "store", redis_prefix=prefix, pg_url=pg)
+    before = snapshot(kind, target, redis_prefix=prefix)
+    reviews = ["--reviews", str(tmp_path / "elsewhere" / "reviews.db")]
+    both = [*opts, *reviews]
+
+    code, out, err = run(capsys, "review", "next", target, "--claim", "--reviewer", "ann", "--json", *both)
+    assert code == 0, err
+    first = json.loads(out)["session"]["id"]
+    assert first in ids
+    code, out, _ = run(capsys, "show", target, first, "--json", *opts)
+    message_id = str(json.loads(out)["messages"][0]["id"])
+    for argv in (
+        ["--state", "flagged", "--tag", "refund", "--score", "tone=2", "--score", "resolution=partly", "--note", "slow"],
+        ["--message", message_id, "--note", "this answer is wrong"],
+        ["--state", "reviewed", "--untag", "refund", "--tag", "billing", "--score", "policy=yes"],
+    ):
+        code, out, err = run(capsys, "review", "set", target, first, *argv, "--reviewer", "ann", *both)
+        assert code == 0, err
+    code, out, err = run(capsys, "review", "ls", target, "--json", *both)
+    listed = json.loads(out)
+    assert listed["store_key"] and listed["reviews"][0]["session_id"] == first
+    got = listed["reviews"][0]
+    assert (got["state"], got["tags"], got["scores"]) == ("reviewed", ["billing"], {"policy": True, "resolution": "partly", "tone": 2})
+    assert {n["message_id"] for n in got["notes"]} == {None, message_id}
+    code, out, _ = run(capsys, "review", "ls", target, "--state", "unreviewed", "--json", *both)
+    assert {r["session_id"] for r in json.loads(out)["reviews"]} == set(ids) - {first}
+    code, out, _ = run(capsys, "review", "export", target, "--format", "csv", *both)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["session_id"], r["state"], r["tone"], r["tags"], r["notes"]) for r in rows] == [(first, "reviewed", "2", "billing", "2")]
+    # the rest of the queue, then none left
+    for _ in ids[1:]:
+        assert run(capsys, "review", "next", target, "--claim", *both)[0] == 0
+    code, _, err = run(capsys, "review", "next", target, "--claim", *both)
+    assert code == 1 and "no unreviewed session left" in err
+    assert snapshot(kind, target, redis_prefix=prefix) == before
+
+
+def test_bad_input_is_one_line_exit_3(tmp_path, capsys):
+    target, _, ids = make_store("flux", tmp_path)
+    reviews = ["--reviews", str(tmp_path / "r.db")]
+    for argv, words in [
+        (["set", target, "nope", "--state", "reviewed"], "unknown session id"),
+        (["set", target, ids[0], "--score", "tone=0"], "from 1 to 5"),
+        (["set", target, ids[0], "--score", "mood=good"], "no score named"),
+        (["set", target, ids[0], "--score", "tone"], "NAME=VALUE"),
+        (["set", target, ids[0], "--message", "999999", "--note", "x"], "has no message"),
+        (["set", target, ids[0]], "nothing to change"),
+    ]:
+        code, out, err = run(capsys, "review", *argv, *reviews)
+        assert code == 3, (argv, err)
+        assert err.count("\n") == 1 and words in err, err
+    with pytest.raises(SystemExit) as info:
+        main(["review", "set", target, ids[0], "--state", "done", *reviews])
+    assert info.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_store_label_files_copies_under_one_name(tmp_path, capsys):
+    a, _, ids = make_store("flux", tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path)
+    b = tmp_path / "copy.db"
+    b.write_bytes(open(a, "rb").read())
+    reviews = ["--reviews", str(tmp_path / "r.db")]
+    assert run(capsys, "review", "set", a, ids[0], "--tag", "x", "--store-label", "team archive", *reviews)[0] == 0
+    code, out, _ = run(capsys, "review", "ls", str(b), "--json", "--store-label", "team  archive", *reviews)
+    data = json.loads(out)
+    assert data["store_key"] == "label:team archive" and data["reviews"][0]["tags"] == ["x"]
+    code, out, _ = run(capsys, "review", "ls", str(b), "--json", *reviews)
+    assert json.loads(out)["reviews"] == []  # without the label: another store
+
+
+def test_rubric_show_and_set(tmp_path, capsys):
+    reviews = str(tmp_path / "r.db")
+    code, out, _ = run(capsys, "review", "rubric", "show", "demo", "--reviews", reviews)
+    assert code == 0 and "resolution" in out
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text(json.dumps({"name": "qa", "criteria": [{"name": "helpful", "kind": "boolean"}]}))
+    code, out, err = run(capsys, "review", "rubric", "set", reviews, str(rubric))
+    assert code == 0, err
+    code, out, _ = run(capsys, "review", "rubric", "show", reviews)
+    assert json.loads(out) == {"name": "qa", "criteria": [{"name": "helpful", "kind": "boolean"}]}
+    rubric.write_text("{")
+    code, _, err = run(capsys, "review", "rubric", "set", reviews, str(rubric))
+    assert code == 3 and "not valid JSON" in err
+
+
+def test_export_json_carries_message_notes_and_writes_atomically(tmp_path, capsys):
+    target, _, ids = make_store("agents", tmp_path)
+    reviews = ["--reviews", str(tmp_path / "r.db")]
+    run(capsys, "review", "set", target, ids[1], "--state", "flagged", "--note", "look", *reviews)
+    code, out, _ = run(capsys, "show", target, ids[1], "--json")
+    mid = str(json.loads(out)["messages"][1]["id"])
+    run(capsys, "review", "set", target, ids[1], "--message", mid, "--note", "here", *reviews)
+    dest = tmp_path / "out.json"
+    code, _, err = run(capsys, "review", "export", target, "--format", "json", "-o", str(dest), *reviews)
+    assert code == 0, err
+    data = json.loads(dest.read_text())
+    assert [n["message_id"] for n in data["reviews"][0]["notes"]] == [None, mid]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.json")] == []
+
+
+def test_twenty_processes_claim_twenty_distinct_sessions(tmp_path, review_pg):
+    target, _, ids = make_store("flux", tmp_path, sessions=24)
+    argv = [sys.executable, "-m", "fluxgui", "review", "next", target, "--claim", "--json", "--reviews", review_pg]
+    procs = [subprocess.Popen([*argv, "--reviewer", f"r{i}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=cli_env()) for i in range(20)]
+    results = [p.communicate(timeout=240) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [r[1] for r in results]
+    got = [json.loads(out)["session"]["id"] for out, _ in results]
+    assert len(set(got)) == 20 and set(got) <= set(ids)
+    reviewers = {json.loads(out)["review"]["claimed_by"] for out, _ in results}
+    assert reviewers == {f"r{i}" for i in range(20)}
