@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .review_parser import add_review, nested_synopses
+from .review_parser import add_review, add_window_review_options, nested_synopses
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -435,6 +435,7 @@ def build_window_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
+    add_window_review_options(parser)
     parser.add_argument("-V", "--version", action="store_true", help="print fluxgui's version and exit")
     add_store_options(parser)
     return parser

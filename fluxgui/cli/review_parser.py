@@ -35,6 +35,15 @@ def _shared(parser: argparse.ArgumentParser) -> None:
         action.store_option = True  # type: ignore[attr-defined]
 
 
+def add_window_review_options(parser: argparse.ArgumentParser) -> None:
+    """The window's ``--reviews URL`` and ``--store-label NAME``: open the review panel
+    on that review database, the store's reviews filed under that name."""
+    parser.add_argument("--reviews", metavar="URL", help="open the review panel on this review database "
+                        "(a SQLAlchemy URL or a SQLite path; default: the one in the settings)")
+    parser.add_argument("--store-label", metavar="NAME", help="file the store's reviews under NAME "
+                        "(opens the review panel)")
+
+
 def _reviewer(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reviewer", metavar="NAME", help="who is reviewing (default: $FLUXGUI_REVIEWER, else the OS user name)")
 

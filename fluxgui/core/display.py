@@ -47,11 +47,13 @@ BADGE_COLOURS = {
     "expired": ("#7a4d00", "#fde9b8"),
     "locked": ("#374151", "#e2e5ea"),
     "unreadable": ("#842029", "#f8d7da"),
+    "note": ("#0b4f8a", "#d6e9fb"),  # a review note on the message
 }
 BADGE_COLOURS_DARK = {
     "expired": ("#ffd58a", "#4a3810"),
     "locked": ("#d1d5db", "#3a404a"),
     "unreadable": ("#ffb3b8", "#4d1f24"),
+    "note": ("#9fd0ff", "#15324d"),
 }
 LOCK = "\U0001f512"
 #: the header badge of an encrypted item by its state (a decrypted, unexpired item: none)

@@ -97,6 +97,9 @@ class Launch:
     session_id: str | None = None
     label: str | None = None
     recent: RecentUrl | None = None
+    #: ``--reviews URL`` / ``--store-label NAME``: open the review panel so
+    reviews: str | None = None
+    store_label: str | None = None
 
     async def resolved(self) -> Launch:
         """This launch with the recent URL's password put back (looked up on a worker
@@ -170,7 +173,8 @@ def launch(args: argparse.Namespace) -> int:
     app.setApplicationDisplayName("fluxgui")
     app.setQuitOnLastWindowClosed(False)  # we close the store before the loop ends
 
-    request = Launch(target or "", open_options(args), args.session, label, recent)
+    request = Launch(target or "", open_options(args), args.session, label, recent,
+                     getattr(args, "reviews", None), getattr(args, "store_label", None))
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from . import window  # noqa: F401 - import the whole UI before the freeze
@@ -205,6 +209,7 @@ async def _interactive(app: Any, request: Launch) -> int:
         pass
     window = MainWindow()
     window.show()
+    _reviews(window, request)
     request = await request.resolved()
     if not request.target:  # the recent URL's password is not known, and no demo store
         _err(DEMO_MISSING)
@@ -234,6 +239,7 @@ async def _screenshot(app: Any, request: Launch, path: str) -> int:
     window.settled.connect(on_settled)
     window.show()
     try:
+        _reviews(window, request)
         request.open_in(window)
         try:
             await asyncio.wait_for(asyncio.shield(settled), SCREENSHOT_TIMEOUT)
@@ -263,6 +269,11 @@ async def _screenshot(app: Any, request: Launch, path: str) -> int:
         window.hide()
         await window.aclose()
         window.deleteLater()
+
+
+def _reviews(window: MainWindow, request: Launch) -> None:
+    if request.reviews or request.store_label:
+        window.reviews.use(request.reviews, request.store_label)
 
 
 async def _qt_turns(n: int) -> None:

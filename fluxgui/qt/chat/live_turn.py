@@ -18,6 +18,7 @@ class LiveTurn:
         self.pairs = ToolPairs()
         self.turn_tokens: dict[int, int] = {}
         self.markers: dict[int, tuple[str, str]] = {}
+        self.note_marks: dict[int, tuple[str, str]] = {}
 
     def turn_of(self, _message: Message) -> int | None:
         return None

@@ -41,6 +41,8 @@ class CardHost(Protocol):
     turn_tokens: dict[int, int]
     #: message id → the session doctor's marker ``(text, sentence)`` (empty: none)
     markers: dict[int, tuple[str, str]]
+    #: message id → a review note's mark ``(text, notes)`` (empty: none)
+    note_marks: dict[int, tuple[str, str]]
 
     def turn_of(self, m: Message) -> int | None:
         """The turn number a user message opens (``None``: none shown)."""
@@ -140,7 +142,10 @@ class CardHeader:
         found = None if store is not None and not store.needs_key else encryption_badge(m)
         marker = self._pane.markers.get(m.id) if self._pane is not None and found is None else None
         # The session doctor's marker: what is wrong with this item (painted red).
-        return (marker[0], marker[1], "unreadable") if marker is not None else found
+        if marker is not None:
+            return (marker[0], marker[1], "unreadable")
+        note = self._pane.note_marks.get(m.id) if self._pane is not None and found is None else None
+        return (note[0], note[1], "note") if note is not None else found
 
     @staticmethod
     def _lock_glyph(font: QFont) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
 
 from fluxgui.core.display import esc, raw_document
 from fluxgui.core.model import Message, SessionInfo
@@ -96,6 +96,8 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.turn_tokens: dict[int, int] = {}
         #: message id → the session doctor's marker (text, sentence); see set_markers
         self.markers: dict[int, tuple[str, str]] = {}
+        #: message id → a review note's mark (text, the notes); see set_note_marks
+        self.note_marks: dict[int, tuple[str, str]] = {}
         #: the branch shown (stores with branches; ``None``: main)
         self.branch: str | None = None
         self._current: Message | None = None
@@ -133,6 +135,12 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         head = QHBoxLayout()
         head.setContentsMargins(10, 4, 10, 4)
         head.addWidget(self.title, 0)
+        #: copies the shown session's id (the window wires it)
+        self.copy_id_button = QToolButton(self)
+        self.copy_id_button.setText("Copy id")
+        self.copy_id_button.setAutoRaise(True)
+        self.copy_id_button.setToolTip("Copy the session id")
+        head.addWidget(self.copy_id_button, 0)
         head.addWidget(self.origin, 1)
         head.addWidget(self.status, 0)
 
@@ -337,6 +345,12 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         else:
             self.inspector.clear()
         self.currentMessageChanged.emit(m)
+
+    def set_note_marks(self, marks: dict[int, tuple[str, str]]) -> None:
+        """Mark the cards that carry review notes (message id → ``(text, notes)``)."""
+        if marks != self.note_marks:
+            self.note_marks = dict(marks)
+            self.view.viewport().update()
 
     def set_markers(self, markers: dict[int, tuple[str, str]]) -> None:
         """Show the session doctor's markers (message id → ``(text, sentence)``) on the

@@ -109,6 +109,9 @@ class SessionListModel(SessionTable):
         self._refreshing = False  # a refresh query is running
         self._refresh_queued: set[str] | None = None  # refresh again after it (extra ids)
         self._sweep = 0  # where the next refresh's rotating check of loaded rows starts
+        #: a review filter (``services.reviews.listing.FilteredPages``): pages and search
+        #: batches go through it while set
+        self._filter: Any = None
 
     # -- state ---------------------------------------------------------------------
 
@@ -171,6 +174,18 @@ class SessionListModel(SessionTable):
             return
         self._start_search()
 
+    @property
+    def review_filter(self) -> Any:
+        return self._filter
+
+    def set_review_filter(self, pages: Any) -> None:
+        """List only the sessions ``pages`` (a ``FilteredPages``; ``None``: no filter)
+        lets through, still a page at a time; a running search is run again through it.
+        While a filter is set, a live refresh leaves the rows alone (the review workflow
+        reloads when reviews change)."""
+        self._filter = pages
+        self.reload()
+
     def reload(self) -> None:
         """Load the current listing or search again from the start (F5)."""
         self._bridge.cancel(self._key)
@@ -209,6 +224,8 @@ class SessionListModel(SessionTable):
         if store is None:
             return
         extra = set(session_ids)
+        if self._filter is not None:
+            return
         if self._refreshing or self._searching:
             self._refresh_queued = (self._refresh_queued or set()) | extra
             return
@@ -295,6 +312,11 @@ class SessionListModel(SessionTable):
         descending: bool,
         generation: int,
     ) -> tuple[str, int, SessionPage]:
+        if self._filter is not None:
+            page = await self._filter.page(
+                store, limit=self._page_size, cursor=cursor, order=order, descending=descending
+            )
+            return "page", generation, page
         page = await store.list_sessions(
             limit=self._page_size, cursor=cursor, order=order, descending=descending
         )
@@ -334,7 +356,12 @@ class SessionListModel(SessionTable):
         # cursor released before the task finishes.
         async with contextlib.aclosing(batches):
             async for found in batches:
-                self._on_search_batch(generation, found.ids, found.sessions)
+                ids, sessions = found.ids, found.sessions
+                if self._filter is not None:
+                    kept = await self._filter.keep(ids)
+                    ids = [sid for sid in ids if sid in kept]
+                    sessions = [info for info in sessions if info.id in kept]
+                self._on_search_batch(generation, ids, sessions)
         return "search", generation, None
 
     def _on_search_batch(self, generation: int, ids: list[str], infos: list[SessionInfo]) -> None:

@@ -8,6 +8,8 @@ What goes where is decided elsewhere (:mod:`fluxgui.services.session_list`);
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -36,6 +38,16 @@ _Index = QModelIndex | QPersistentModelIndex
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+@dataclass(frozen=True)
+class RowMark:
+    """What another part of the window adds to a session's row: an icon before the id,
+    text after it (tags) and a line for the tooltip."""
+
+    icon: Any = None
+    suffix: str = ""
+    tip: str = ""
+
+
 class SessionTable(QAbstractTableModel):
     """Sessions as table rows: id, message count, last activity (the base of
     :class:`~fluxgui.qt.sessions.model.SessionListModel`)."""
@@ -54,6 +66,9 @@ class SessionTable(QAbstractTableModel):
         self._sort_column = -1  # -1: the store's natural order (most recently active first)
         self._sort_order = Qt.SortOrder.DescendingOrder
         self._removing = False
+        #: extra marks for a row (the review state's icon, its tags and a tooltip line),
+        #: provided by the review workflow (``qt.reviews``); ``None``: none
+        self.row_marks: Callable[[SessionInfo], RowMark | None] | None = None
 
     # -- order -------------------------------------------------------------------------
 
@@ -113,10 +128,12 @@ class SessionTable(QAbstractTableModel):
         if info is None:
             return None
         col = index.column()
+        mark = self.row_marks(info) if self.row_marks is not None else None
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.ID:
                 # one line: an id with a newline must not break the row
-                return " ".join(info.id.split()) or info.id
+                shown = " ".join(info.id.split()) or info.id
+                return f"{shown}   {mark.suffix}" if mark is not None and mark.suffix else shown
             if col == self.COUNT:
                 return info.count_text
             if col == self.UPDATED:
@@ -128,6 +145,8 @@ class SessionTable(QAbstractTableModel):
                 lines.append(f"started {short_time(info.created_at)}")
             if info.updated_at:
                 lines.append(f"last active {short_time(info.updated_at)}")
+            if mark is not None and mark.tip:
+                lines.append(mark.tip)
             # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
             # id escaped, so an id that looks like markup stays text.
             return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
@@ -135,9 +154,21 @@ class SessionTable(QAbstractTableModel):
             if col == self.COUNT:
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        elif role == Qt.ItemDataRole.DecorationRole and col == self.ID and mark is not None:
+            return mark.icon
         elif role == SESSION_ROLE:
             return info
         return None
+
+    def marks_changed(self, rows: list[int] | None = None) -> None:
+        """The row marks of ``rows`` (all when ``None``) changed: repaint their id cells."""
+        if not self._rows:
+            return
+        if rows is None:
+            self.dataChanged.emit(self.index(0, self.ID), self.index(len(self._rows) - 1, self.ID))
+            return
+        for first, last in runs(sorted(rows)):
+            self.dataChanged.emit(self.index(first, self.ID), self.index(last, self.ID))
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole

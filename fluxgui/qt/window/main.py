@@ -29,6 +29,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 
 from ..branches import branch_from_turn, install_branch_bar
+from ..reviews import extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
 from ..conversations import install_conversations_bar
@@ -129,6 +130,9 @@ class MainWindow(QMainWindow):
         # The session doctor (issue 18): its dock, card markers and list badges.
         self.doctor = DoctorController(self)
         install_actions(self)
+        # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
+        self.reviews = install_reviews(self)
+        self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.update_edit_actions())
         self.update_edit_actions()
@@ -267,7 +271,9 @@ class MainWindow(QMainWindow):
 
     def build_session_menu(self, session_id: str) -> QMenu:
         """The session list's context menu for ``session_id`` (not shown)."""
-        return self.edits.session_menu(session_id)
+        menu = self.edits.session_menu(session_id)
+        extend_menu(self.reviews, menu, session_id)
+        return menu
 
     # -- export, import, copy (TransferController) ---------------------------------
 
@@ -380,6 +386,7 @@ class MainWindow(QMainWindow):
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""
         await self.watcher.aclose()
+        await self.reviews.aclose()
         self.sessions.set_store(None)
         await self.bridge.aclose()
         await self.stores.aclose()

@@ -1,0 +1,163 @@
+"""The Review menu, Copy Session Id (context menu, Ctrl+Shift+C in the list, the
+conversation header), and the bulk actions on the selected sessions or on every session
+matching the filter."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QInputDialog, QMenu
+
+from fluxgui.services.reviews import STATES, Edit
+from fluxgui.services.reviews import claims
+from fluxgui.services.reviews.listing import FilteredPages
+
+from .panel import STATE_LABELS
+
+if TYPE_CHECKING:
+    from ..window.main import MainWindow
+    from .controller import ReviewController
+
+COPY_ID = QKeySequence("Ctrl+Shift+C")
+
+
+def copy_id(window: MainWindow, session_id: str) -> None:
+    QGuiApplication.clipboard().setText(session_id)
+    window.statusBar().showMessage("Copied the session id", 4000)
+
+
+class CopyIdKey(QObject):
+    """Ctrl+Shift+C in the session list copies the current session's id (elsewhere it
+    stays the window's: the selected message's raw JSON)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) or not isinstance(event, QKeyEvent):
+            return False
+        if QKeySequence(event.keyCombination()) != COPY_ID:
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()
+            return True
+        index = self._window.session_view.currentIndex()
+        info = self._window.sessions.session_at(index.row()) if index.isValid() else None
+        if info is not None:
+            copy_id(self._window, info.id)
+        return True
+
+
+def extend_menu(c: ReviewController, menu: QMenu, session_id: str) -> None:
+    """The session list's context menu: Copy Session Id, and the review actions."""
+    window = c.window
+    first = menu.actions()[0] if menu.actions() else None
+    copy = QAction("Copy Session Id", menu)
+    copy.setShortcut(COPY_ID)
+    copy.triggered.connect(lambda _c=False: copy_id(window, session_id))
+    menu.insertAction(first, copy)
+    if c.on:
+        states = QMenu("Set Review State", menu)
+        for state in STATES:
+            states.addAction(STATE_LABELS[state], lambda s=state: bulk(c, Edit(state=s)))
+        menu.insertMenu(first, states)
+        add_tag = QAction("Add Tag to Selected…", menu)
+        add_tag.triggered.connect(lambda _c=False: ask_tag(c))
+        menu.insertAction(first, add_tag)
+        claim = QAction("Claim Selected", menu)
+        claim.triggered.connect(lambda _c=False: bulk(c, None))
+        menu.insertAction(first, claim)
+    if first is not None:
+        menu.insertSeparator(first)
+
+
+def ask_tag(c: ReviewController, *, everything: bool = False) -> None:
+    tag, ok = QInputDialog.getText(c.window, "Add tag", "Tag for the sessions:")
+    if ok and tag.strip():
+        bulk(c, Edit(add_tags=[tag.strip()]), everything=everything)
+
+
+def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
+    """``edit`` (``None``: claim) on the selected sessions, or on every session matching
+    the filter (``everything``: the store's pages or the review database's, as the
+    list reads them)."""
+    if c.db is None or c.key is None or c.window.store is None:
+        return
+    chosen = ids if ids is not None else ([] if everything else c.window.selected_session_ids())
+    coro = _bulk(c, edit, chosen, everything)
+    c.window.bridge.start(f"reviews:bulk:{id(coro):x}", coro, lambda n: _bulk_done(c, n), c.window.show_error)
+
+
+async def _all_matching(c: ReviewController) -> list[str]:
+    store, ids, cursor = c.window.store, [], None
+    pages = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
+    text = c.window.sessions.search_text
+    if text:
+        async for sid in store.search_session_ids(text):
+            ids.append(sid)
+        return sorted(await pages.keep(ids)) if pages else ids
+    while True:
+        page = await (pages.page(store, limit=500, cursor=cursor) if pages else store.list_sessions(limit=500, cursor=cursor))
+        ids += [i.id for i in page.sessions]
+        cursor = page.cursor
+        if cursor is None or not page.sessions:
+            return ids
+
+
+async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everything: bool) -> int:
+    db, key = c.db, c.key
+    assert db is not None and key is not None
+    if everything:
+        ids = await _all_matching(c)
+    done = 0
+    for sid in ids:
+        if edit is None:
+            done += await claims.claim(db, key, sid, c.reviewer)
+        else:
+            await db.change(key, sid, Edit(state=edit.state, add_tags=list(edit.add_tags)), reviewer=c.reviewer)
+            done += 1
+    return done
+
+
+def _bulk_done(c: ReviewController, n: int) -> None:
+    c.marks.clear()
+    c._fetch_marks()
+    c._on_shown(c.window.current_session_id)
+    c.window.statusBar().showMessage(f"Review: {n} sessions changed", 8000)
+    c.bulkDone.emit(n)
+
+
+def install_menu(c: ReviewController) -> dict[str, QAction]:
+    window = c.window
+    menu = window.menuBar().addMenu("&Review")
+    acts: dict[str, QAction] = {}
+
+    def add(name: str, text: str, slot: Any, keys: str | None = None, checkable: bool = False) -> QAction:
+        action = QAction(text, window)
+        if keys:
+            action.setShortcut(QKeySequence(keys))
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        window.addAction(action)
+        menu.addAction(action)
+        acts[name] = action
+        return action
+
+    panel = add("review_panel", "Review &Panel", lambda on: c.set_on(on), "Ctrl+Shift+R", True)
+    c.dock.visibilityChanged.connect(panel.setChecked)
+    queue = add("review_queue", "Review &Queue Mode", lambda on: c.set_queue(on), "Ctrl+Shift+Q", True)
+    c.queue_action = queue
+    menu.addSeparator()
+    add("review_next", "&Next Unreviewed", c.mark_reviewed_and_next)
+    add("review_all_state", "Mark All Matching &Reviewed", lambda: bulk(c, Edit(state="reviewed"), everything=True))
+    add("review_all_tag", "Tag All &Matching…", lambda: ask_tag(c, everything=True))
+    add("review_all_claim", "&Claim All Matching", lambda: bulk(c, None, everything=True))
+    menu.addSeparator()
+    add("review_copy_id", "Copy Session &Id", c.copy_shown_id)
+    add("review_keys", "Queue &Keys…", c.show_cheat_sheet)
+    window.actions_by_name.update(acts)
+    return acts

@@ -1,0 +1,409 @@
+"""The review workflow in the window: the review database, the panel, the list's marks
+and filter, the keyboard queue, team polling.
+
+Nothing touches the review database until reviews are switched on (**Review › Review
+Panel**, remembered): then the database named in the panel (or ``FLUXGUI_REVIEWS``, else
+the file in fluxgui's data folder) is opened, the filter bar shows above the list, each
+listed session shows its state and tags, and every 2 seconds a cheap change marker is
+read so that other reviewers' changes appear. Writes run one after another (a quick
+series of keys never races itself) and each passes the version it last saw, so a change
+made meanwhile by someone else is refused instead of overwritten.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from fluxgui.services.reviews import Edit, ReviewDB, ReviewFilter, default_reviewer, review_key
+from fluxgui.services.reviews import claims
+from fluxgui.services.reviews.listing import FilteredPages
+
+from .filter_bar import ReviewFilterBar
+from .marks import ReviewMarks
+from .panel import ReviewPanel
+from .queue import QueueKeys, cheat_sheet
+
+if TYPE_CHECKING:
+    from ..window.main import MainWindow
+
+ON, URL, REVIEWER, QUEUE = "reviews/on", "reviews/url", "reviews/reviewer", "reviews/queue"
+POSITION, LABEL = "reviews/position/", "reviews/label/"
+POLL_MS = 2000
+
+
+def _flag(value: Any) -> bool:
+    return value is True or str(value).lower() == "true"
+
+
+class ReviewController(QObject):
+    """Owns the review dock, filter bar, marks and queue of one window."""
+
+    #: a review was read or written (its session id)
+    reviewChanged = Signal(str)
+    #: the review database opened (or failed: the error) — tests wait on it
+    ready = Signal(object)
+    #: a bulk action finished: how many sessions it changed
+    bulkDone = Signal(int)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = window.recent.settings
+        self.db: ReviewDB | None = None
+        self.store: Any = None
+        self.key: str | None = None
+        self.rubric: Any = None
+        self.panel = ReviewPanel()
+        self.dock = QDockWidget("Review", window)
+        self.dock.setObjectName("reviewDock")
+        self.dock.setWidget(self.panel)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.filter_bar = ReviewFilterBar(window)
+        layout = window.search_box.parentWidget().layout()
+        layout.insertWidget(layout.indexOf(window.search_box) + 1, self.filter_bar)
+        self.filter_bar.hide()
+        self.filter = ReviewFilter()
+        self.marks = ReviewMarks(self)
+        self.queue = QueueKeys(self)
+        self.cheat: QWidget | None = None
+        self.label_override: str | None = None
+        self.queue_action: Any = None  # the Review menu's queue switch (actions.install_menu)
+        self.copy_key: Any = None  # Ctrl+Shift+C in the list (actions.CopyIdKey)
+        self._seq = itertools.count()
+        self._writes: collections.deque[tuple[str, Edit, bool]] = collections.deque()
+        self._writing = False
+        self._marker: Any = None
+        self._advance = 0  # J/K asked past the loaded rows: move once the page is there
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self.poll)
+        self.panel.reviewer.setText(str(self.settings.value(REVIEWER, "") or default_reviewer()))
+        self.panel.database.setText(str(self.settings.value(URL, "") or ""))
+        self.panel.stateRequested.connect(lambda s: self.change(Edit(state=s), guard=True))
+        self.panel.scoreRequested.connect(lambda n, v: self.change(Edit(scores={n: v}), guard=True))
+        self.panel.tagAdded.connect(lambda t: self.change(Edit(add_tags=[t])))
+        self.panel.tagRemoved.connect(lambda t: self.change(Edit(remove_tags=[t])))
+        self.panel.noteAdded.connect(lambda text: self.change(Edit(note=text)))
+        self.panel.messageNoteAdded.connect(lambda mid, text: self.change(Edit(note=text, message_id=mid)))
+        self.panel.copyIdRequested.connect(self.copy_shown_id)
+        self.panel.settingsEdited.connect(self._settings_edited)
+        self.filter_bar.filterChanged.connect(self.set_filter)
+        self.dock.visibilityChanged.connect(lambda on: on and self.set_on(True))
+        window.sessions.modelReset.connect(self._maybe_new_store)
+        window.sessions.pageLoaded.connect(lambda _added, _more: self._fetch_marks())
+        window.sessions.pageLoaded.connect(self._on_page_for_move)
+        window.messagesShown.connect(self._on_shown)
+        window.conversation.currentMessageChanged.connect(self._on_message)
+        if _flag(self.settings.value(ON, False)):
+            self.dock.show()
+
+    # -- switching on ------------------------------------------------------------------
+
+    @property
+    def on(self) -> bool:
+        return self.db is not None
+
+    @property
+    def reviewer(self) -> str:
+        return self.panel.reviewer.text().strip() or default_reviewer()
+
+    def set_on(self, on: bool = True) -> None:
+        """Open the review database (once) and show the reviews; off: hide them."""
+        self.settings.setValue(ON, bool(on))
+        if not on:
+            self.set_queue(False)
+            self.dock.hide()
+            self.filter_bar.hide()
+            self.window.sessions.row_marks = None
+            self.window.sessions.marks_changed()
+            self._poll.stop()
+            return
+        self.dock.show()
+        self.filter_bar.show()
+        if self.db is None and not self.window.bridge.running("reviews:open"):
+            url = self.panel.database.text().strip() or None
+            self.window.bridge.start("reviews:open", ReviewDB.open(url), self._opened, self._open_failed)
+
+    def use(self, url: str | None, label: str | None) -> None:
+        """The command line's ``--reviews URL`` / ``--store-label NAME``: open the review
+        panel on that database, the store's reviews under that label (this run only)."""
+        if url:
+            self.panel.database.setText(url)
+        self.label_override = label
+        self.set_on(True)
+
+    def _opened(self, db: ReviewDB) -> None:
+        self.db = db
+        self.panel.database.setPlaceholderText(db.where)
+        self.marks.reviewer = self.reviewer
+        self.window.sessions.row_marks = self.marks.mark
+        self._poll.start()
+        self._maybe_new_store(force=True)
+        self.ready.emit(None)
+
+    def _open_failed(self, error: Exception) -> None:
+        self.window.show_error(error)
+        self.ready.emit(error)
+
+    def _settings_edited(self) -> None:
+        self.settings.setValue(REVIEWER, self.panel.reviewer.text().strip())
+        self.marks.reviewer = self.reviewer
+        url = self.panel.database.text().strip()
+        if url != str(self.settings.value(URL, "") or ""):
+            self.settings.setValue(URL, url)
+            self._reopen()
+            return
+        if self.window.store is not None:
+            stored = self.settings.value(LABEL + self.window.store.store_key, "") or ""
+            if self.panel.label.text().strip() != stored:
+                self.settings.setValue(LABEL + self.window.store.store_key, self.panel.label.text().strip())
+                self._maybe_new_store(force=True)
+
+    def _reopen(self) -> None:
+        old, self.db = self.db, None
+        if old is not None:
+            self.window.bridge.start(f"reviews:close:{next(self._seq)}", old.close())
+        self.set_on(True)
+
+    async def aclose(self) -> None:
+        self._poll.stop()
+        self.set_queue(False)
+        if self.db is not None:
+            db, self.db = self.db, None
+            await db.close()
+
+    # -- the store and its key ---------------------------------------------------------
+
+    def _maybe_new_store(self, force: bool = False) -> None:
+        store = self.window.store
+        if self.db is None or store is None or (store is self.store and not force):
+            return
+        self.store = store
+        label = self.label_override or str(self.settings.value(LABEL + store.store_key, "") or "")
+        self.panel.label.setText(label)
+        self.panel.label.setPlaceholderText(store.store_key)
+        self.key = review_key(store.store_key, label or None)
+        self.marks.clear()
+        self._marker = None
+        self.window.bridge.start("reviews:rubric", self._load_meta(), self._meta_loaded)
+        if self.filter.active:
+            self.window.sessions.set_review_filter(FilteredPages(self.db, self.key, self.filter))
+        self._fetch_marks()
+        self._on_shown(self.window.current_session_id)
+        if self.queue.on:
+            self._resume_position()
+
+    async def _load_meta(self) -> tuple[Any, list[str]]:
+        assert self.db is not None and self.key is not None
+        return await self.db.rubric(), await self.db.tags_used(self.key)
+
+    def _meta_loaded(self, result: tuple[Any, list[str]]) -> None:
+        self.rubric, tags = result
+        self.panel.set_rubric(self.rubric)
+        self.panel.set_tags(tags)
+        self.filter_bar.set_tags(tags)
+
+    # -- filter ------------------------------------------------------------------------
+
+    def set_filter(self, flt: ReviewFilter) -> None:
+        """Show only the sessions ``flt`` lets through (with the search text, if any)."""
+        self.filter = flt
+        if self.db is None or self.key is None:
+            return
+        pages = FilteredPages(self.db, self.key, flt) if flt.active else None
+        self.window.session_list.auto = True
+        self.window.sessions.set_review_filter(pages)
+
+    # -- marks and the shown review ------------------------------------------------------
+
+    def _fetch_marks(self) -> None:
+        if self.db is None or self.key is None:
+            return
+        model = self.window.sessions
+        ids = [model.session_at(r).id for r in range(model.rowCount())]
+        missing = self.marks.missing(ids)
+        if missing:
+            key, db = self.key, self.db
+            self.window.bridge.start(f"reviews:marks:{next(self._seq)}", db.reviews(key, missing, notes=True),
+                                     lambda found, k=key: self._marks_loaded(k, found))
+
+    def _marks_loaded(self, key: str, found: dict[str, Any]) -> None:
+        if key != self.key:
+            return
+        self.marks.put(found)
+        self.window.sessions.marks_changed()
+
+    def _on_shown(self, session_id: str | None) -> None:
+        if self.db is None or self.key is None or session_id is None:
+            self.panel.show_review(session_id, None)
+            return
+        if self.queue.on:
+            self.settings.setValue(POSITION + self.key, session_id)
+        key, db = self.key, self.db
+        self.window.bridge.start("reviews:shown", db.get(key, session_id),
+                                 lambda r, k=key: self._review_loaded(k, r))
+
+    def _review_loaded(self, key: str, review: Any) -> None:
+        if key != self.key:
+            return
+        self.marks.put({review.session_id: review})
+        row = self.window.sessions.row_of(review.session_id)
+        if row is not None:
+            self.window.sessions.marks_changed([row])
+        if review.session_id == self.window.current_session_id:
+            self.panel.show_review(review.session_id, review, self.reviewer)
+            self._mark_cards(review)
+        self.reviewChanged.emit(review.session_id)
+
+    def _mark_cards(self, review: Any) -> None:
+        marks: dict[int, tuple[str, str]] = {}
+        for note in review.notes:
+            if note.message_id is not None and note.message_id.lstrip("-").isdigit():
+                text, tip = marks.get(int(note.message_id), ("", ""))
+                count = int(text.split()[1]) + 1 if text else 1
+                marks[int(note.message_id)] = (f"✎ {count} note" + ("s" if count > 1 else ""),
+                                               (tip + "\n" if tip else "") + f"{note.reviewer}: {note.text}")
+        self.window.conversation.set_note_marks(marks)
+
+    def _on_message(self, message: Any) -> None:
+        self.panel.show_message(None if message is None else str(message.id))
+
+    # -- writing -----------------------------------------------------------------------
+
+    def change(self, edit: Edit, *, session_id: str | None = None, guard: bool = False) -> None:
+        """Write ``edit`` to the review of ``session_id`` (the shown one); ``guard``:
+        refuse it when someone else changed the review since it was shown."""
+        sid = session_id or self.window.current_session_id
+        if self.db is None or self.key is None or sid is None:
+            return
+        self._writes.append((sid, edit, guard))
+        if not self._writing:
+            self._writing = True
+            self.window.bridge.start(f"reviews:write:{next(self._seq)}", self._drain(self.db, self.key),
+                                     self._drained, self._write_failed)
+
+    async def _drain(self, db: ReviewDB, key: str) -> None:
+        while self._writes:
+            sid, edit, guard = self._writes.popleft()
+            seen = self.marks.reviews.get(sid)
+            expected = seen.version if guard and seen is not None else None
+            review = await db.change(key, sid, edit, reviewer=self.reviewer, expected_version=expected,
+                                     rubric=self.rubric)
+            self._review_loaded(key, review)
+
+    def _drained(self, _result: None) -> None:
+        self._writing = False
+
+    def _write_failed(self, error: Exception) -> None:
+        self._writing = False
+        self._writes.clear()
+        self.window.show_error(error)
+        self._on_shown(self.window.current_session_id)  # show what the database holds
+
+    def toggle_flag(self) -> None:
+        review = self.panel.review
+        self.change(Edit(state="reviewed" if review and review.state == "flagged" else "flagged"), guard=True)
+
+    # -- team: polling -----------------------------------------------------------------
+
+    def poll(self) -> None:
+        if self.db is None or self.key is None or self.window.bridge.running("reviews:poll"):
+            return
+        key = self.key
+        self.window.bridge.start("reviews:poll", self.db.change_marker(key),
+                                 lambda m, k=key: self._polled(k, m), lambda _e: None)
+
+    def _polled(self, key: str, marker: Any) -> None:
+        if key != self.key:
+            return
+        changed = self._marker is not None and marker != self._marker
+        self._marker = marker
+        if changed:
+            self.marks.clear()
+            self._fetch_marks()
+            self._on_shown(self.window.current_session_id)
+            self.window.bridge.start("reviews:rubric", self._load_meta(), self._meta_loaded)
+
+    # -- queue -------------------------------------------------------------------------
+
+    def set_queue(self, on: bool) -> None:
+        """The keyboard queue mode (remembered, with its position per store)."""
+        if on and not self.on:
+            self.set_on(True)
+        self.queue.set_on(on)
+        self.settings.setValue(QUEUE, bool(on))
+        if on:
+            self.focus_list()
+            if self.key is not None:
+                self._resume_position()
+
+    def _resume_position(self) -> None:
+        sid = self.settings.value(POSITION + (self.key or ""), "")
+        if sid and sid != self.window.current_session_id:
+            self.window.show_again(str(sid))
+
+    def focus_list(self) -> None:
+        self.window.session_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_field(self, field: QWidget) -> None:
+        self.dock.show()
+        field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def move(self, step: int) -> None:
+        """The next (``1``) or previous (``-1``) session of the list."""
+        model, view = self.window.sessions, self.window.session_view
+        row = view.currentIndex().row() if view.currentIndex().isValid() else -1
+        target = row + step
+        if 0 <= target < model.rowCount():
+            self.window.session_list.select_row(target)
+        elif target >= model.rowCount() and model.canFetchMore(QModelIndex()):
+            self._advance = target
+            model.fetchMore(QModelIndex())
+
+    def _on_page_for_move(self, _added: int, _more: bool) -> None:
+        if self._advance and self._advance < self.window.sessions.rowCount():
+            row, self._advance = self._advance, 0
+            self.window.session_list.select_row(row)
+
+    def mark_reviewed_and_next(self) -> None:
+        """Ctrl+Enter: the note being typed is saved, the session marked reviewed, and the
+        next unreviewed session claimed and opened."""
+        sid = self.window.current_session_id
+        if self.db is None or self.key is None or sid is None:
+            return
+        note = self.panel.note_edit.toPlainText().strip()
+        self.panel.note_edit.clear()
+        self.change(Edit(state="reviewed", note=note or None), guard=True)
+        db, key, store = self.db, self.key, self.window.store
+        self.window.bridge.start(
+            "reviews:next",
+            claims.next_session(db, store, key, reviewer=self.reviewer, take=True, tag=self.filter.tag, skip={sid}),
+            self._next_found, self.window.show_error,
+        )
+
+    def _next_found(self, info: Any) -> None:
+        if info is None:
+            self.window.statusBar().showMessage("No unreviewed session left", 8000)
+            return
+        self.marks.reviews.pop(info.id, None)
+        self.window.show_again(info.id)
+        self._fetch_marks()
+        self.focus_list()
+
+    def show_cheat_sheet(self) -> None:
+        if self.cheat is None:
+            self.cheat = cheat_sheet(self.window)
+        self.cheat.show()
+        self.cheat.raise_()
+
+    def copy_shown_id(self) -> None:
+        from .actions import copy_id
+
+        if self.window.current_session_id is not None:
+            copy_id(self.window, self.window.current_session_id)

@@ -1,0 +1,301 @@
+"""The review panel (a dock beside the conversation): who reviews where, the state
+buttons, the scorecard, tags, the session note and the notes of the selected message.
+
+It only shows and asks: every change is a signal the
+:class:`~fluxgui.qt.reviews.controller.ReviewController` carries out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCompleter,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fluxgui.core.display import esc, short_time
+from fluxgui.services.reviews import STATES, Criterion, Note, Review, Rubric
+
+STATE_LABELS = {"unreviewed": "Unreviewed", "in-review": "In review", "reviewed": "Reviewed", "flagged": "Flagged"}
+
+
+def notes_html(notes: list[Note]) -> str:
+    if not notes:
+        return "<i>no notes</i>"
+    return "".join(
+        f"<p><b>{esc(n.reviewer)}</b> <span style='color:gray'>{esc(short_time(n.at))}</span><br>"
+        f"<span style='white-space:pre-wrap'>{esc(n.text)}</span></p>" for n in notes
+    )
+
+
+def _choice_text(value: Any) -> str:
+    return "yes" if value is True else "no" if value is False else str(value)
+
+
+class ReviewPanel(QWidget):
+    """The review of the session shown."""
+
+    stateRequested = Signal(str)
+    scoreRequested = Signal(str, object)
+    tagAdded = Signal(str)
+    tagRemoved = Signal(str)
+    noteAdded = Signal(str)
+    messageNoteAdded = Signal(str, str)
+    copyIdRequested = Signal()
+    settingsEdited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reviewPanel")
+        self.review: Review | None = None
+        self.rubric: Rubric | None = None
+        self.message_id: str | None = None
+        self.current = 0  # the criterion the keys 1–9 score
+        self._score_groups: dict[str, QButtonGroup] = {}
+        self._score_labels: list[QLabel] = []
+        self._build()
+
+    # -- building ----------------------------------------------------------------------
+
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        body = QWidget(scroll)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        scroll.setWidget(body)
+        outer.addWidget(scroll)
+
+        where = QFormLayout()
+        self.reviewer = QLineEdit(body)
+        self.reviewer.setToolTip("Your name on every change (settings; default: the OS user name)")
+        self.database = QLineEdit(body)
+        self.database.setToolTip("The review database: empty for the file in fluxgui's data folder, "
+                                 "or a URL a team shares (postgresql://…)")
+        self.label = QLineEdit(body)
+        self.label.setToolTip("File this store's reviews under a name (a copied file named alike)")
+        for field in (self.reviewer, self.database, self.label):
+            field.editingFinished.connect(self.settingsEdited)
+        where.addRow("Reviewer", self.reviewer)
+        where.addRow("Reviews in", self.database)
+        where.addRow("Store label", self.label)
+        layout.addLayout(where)
+
+        head = QHBoxLayout()
+        self.title = QLabel("No session", body)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.copy_id = QToolButton(body)
+        self.copy_id.setText("Copy id")
+        self.copy_id.setToolTip("Copy the session id (Ctrl+Shift+C in the session list)")
+        self.copy_id.clicked.connect(self.copyIdRequested)
+        head.addWidget(self.title, 1)
+        head.addWidget(self.copy_id)
+        layout.addLayout(head)
+        self.claim = QLabel("", body)
+        self.claim.setObjectName("reviewClaim")
+        layout.addWidget(self.claim)
+
+        states = QHBoxLayout()
+        states.setSpacing(2)
+        self.state_group = QButtonGroup(self)
+        self.state_buttons: dict[str, QPushButton] = {}
+        for state in STATES:
+            button = QToolButton(body)
+            button.setText(STATE_LABELS[state])
+            button.setCheckable(True)
+            button.clicked.connect(lambda _c=False, s=state: self.stateRequested.emit(s))
+            self.state_group.addButton(button)
+            self.state_buttons[state] = button
+            states.addWidget(button)
+        self.state_group.setExclusive(True)
+        layout.addLayout(states)
+
+        self.scorecard = QGroupBox("Scorecard (1–9 pick, Tab next criterion)", body)
+        self.score_form = QFormLayout(self.scorecard)
+        layout.addWidget(self.scorecard)
+
+        tags = QGroupBox("Tags", body)
+        tags_layout = QVBoxLayout(tags)
+        self.tag_row = QHBoxLayout()
+        self.tag_row.addStretch(1)
+        tags_layout.addLayout(self.tag_row)
+        self.tag_edit = QLineEdit(tags)
+        self.tag_edit.setPlaceholderText("add a tag (T)")
+        self.tags_model = QStringListModel(self)
+        completer = QCompleter(self.tags_model, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.tag_edit.setCompleter(completer)
+        self.tag_edit.returnPressed.connect(self._add_tag)
+        tags_layout.addWidget(self.tag_edit)
+        layout.addWidget(tags)
+
+        notes = QGroupBox("Session notes", body)
+        notes_layout = QVBoxLayout(notes)
+        self.notes_view = QLabel(notes)
+        self.notes_view.setWordWrap(True)
+        self.notes_view.setTextFormat(Qt.TextFormat.RichText)
+        self.note_edit = QPlainTextEdit(notes)
+        self.note_edit.setPlaceholderText("a note on the whole session (N)")
+        self.note_edit.setMaximumHeight(70)
+        add = QPushButton("Add note", notes)
+        add.clicked.connect(self.save_note)
+        notes_layout.addWidget(self.notes_view)
+        notes_layout.addWidget(self.note_edit)
+        notes_layout.addWidget(add)
+        layout.addWidget(notes)
+
+        self.message_box = QGroupBox("Notes on the selected message", body)
+        mlayout = QVBoxLayout(self.message_box)
+        self.message_notes_view = QLabel(self.message_box)
+        self.message_notes_view.setWordWrap(True)
+        self.message_notes_view.setTextFormat(Qt.TextFormat.RichText)
+        self.message_note_edit = QLineEdit(self.message_box)
+        self.message_note_edit.setPlaceholderText("a note on this message")
+        self.message_note_edit.returnPressed.connect(self._add_message_note)
+        mlayout.addWidget(self.message_notes_view)
+        mlayout.addWidget(self.message_note_edit)
+        layout.addWidget(self.message_box)
+        layout.addStretch(1)
+        self.setEnabled(False)
+
+    def set_rubric(self, rubric: Rubric) -> None:
+        if rubric == self.rubric:
+            return
+        self.rubric = rubric
+        while self.score_form.rowCount():
+            self.score_form.removeRow(0)
+        self._score_groups.clear()
+        self._score_labels = []
+        for c in rubric.criteria:
+            row = QWidget(self.scorecard)
+            h = QHBoxLayout(row)
+            h.setContentsMargins(0, 0, 0, 0)
+            group = QButtonGroup(row)
+            group.setExclusive(True)
+            for n, value in enumerate(c.choices(), 1):
+                b = QToolButton(row)
+                b.setText(f"{n} {_choice_text(value)}" if c.kind != "numeric" else _choice_text(value))
+                b.setCheckable(True)
+                b.setProperty("choice", value)
+                b.clicked.connect(lambda _c=False, crit=c, v=value: self.scoreRequested.emit(crit.name, v))
+                group.addButton(b)
+                h.addWidget(b)
+            h.addStretch(1)
+            label = QLabel(c.label or c.name, self.scorecard)
+            self._score_labels.append(label)
+            self._score_groups[c.name] = group
+            self.score_form.addRow(label)
+            self.score_form.addRow(row)
+        self.current = 0
+        self._mark_current()
+
+    # -- showing -----------------------------------------------------------------------
+
+    def show_review(self, session_id: str | None, review: Review | None, me: str = "") -> None:
+        self.review = review
+        self.setEnabled(session_id is not None and review is not None)
+        self.title.setText(session_id or "No session")
+        if review is None:
+            return
+        for state, button in self.state_buttons.items():
+            button.setChecked(state == review.state)
+        if review.claimed:
+            who = "you" if review.claimed_by == me else review.claimed_by
+            self.claim.setText(f"Claimed by {who} until {short_time(review.claimed_until)}")
+        elif review.reviewer:
+            self.claim.setText(f"Last changed by {review.reviewer}, {short_time(review.updated_at)}")
+        else:
+            self.claim.setText("Not reviewed yet")
+        for name, group in self._score_groups.items():
+            value = review.scores.get(name)
+            for b in group.buttons():
+                b.setChecked(name in review.scores and b.property("choice") == value)
+        while self.tag_row.count() > 1:
+            item = self.tag_row.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        for n, tag in enumerate(review.tags):
+            b = QToolButton(self)
+            b.setText(f"#{tag} ×")
+            b.setToolTip(f"Remove the tag {tag}")
+            b.clicked.connect(lambda _c=False, t=tag: self.tagRemoved.emit(t))
+            self.tag_row.insertWidget(n, b)
+        self.notes_view.setText(notes_html(review.session_notes))
+        self.show_message(self.message_id)
+
+    def show_message(self, message_id: str | None) -> None:
+        """The notes on the selected message (``None``: none selected)."""
+        self.message_id = message_id
+        self.message_box.setEnabled(message_id is not None)
+        self.message_box.setTitle(f"Notes on message {message_id}" if message_id else "Notes on the selected message")
+        notes = self.review.message_notes(message_id) if self.review and message_id else []
+        self.message_notes_view.setText(notes_html(notes) if message_id else "<i>select a message</i>")
+
+    def set_tags(self, tags: list[str]) -> None:
+        self.tags_model.setStringList(tags)
+
+    # -- keys --------------------------------------------------------------------------
+
+    def criterion(self) -> Criterion | None:
+        if not self.rubric or not self.rubric.criteria:
+            return None
+        return self.rubric.criteria[self.current % len(self.rubric.criteria)]
+
+    def pick(self, n: int) -> bool:
+        """Key ``n`` (1–9): score the current criterion with its n-th choice and move on."""
+        c = self.criterion()
+        if c is None or not 1 <= n <= len(c.choices()):
+            return False
+        self.scoreRequested.emit(c.name, c.choices()[n - 1])
+        self.next_criterion()
+        return True
+
+    def next_criterion(self, step: int = 1) -> None:
+        if self.rubric and self.rubric.criteria:
+            self.current = (self.current + step) % len(self.rubric.criteria)
+        self._mark_current()
+
+    def _mark_current(self) -> None:
+        for n, label in enumerate(self._score_labels):
+            font = label.font()
+            font.setBold(n == self.current)
+            label.setFont(font)
+            c = self.rubric.criteria[n] if self.rubric else None
+            text = (c.label or c.name) if c else ""
+            label.setText(("▶ " if n == self.current else "") + text)
+
+    def save_note(self) -> None:
+        text = self.note_edit.toPlainText().strip()
+        if text:
+            self.note_edit.clear()
+            self.noteAdded.emit(text)
+
+    def _add_tag(self) -> None:
+        tag = self.tag_edit.text().strip()
+        if tag:
+            self.tag_edit.clear()
+            self.tagAdded.emit(tag)
+
+    def _add_message_note(self) -> None:
+        text = self.message_note_edit.text().strip()
+        if text and self.message_id is not None:
+            self.message_note_edit.clear()
+            self.messageNoteAdded.emit(self.message_id, text)
