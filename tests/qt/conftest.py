@@ -22,6 +22,10 @@ def private_settings(tmp_path_factory: Any, monkeypatch: Any) -> Iterator[None]:
 
     folder = tmp_path_factory.mktemp("settings")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    # fluxgui's own data (the review database) out of the user's folders too
+    monkeypatch.setenv("FLUXGUI_DATA_DIR", str(folder / "data"))
+    monkeypatch.setenv("FLUXGUI_CACHE_DIR", str(folder / "cache"))
+    monkeypatch.delenv("FLUXGUI_REVIEWS", raising=False)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
     previous = keyring.get_keyring()
     keyring.set_keyring(keyring.backends.fail.Keyring())

@@ -41,7 +41,11 @@ def _flag(value: Any) -> bool:
 
 
 class ReviewController(QObject):
-    """Owns the review dock, filter bar, marks and queue of one window."""
+    """Owns the review dock, filter bar, marks and queue of one window.
+
+    Every task on the review database runs under a key of its own: none is cancelled by
+    the next (a claim or a write is never cut half-way); answers for another store key
+    are dropped."""
 
     #: a review was read or written (its session id)
     reviewChanged = Signal(str)
@@ -173,7 +177,7 @@ class ReviewController(QObject):
 
     async def aclose(self) -> None:
         self._poll.stop()
-        self.set_queue(False)
+        self.queue.set_on(False)  # (the mode stays remembered for the next window)
         if self.db is not None:
             db, self.db = self.db, None
             await db.close()
@@ -191,7 +195,7 @@ class ReviewController(QObject):
         self.key = review_key(store.store_key, label or None)
         self.marks.clear()
         self._marker = None
-        self.window.bridge.start("reviews:rubric", self._load_meta(), self._meta_loaded)
+        self.window.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
         if self.filter.active:
             self.window.sessions.set_review_filter(FilteredPages(self.db, self.key, self.filter))
         self._fetch_marks()
@@ -246,7 +250,7 @@ class ReviewController(QObject):
         if self.queue.on:
             self.settings.setValue(POSITION + self.key, session_id)
         key, db = self.key, self.db
-        self.window.bridge.start("reviews:shown", db.get(key, session_id),
+        self.window.bridge.start(f"reviews:shown:{next(self._seq)}", db.get(key, session_id),
                                  lambda r, k=key: self._review_loaded(k, r))
 
     def _review_loaded(self, key: str, review: Any) -> None:
@@ -322,13 +326,13 @@ class ReviewController(QObject):
     def _polled(self, key: str, marker: Any) -> None:
         if key != self.key:
             return
-        changed = self._marker is not None and marker != self._marker
+        changed = marker != self._marker  # the first poll too: marks may predate it
         self._marker = marker
         if changed:
             self.marks.clear()
             self._fetch_marks()
             self._on_shown(self.window.current_session_id)
-            self.window.bridge.start("reviews:rubric", self._load_meta(), self._meta_loaded)
+            self.window.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
 
     # -- queue -------------------------------------------------------------------------
 
@@ -382,7 +386,7 @@ class ReviewController(QObject):
         self.change(Edit(state="reviewed", note=note or None), guard=True)
         db, key, store = self.db, self.key, self.window.store
         self.window.bridge.start(
-            "reviews:next",
+            f"reviews:next:{next(self._seq)}",  # (never cancelled half-way by the next one)
             claims.next_session(db, store, key, reviewer=self.reviewer, take=True, tag=self.filter.tag, skip={sid}),
             self._next_found, self.window.show_error,
         )
@@ -400,7 +404,6 @@ class ReviewController(QObject):
         if self.cheat is None:
             self.cheat = cheat_sheet(self.window)
         self.cheat.show()
-        self.cheat.raise_()
 
     def copy_shown_id(self) -> None:
         from .actions import copy_id

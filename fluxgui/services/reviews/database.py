@@ -53,9 +53,11 @@ def shown(url: str) -> str:
     return redact_url(url.replace("+aiosqlite", "").replace("+asyncpg", ""))
 
 
-def make_engine(url: str) -> Any:
-    """An async engine; SQLite write transactions start ``BEGIN IMMEDIATE`` (a second
-    writer waits instead of failing half-way) and the file runs in WAL mode."""
+def make_engine(url: str, *, writer: bool = True) -> Any:
+    """An async engine. On SQLite the file runs in WAL mode and a ``writer`` engine's
+    transactions start ``BEGIN IMMEDIATE`` (a second writer waits instead of failing
+    half-way); reads go through a reader engine, whose transactions take no lock a
+    writer waits for."""
     from sqlalchemy import event
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -72,7 +74,7 @@ def make_engine(url: str) -> Any:
 
         @event.listens_for(engine.sync_engine, "begin")
         def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
 
         return engine
     return create_async_engine(url, pool_size=2, max_overflow=2)

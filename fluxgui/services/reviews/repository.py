@@ -77,8 +77,11 @@ def clean_tag(tag: str) -> str:
 class ReviewDB:
     """An open review database."""
 
-    def __init__(self, engine: Any, url: str) -> None:
+    def __init__(self, engine: Any, url: str, reader: Any = None) -> None:
+        #: the engine of changes (on SQLite: ``BEGIN IMMEDIATE``)
         self.engine = engine
+        #: the engine of reads (SQLite: another pool, plain ``BEGIN``; else the same)
+        self.reader = reader or engine
         self.url = url
         self.where = shown(url)
         self.dialect = engine.dialect.name
@@ -88,33 +91,35 @@ class ReviewDB:
         """Open (create, upgrade) the review database ``url`` (see :mod:`.database`)."""
         real = resolve(url)
         engine = make_engine(real)
-        db = cls(engine, real)
+        db = cls(engine, real, make_engine(real, writer=False) if real.startswith("sqlite") else None)
         try:
             async with engine.begin() as conn:
                 await conn.run_sync(s.upgrade, db.where)
         except ReviewError:
-            await engine.dispose()
+            await db.close()
             raise
         except Exception as exc:  # noqa: BLE001 - a driver's error: one line
-            await engine.dispose()
+            await db.close()
             raise unreachable(real, exc) from None
         if db.dialect not in ("sqlite", "postgresql"):
-            await engine.dispose()
+            await db.close()
             raise ReviewError(f"the review database must be SQLite or PostgreSQL ({db.where})")
         return db
 
     async def close(self) -> None:
         await self.engine.dispose()
+        if self.reader is not self.engine:
+            await self.reader.dispose()
 
     async def schema_version(self) -> int:
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             return await conn.run_sync(s.read_version)
 
     # -- rubric ------------------------------------------------------------------------
 
     async def rubric(self) -> Rubric:
         """The rubric the team defined (the shipped default until one is set)."""
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             row = (await conn.execute(
                 select(s.rubrics.c.definition).order_by(s.rubrics.c.id.desc()).limit(1)
             )).first()
@@ -138,7 +143,7 @@ class ReviewDB:
         if not ids:
             return out
         at = stamp()
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 await self._fill(conn, store_key, chunk, out, at, notes)
@@ -172,7 +177,7 @@ class ReviewDB:
 
     async def history(self, store_key: str, session_id: str) -> list[Change]:
         h = s.history.c
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             rows = await conn.execute(select(s.history).where(
                 h.store_key == store_key, h.session_id == session_id).order_by(h.id))
             return [Change(r.field, _unjson(r.old), _unjson(r.new), r.reviewer, r.at) for r in rows]
@@ -187,12 +192,12 @@ class ReviewDB:
         if prefix:
             query = query.where(func.lower(t.tag).startswith(prefix.lower(), autoescape=True))
         query = query.order_by(func.count().desc(), t.tag).limit(limit)
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             return [row.tag for row in await conn.execute(query)]
 
     async def reviewers(self, store_key: str) -> list[str]:
         r = s.reviews.c
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             rows = await conn.execute(select(r.reviewer).where(
                 r.store_key == store_key, r.reviewer.is_not(None)).distinct().order_by(r.reviewer))
             return [row.reviewer for row in rows]
@@ -200,7 +205,7 @@ class ReviewDB:
     async def change_marker(self, store_key: str) -> tuple[Any, ...]:
         """Changes when anyone changes a review of the store (polled by the window)."""
         h, r = s.history.c, s.reviews.c
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             last = (await conn.execute(select(func.max(h.id)).where(h.store_key == store_key))).scalar()
             claims = (await conn.execute(select(func.count(), func.max(r.updated_at)).where(
                 r.store_key == store_key))).first()
@@ -243,7 +248,7 @@ class ReviewDB:
             cond.append(or_(r.updated_at < at, and_(r.updated_at == at, r.session_id < sid)))
         query = (select(r.session_id, r.updated_at).where(*cond)
                  .order_by(r.updated_at.desc(), r.session_id.desc()).limit(limit + 1))
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             rows = list(await conn.execute(query))
         more = len(rows) > limit
         rows = rows[:limit]
@@ -256,7 +261,7 @@ class ReviewDB:
         r = s.reviews.c
         kept: set[str] = set()
         at = stamp()
-        async with self.engine.connect() as conn:
+        async with self.reader.connect() as conn:
             for start in range(0, len(ids), 500):
                 chunk = list(ids[start:start + 500])
                 if flt.wants_unreviewed and not (flt.tag or flt.reviewer or flt.has_notes):

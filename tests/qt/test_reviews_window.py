@@ -1,0 +1,264 @@
+"""The review workflow in the window (issue 17): the filter bar over a paged list, the
+keyboard queue, bulk actions, Copy Session Id, notes on messages, and other reviewers'
+changes appearing — offscreen, over a store written by flux and a real review database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import snapshot
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from qt_helpers import OFFSCREEN_NOISE, run_on, write_flux_store
+
+from fluxgui.services.reviews import Edit, ReviewDB, ReviewFilter, review_key
+
+pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
+N = 12
+
+
+def _ids(model: Any) -> list[str]:
+    return [model.session_at(r).id for r in range(model.rowCount())]
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    sessions = {f"s{i:02d}": [{"role": "user", "content": f"question {i}" + (" refund" if i % 3 == 0 else "")},
+                              {"role": "assistant", "content": f"answer {i}"}] for i in range(N)}
+    return write_flux_store(tmp_path / "flux.db", sessions)
+
+
+@pytest.fixture
+def reviews(tmp_path: Path) -> str:
+    return str(tmp_path / "reviews" / "team.db")
+
+
+def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
+    with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
+        window.reviews.use(reviews, None)
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        window.open_target(str(path))
+    qtbot.waitUntil(lambda: window.reviews.key is not None and not window.busy, timeout=10_000)
+
+
+def _db(qtbot: Any, qloop: Any, url: str) -> ReviewDB:
+    return run_on(qtbot, qloop, ReviewDB.open(url))
+
+
+def test_filters_combine_with_search_and_the_list_pages(qtbot, window, qloop, store_path, reviews):
+    before = snapshot(store_path)
+    _open(qtbot, window, store_path, reviews)
+    key = window.reviews.key
+    assert key == review_key(window.store.store_key, None)
+    db = _db(qtbot, qloop, reviews)
+    try:
+        for i, state in [(0, "reviewed"), (3, "reviewed"), (4, "flagged"), (6, "reviewed")]:
+            run_on(qtbot, qloop, db.change(key, f"s{i:02d}", Edit(state=state, add_tags=["vip"] if i < 4 else [],
+                                                                  note="n" if i == 6 else None), reviewer="ann"))
+    finally:
+        run_on(qtbot, qloop, db.close())
+    window.reviews.filter_bar.state.setCurrentText("reviewed")
+    qtbot.waitUntil(lambda: sorted(_ids(window.sessions)) == ["s00", "s03", "s06"], timeout=10_000)
+    # with the text search: both apply
+    window.search("refund")
+    qtbot.waitUntil(lambda: not window.sessions.searching and sorted(_ids(window.sessions)) == ["s00", "s03", "s06"],
+                    timeout=10_000)
+    window.search("question 6")
+    qtbot.waitUntil(lambda: not window.sessions.searching and _ids(window.sessions) == ["s06"], timeout=10_000)
+    window.search("")
+    bar = window.reviews.filter_bar
+    bar.set_value(ReviewFilter(tag="vip"))
+    qtbot.waitUntil(lambda: sorted(_ids(window.sessions)) == ["s00", "s03"], timeout=10_000)
+    bar.set_value(ReviewFilter(flagged=True))
+    qtbot.waitUntil(lambda: _ids(window.sessions) == ["s04"], timeout=10_000)
+    bar.set_value(ReviewFilter(has_notes=True, reviewer="ann"))
+    qtbot.waitUntil(lambda: _ids(window.sessions) == ["s06"], timeout=10_000)
+    # unreviewed: the store's pages, reviewed sessions dropped, still a page at a time
+    window.sessions._page_size = 3
+    bar.set_value(ReviewFilter(state="unreviewed"))
+    root = window.sessions.index(-1, -1)
+
+    def all_paged() -> bool:
+        if window.sessions.canFetchMore(root):
+            window.sessions.fetchMore(root)  # as the view does when the last row shows
+            return False
+        return not window.busy
+
+    qtbot.waitUntil(all_paged, timeout=10_000)
+    assert sorted(_ids(window.sessions)) == sorted({f"s{i:02d}" for i in range(N)} - {"s00", "s03", "s04", "s06"})
+    # the list marks state and tags
+    bar.set_value(ReviewFilter())
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == N, timeout=10_000)
+    row = window.sessions.row_of("s03")
+    qtbot.waitUntil(lambda: "#vip" in window.sessions.data(window.sessions.index(row, 0)), timeout=10_000)
+    assert window.sessions.data(window.sessions.index(row, 0), Qt.ItemDataRole.DecorationRole) is not None
+    run_on(qtbot, qloop, window.aclose())
+    assert snapshot(store_path) == before  # the agent's store is never written
+
+
+def test_queue_keys(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    c.queue_action.trigger()
+    assert c.queue.on
+    qtbot.waitUntil(lambda: c.panel.rubric is not None, timeout=10_000)
+    view = window.session_view
+    view.setFocus()
+    first = window.current_session_id
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        qtbot.keyClick(view, Qt.Key.Key_J)
+    assert window.session_view.currentIndex().row() == 1
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        qtbot.keyClick(view, Qt.Key.Key_K)
+    assert window.current_session_id == first
+    qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.session_id == first, timeout=10_000)
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        qtbot.keyClick(view, Qt.Key.Key_Right)
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000):
+        qtbot.keyClick(view, Qt.Key.Key_Left)
+    qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.session_id == first, timeout=10_000)
+    qtbot.keyClick(view, Qt.Key.Key_1)  # resolution: solved
+    qtbot.keyClick(view, Qt.Key.Key_3)  # accuracy: wrong
+    qtbot.keyClick(view, Qt.Key.Key_Tab)  # skip tone
+    qtbot.keyClick(view, Qt.Key.Key_2)  # policy: no
+    qtbot.waitUntil(lambda: c.panel.review.scores == {"resolution": "solved", "accuracy": "wrong", "policy": False},
+                    timeout=10_000)
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: c.panel.review.state == "flagged", timeout=10_000)
+    qtbot.keyClick(view, Qt.Key.Key_N)
+    assert c.panel.note_edit.hasFocus()
+    qtbot.keyClicks(c.panel.note_edit, "J and K stay text")
+    assert window.current_session_id == first
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
+        qtbot.keyClick(c.panel.note_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    nxt = shown.args[0]
+    assert nxt != first
+    db = _db(qtbot, qloop, reviews)
+    try:
+        done = run_on(qtbot, qloop, db.get(c.key, first))
+        assert done.state == "reviewed" and [n.text for n in done.notes] == ["J and K stay text"]
+        claimed = run_on(qtbot, qloop, db.get(c.key, nxt))
+        assert claimed.state == "in-review" and claimed.claimed_by == c.reviewer
+    finally:
+        run_on(qtbot, qloop, db.close())
+    qtbot.keyClick(view, Qt.Key.Key_T)
+    assert c.panel.tag_edit.hasFocus()
+    qtbot.keyClick(c.panel.tag_edit, Qt.Key.Key_Escape)
+    assert view.hasFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Question, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: c.cheat is not None and c.cheat.isVisible(), timeout=5_000)
+    c.cheat.hide()
+    # the position is remembered across restarts
+    assert c.settings.value("reviews/position/" + c.key) == nxt
+
+
+def test_the_queue_resumes_where_it_was(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    c.set_queue(True)
+    c.settings.setValue("reviews/position/" + c.key, "s05")
+    run_on(qtbot, qloop, window.aclose())
+    from fluxgui.qt.window import MainWindow
+
+    second = MainWindow()
+    second.show()
+    try:
+        assert second.reviews.queue.on
+        with qtbot.waitSignal(second.reviews.ready, timeout=10_000):
+            second.reviews.use(reviews, None)
+        second.open_target(str(store_path))
+        qtbot.waitUntil(lambda: second.current_session_id == "s05", timeout=10_000)
+    finally:
+        run_on(qtbot, qloop, second.aclose())
+        second.close()
+        second.deleteLater()
+
+
+def test_bulk_actions_on_the_selection_and_on_all_matching(qtbot, window, qloop, store_path, reviews):
+    from fluxgui.qt.reviews.actions import bulk
+
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    view = window.session_view
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+    picked = QItemSelection()
+    for row in (0, 2):
+        picked.select(window.sessions.index(row, 0), window.sessions.index(row, 2))
+    view.selectionModel().select(picked, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    chosen = window.session_list.selected_ids()
+    assert len(chosen) == 2
+    with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
+        bulk(c, Edit(state="flagged"))
+    assert done.args == [2]
+    with qtbot.waitSignal(c.bulkDone, timeout=10_000):
+        bulk(c, None, ids=[window.sessions.session_at(5).id])  # claim
+    c.filter_bar.set_value(ReviewFilter(state="unreviewed"))
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == N - 3 and not window.busy, timeout=10_000)
+    with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
+        bulk(c, Edit(add_tags=["batch-7"]), everything=True)
+    assert done.args == [N - 3]
+    db = _db(qtbot, qloop, reviews)
+    try:
+        got = run_on(qtbot, qloop, db.reviews(c.key, [f"s{i:02d}" for i in range(N)]))
+    finally:
+        run_on(qtbot, qloop, db.close())
+    assert sorted(s for s, r in got.items() if r.state == "flagged") == sorted(chosen)
+    assert sum(r.state == "in-review" for r in got.values()) == 1
+    assert sorted(s for s, r in got.items() if "batch-7" in r.tags) == sorted(
+        s for s, r in got.items() if r.state == "unreviewed")
+
+
+def test_copy_session_id(qtbot, window, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    clip = QGuiApplication.clipboard()
+    view = window.session_view
+    view.setFocus()
+    window.session_list.select_row(3)
+    qtbot.waitUntil(lambda: window.current_session_id == window.sessions.session_at(3).id, timeout=10_000)
+    clip.setText("")
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert clip.text() == window.sessions.session_at(3).id
+    menu = window.build_session_menu("s07")
+    [copy] = [a for a in menu.actions() if a.text() == "Copy Session Id"]
+    copy.trigger()
+    assert clip.text() == "s07"
+    menu.deleteLater()
+    clip.setText("")
+    window.conversation.copy_id_button.click()
+    assert clip.text() == window.current_session_id
+
+
+def test_notes_on_messages_are_kept_and_marked_on_their_cards(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    pane = window.conversation
+    pane.view.setCurrentIndex(pane.model.index(1, 0))
+    message = pane.current_message()
+    assert message is not None and c.panel.message_id == str(message.id)
+    c.panel.message_note_edit.setText("this answer is wrong")
+    with qtbot.waitSignal(c.reviewChanged, timeout=10_000):
+        qtbot.keyClick(c.panel.message_note_edit, Qt.Key.Key_Return)
+    review = c.panel.review
+    assert [(n.message_id, n.text, n.reviewer) for n in review.notes] == [(str(message.id), "this answer is wrong", c.reviewer)]
+    assert "this answer is wrong" in c.panel.message_notes_view.text()
+    assert pane.note_marks[message.id][0] == "✎ 1 note"
+    assert pane.delegate.badge(message)[2] == "note"
+
+
+def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    shown = window.current_session_id
+    qtbot.waitUntil(lambda: c._marker is not None, timeout=10_000)  # polled once
+    db = _db(qtbot, qloop, reviews)
+    try:
+        run_on(qtbot, qloop, db.change(c.key, shown, Edit(state="flagged", add_tags=["from-bob"]), reviewer="bob"))
+    finally:
+        run_on(qtbot, qloop, db.close())
+    qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.state == "flagged", timeout=6_000)
+    row = window.sessions.row_of(shown)
+    qtbot.waitUntil(lambda: "#from-bob" in window.sessions.data(window.sessions.index(row, 0)), timeout=6_000)
+    assert "bob" in c.panel.claim.text()
