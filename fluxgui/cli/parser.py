@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .review_parser import add_review, add_window_review_options, nested_synopses
+from .review_parser import add_export_review_options, add_review, add_window_review_options, nested_synopses
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -212,6 +212,7 @@ def _add_export(sub: Subparsers, name: str) -> None:
         help="replace PATH even when it holds a session store (never the store being read)",
     )
     add_store_options(export, legacy_format=False)
+    add_export_review_options(export)
 
 
 def _add_import(sub: Subparsers, name: str) -> None:

@@ -44,6 +44,14 @@ def add_window_review_options(parser: argparse.ArgumentParser) -> None:
                         "(opens the review panel)")
 
 
+def add_export_review_options(parser: argparse.ArgumentParser) -> None:
+    """``export --with-reviews``: each session's review results (state, scores, tags,
+    notes) in the Markdown and HTML transcripts."""
+    parser.add_argument("--with-reviews", action="store_true", help="add each session's review "
+                        "(state, scores, tags, notes) to Markdown and HTML transcripts")
+    _shared(parser)
+
+
 def _reviewer(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reviewer", metavar="NAME", help="who is reviewing (default: $FLUXGUI_REVIEWER, else the OS user name)")
 

@@ -51,21 +51,30 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         )
         return EXIT_USAGE
     store = await open_target(args)
+    reviews = annotate = None
     try:
+        if getattr(args, "with_reviews", False):
+            from fluxgui.services.reviews import ReviewDB, review_key
+            from fluxgui.services.reviews.results import annotator
+
+            reviews = await ReviewDB.open(args.reviews)
+            annotate = annotator(reviews, review_key(store.store_key, args.store_label))
         if args.output == "-":
             result = await export_to_stream(
                 store, out, fmt, session_ids=args.session_ids or None,
-                metadata=not args.no_metadata,
+                metadata=not args.no_metadata, annotate=annotate,
             )
             out.flush()
             where, report = "standard output", sys.stderr
         else:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
-                metadata=not args.no_metadata, force=args.force,
+                metadata=not args.no_metadata, force=args.force, annotate=annotate,
             )
             where, report = one_line(args.output, 400), out
     finally:
+        if reviews is not None:
+            await reviews.close()
         await store.close()
     written = f", {size(result.bytes)}" if args.output != "-" and result.bytes else ""
     report.write(

@@ -150,6 +150,10 @@ class ExportWriter(ABC):
     def end_session(self) -> None:
         pass
 
+    def notes(self, lines: list[str]) -> None:
+        """Lines about the session just begun (its review: state, scores, tags, notes);
+        the transcripts show them, escaped as message text is; JSON leaves them out."""
+
     @abstractmethod
     def end(self) -> None: ...
 
@@ -292,6 +296,10 @@ class MarkdownWriter(_Transcript):
         sep = "\n---\n\n" if self.sessions > 1 else ""
         self._put(f"{sep}## Session {mdsafe.inline_text(info.id)}\n\n_{self._when(info)}_\n\n")
 
+    def notes(self, lines: list[str]) -> None:
+        if lines:
+            self._put("".join(f"> {mdsafe.inline_text(line)}\n>\n" for line in lines)[:-2] + "\n")
+
     def _message(self, m: Message, big: bool) -> Iterator[str]:
         head = [f"**{mdsafe.inline_text(m.role)}**"]
         if m.kind != "message":
@@ -401,6 +409,10 @@ class HtmlWriter(_Transcript):
             f"<section><h2>Session {_isolated(info.id)}</h2><p class=\"when\">{_h(self._when(info))}</p>\n"
         )
         self._open = True
+
+    def notes(self, lines: list[str]) -> None:
+        if lines:
+            self._put("<div class=\"review\">" + "".join(f"<p>{_h(line)}</p>" for line in lines) + "</div>\n")
 
     def _close_session(self) -> None:
         if self._open:

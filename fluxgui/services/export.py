@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,6 +23,9 @@ from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync
 from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
+
+#: lines to show under a session's title in a transcript (its review), by session id
+Annotate = Callable[[str], Awaitable[list[str]]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -57,9 +60,12 @@ async def export_to_stream(
     metadata: bool = True,
     progress: Progress | None = None,
     title: str = "",
+    annotate: Annotate | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
-    (not atomic: see :func:`export_sessions` for files)."""
+    (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
+    lines the Markdown and HTML transcripts show under each session's title (its review
+    results, when asked for)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -85,6 +91,8 @@ async def export_to_stream(
 
     async for info in sessions:
         batch.append((writer.session, (info,)))
+        if annotate is not None:
+            batch.append((writer.notes, (await annotate(info.id),)))
         async for page in store.iter_messages(info.id):
             batch.append((writer.messages, (page,)))
             batched += len(page)
@@ -127,6 +135,7 @@ async def export_sessions(
     progress: Progress | None = None,
     title: str = "",
     force: bool = False,
+    annotate: Annotate | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
@@ -145,7 +154,7 @@ async def export_sessions(
     if session_ids:
         session_ids = [i.id for i in await resolve(store, session_ids)]
     if output.kind == "stream":
-        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title)
+        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title, annotate)
     real = output.path
     folder = real.parent
     if not folder.is_dir():
@@ -163,7 +172,7 @@ async def export_sessions(
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", errors="backslashreplace") as out:
             result = await export_to_stream(
                 store, out, fmt, session_ids=session_ids, metadata=metadata,
-                progress=progress, title=title,
+                progress=progress, title=title, annotate=annotate,
             )
             await in_thread(_flush, out)
             if output.kind == "file":  # replacing a file: keep its permissions
@@ -188,6 +197,7 @@ async def _export_through(
     metadata: bool,
     progress: Progress | None,
     title: str,
+    annotate: Annotate | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there
     is no file to replace), the node itself left as it is."""
@@ -200,7 +210,7 @@ async def _export_through(
     try:
         result = await export_to_stream(
             store, out, fmt, session_ids=session_ids, metadata=metadata,
-            progress=progress, title=title,
+            progress=progress, title=title, annotate=annotate,
         )
         await in_thread(out.flush)
     except OSError as exc:

@@ -138,3 +138,23 @@ def test_twenty_processes_claim_twenty_distinct_sessions(tmp_path, review_pg):
     assert len(set(got)) == 20 and set(got) <= set(ids)
     reviewers = {json.loads(out)["review"]["claimed_by"] for out, _ in results}
     assert reviewers == {f"r{i}" for i in range(20)}
+
+
+def test_transcripts_carry_the_review_when_asked(tmp_path, capsys):
+    target, _, ids = make_store("flux", tmp_path)
+    reviews = ["--reviews", str(tmp_path / "r.db")]
+    run(capsys, "review", "set", target, ids[0], "--state", "flagged", "--tag", "<b>x</b>", "--score", "tone=3",
+        "--note", "see <script>alert(1)</script>", *reviews)
+    for fmt in ("md", "html"):
+        dest = tmp_path / f"out.{fmt}"
+        code, _, err = run(capsys, "export", target, "-o", str(dest), "--with-reviews", *reviews)
+        assert code == 0, err
+        text = dest.read_text()
+        if fmt == "md":  # Markdown escapes its punctuation
+            text = text.replace("\\", "")
+        assert "Review: flagged" in text and "tone = 3" in text
+        if fmt == "html":
+            assert "<script>" not in text and "&lt;script&gt;" in text and "<b>x</b>" not in text
+        plain = tmp_path / f"plain.{fmt}"
+        run(capsys, "export", target, "-o", str(plain), *reviews)
+        assert "Review:" not in plain.read_text()

@@ -56,15 +56,20 @@ class FilteredPages:
         self, store: SessionStore, limit: int, cursor: tuple[Any, ...] | None,
         order: SessionOrder, descending: bool,
     ) -> SessionPage:
-        kept_rows = []
-        for _ in range(MAX_STORE_PAGES):
+        # Never an empty page with a cursor (a view would ask for ever): read on until a
+        # session passes, then at most MAX_STORE_PAGES store pages for one page of ours.
+        kept_rows: list = []
+        reads = 0
+        while True:
             page = await store.list_sessions(limit=limit, cursor=cursor, order=order, descending=descending)
+            reads += 1
             kept = await self.db.keep_matching(self.store_key, [i.id for i in page.sessions], self.filter)
             kept_rows.extend(i for i in page.sessions if i.id in kept)
             cursor = page.cursor
-            if cursor is None or not page.sessions or len(kept_rows) >= limit:
-                break
-        return SessionPage(kept_rows, cursor)
+            if cursor is None or not page.sessions:
+                return SessionPage(kept_rows, None)
+            if kept_rows and (len(kept_rows) >= limit or reads >= MAX_STORE_PAGES):
+                return SessionPage(kept_rows, cursor)
 
     async def keep(self, ids: list[str]) -> set[str]:
         """Which of a search's ids pass the filter."""

@@ -67,6 +67,19 @@ def review_lines(review: Review) -> list[str]:
     return lines
 
 
+def annotator(db: Any, store_key: str) -> Any:
+    """``annotate`` for :func:`fluxgui.services.export.export_to_stream`: each session's
+    review as :func:`review_lines` (nothing for an unreviewed session without notes)."""
+
+    async def annotate(session_id: str) -> list[str]:
+        review = await db.get(store_key, session_id)
+        if review.state == UNREVIEWED and not (review.scores or review.tags or review.notes):
+            return []
+        return review_lines(review)
+
+    return annotate
+
+
 def write_atomic(path: str, text: str) -> None:
     """``text`` to ``path`` through a temporary file in the same folder and a rename
     (flushed and fsynced first): a kill leaves the old file or the new one."""
