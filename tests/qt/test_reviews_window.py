@@ -262,3 +262,16 @@ def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, sto
     row = window.sessions.row_of(shown)
     qtbot.waitUntil(lambda: "#from-bob" in window.sessions.data(window.sessions.index(row, 0)), timeout=6_000)
     assert "bob" in c.panel.claim.text()
+
+
+def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_path, reviews, tmp_path):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    shown = window.current_session_id
+    with qtbot.waitSignal(c.reviewChanged, timeout=10_000):
+        c.change(Edit(state="flagged", note="check the refund"))
+    for asked, name in ((True, "with.html"), (False, "without.html")):
+        with qtbot.waitSignal(window.transferFinished, timeout=10_000):
+            window.run_export(tmp_path / name, "html", [shown], reviews=asked)
+    assert "check the refund" in (tmp_path / "with.html").read_text()
+    assert "Review:" not in (tmp_path / "without.html").read_text()

@@ -107,6 +107,12 @@ class ExportDialog(QDialog):
         self.metadata_check = QCheckBox("Include metadata", self)
         self.metadata_check.setChecked(True)
         form.addRow("", self.metadata_check)
+        #: the review results under each session (Markdown, HTML; shown when reviews are on)
+        self.reviews_check = QCheckBox("Include review results", self)
+        self.reviews_check.setToolTip("State, scores, tags and notes under each session's title "
+                                      "(Markdown and HTML)")
+        self.reviews_check.hide()
+        form.addRow("", self.reviews_check)
 
         path_row = QWidget(self)
         path_layout = QHBoxLayout(path_row)
@@ -163,6 +169,9 @@ class ExportDialog(QDialog):
 
     def metadata(self) -> bool:
         return self.metadata_check.isChecked()
+
+    def reviews(self) -> bool:
+        return self.reviews_check.isVisible() and self.reviews_check.isChecked()
 
     def path(self) -> Path:
         return Path(self.path_edit.text().strip()).expanduser()

@@ -405,6 +405,12 @@ class ReviewController(QObject):
             self.cheat = cheat_sheet(self.window)
         self.cheat.show()
 
+    def annotator(self) -> Any:
+        """The review lines of each session, for an export (``None``: reviews are off)."""
+        from fluxgui.services.reviews.results import annotator
+
+        return annotator(self.db, self.key) if self.db is not None and self.key is not None else None
+
     def copy_shown_id(self) -> None:
         from .actions import copy_id
 

@@ -278,9 +278,10 @@ class MainWindow(QMainWindow):
     # -- export, import, copy (TransferController) ---------------------------------
 
     def run_export(
-        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True
+        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True,
+        reviews: bool = False,
     ) -> None:
-        self.transfers.run_export(path, fmt, session_ids, metadata=metadata)
+        self.transfers.run_export(path, fmt, session_ids, metadata=metadata, reviews=reviews)
 
     def run_import(self, files: list[str]) -> None:
         self.transfers.run_import(files)

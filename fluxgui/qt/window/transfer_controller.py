@@ -84,29 +84,34 @@ class TransferController:
             selected=window.selected_session_ids(),
             store_sessions=sessions.rowCount() if not sessions.searching else None,
         )
+        dialog.reviews_check.setVisible(window.reviews.on)
         try:
             if dialog.exec():
                 self.run_export(
-                    dialog.path(), dialog.format(), dialog.session_ids(), metadata=dialog.metadata()
+                    dialog.path(), dialog.format(), dialog.session_ids(), metadata=dialog.metadata(),
+                    reviews=dialog.reviews(),
                 )
         finally:
             dialog.deleteLater()
 
     def run_export(
-        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True
+        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True,
+        reviews: bool = False,
     ) -> None:
-        """Export in the background with a progress dialog (Cancel leaves no file)."""
+        """Export in the background with a progress dialog (Cancel leaves no file);
+        ``reviews``: with each session's review results (Markdown, HTML)."""
         window = self._window
         store = window.store
         if store is None:
             return
+        annotate = window.reviews.annotator() if reviews else None
         target = Path(str(path))
         title = f"Sessions from {window.stores.label}"
         self._run(
             "Exporting…",
             lambda progress: export_sessions(
                 store, target, fmt, session_ids=session_ids, metadata=metadata,
-                progress=progress, title=title,
+                progress=progress, title=title, annotate=annotate,
             ),
             lambda r: f"Exported {_counted(r)} to {target}" + "".join(f"; {n}" for n in r.notes),
         )
