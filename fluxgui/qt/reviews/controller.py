@@ -128,7 +128,9 @@ class ReviewController(QObject):
             self.window.sessions.marks_changed()
             self._poll.stop()
             return
-        self.dock.show()
+        if not self.dock.isVisible():
+            self.dock.show()
+            self.window.resizeDocks([self.dock], [400], Qt.Orientation.Horizontal)
         self.filter_bar.show()
         if self.db is None and not self.window.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None
@@ -137,9 +139,14 @@ class ReviewController(QObject):
     def use(self, url: str | None, label: str | None) -> None:
         """The command line's ``--reviews URL`` / ``--store-label NAME``: open the review
         panel on that database, the store's reviews under that label (this run only)."""
-        if url:
-            self.panel.database.setText(url)
         self.label_override = label
+        if url and url != self.panel.database.text().strip():
+            self.panel.database.setText(url)
+            # an open of the remembered database may be running, or done: this one instead
+            self.window.bridge.cancel("reviews:open")
+            if self.db is not None:
+                self._reopen()
+                return
         self.set_on(True)
 
     def _opened(self, db: ReviewDB) -> None:
