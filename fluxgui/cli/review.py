@@ -108,7 +108,7 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
                     first = False
                 else:
                     out.write(_line(reviews[sid]) + "\n")
-            if cursor is None or not ids and not pages.by_store:
+            if cursor is None:
                 break
         if args.json:
             out.write("\n]}\n" if not first else "]}\n")
