@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -135,10 +136,10 @@ async def cmd_next(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             print_json(out, {"store_key": key, "session": None})
         else:
-            print("fluxgui: no unreviewed session left", file=__import__("sys").stderr)
+            print("fluxgui: no unreviewed session left", file=sys.stderr)
         return 1
     if args.json:
-        print_json(out, {"store_key": key, "session": info.to_dict() if hasattr(info, "to_dict") else {"id": info.id},
+        print_json(out, {"store_key": key, "session": info.to_dict(),
                          "claimed": bool(args.claim), "review": review.to_dict() if review else None})
     else:
         suffix = f" (claimed by {one_line(reviewer, 40)} until {review.claimed_until})" if args.claim and review else ""
@@ -150,7 +151,12 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.services.reviews import ReviewFilter
     from fluxgui.services.reviews.results import csv_text, json_text, write_atomic
 
-    async with _opened(args) as (_store, db, key):
+    async with _opened(args) as (store, db, key):
+        if args.output not in (None, "-"):
+            from fluxgui.services.outputs import check_output
+
+            # never onto the store (or another one), never into a JSON folder read
+            check_output(Path(args.output), store.local_paths())
         rubric = await db.rubric()
         cursor, reviews = None, []
         while True:
@@ -165,7 +171,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         out.write(text)
     else:
         write_atomic(args.output, text)
-        print(f"fluxgui: wrote {len(reviews)} reviews to {args.output}", file=__import__("sys").stderr)
+        print(f"fluxgui: wrote {len(reviews)} reviews to {one_line(args.output, 400)}", file=sys.stderr)
     return 0
 
 

@@ -158,3 +158,12 @@ def test_transcripts_carry_the_review_when_asked(tmp_path, capsys):
         plain = tmp_path / f"plain.{fmt}"
         run(capsys, "export", target, "-o", str(plain), *reviews)
         assert "Review:" not in plain.read_text()
+
+
+def test_export_never_writes_onto_the_store(tmp_path, capsys):
+    target, _, ids = make_store("flux", tmp_path)
+    before = open(target, "rb").read()
+    code, _, err = run(capsys, "review", "export", target, "--format", "csv", "-o", target,
+                       "--reviews", str(tmp_path / "r" / "r.db"))
+    assert code == 3 and err.count("\n") == 1
+    assert open(target, "rb").read() == before

@@ -9,6 +9,7 @@ Both are written to a temporary file beside the target and renamed into place.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -97,6 +98,6 @@ def write_atomic(path: str, text: str) -> None:
             os.fsync(out.fileno())
         os.replace(tmp, target)
     except BaseException:
-        with __import__("contextlib").suppress(OSError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
