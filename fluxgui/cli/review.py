@@ -165,8 +165,9 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             reviews.extend(found[sid] for sid in ids)
             if cursor is None:
                 break
-    reviews = [r for r in reviews if r.state != "unreviewed" or r.scores or r.notes or r.tags]
-    text = csv_text(reviews, rubric) if args.review_format == "csv" else json_text(key, reviews, rubric)
+        reviews = [r for r in reviews if r.state != "unreviewed" or r.scores or r.notes or r.tags]
+        histories = await db.histories(key, [r.session_id for r in reviews]) if args.review_format == "json" else None
+    text = csv_text(reviews, rubric) if args.review_format == "csv" else json_text(key, reviews, rubric, histories)
     if args.output in (None, "-"):
         out.write(text)
     else:

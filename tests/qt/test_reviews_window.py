@@ -262,6 +262,7 @@ def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, sto
     row = window.sessions.row_of(shown)
     qtbot.waitUntil(lambda: "#from-bob" in window.sessions.data(window.sessions.index(row, 0)), timeout=6_000)
     assert "bob" in c.panel.claim.text()
+    qtbot.waitUntil(lambda: "bob: tag – → from-bob" in c.panel.claim.toolTip(), timeout=6_000)
 
 
 def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_path, reviews, tmp_path):

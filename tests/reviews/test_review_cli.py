@@ -124,6 +124,9 @@ def test_export_json_carries_message_notes_and_writes_atomically(tmp_path, capsy
     assert code == 0, err
     data = json.loads(dest.read_text())
     assert [n["message_id"] for n in data["reviews"][0]["notes"]] == [None, mid]
+    history = data["reviews"][0]["history"]
+    assert [(h["field"], h["old"], h["new"]) for h in history] == [
+        ("state", "unreviewed", "flagged"), ("note", None, "look"), (f"note:{mid}", None, "here")]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.json")] == []
 
 

@@ -270,6 +270,10 @@ class ReviewController(QObject):
         if review.session_id == self.window.current_session_id:
             self.panel.show_review(review.session_id, review, self.reviewer)
             self._mark_cards(review)
+            if self.db is not None:
+                sid = review.session_id
+                self.window.bridge.start(f"reviews:history:{next(self._seq)}", self.db.history(key, sid),
+                                         lambda h, s=sid: self.panel.show_history(s, h))
         self.reviewChanged.emit(review.session_id)
 
     def _mark_cards(self, review: Any) -> None:

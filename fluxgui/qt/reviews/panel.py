@@ -245,6 +245,14 @@ class ReviewPanel(QWidget):
         self.notes_view.setText(notes_html(review.session_notes))
         self.show_message(self.message_id)
 
+    def show_history(self, session_id: str, changes: list[Any]) -> None:
+        """Every change of the review, the latest first, in the tooltip of who changed it."""
+        if self.review is None or self.review.session_id != session_id:
+            return
+        lines = [f"{short_time(c.at)}  {c.text()}" for c in reversed(changes[-20:])]
+        more = f"\n… {len(changes) - 20} earlier changes" if len(changes) > 20 else ""
+        self.claim.setToolTip("<p style='white-space:pre'>" + esc("\n".join(lines) + more) + "</p>" if lines else "")
+
     def show_message(self, message_id: str | None) -> None:
         """The notes on the selected message (``None``: none selected)."""
         self.message_id = message_id

@@ -245,6 +245,16 @@ class Change:
     reviewer: str
     at: str
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "old": self.old, "new": self.new, "reviewer": self.reviewer, "at": self.at}
+
+    def text(self) -> str:
+        """``ann set state: unreviewed → flagged`` (as the window's tooltip shows it)."""
+        def shown(v: Any) -> str:
+            return "–" if v is None else ("yes" if v is True else "no" if v is False else str(v))
+
+        return f"{self.reviewer}: {self.field} {shown(self.old)} → {shown(self.new)}"
+
 
 @dataclass
 class Review:

@@ -176,11 +176,19 @@ class ReviewDB:
             out[row.session_id].notes.append(Note(row.id, row.message_id, row.text, row.reviewer, row.at))
 
     async def history(self, store_key: str, session_id: str) -> list[Change]:
+        """Every change of a session's review, oldest first."""
+        return (await self.histories(store_key, [session_id]))[session_id]
+
+    async def histories(self, store_key: str, ids: Sequence[str]) -> dict[str, list[Change]]:
         h = s.history.c
+        out: dict[str, list[Change]] = {sid: [] for sid in ids}
         async with self.reader.connect() as conn:
-            rows = await conn.execute(select(s.history).where(
-                h.store_key == store_key, h.session_id == session_id).order_by(h.id))
-            return [Change(r.field, _unjson(r.old), _unjson(r.new), r.reviewer, r.at) for r in rows]
+            for start in range(0, len(ids), 500):
+                rows = await conn.execute(select(s.history).where(
+                    h.store_key == store_key, h.session_id.in_(list(ids[start:start + 500]))).order_by(h.id))
+                for r in rows:
+                    out[r.session_id].append(Change(r.field, _unjson(r.old), _unjson(r.new), r.reviewer, r.at))
+        return out
 
     async def tags_used(self, store_key: str | None = None, prefix: str = "", limit: int = 50) -> list[str]:
         """Tags already used (in this store, or anywhere), most used first: for

@@ -46,10 +46,17 @@ def csv_text(reviews: Iterable[Review], rubric: Rubric) -> str:
     return out.getvalue()
 
 
-def json_text(store_key: str, reviews: Iterable[Review], rubric: Rubric) -> str:
+def json_text(store_key: str, reviews: Iterable[Review], rubric: Rubric,
+              histories: dict[str, list[Any]] | None = None) -> str:
+    """Everything: each review whole and its history (every change, oldest first)."""
+    rows = []
+    for r in reviews:
+        row = r.to_dict()
+        if histories is not None:
+            row["history"] = [c.to_dict() for c in histories.get(r.session_id, [])]
+        rows.append(row)
     return json.dumps(
-        {"store_key": store_key, "rubric": rubric.to_dict(), "reviews": [r.to_dict() for r in reviews]},
-        ensure_ascii=False, indent=2,
+        {"store_key": store_key, "rubric": rubric.to_dict(), "reviews": rows}, ensure_ascii=False, indent=2,
     ) + "\n"
 
 
