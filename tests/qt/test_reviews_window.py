@@ -35,6 +35,43 @@ def reviews(tmp_path: Path) -> str:
     return str(tmp_path / "reviews" / "team.db")
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def team_reviews(request, tmp_path: Path) -> Any:
+    """A review database on SQLite, and one on the local PostgreSQL (a fresh database
+    named with this issue's number, dropped afterwards)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "reviews" / "team.db")
+        return
+    import asyncio
+    import concurrent.futures
+    import uuid
+
+    import getpass
+    import os
+
+    import asyncpg
+
+    PG_ADMIN = os.environ.get(  # noqa: N806 - as the suite's conftest names it
+        "FLUXGUI_TEST_PG", f"postgresql://{os.environ.get('PGUSER') or getpass.getuser()}@127.0.0.1:5432/test")
+    request.getfixturevalue("pg_available")
+    name = f"fluxgui_reviews17_w_{uuid.uuid4().hex[:8]}"
+
+    def admin(sql: str) -> None:
+        async def run() -> None:
+            conn = await asyncpg.connect(PG_ADMIN, timeout=5)
+            try:
+                await conn.execute(sql)
+            finally:
+                await conn.close()
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, run()).result()
+
+    admin(f'CREATE DATABASE "{name}"')
+    yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
+    admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
     with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
         window.reviews.use(reviews, None)
@@ -98,7 +135,8 @@ def test_filters_combine_with_search_and_the_list_pages(qtbot, window, qloop, st
     assert snapshot(store_path) == before  # the agent's store is never written
 
 
-def test_queue_keys(qtbot, window, qloop, store_path, reviews):
+def test_queue_keys(qtbot, window, qloop, store_path, team_reviews):
+    reviews = team_reviews
     _open(qtbot, window, store_path, reviews)
     c = window.reviews
     c.queue_action.trigger()
@@ -248,7 +286,8 @@ def test_notes_on_messages_are_kept_and_marked_on_their_cards(qtbot, window, qlo
     assert pane.delegate.badge(message)[2] == "note"
 
 
-def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, store_path, reviews):
+def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, store_path, team_reviews):
+    reviews = team_reviews
     _open(qtbot, window, store_path, reviews)
     c = window.reviews
     shown = window.current_session_id
