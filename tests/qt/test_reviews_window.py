@@ -315,3 +315,16 @@ def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_pa
             window.run_export(tmp_path / name, "html", [shown], reviews=asked)
     assert "check the refund" in (tmp_path / "with.html").read_text()
     assert "Review:" not in (tmp_path / "without.html").read_text()
+
+
+def test_a_review_database_password_never_reaches_the_settings(qtbot, window, store_path, tmp_path):
+    c = window.reviews
+    c.set_on(True)
+    qtbot.waitUntil(lambda: c.on, timeout=10_000)
+    c.panel.database.setText("postgresql://ann:s3cret@127.0.0.1:1/nowhere17")
+    with qtbot.waitSignal(c.ready, timeout=20_000) as opened:
+        c.panel.settingsEdited.emit()
+    assert isinstance(opened.args[0], Exception)  # nothing listens there: one line, shown
+    assert "s3cret" not in str(opened.args[0])
+    stored = str(c.settings.value("reviews/url"))
+    assert stored == "postgresql://ann@127.0.0.1:1/nowhere17"

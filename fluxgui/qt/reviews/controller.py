@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QWidget
 
+from fluxgui.core.redact import split_secrets
 from fluxgui.services.reviews import Edit, ReviewDB, ReviewFilter, default_reviewer, review_key
 from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
@@ -77,6 +78,7 @@ class ReviewController(QObject):
         self.queue = QueueKeys(self)
         self.cheat: QWidget | None = None
         self.label_override: str | None = None
+        self._url_in_use = ""  # the review database URL opened (or being opened)
         self.queue_action: Any = None  # the Review menu's queue switch (actions.install_menu)
         self.copy_key: Any = None  # Ctrl+Shift+C in the list (actions.CopyIdKey)
         self._seq = itertools.count()
@@ -134,6 +136,7 @@ class ReviewController(QObject):
         self.filter_bar.show()
         if self.db is None and not self.window.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None
+            self._url_in_use = url or ""
             self.window.bridge.start("reviews:open", ReviewDB.open(url), self._opened, self._open_failed)
 
     def use(self, url: str | None, label: str | None) -> None:
@@ -166,8 +169,9 @@ class ReviewController(QObject):
         self.settings.setValue(REVIEWER, self.panel.reviewer.text().strip())
         self.marks.reviewer = self.reviewer
         url = self.panel.database.text().strip()
-        if url != str(self.settings.value(URL, "") or ""):
-            self.settings.setValue(URL, url)
+        if url != self._url_in_use:
+            # never a password in the settings: it is used for this run only
+            self.settings.setValue(URL, split_secrets(url)[0])
             self._reopen()
             return
         if self.window.store is not None:
