@@ -328,3 +328,19 @@ def test_a_review_database_password_never_reaches_the_settings(qtbot, window, st
     assert "s3cret" not in str(opened.args[0])
     stored = str(c.settings.value("reviews/url"))
     assert stored == "postgresql://ann@127.0.0.1:1/nowhere17"
+
+
+def test_the_review_menu_sets_the_state_of_all_matching(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    window.search("refund")  # s00, s03, s06, s09
+    qtbot.waitUntil(lambda: not window.sessions.searching and window.sessions.rowCount() == 4, timeout=10_000)
+    with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
+        window.actions_by_name["review_all_flagged"].trigger()
+    assert done.args == [4]
+    db = _db(qtbot, qloop, reviews)
+    try:
+        got = run_on(qtbot, qloop, db.reviews(c.key, [f"s{i:02d}" for i in range(N)]))
+    finally:
+        run_on(qtbot, qloop, db.close())
+    assert sorted(s for s, r in got.items() if r.state == "flagged") == ["s00", "s03", "s06", "s09"]

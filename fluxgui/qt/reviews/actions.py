@@ -153,7 +153,11 @@ def install_menu(c: ReviewController) -> dict[str, QAction]:
     c.queue_action = queue
     menu.addSeparator()
     add("review_next", "&Next Unreviewed", c.mark_reviewed_and_next)
-    add("review_all_state", "Mark All Matching &Reviewed", lambda: bulk(c, Edit(state="reviewed"), everything=True))
+    states = menu.addMenu("Set State of &All Matching")
+    for state in STATES:
+        action = states.addAction(STATE_LABELS[state])
+        action.triggered.connect(lambda _c=False, s=state: bulk(c, Edit(state=s), everything=True))
+        acts[f"review_all_{state}"] = action
     add("review_all_tag", "Tag All &Matching…", lambda: ask_tag(c, everything=True))
     add("review_all_claim", "&Claim All Matching", lambda: bulk(c, None, everything=True))
     menu.addSeparator()
