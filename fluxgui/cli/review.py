@@ -246,5 +246,10 @@ HANDLERS = {"set": cmd_set, "ls": cmd_ls, "next": cmd_next, "export": cmd_export
 
 
 async def cmd_review(args: argparse.Namespace, out: TextIO) -> int:
-    """``review ACTION``: run the action."""
+    """``review ACTION``: run the action (an unknown state is refused before anything
+    is opened)."""
+    from fluxgui.services.reviews.model import check_state
+
+    if vars(args).get("state") is not None:
+        check_state(args.state)
     return await HANDLERS[args.review_action](args, out)

@@ -15,6 +15,7 @@ from . import arguments
 from .stores import add_store_options
 
 STATE_CHOICES = ("unreviewed", "in-review", "reviewed", "flagged")
+STATES_METAVAR = "|".join(STATE_CHOICES)
 ACTIONS = {
     "set": "change a session's review: state, tags, scores, notes",
     "ls": "list reviews (or the unreviewed sessions, paged from the store)",
@@ -85,7 +86,8 @@ def add_review(sub: Any, name: str, command_parser: Any) -> None:
                  "fluxgui review set demo support-48213-double-charge --message 3 --note 'wrong amount'"])
     _target(s)
     s.add_argument("session_id", metavar="SESSION_ID", help="a session id, as 'ls' prints it")
-    s.add_argument("--state", choices=STATE_CHOICES, help="the review state (in-review claims the session)")
+    # checked by the command (an unknown state is one line, exit 3, as a bad score is)
+    s.add_argument("--state", metavar=STATES_METAVAR, help="the review state (in-review claims the session)")
     s.add_argument("--tag", action="append", default=[], metavar="T", help="add a tag (repeatable)")
     s.add_argument("--untag", action="append", default=[], metavar="T", help="remove a tag (repeatable)")
     s.add_argument("--score", action="append", default=[], metavar="NAME=VALUE", help="a rubric score (repeatable)")
@@ -97,7 +99,7 @@ def add_review(sub: Any, name: str, command_parser: Any) -> None:
                  "unreviewed lists the sessions without one (the store is paged, never loaded whole).",
                  ["fluxgui review ls demo --state reviewed --json", "fluxgui review ls demo --state unreviewed"])
     _target(ls)
-    ls.add_argument("--state", choices=STATE_CHOICES, help="only reviews in this state")
+    ls.add_argument("--state", metavar=STATES_METAVAR, help="only reviews in this state")
     ls.add_argument("--tag", metavar="T", help="only reviews carrying this tag")
     ls.add_argument("--reviewer", metavar="NAME", help="only reviews by NAME")
     ls.add_argument("--json", action="store_true", help="print JSON instead of text")
