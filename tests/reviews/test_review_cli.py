@@ -169,3 +169,16 @@ def test_export_never_writes_onto_the_store(tmp_path, capsys):
                        "--reviews", str(tmp_path / "r" / "r.db"))
     assert code == 3 and err.count("\n") == 1
     assert open(target, "rb").read() == before
+
+
+def test_an_expired_claim_returns_its_session_to_the_queue(tmp_path, capsys, review_pg):
+    target, _, ids = make_store("agents", tmp_path, sessions=4)
+    both = ["--reviews", review_pg, "--json"]
+    code, out, _ = run(capsys, "review", "next", target, "--claim", "--reviewer", "ann", "--claim-minutes", "0", *both)
+    abandoned = json.loads(out)["session"]["id"]
+    code, out, _ = run(capsys, "review", "next", target, "--claim", "--reviewer", "bob", *both)
+    assert code == 0 and json.loads(out)["session"]["id"] == abandoned  # ann's claim expired
+    code, out, _ = run(capsys, "review", "next", target, "--claim", "--reviewer", "carol", *both)
+    assert json.loads(out)["session"]["id"] != abandoned  # bob's holds
+    code, out, _ = run(capsys, "review", "ls", target, "--state", "in-review", "--json", "--reviews", review_pg)
+    assert {r["claimed_by"] for r in json.loads(out)["reviews"]} == {"bob", "carol"}
