@@ -168,3 +168,14 @@ async def test_an_older_schema_is_upgraded_and_a_newer_one_refused(tmp_path):
     with pytest.raises(ReviewError, match="schema version 99, newer than") as info:
         await ReviewDB.open(str(path))
     assert "\n" not in str(info.value)
+
+
+async def test_racing_first_changes_all_land(reviews_url):
+    db = await ReviewDB.open(reviews_url)
+    try:
+        await asyncio.gather(*(db.change(KEY, "fresh", Edit(add_tags=[f"t{i}"]), reviewer=f"r{i}") for i in range(5)))
+        r = await db.get(KEY, "fresh")
+        assert r.tags == [f"t{i}" for i in range(5)] and r.version == 5
+        assert len(await db.history(KEY, "fresh")) == 5
+    finally:
+        await db.close()

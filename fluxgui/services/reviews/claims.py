@@ -23,7 +23,7 @@ from fluxgui.services.session_list import activity_key
 
 from . import schema as s
 from .model import CLAIM_SECONDS, IN_REVIEW, UNREVIEWED, ReviewFilter, later, stamp
-from .repository import ReviewDB
+from .repository import ReviewDB, insert_ignoring
 
 PAGE = 100
 
@@ -62,13 +62,7 @@ async def claim(db: ReviewDB, store_key: str, session_id: str, reviewer: str, *,
     async with db.engine.begin() as conn:
         values = dict(store_key=store_key, session_id=session_id, state=IN_REVIEW, reviewer=reviewer,
                       updated_at=at, claimed_by=reviewer, claimed_until=until, version=1)
-        if db.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as dialect_insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert as dialect_insert
-        made = await conn.execute(
-            dialect_insert(s.reviews).values(**values).on_conflict_do_nothing().returning(r.session_id)
-        )
+        made = await conn.execute(insert_ignoring(db.dialect, s.reviews).values(**values).returning(r.session_id))
         if made.first() is None:
             query = select(r.version).where(
                 r.store_key == store_key, r.session_id == session_id,

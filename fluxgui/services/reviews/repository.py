@@ -67,6 +67,15 @@ class Edit:
                     or self.clear_scores or self.note)
 
 
+def insert_ignoring(dialect: str, table: Any) -> Any:
+    """``INSERT … ON CONFLICT DO NOTHING`` on ``table`` (SQLite or PostgreSQL)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    return dialect_insert(table).on_conflict_do_nothing()
+
+
 def clean_tag(tag: str) -> str:
     text = " ".join(str(tag).split())
     if not text:
@@ -315,15 +324,20 @@ class ReviewDB:
         r = s.reviews.c
         pk = (r.store_key == key, r.session_id == sid)
         row = (await conn.execute(select(s.reviews).where(*pk).with_for_update())).first()
-        version = row.version if row else 0
+        if row is None:
+            # A first change: the row is made (by us, or by someone racing us, whose
+            # commit the insert waits for), then locked like any other.
+            await conn.execute(insert_ignoring(self.dialect, s.reviews).values(
+                store_key=key, session_id=sid, state=UNREVIEWED, updated_at=at, version=0))
+            row = (await conn.execute(select(s.reviews).where(*pk).with_for_update())).first()
+        version = row.version
         if expected is not None and version != expected:
-            who = row.reviewer if row else "someone"
             raise ReviewError(
-                f"the review of session {show_id(sid)} was changed by {who} at "
-                f"{row.updated_at if row else '?'} since it was read: reload it and try again"
+                f"the review of session {show_id(sid)} was changed by {row.reviewer or 'someone'} at "
+                f"{row.updated_at} since it was read: reload it and try again"
             )
         log: list[tuple[str, Any, Any]] = []
-        old_state = effective_state(row.state, row.claimed_until, at) if row else UNREVIEWED
+        old_state = effective_state(row.state, row.claimed_until, at)
         values: dict[str, Any] = {"updated_at": at, "reviewer": reviewer, "version": version + 1}
         if edit.state:
             if edit.state == IN_REVIEW:
@@ -333,11 +347,7 @@ class ReviewDB:
             values["state"] = edit.state
             if edit.state != old_state or edit.state == IN_REVIEW:
                 log.append(("state", old_state, edit.state))
-        if row is None:
-            values.setdefault("state", UNREVIEWED)
-            await conn.execute(insert(s.reviews).values(store_key=key, session_id=sid, **values))
-        else:
-            await conn.execute(update(s.reviews).where(*pk).values(**values))
+        await conn.execute(update(s.reviews).where(*pk).values(**values))
         t = s.tags.c
         have = {row.tag for row in await conn.execute(select(t.tag).where(t.store_key == key, t.session_id == sid))}
         for tag in dict.fromkeys(add):
