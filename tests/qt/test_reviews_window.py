@@ -344,3 +344,15 @@ def test_the_review_menu_sets_the_state_of_all_matching(qtbot, window, qloop, st
     finally:
         run_on(qtbot, qloop, db.close())
     assert sorted(s for s, r in got.items() if r.state == "flagged") == ["s00", "s03", "s06", "s09"]
+
+
+def test_switching_reviews_off_shows_the_whole_list_again(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    c.filter_bar.set_value(ReviewFilter(state="reviewed"))
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == 0 and not window.busy, timeout=10_000)
+    window.actions_by_name["review_panel"].trigger()  # off
+    assert not c.on and c.dock.isHidden() and c.filter_bar.isHidden()
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == N, timeout=10_000)
+    assert window.sessions.row_marks is None
+    assert c.settings.value("reviews/on") in (False, "false")

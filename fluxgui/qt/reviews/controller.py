@@ -129,6 +129,12 @@ class ReviewController(QObject):
             self.window.sessions.row_marks = None
             self.window.sessions.marks_changed()
             self._poll.stop()
+            if self.filter.active:
+                self.filter_bar.set_value(ReviewFilter())  # the whole list again
+            self.window.bridge.cancel("reviews:open")
+            db, self.db, self.key, self.store = self.db, None, None, None
+            if db is not None:
+                self.window.bridge.start(f"reviews:close:{next(self._seq)}", db.close())
             return
         if not self.dock.isVisible():
             self.dock.show()
