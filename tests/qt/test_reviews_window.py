@@ -356,3 +356,23 @@ def test_switching_reviews_off_shows_the_whole_list_again(qtbot, window, qloop, 
     qtbot.waitUntil(lambda: window.sessions.rowCount() == N, timeout=10_000)
     assert window.sessions.row_marks is None
     assert c.settings.value("reviews/on") in (False, "false")
+
+
+def test_the_store_label_field_files_reviews_under_the_label(qtbot, window, qloop, store_path, reviews):
+    _open(qtbot, window, store_path, reviews)
+    c = window.reviews
+    c.panel.label.setText("team  archive")
+    c.panel.settingsEdited.emit()
+    assert c.key == "label:team archive"
+    qtbot.waitUntil(lambda: c.panel.review is not None and not window.busy, timeout=10_000)
+    with qtbot.waitSignal(c.reviewChanged, timeout=10_000):
+        c.change(Edit(add_tags=["labelled"]))
+    db = _db(qtbot, qloop, reviews)
+    try:
+        r = run_on(qtbot, qloop, db.get("label:team archive", window.current_session_id))
+        assert r.tags == ["labelled"]
+        other = run_on(qtbot, qloop, db.get(review_key(window.store.store_key, None), window.current_session_id))
+        assert other.tags == []
+    finally:
+        run_on(qtbot, qloop, db.close())
+    assert c.settings.value("reviews/label/" + window.store.store_key) == "team  archive"

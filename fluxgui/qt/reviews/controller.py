@@ -181,8 +181,9 @@ class ReviewController(QObject):
             self._reopen()
             return
         if self.window.store is not None:
-            stored = self.settings.value(LABEL + self.window.store.store_key, "") or ""
+            stored = self.label_override or self.settings.value(LABEL + self.window.store.store_key, "") or ""
             if self.panel.label.text().strip() != stored:
+                self.label_override = None  # the field's label now, remembered for this store
                 self.settings.setValue(LABEL + self.window.store.store_key, self.panel.label.text().strip())
                 self._maybe_new_store(force=True)
 
