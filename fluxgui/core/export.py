@@ -346,6 +346,7 @@ h1{font-size:22px;margin:0 0 16px}
 section{margin:0 0 32px}
 h2{font-size:18px;margin:24px 0 4px;word-break:break-all}
 .when{color:#5f6b7a;font-size:13px;margin:0 0 12px}
+.review{border-left:4px solid #0b4f8a;background:#eef5fc;padding:4px 10px;margin:0 0 12px;font-size:13px}.review p{margin:4px 0}
 article{background:#fff;border:1px solid #dde1e6;border-left:4px solid #8a94a3;border-radius:6px;margin:0 0 10px;padding:8px 12px}
 article.user{border-left-color:#2f6fde}
 article.assistant{border-left-color:#1f9d55}
