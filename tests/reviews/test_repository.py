@@ -179,3 +179,12 @@ async def test_racing_first_changes_all_land(reviews_url):
         assert len(await db.history(KEY, "fresh")) == 5
     finally:
         await db.close()
+
+
+async def test_many_openers_of_a_new_database_take_turns_creating_it(reviews_url):
+    dbs = await asyncio.gather(*(ReviewDB.open(reviews_url) for _ in range(6)))
+    try:
+        assert [await db.schema_version() for db in dbs] == [SCHEMA_VERSION] * 6
+    finally:
+        for db in dbs:
+            await db.close()

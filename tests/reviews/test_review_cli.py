@@ -135,7 +135,8 @@ def test_twenty_processes_claim_twenty_distinct_sessions(tmp_path, review_pg):
     procs = [subprocess.Popen([*argv, "--reviewer", f"r{i}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env=cli_env()) for i in range(20)]
     results = [p.communicate(timeout=240) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [r[1] for r in results]
+    failed = [(p.returncode, err) for p, (_out, err) in zip(procs, results, strict=True) if p.returncode]
+    assert not failed, failed
     got = [json.loads(out)["session"]["id"] for out, _ in results]
     assert len(set(got)) == 20 and set(got) <= set(ids)
     reviewers = {json.loads(out)["review"]["claimed_by"] for out, _ in results}

@@ -84,5 +84,7 @@ def make_engine(url: str, *, writer: bool = True) -> Any:
 
 
 def unreachable(url: str, exc: BaseException) -> StoreUnavailable:
-    reason = " ".join(str(exc).split()) or type(exc).__name__
+    # the driver's own error (SQLAlchemy's wrapper adds the SQL statement)
+    cause = getattr(exc, "orig", None) or exc
+    reason = " ".join(str(cause).split()) or type(cause).__name__
     return StoreUnavailable(f"cannot open the review database {shown(url)}: {reason[:300]}")

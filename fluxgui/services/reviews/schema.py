@@ -153,9 +153,18 @@ def check_version(version: int, where: str) -> None:
         )
 
 
+#: the PostgreSQL advisory lock that makes fluxgui processes opening one review
+#: database at once create or upgrade its schema one after another
+UPGRADE_LOCK = 0x666C7578_17  # "flux", issue 17
+
+
 def upgrade(sync_conn: Any, where: str, *, to: int = SCHEMA_VERSION) -> int:
     """Bring the database from its version up to ``to`` (one step per version); returns
-    the version it had."""
+    the version it had. Many processes may open a new database at once: on PostgreSQL
+    they take turns (a transaction-level advisory lock), on SQLite the writer's
+    ``BEGIN IMMEDIATE`` already makes them; each reads the version once it is its turn."""
+    if sync_conn.dialect.name == "postgresql":
+        sync_conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": UPGRADE_LOCK})
     found = read_version(sync_conn)
     check_version(found, where)
     for version in range(found + 1, to + 1):
