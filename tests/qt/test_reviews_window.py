@@ -173,6 +173,11 @@ def test_queue_keys(qtbot, window, qloop, store_path, team_reviews):
         qtbot.keyClick(c.panel.note_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     nxt = shown.args[0]
     assert nxt != first
+    assert window.sessions.session_at(view.currentIndex().row()).id == nxt  # the list follows
+    qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.session_id == nxt, timeout=10_000)
+    # the new session's scorecard is its own: nothing checked, the first criterion current
+    assert not any(b.isChecked() for g in c.panel._score_groups.values() for b in g.buttons())
+    assert c.panel.current == 0
     db = _db(qtbot, qloop, reviews)
     try:
         done = run_on(qtbot, qloop, db.get(c.key, first))

@@ -418,7 +418,11 @@ class ReviewController(QObject):
             self.window.statusBar().showMessage("No unreviewed session left", 8000)
             return
         self.marks.reviews.pop(info.id, None)
-        self.window.show_again(info.id)
+        row = self.window.sessions.row_of(info.id)
+        if row is not None:  # listed: its row becomes the current one (and is shown)
+            self.window.session_list.select_row(row)
+        else:  # on a page not loaded yet: shown now, selected once its page arrives
+            self.window.show_again(info.id)
         self._fetch_marks()
         self.focus_list()
 

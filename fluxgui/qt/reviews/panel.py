@@ -214,6 +214,9 @@ class ReviewPanel(QWidget):
     # -- showing -----------------------------------------------------------------------
 
     def show_review(self, session_id: str | None, review: Review | None, me: str = "") -> None:
+        if review is not None and (self.review is None or self.review.session_id != review.session_id):
+            self.current = 0  # another session: its scorecard starts at the first criterion
+            self._mark_current()
         self.review = review
         self.setEnabled(session_id is not None and review is not None)
         self.title.setText(session_id or "No session")
@@ -230,8 +233,10 @@ class ReviewPanel(QWidget):
             self.claim.setText("Not reviewed yet")
         for name, group in self._score_groups.items():
             value = review.scores.get(name)
+            group.setExclusive(False)  # (an exclusive group keeps its checked button)
             for b in group.buttons():
                 b.setChecked(name in review.scores and b.property("choice") == value)
+            group.setExclusive(True)
         while self.tag_row.count() > 1:
             item = self.tag_row.takeAt(0)
             if item.widget():
