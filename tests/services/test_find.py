@@ -1,0 +1,104 @@
+"""Finding text inside one session and paging to it, over stores written by the real
+libraries (flux-agents, openai-agents)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fluxgui.adapters import open_store
+from fluxgui.services.find import anchor_of, find_in_session, page_around
+from helpers import write_agents, write_flux
+
+N = 250  # messages; every 40th holds the needle (i = 7, 47, 87, …)
+
+
+def _texts() -> list[str]:
+    out = []
+    for i in range(N):
+        text = f"line {i}"
+        if i % 40 == 7:
+            text += " the Straße NEEDLE here"
+        out.append(text)
+    return out
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: Any) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("find")
+    texts = _texts()
+    flux = folder / "flux.db"
+    write_flux(flux, {"s": [{"role": "user", "content": t} for t in texts], "other": [{"role": "user", "content": "NEEDLE"}]})
+    agents = folder / "agents.db"
+    write_agents(agents, {"s": [{"role": "user", "content": t} for t in texts], "other": [{"role": "user", "content": "NEEDLE"}]})
+    return {"flux": flux, "agents": agents}
+
+
+@pytest.fixture(params=["flux", "agents"])
+async def store(request: Any, written: dict[str, Path], tmp_path: Path) -> AsyncIterator[Any]:
+    path = tmp_path / "store.db"
+    shutil.copy(written[request.param], path)
+    s = await open_store(str(path))
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def test_find_gives_every_hit_in_order_with_its_snippet(store: Any) -> None:
+    found = await find_in_session(store, "s", "needle", batch=64)  # several pages
+    expected = [i for i in range(N) if i % 40 == 7]
+    assert len(found) == len(expected)
+    all_msgs = [m async for page in store.iter_messages("s") for m in page]
+    ids = [all_msgs[i].id for i in expected]
+    assert [f.message_id for f in found] == ids
+    hit = found[0].hit
+    assert hit.session_id == "s" and hit.role == "user"
+    assert hit.snippet[hit.start : hit.start + hit.length] == "NEEDLE"
+    # the anchor is the message's keyset key: paging from it works
+    assert found[0].anchor == tuple(all_msgs[7].sort_key)
+
+
+async def test_find_folds_case_the_unicode_way(store: Any) -> None:
+    # "STRASSE" folds to "strasse", as does "Straße"
+    found = await find_in_session(store, "s", "STRASSE")
+    assert len(found) == len([i for i in range(N) if i % 40 == 7])
+    hit = found[0].hit
+    assert hit.snippet[hit.start : hit.start + hit.length] == "Straße"
+    assert await find_in_session(store, "s", "absent") == []
+    assert await find_in_session(store, "s", "") == []
+
+
+async def test_page_around_lands_on_the_message(store: Any) -> None:
+    found = await find_in_session(store, "s", "needle")
+    target = found[3]  # message 127
+    around = await page_around(store, "s", target.message_id, anchor=target.anchor, limit=30)
+    assert around is not None
+    assert around.messages[around.index].id == target.message_id
+    assert around.messages[around.index].text.startswith("line 127 ")
+    texts = [m.text.split()[1] for m in around.messages]
+    assert texts == [str(i) for i in range(127 - 10, 127 + 20)]
+    assert not around.at_start and not around.at_end
+    # without the anchor: looked for by id
+    again = await page_around(store, "s", target.message_id, limit=30)
+    assert again is not None and [m.id for m in again.messages] == [m.id for m in around.messages]
+
+
+async def test_page_around_near_the_edges(store: Any) -> None:
+    first = (await find_in_session(store, "s", "needle"))[0]  # message 7
+    around = await page_around(store, "s", first.message_id, limit=30)
+    assert around is not None and around.at_start and not around.at_end
+    assert around.messages[0].text == "line 0" and around.index == 7
+    last = [m async for page in store.iter_messages("s") for m in page][-2]
+    around = await page_around(store, "s", last.id, limit=30)
+    assert around is not None and around.at_end and not around.at_start
+    assert around.messages[around.index].id == last.id and len(around.messages) == 12
+
+
+async def test_page_around_an_unknown_message(store: Any) -> None:
+    assert await page_around(store, "s", 10**9, limit=30) is None
+    assert await anchor_of(store, "s", 10**9) is None
