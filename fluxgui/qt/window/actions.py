@@ -132,10 +132,21 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
                                   "Copy the selected message as stored")
     actions["find"] = _action(window, "&Find…", window.focus_search, QKeySequence.StandardKey.Find,
                               "Search sessions and messages")
+    actions["find_in_conversation"] = _action(
+        window, "Find in C&onversation…", window.conversation.open_find_bar, None,
+        "Find text in the open conversation (Ctrl+F there)")
+    actions["find_next"] = _action(window, "Find &Next", lambda: window.session_list.find_step(),
+                                   "F3",
+                                   "The next message containing the text looked for")
+    actions["find_previous"] = _action(window, "Find Pre&vious",
+                                       lambda: window.session_list.find_step(backward=True),
+                                       "Shift+F3",
+                                       "The previous message containing the text looked for")
     for name in ("copy", "copy_raw"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
-    edit_menu.addAction(actions["find"])
+    for name in ("find", "find_in_conversation", "find_next", "find_previous"):
+        edit_menu.addAction(actions[name])
 
     view_menu = bar.addMenu("&View")
     actions["sessions"] = _action(window, "Session &List", window.focus_sessions, "Ctrl+L")
