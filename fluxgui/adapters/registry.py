@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+from fluxgui.core.errors import NotASessionStore, SeveralStores, TargetError, show_id
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
@@ -301,6 +301,15 @@ async def _make_store(
         return await _new_store(
             create, backend, display, sessions_table, messages_table, cipher
         )
+    if found is None and not (sessions_table or messages_table):
+        pairs = detect.table_pairs(tables)
+        if len(pairs) > 1:
+            shown = "; ".join(f"{show_id(s)} + {show_id(m)}" for s, m in pairs)
+            raise SeveralStores(
+                f"{display} holds {len(pairs)} Agents SDK stores (tables {shown}): "
+                "choose one with --sessions-table and --messages-table",
+                pairs,
+            )
     if found is None:
         raise NotASessionStore(
             f"{display} is not a session store: {detect.describe(tables)} "

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
 
 from fluxgui.adapters.registry import DEFAULT_TTL, conversations_label
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, SeveralStores
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
@@ -35,6 +35,7 @@ from ..conversations.bar import remember_opened as remember_conversations
 from ..dialogs.encryption_key import KeyDialog
 from ..dialogs.files import open_file_dialog, open_folder_dialog
 from ..dialogs.opening import OpenRequest, ask_password, ask_url, remember_opened
+from ..dialogs.table_chooser import TableChooser
 from ..settings import resolve_target_async
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ class StoreController:
         self.problems: tuple[str, ...] = ()
         #: the encryption-key dialog while it is open
         self.key_dialog: KeyDialog | None = None
+        #: the dialog choosing among a database's table pairs while it is open
+        self.table_chooser: TableChooser | None = None
 
     @property
     def target(self) -> str | None:
@@ -326,8 +329,13 @@ class StoreController:
 
     def _on_open_failed(self, error: Exception) -> None:
         window = self._window
-        self.pending = None
-        self.opening = None
+        request, self.pending = self.pending, None
+        opening, self.opening = self.opening, None
+        if isinstance(error, SeveralStores) and opening is not None:
+            # Several Agents SDK table pairs: ask which (the open one stays meanwhile).
+            window.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
+            self.choose_tables(opening, error.pairs, request)
+            return
         window.open_error = error
         window.forget_selection()
         if self.store is None:
@@ -337,6 +345,39 @@ class StoreController:
             window.show_count(window.sessions.canFetchMore(QModelIndex()))
             self.update_key_notice()
         window.show_error(error)
+
+    def choose_tables(
+        self, opening: OpenedStore, pairs: list[tuple[str, str]], request: OpenRequest | None
+    ) -> TableChooser:
+        """Ask which of a database's Agents SDK stores to open (a window-modal dialog,
+        returned already shown); OK opens it with those table names."""
+        dialog = TableChooser(pairs, self._window, where=opening.shown)
+        self.table_chooser = dialog
+
+        def done(result: int) -> None:
+            self.table_chooser = None
+            chosen = dialog.chosen()
+            dialog.deleteLater()
+            if result != TableChooser.DialogCode.Accepted or chosen is None:
+                self._window.forget_selection()
+                if self.store is None:
+                    self._window.count_label.setText("No store open")
+                else:
+                    self._window.show_count(self._window.sessions.canFetchMore(QModelIndex()))
+                return
+            options = opening.options.with_(sessions_table=chosen[0], messages_table=chosen[1])
+            self.open_target(opening.target, options, label=opening.shown)
+            if request is not None:  # the recent list keeps the tables (never a key)
+                self.pending = replace(
+                    request,
+                    options=request.options.with_(
+                        sessions_table=chosen[0], messages_table=chosen[1]
+                    ),
+                )
+
+        dialog.finished.connect(done)
+        dialog.open()
+        return dialog
 
     async def aclose(self) -> None:
         """Close the open store."""
