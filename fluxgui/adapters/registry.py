@@ -55,8 +55,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "key", "--key", "KEY",
         f"the EncryptedSession master key (default: the {KEY_ENV} environment variable; "
-        "fluxgui never writes it anywhere)",
-        "Encryption key", ("sql", "redis"), secret=True, env=KEY_ENV,
+        "give it again for sessions sealed with other keys: each session is read with "
+        "whichever opens it; fluxgui never writes a key anywhere)",
+        "Encryption key", ("sql", "redis"), secret=True, env=KEY_ENV, repeat=True,
     ),
     OptionSpec(
         "ttl", "--ttl", "SECONDS",
@@ -133,6 +134,8 @@ def options_from(value: Callable[[OptionSpec], Any], **fields: Any) -> OpenOptio
         given = value(spec) if spec.cli else None
         if given is None and spec.env:
             given = os.environ.get(spec.env) or None
+        if spec.repeat and isinstance(given, str):  # one value from the environment
+            given = (given,)
         values[spec.name] = tuple(given or ()) if spec.repeat else given
     return OpenOptions(**values, **fields)
 
@@ -229,7 +232,7 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     opts = (options or OpenOptions()).with_(**changes) if changes else (options or OpenOptions())
     create, format = opts.create, opts.format
     sessions_table, messages_table = opts.sessions_table, opts.messages_table
-    key, ttl, key_prefix = opts.key, opts.ttl, opts.key_prefix
+    keys, ttl, key_prefix = opts.keys, opts.ttl, opts.key_prefix
     writable = opts.writable or create is not None
     if not target:
         raise TargetError("no target given: name a SQLite file, a folder or a URL")
@@ -239,10 +242,10 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
         return await open_conversations(target, opts.with_(writable=writable, create=create))
     check_port(target)
     cipher = None
-    if key:
+    if keys:
         from .encryption import ItemCipher
 
-        cipher = ItemCipher(key, ttl)
+        cipher = ItemCipher(keys, ttl)
     if is_redis_url(target):
         from .redis.connect import open_redis
 

@@ -47,26 +47,34 @@ BADGE_COLOURS = {
     "expired": ("#7a4d00", "#fde9b8"),
     "locked": ("#374151", "#e2e5ea"),
     "unreadable": ("#842029", "#f8d7da"),
+    "plaintext": ("#0b4f6c", "#d3ecf7"),
 }
 BADGE_COLOURS_DARK = {
     "expired": ("#ffd58a", "#4a3810"),
     "locked": ("#d1d5db", "#3a404a"),
     "unreadable": ("#ffb3b8", "#4d1f24"),
+    "plaintext": ("#a8dcf0", "#123a4a"),
 }
 LOCK = "\U0001f512"
 #: the header badge of an encrypted item by its state (a decrypted, unexpired item: none)
-BADGE_TEXTS = {"expired": "expired", "locked": f"{LOCK} locked", "unreadable": "unreadable"}
+BADGE_TEXTS = {
+    "expired": "expired",
+    "locked": f"{LOCK} locked",
+    "unreadable": "unreadable",
+    "plaintext": "plaintext",
+}
 
 
 def encryption_state(m: Message) -> str | None:
     """An ``EncryptedSession`` item's state (``ok``, ``expired``, ``locked``,
-    ``unreadable``) from its metadata; ``None`` for an item that was not encrypted."""
+    ``unreadable``; ``plaintext`` for an item in clear in an encrypted store) from its
+    metadata; ``None`` for an item of a store that is not encrypted."""
     meta = m.metadata if isinstance(m.metadata, dict) else None
     enc = meta.get("encryption") if meta else None
     if not isinstance(enc, dict):
         return None
     state = enc.get("state")
-    return state if state in ("ok", "expired", "locked", "unreadable") else None
+    return state if state in ("ok", "expired", "locked", "unreadable", "plaintext") else None
 
 
 def encryption_badge(m: Message) -> tuple[str, str, str] | None:
@@ -88,8 +96,13 @@ def encryption_badge(m: Message) -> tuple[str, str, str] | None:
             "Encrypted by the Agents SDK's EncryptedSession: give the store's key "
             "(File › Enter Encryption Key…) to read it"
         )
+    elif state == "plaintext":
+        tip = (
+            "Stored in clear inside an encrypted store: the Agents SDK's EncryptedSession "
+            "skips items that are not encrypted, so the agent never reads this one back"
+        )
     else:
-        tip = "This item does not decrypt with the key given: another key wrote it, or it is damaged"
+        tip = "This item does not decrypt with the keys given: another key wrote it, or it is damaged"
     return BADGE_TEXTS[state], tip, state
 
 

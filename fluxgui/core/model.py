@@ -75,10 +75,11 @@ class Message:
 
 def message_badges(m: Message) -> list[str]:
     """Words that mark a message whose content is not plainly readable: ``expired``,
-    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``)."""
+    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``), or
+    that an encrypted session's reader skips: ``plaintext``."""
     enc = (m.metadata or {}).get("encryption") if isinstance(m.metadata, dict) else None
     state = enc.get("state") if isinstance(enc, dict) else None
-    return [state] if state in ("expired", "locked", "unreadable") else []
+    return [state] if state in ("expired", "locked", "unreadable", "plaintext") else []
 
 
 def is_compaction(m: Message) -> bool:

@@ -235,7 +235,8 @@ class StoreController:
             self.key_dialog.raise_()
             return self.key_dialog
         ttl = self.opened.options.ttl if self.opened is not None else DEFAULT_TTL
-        dialog = KeyDialog(self._window, where=self.label, ttl=ttl)
+        keys = len(self.opened.options.keys) if self.opened is not None else 0
+        dialog = KeyDialog(self._window, where=self.label, ttl=ttl, keys_in_use=keys)
         self.key_dialog = dialog
         dialog.finished.connect(lambda result, d=dialog: self._on_key_dialog_done(d, result))
         dialog.open()
@@ -250,13 +251,20 @@ class StoreController:
             self.unlock(key, ttl)
 
     def unlock(self, key: str, ttl: int = DEFAULT_TTL) -> None:
-        """Reopen the open store with an encryption key (kept in memory only), staying on
-        the open session and in the same mode. A wrong key leaves the store as it is
-        and says so in the error bar."""
+        """Reopen the open store with an encryption key (kept in memory only) added to
+        the keys already given — a key ring: each session is read with whichever key
+        opens it — staying on the open session and in the same mode. A wrong key leaves
+        the store as it is and says so in the error bar."""
         store = self.store
         if store is None or self.opened is None:
             return
-        self.reopen(writable=store.can_write, key=key, ttl=int(ttl))
+        ring = tuple(dict.fromkeys((*self.opened.options.keys, key)))
+        self.reopen(writable=store.can_write, key=ring if len(ring) > 1 else key, ttl=int(ttl))
+
+    @property
+    def key_count(self) -> int:
+        """How many encryption keys the open store was opened with."""
+        return len(self.opened.options.keys) if self.opened is not None else 0
 
     # -- notices ---------------------------------------------------------------------
 
@@ -311,7 +319,7 @@ class StoreController:
             )
         window.forget_shown()
         window.setWindowTitle(f"fluxgui — {self.label}")
-        window.status.set_store(store, self.label)
+        window.status.set_store(store, self.label, keys=self.key_count)
         window.editor.set_store(store)
         window.watcher.set_store(store)
         window.edits.update_mode()
@@ -319,6 +327,8 @@ class StoreController:
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
+        if self.key_count > 1:
+            window.statusBar().showMessage(f"{self.key_count} encryption keys in use", 15000)
         if store.can_write:
             reason = window.edit_reason()
             if reason is not None:
