@@ -61,6 +61,7 @@ class KeyDialog(QDialog):
         )
         intro.setTextFormat(Qt.TextFormat.PlainText)  # the store's name is data
         intro.setWordWrap(True)
+        self.intro = intro
 
         self.key_edit = QLineEdit(self)
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)

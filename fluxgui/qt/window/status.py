@@ -76,8 +76,8 @@ class StatusArea:
         # Escaped: Qt would take a tooltip that looks like HTML for rich text.
         self.store_label.setToolTip(f"<p style='white-space:pre'>{html.escape(label)}</p>")
         text = format_text(store)
-        if keys and store.needs_key:
-            text += f" · {keys} keys" if keys > 1 else " · 1 key"
+        if keys > 1 and store.needs_key:  # a key ring
+            text += f" · {keys} keys"
         self.format_label.setText(text)
 
     def set_mode(self, text: str, tip: str, style: str, *, enabled: bool, checked: bool) -> None:
