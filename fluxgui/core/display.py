@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .model import Message
@@ -117,18 +117,44 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def short_time(iso: str | None, *, seconds: bool = True) -> str:
-    """An ISO 8601 time as local ``YYYY-MM-DD HH:MM[:SS]`` (naive times are shown as
-    stored); ``""`` when missing, the text itself when unreadable."""
+#: how times are shown: in the machine's zone ("local") or in UTC ("utc")
+TIME_ZONES = ("local", "utc")
+_zone = ["local"]
+
+
+def set_time_zone(zone: str) -> None:
+    """Show times in the machine's zone (``"local"``) or in UTC (``"utc"``) from now on
+    (the window's View › Times in UTC; cards, inspector and list alike)."""
+    if zone not in TIME_ZONES:
+        raise ValueError(f"unknown time zone setting {zone!r} (use local or utc)")
+    _zone[0] = zone
+
+
+def time_zone() -> str:
+    """The zone times are shown in: ``"local"`` or ``"utc"``."""
+    return _zone[0]
+
+
+def short_time(iso: str | None, *, seconds: bool = True, zone: bool = True) -> str:
+    """An ISO 8601 time as ``YYYY-MM-DD HH:MM[:SS] ZONE`` in the zone chosen
+    (:func:`set_time_zone`: local by default), the zone named (``UTC``, ``CET``…; left out
+    with ``zone=False``). A naive time is shown as stored, without a zone (none is
+    known). ``""`` when missing, the text itself when unreadable."""
     if not iso:
         return ""
     try:
         dt = datetime.fromisoformat(iso)
     except ValueError:
         return iso
-    if dt.tzinfo is not None:
-        dt = dt.astimezone()
-    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+    text_format = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    if dt.tzinfo is None:
+        return dt.strftime(text_format)
+    dt = dt.astimezone(timezone.utc) if _zone[0] == "utc" else dt.astimezone()
+    text = dt.strftime(text_format)
+    if zone:
+        name = "UTC" if _zone[0] == "utc" else (dt.tzname() or dt.strftime("%z"))
+        text += f" {name}"
+    return text
 
 
 def role_colour(role: str, *, dark: bool = False) -> str:
