@@ -418,3 +418,5 @@ class PaneFinding(PaneState):
 
     def _update_find_bar(self) -> None:
         self.find_bar.set_result(_result_text(self._found) if self._found.text else "")
+        if self._session_id is not None and self._loading is None:
+            self._update_status()

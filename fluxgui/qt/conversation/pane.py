@@ -269,6 +269,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.title.setText("")
         self.status.setText("")
         self.set_origin(None)
+        self.find_bar.hide()  # another store, or none: nothing to find in
         self._show_placeholder(text)
 
     def toggle(self, index: QModelIndex | None = None) -> bool:
@@ -353,6 +354,10 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
             text += f" · loading {self._loading}…"
         elif self._earlier_failed:
             text += " · loading earlier messages failed"
+        found = self._found
+        if found.text and found.hits is not None:
+            where = f"{found.index + 1} of {len(found.hits)}" if found.index is not None else ""
+            text += f" · match {where}" if where else (" · no match" if not found.hits else "")
         self.status.setText(text)
 
     def _on_find_bar_closed(self) -> None:

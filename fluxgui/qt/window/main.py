@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.search_box = SearchBox(self)
         self.search_box.searchRequested.connect(self.sessions.set_search)
         self.search_box.leaveRequested.connect(lambda: self.session_list.focus())
+        self.search_box.searchRequested.connect(self.session_list.on_search_text)
         self.setCentralWidget(self._build_panes())
 
         self.status = StatusArea(self)

@@ -179,6 +179,13 @@ class SessionList(QObject):
         if self.model.rowCount():
             self.select_row(self.model.rowCount() - 1)
 
+    def on_search_text(self, text: str) -> None:
+        """The search was cleared: the conversation no longer highlights its text (the
+        find bar's own text stays while the bar is open)."""
+        pane = self._window.conversation
+        if not text and not pane.find_bar.isVisible() and pane.find_text:
+            pane.stop_finding()
+
     def find_step(self, *, backward: bool = False) -> None:
         """F3 / Shift+F3 (and Enter / Shift+Enter in the list): the next or previous
         message containing the text looked for (the find bar's, else the search's)."""

@@ -329,6 +329,8 @@ class StoreController:
         self.update_problems()
         if self.key_count > 1:
             window.statusBar().showMessage(f"{self.key_count} encryption keys in use", 15000)
+        else:
+            window.statusBar().clearMessage()
         if store.can_write:
             reason = window.edit_reason()
             if reason is not None:
