@@ -16,6 +16,7 @@ the anchor by reading the session forward until the id turns up.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
 #: messages read per page while finding
-FIND_BATCH = 500
+FIND_BATCH = 200  # (each page is read into Messages on the event loop: small pages, short stalls)
 
 
 @dataclass(frozen=True)
@@ -74,14 +75,16 @@ async def iter_found(
     a page of the session at a time (pages without hits give nothing)."""
     if not text:
         return
-    async for page in store.iter_messages(session_id, batch=batch, branch=branch):
-        found = []
-        for m in page:
-            hit = message_hit(session_id, m, text)
-            if hit is not None:
-                found.append(Found(hit, tuple(m.sort_key)))
-        if found:
-            yield found
+    pages = store.iter_messages(session_id, batch=batch, branch=branch)
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            found = []
+            for m in page:
+                hit = message_hit(session_id, m, text)
+                if hit is not None:
+                    found.append(Found(hit, tuple(m.sort_key)))
+            if found:
+                yield found
 
 
 async def find_in_session(
@@ -103,10 +106,12 @@ async def anchor_of(
     store: SessionStore, session_id: str, message_id: int, *, branch: str | None = None
 ) -> tuple[Any, ...] | None:
     """The keyset anchor of message ``message_id`` (``None``: not in the session)."""
-    async for page in store.iter_messages(session_id, batch=FIND_BATCH, branch=branch):
-        for m in page:
-            if m.id == message_id:
-                return tuple(m.sort_key)
+    pages = store.iter_messages(session_id, batch=FIND_BATCH, branch=branch)
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            for m in page:
+                if m.id == message_id:
+                    return tuple(m.sort_key)
     return None
 
 
@@ -142,4 +147,24 @@ async def page_around(
     )
     if not upto or upto[-1].id != message_id:
         return None
-    return Around(upto + after, len(upto) - 1, len(upto) < before_n + 1, len(after) < after_n)
+    at_start, at_end = len(upto) < before_n + 1, len(after) < after_n
+    if at_start and not at_end:  # near the start: fill the page with later messages
+        more = await store.page_messages(
+            session_id, limit=before_n + 1 - len(upto), anchor=tuple(after[-1].sort_key),
+            direction="forward", branch=branch,
+        )
+        at_end = len(more) < before_n + 1 - len(upto)
+        after += more
+    return Around(upto + after, len(upto) - 1, at_start, at_end)
+
+
+async def first_found(
+    store: SessionStore, session_id: str, text: str, *, branch: str | None = None,
+    batch: int = FIND_BATCH,
+) -> Found | None:
+    """The first message of the session containing ``text`` (reading only as far as it)."""
+    pages = iter_found(store, session_id, text, branch=branch, batch=batch)
+    async with contextlib.aclosing(pages):  # stopping early closes the store's reads
+        async for found in pages:
+            return found[0]
+    return None

@@ -84,7 +84,9 @@ def test_search_hit_opens_the_session_at_the_first_match(qtbot, window, long_db)
     current = pane.current_message()
     assert current is not None and _visible(pane, current.id)
     assert pane.view.selectionModel().isSelected(pane.model.index(pane.model.row_of(current.id), 0))
+    qtbot.waitUntil(lambda: pane.find_hits is not None, timeout=10_000)  # counted after landing
     assert pane.find_text == "zebra" and len(pane.find_hits) == 3 and pane.find_index == 0
+    assert "match 1 of 3" in pane.status.text()
     # the matched text is highlighted in the card
     assert find_ranges(pane.delegate.document(current), "zebra")
     assert pane.delegate.find_current == current.id

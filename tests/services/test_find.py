@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fluxgui.adapters import open_store
-from fluxgui.services.find import anchor_of, find_in_session, page_around
+from fluxgui.services.find import anchor_of, find_in_session, first_found, page_around
 from helpers import write_agents, write_flux
 
 N = 250  # messages; every 40th holds the needle (i = 7, 47, 87, …)
@@ -93,10 +93,17 @@ async def test_page_around_near_the_edges(store: Any) -> None:
     around = await page_around(store, "s", first.message_id, limit=30)
     assert around is not None and around.at_start and not around.at_end
     assert around.messages[0].text == "line 0" and around.index == 7
+    assert len(around.messages) == 30  # the page filled with later messages
     last = [m async for page in store.iter_messages("s") for m in page][-2]
     around = await page_around(store, "s", last.id, limit=30)
     assert around is not None and around.at_end and not around.at_start
     assert around.messages[around.index].id == last.id and len(around.messages) == 12
+
+
+async def test_first_found_reads_only_as_far_as_the_first_hit(store: Any) -> None:
+    first = await first_found(store, "s", "needle", batch=16)
+    assert first is not None and first.hit.snippet.startswith("line 7 ")
+    assert await first_found(store, "s", "absent") is None
 
 
 async def test_page_around_an_unknown_message(store: Any) -> None:

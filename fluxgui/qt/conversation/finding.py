@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QAbstractItemView
 
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionStore as Store
-from fluxgui.services.find import Found, find_in_session, page_around
+from fluxgui.services.find import Found, find_in_session, first_found, page_around
 
 from .state import PaneState
 
@@ -33,8 +33,9 @@ class FindState:
     hits: list[Found] | None = None
     index: int | None = None
     searching: bool = False
-    #: where to go once the hits are known: 1 the next, -1 the previous, 0 the first
-    pending: int = 0
+    #: where to go once the hits are known: 1 the next, -1 the previous, 0 the nearest;
+    #: ``None``: nowhere (landed already: the hits are only counted)
+    pending: int | None = 0
     ids: dict[int, int] = field(default_factory=dict)  # message id → hit index
 
     def set_hits(self, hits: list[Found]) -> None:
@@ -112,9 +113,12 @@ class PaneFinding(PaneState):
         info = await store.session_info(session_id, branch=self.branch)
         if info is None:
             info = await store.require_session(session_id)
-        if hits is None and text:
-            hits = await find_in_session(store, session_id, text, branch=self.branch)
-        if message_id is None and hits:
+        if message_id is None and hits is None and text:
+            # Land on the first hit as soon as it is found; the rest are counted after.
+            first = await first_found(store, session_id, text, branch=self.branch)
+            if first is not None:
+                message_id, anchor = first.message_id, first.anchor
+        elif message_id is None and hits:
             message_id, anchor = hits[0].message_id, hits[0].anchor
         elif message_id is not None and anchor is None and hits:
             anchor = next((h.anchor for h in hits if h.message_id == message_id), None)
@@ -142,6 +146,16 @@ class PaneFinding(PaneState):
         finally:
             self._settling = False
         self._set_loading(None)
+        found = self._found
+        if found.text and found.hits is None and self._store is not None:
+            # Landed: count every hit now (for "n of m" and F3), without moving.
+            found.searching, found.pending = True, None
+            self._bridge.start(
+                self._find_key,
+                self._find_all(self._generation, self._store, self._session_id, found.text),
+                self._on_found,
+                self._on_find_failed,
+            )
         self._update_status()
         self._update_find_bar()
         assert self._session_id is not None
@@ -164,8 +178,8 @@ class PaneFinding(PaneState):
         else:
             self._before = None
         found = self._found
-        found.searching = False
         if landing.hits is not None:
+            found.searching = False
             found.set_hits(landing.hits)
         self.pairs.clear()
         self.pairs.add(messages)
@@ -294,8 +308,12 @@ class PaneFinding(PaneState):
         if store is None or sid is None or not text:
             return
         found = self._found
+        if text == found.text and found.searching:
+            found.pending = -1 if backward else 1  # once the hits are known
+            return
         if text != found.text or found.hits is None:
             self._set_find_text(text)
+            found = self._found
             found.searching = True
             found.pending = -1 if backward else 0
             self._update_find_bar()
@@ -305,9 +323,6 @@ class PaneFinding(PaneState):
                 self._on_found,
                 self._on_find_failed,
             )
-            return
-        if found.searching:
-            found.pending = -1 if backward else 1
             return
         self._step(-1 if backward else 1)
 
@@ -339,10 +354,16 @@ class PaneFinding(PaneState):
             return
         found.searching = False
         found.set_hits(hits)
+        pending, found.pending = found.pending, 0
         if not hits:
             self._update_find_bar()
             return
-        pending, found.pending = found.pending, 0
+        landed = self.delegate.find_current
+        if landed is not None and landed in found.ids and found.index is None:
+            found.index = found.ids[landed]
+        if pending is None:  # counted after landing: stay where the reader is
+            self._update_find_bar()
+            return
         if pending == 0 or found.index is None:
             found.index = self._nearest(hits, backward=pending < 0)
             self._go_to(found.index)
