@@ -193,3 +193,37 @@ def test_session_list_home_end_and_ctrl_end_fetches_to_the_end(qtbot, window, lo
     total = OTHERS + 1
     qtbot.waitUntil(lambda: window.sessions.rowCount() == total and view.currentIndex().row() == total - 1, timeout=10_000)
     assert not window.sessions.canFetchMore(view.rootIndex())
+
+
+def test_messages_written_while_landed_arrive_once_paged_to_the_end(qtbot, qloop, window, long_db):
+    from agents import SQLiteSession
+
+    from qt_helpers import run_async
+
+    _open(qtbot, window, str(long_db))
+    pane = window.conversation
+    messages = run_on(qtbot, qloop, all_messages(window.store, "long"))
+    window.open_at("long", messages[200].id)
+    qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None
+                    and pane.current_message().id == messages[200].id, timeout=10_000)
+
+    async def append() -> None:
+        session = SQLiteSession("long", str(long_db))
+        try:
+            await session.add_items([{"role": "user", "content": "written while landed"}])
+        finally:
+            session.close()
+
+    run_async(append())
+    before = [m.id for m in pane.model.messages]
+    pane.catch_up()  # the watcher's call: nothing is appended below a gap
+    assert [m.id for m in pane.model.messages] == before
+    while not pane.at_end:
+        with qtbot.waitSignal(pane.laterLoaded, timeout=10_000):
+            pane.load_later()
+        qtbot.waitUntil(lambda: not pane.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not pane.busy and not pane._catching, timeout=10_000)
+    texts = [m.text for m in pane.model.messages]
+    assert texts[-1] == "written while landed" and texts.count("written while landed") == 1
+    ids = [m.id for m in pane.model.messages]
+    assert ids == sorted(set(ids))

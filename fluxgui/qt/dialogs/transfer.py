@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from fluxgui.core.export import SUFFIXES
 from fluxgui.core.ports import OpenOptions
-from fluxgui.core.text import plural
+from fluxgui.core.text import plural, session_label
 
 from .buttons import ok_cancel
 from .opening import ask_url
@@ -94,7 +94,9 @@ class ExportDialog(QDialog):
         self.scope_group = QButtonGroup(self)
         self.scope_buttons: dict[str, QRadioButton] = {}
         labels = {
-            "session": f"The open session ({_short(session_id)})" if session_id else "The open session",
+            "session": f"The open session ({_short(session_label(session_id))})"
+            if session_id is not None
+            else "The open session",
             "selection": f"The selected sessions ({len(self._selected)})",
             "store": "Every session in the store"
             + (
