@@ -99,6 +99,8 @@ class SessionInfo:
     updated_at: str | None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     count_exact: bool = True
+    #: how many branches the session has (stores with branches; 0: not told)
+    branches: int = 0
 
     @property
     def count_text(self) -> str:
@@ -114,6 +116,8 @@ class SessionInfo:
         }
         if not self.count_exact:
             out["count_exact"] = False  # "messages" is a lower bound
+        if self.branches > 1:
+            out["branches"] = self.branches
         return out
 
 

@@ -158,6 +158,11 @@ def test_session_list_shows_branches_and_the_shown_branchs_count(qtbot, window, 
     n = len(state.rows())
     assert n > 1
     row = model.row_of(SID)
+    # the listing itself tells how many branches each session has (one query a page)
+    assert model.session_at(row).branches == n
+    other_row = model.row_of("other")
+    if other_row is not None:
+        assert "⑂" not in model.index(other_row, model.ID).data()
     assert model.index(row, model.ID).data().endswith(f"⑂{n}")
     main = state.info("main")
     assert model.index(row, model.COUNT).data() == str(main.message_count)

@@ -141,7 +141,8 @@ class SessionTable(QAbstractTableModel):
                 # one line: an id with a newline must not break the row; "" is a visible
                 # placeholder, not a blank row
                 shown = " ".join(info.id.split()) or session_label(info.id)
-                return f"{shown}  ⑂{note[2]}" if note is not None else shown
+                branches = note[2] if note is not None else info.branches
+                return f"{shown}  ⑂{branches}" if branches > 1 else shown
             if col == self.COUNT:
                 return str(note[1]) if note is not None else info.count_text
             if col == self.UPDATED:
@@ -158,6 +159,8 @@ class SessionTable(QAbstractTableModel):
                     f"{plural(note[2], 'branch', 'branches')}; showing branch {note[0]} "
                     f"({plural(note[1], 'message')})"
                 )
+            elif info.branches > 1:
+                lines.append(f"{plural(info.branches, 'branch', 'branches')} (counted: main)")
             # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
             # id escaped, so an id that looks like markup stays text.
             return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
