@@ -13,8 +13,8 @@ after a warm-up, one open store, hot OS cache):
   around the first — landing after a full scan;
 * fluxgui: ``first_found`` + ``page_around`` with its anchor (what the pane does: it lands,
   then counts the hits in the background);
-* fluxgui: ``page_around`` by message id only (an index hit: the anchor looked for), for
-  the hit in the middle;
+* fluxgui: ``page_around`` by message id only (an index hit: the anchor asked of the
+  store, ``message_anchor``: one row), for the hit in the middle;
 * fluxgui: counting every hit (``find_in_session``, the background part).
 """
 

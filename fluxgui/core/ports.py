@@ -194,6 +194,9 @@ class SessionStore(Protocol):
         self, session_id: str, *, limit: int = 100, anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward", branch: str | None = None,
     ) -> list[Message]: ...
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None: ...
     def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Message]]: ...

@@ -10,8 +10,8 @@ keyset anchor, so a view can page straight to it.
 :func:`page_around` is the page a view shows to land on a message: some messages before
 it, the message, some after, and whether that reaches the session's start or end. It
 works on every store through ``page_messages(anchor=…, direction=…)`` (the message's
-``sort_key`` is the anchor); given only a message id (a hit of the local index) it finds
-the anchor by reading the session forward until the id turns up.
+``sort_key`` is the anchor); given only a message id (a hit of the local index) it asks
+the store for the anchor (``message_anchor``).
 """
 
 from __future__ import annotations
@@ -105,14 +105,10 @@ async def find_in_session(
 async def anchor_of(
     store: SessionStore, session_id: str, message_id: int, *, branch: str | None = None
 ) -> tuple[Any, ...] | None:
-    """The keyset anchor of message ``message_id`` (``None``: not in the session)."""
-    pages = store.iter_messages(session_id, batch=FIND_BATCH, branch=branch)
-    async with contextlib.aclosing(pages):
-        async for page in pages:
-            for m in page:
-                if m.id == message_id:
-                    return tuple(m.sort_key)
-    return None
+    """The keyset anchor of message ``message_id`` (``None``: not in the session): the
+    store's :meth:`~fluxgui.core.ports.SessionStore.message_anchor` (one row for SQL
+    stores; others read forward until the id turns up)."""
+    return await store.message_anchor(session_id, message_id, branch=branch)
 
 
 async def page_around(

@@ -109,3 +109,40 @@ async def test_first_found_reads_only_as_far_as_the_first_hit(store: Any) -> Non
 async def test_page_around_an_unknown_message(store: Any) -> None:
     assert await page_around(store, "s", 10**9, limit=30) is None
     assert await anchor_of(store, "s", 10**9) is None
+
+
+async def test_message_anchor_is_the_messages_sort_key(store: Any) -> None:
+    messages = [m async for page in store.iter_messages("s") for m in page]
+    for m in messages[::37]:
+        assert await store.message_anchor("s", m.id) == tuple(m.sort_key)
+    assert await store.message_anchor("other", messages[0].id) is None  # another session's
+    assert await store.message_anchor("s", 10**9) is None
+
+
+async def test_message_anchor_of_a_branch_and_of_a_json_folder(tmp_path: Path) -> None:
+    from advanced_helpers import SID, write_library_store
+    from json_helpers import hello_entry, hello_save
+
+    adv = tmp_path / "advanced.db"
+    await write_library_store(adv)
+    s = await open_store(str(adv))
+    try:
+        for info in await s.list_branches(SID):
+            msgs = [m async for page in s.iter_messages(SID, branch=info.branch_id) for m in page]
+            for m in msgs:
+                assert await s.message_anchor(SID, m.id, branch=info.branch_id) == tuple(m.sort_key)
+            around = await page_around(s, SID, msgs[-1].id, limit=10, branch=info.branch_id)
+            assert around is not None and around.messages[around.index].id == msgs[-1].id
+    finally:
+        await s.close()
+    folder = tmp_path / "folder"
+    hello_save(folder, "chat", [hello_entry("user", f"line {i}") for i in range(30)])
+    s = await open_store(str(folder))
+    try:
+        sid = (await s.list_sessions()).sessions[0].id
+        msgs = [m async for page in s.iter_messages(sid) for m in page]
+        assert await s.message_anchor(sid, msgs[17].id) == tuple(msgs[17].sort_key)  # the default
+        around = await page_around(s, sid, msgs[17].id, limit=9)
+        assert around is not None and around.messages[around.index].text == "line 17"
+    finally:
+        await s.close()

@@ -254,6 +254,19 @@ class AdvancedReader(AgentsStore):
             from_agents_value(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
         ]
 
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        row = await self.backend.fetchone(
+            f"""SELECT s.sequence_number, s.id FROM {STRUCTURE} s
+                JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND s.message_id = :i
+                  AND m.session_id = :s
+                ORDER BY s.sequence_number, s.id LIMIT 1""",
+            {"s": session_id, "b": branch or MAIN, "i": int(message_id)},
+        )
+        return (row[0], row[1]) if row is not None else None
+
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         branch = branch or MAIN
         row = await self.backend.fetchone(

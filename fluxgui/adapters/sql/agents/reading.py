@@ -100,6 +100,18 @@ class AgentsReader(AgentsListing):
         if first is not None and self.cipher is not None:
             self.cipher.check(*first, self.target)
 
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(
+            f"SELECT id, created_at FROM {self._M} WHERE session_id = :s AND id = :i",
+            {"s": session_id, "i": int(message_id)},
+        )
+        if row is None:
+            return None
+        return (row[1], int(row[0])) if self._by_time else (int(row[0]),)
+
     async def pick_key(self, session_id: str) -> None:
         """Before sealing for ``session_id`` with a key ring: find which key opens its
         items (a few of its latest envelopes are tried), so what is written there opens
