@@ -70,12 +70,8 @@ def _result_text(state: FindState) -> str:
 class PaneFinding(PaneState):
     """The conversation pane's landing and finding (a part of the pane)."""
 
-    _at_end: bool
     _found: FindState
     _find_key: str
-
-    if False:  # for type checkers: provided by the pane
-        find_bar: Any
 
     # -- landing ---------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..bridge import AsyncBridge
     from ..inspector import MessageInspector
     from .delegate import MessageDelegate
+    from .find_bar import FindBar
     from .model import MessageListModel
     from .view import MessageListView
 
@@ -82,10 +83,12 @@ class PaneState:
     delegate: MessageDelegate
     inspector: MessageInspector
     status: QLabel
+    find_bar: FindBar
 
     if TYPE_CHECKING:  # signals and methods of the pane and of its other parts
         loaded: SignalInstance
         earlierLoaded: SignalInstance
+        laterLoaded: SignalInstance
         failed: SignalInstance
         busyChanged: SignalInstance
         caughtUp: SignalInstance
