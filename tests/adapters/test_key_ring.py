@@ -101,3 +101,26 @@ def test_cli_takes_key_more_than_once(store_path: Path) -> None:
     assert KEY_A not in result.stdout + result.stderr and KEY_B not in result.stdout + result.stderr
     one = run_cli("show", str(store_path), "bob", "--key", KEY_A)
     assert one.returncode == 0 and "unreadable" in "\n".join(ok_lines(one))
+
+
+async def test_a_redis_store_with_two_keys(redis_prefix: str) -> None:
+    import redis.asyncio as aioredis
+    from agents.extensions.memory import RedisSession
+    from helpers import REDIS_URL
+
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        for sid, items, key in (("alice", ALICE, KEY_A), ("bob", BOB, KEY_B)):
+            under = RedisSession(sid, redis_client=client, key_prefix=redis_prefix)
+            await EncryptedSession(sid, under, encryption_key=key).add_items(items)  # type: ignore[arg-type]
+        async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=(KEY_A, KEY_B), writable=True) as store:
+            assert _states(await all_messages(store, "alice")) == ["ok", "ok"]
+            assert [m.text for m in await all_messages(store, "bob")] == [BOB[0]["content"]]
+        # a write before any read still goes to bob with bob's key
+        async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=(KEY_A, KEY_B), writable=True) as store:
+            await store.add_messages("bob", [{"role": "assistant", "content": "shipped"}])
+        under = RedisSession("bob", redis_client=client, key_prefix=redis_prefix)
+        theirs = await EncryptedSession("bob", under, encryption_key=KEY_B).get_items()
+        assert len(theirs) == 2
+    finally:
+        await client.aclose()
