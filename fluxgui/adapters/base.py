@@ -116,6 +116,8 @@ class Store(Refusals, Generic[B]):
     def __init__(self, backend: B, target: str) -> None:
         self.backend: B = backend
         self.target = target
+        #: the other Agents SDK table pairs the database holds (see the ports)
+        self.other_tables: list[tuple[str, str]] = []
 
     @property
     def capabilities(self) -> Capabilities:

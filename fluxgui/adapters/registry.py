@@ -326,17 +326,21 @@ async def _make_store(
 
         return FluxStore(backend, display)
     assert s is not None and m is not None
+    others = [pair for pair in detect.table_pairs(tables) if pair != (s, m)]
     if detect.is_advanced(tables, backend.dialect):
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
         from .sql.advanced import AdvancedStore
 
-        return AdvancedStore(backend, display, s, m, tables=set(tables))
+        advanced = AdvancedStore(backend, display, s, m, tables=set(tables))
+        advanced.other_tables = others
+        return advanced
     from .sql.agents import AgentsStore
 
     store = AgentsStore(
         backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher
     )
+    store.other_tables = others
     await store.detect_encryption()
     return store
 

@@ -172,6 +172,9 @@ class SessionStore(Protocol):
     @property
     def problems(self) -> list[str]:
         """What could not be read (one line each; empty for most stores)."""
+    #: the other Agents SDK table pairs (sessions table, messages table) the database
+    #: holds besides the one opened (empty for most stores)
+    other_tables: list[tuple[str, str]]
 
     @property
     def store_key(self) -> str:

@@ -92,3 +92,23 @@ def test_open_url_has_the_table_fields(qtbot, tmp_path):
     edits["messages_table"].setText("sales_messages")
     options = dialog.open_options()
     assert (options.sessions_table, options.messages_table) == ("sales_sessions", "sales_messages")
+
+
+def test_a_default_pair_beside_another_says_so_and_offers_it(qtbot, window, tmp_path):
+    path = tmp_path / "default-and-more.db"
+    write_agents(path, {"default-1": [{"role": "user", "content": "in the default tables"}]})
+    write_agents(path, {"audit-1": [{"role": "user", "content": "in the audit tables"}]},
+                 sessions_table="audit_sessions", messages_table="audit_messages")
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
+        window.open_target(str(path))
+    assert shown.args == ["default-1"]  # the default pair opens, as on the command line
+    bar = window.tables_bar
+    qtbot.waitUntil(bar.isVisible)
+    assert "1 other Agents SDK store" in bar.text() and "audit_sessions + audit_messages" in bar.text()
+    bar.button.click()
+    qtbot.waitUntil(lambda: _chooser(window) is not None, timeout=5_000)
+    assert _chooser(window).chosen() == ("audit_sessions", "audit_messages")
+    with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
+        _chooser(window).accept()
+    assert shown.args == ["audit-1"]
+    qtbot.waitUntil(lambda: "agent_sessions + agent_messages" in bar.text(), timeout=5_000)

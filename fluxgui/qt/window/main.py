@@ -167,6 +167,10 @@ class MainWindow(QMainWindow):
         self.key_bar.button.clicked.connect(lambda _checked=False: self.enter_key())
         # Files of a JSON session folder that could not be read (the rest list normally).
         self.problems_bar = NoticeBar("skippedFiles", self, one_line=True)
+        # A database holding other Agents SDK table pairs besides the one opened.
+        self.tables_bar = NoticeBar("tablesNotice", self, one_line=True, button="Choose…")
+        assert self.tables_bar.button is not None
+        self.tables_bar.button.clicked.connect(lambda _checked=False: self.stores.choose_other_tables())
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 6, 6, 0)
@@ -174,6 +178,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.error_bar)
         layout.addWidget(self.key_bar)
         layout.addWidget(self.problems_bar)
+        layout.addWidget(self.tables_bar)
         layout.addWidget(splitter, 1)
         return central
 

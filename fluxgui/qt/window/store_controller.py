@@ -28,6 +28,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural
+from fluxgui.core.visible import visible
 from fluxgui.services.demo import demo_store_path
 
 from ..conversations import with_remembered
@@ -327,6 +328,7 @@ class StoreController:
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
+        self.update_tables_notice()
         if self.key_count > 1:
             window.statusBar().showMessage(f"{self.key_count} encryption keys in use", 15000)
         else:
@@ -357,6 +359,32 @@ class StoreController:
             window.show_count(window.sessions.canFetchMore(QModelIndex()))
             self.update_key_notice()
         window.show_error(error)
+
+    def update_tables_notice(self) -> None:
+        """Say so when the database holds other Agents SDK stores (table pairs) than the
+        one open; "Choose…" offers them all."""
+        store, bar = self.store, self._window.tables_bar
+        others = list(store.other_tables) if store is not None else []
+        if not others:
+            bar.hide()
+            return
+        shown = "; ".join(f"{s} + {m}" for s, m in others)
+        bar.show_notice(
+            f"This database holds {plural(len(others), 'other Agents SDK store')} "
+            f"(tables {visible(shown, keep_layout=False)}).",
+            "Each store is a sessions table and a messages table; Choose… opens another.",
+        )
+
+    def choose_other_tables(self) -> TableChooser | None:
+        """The tables notice's "Choose…": the chooser with every pair, the open one first."""
+        store, opened = self.store, self.opened
+        if store is None or opened is None or not store.other_tables:
+            return None
+        current = (opened.options.sessions_table, opened.options.messages_table)
+        pairs = list(store.other_tables)
+        if None not in current:
+            pairs.insert(0, (str(current[0]), str(current[1])))
+        return self.choose_tables(opened, pairs, None)
 
     def choose_tables(
         self, opening: OpenedStore, pairs: list[tuple[str, str]], request: OpenRequest | None
