@@ -59,6 +59,7 @@ from .geometry import (
     RADIUS,
     CardRows,
 )
+from .find_marks import find_selections
 from .header import CardHeader, CardHost
 from .model import MESSAGE_ROLE, MessageListModel
 
@@ -90,6 +91,10 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         warm_up_qt(self.theme)
         #: documents built so far (for tests and the benchmark)
         self.built = 0
+        #: text found in the conversation (Ctrl+F, a search hit): highlighted in the cards;
+        #: ``find_current`` is the id of the message of the current hit
+        self.find_text = ""
+        self.find_current: int | None = None
 
     # -- state ---------------------------------------------------------------------
 
@@ -338,6 +343,8 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         clip = QRectF(0, 0, rect.width() + 1, rect.height() + 1)
         painter.setClipRect(clip)
         ctx.clip = clip
+        if self.find_text:
+            ctx.selections = find_selections(doc, self.find_text, current=m.id == self.find_current)
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
