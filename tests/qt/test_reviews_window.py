@@ -320,6 +320,13 @@ def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_pa
             window.run_export(tmp_path / name, "html", [shown], reviews=asked)
     assert "check the refund" in (tmp_path / "with.html").read_text()
     assert "Review:" not in (tmp_path / "without.html").read_text()
+    dialog = window.transfers.make_export_dialog()  # File › Export offers it, unticked
+    try:
+        assert not dialog.reviews_check.isHidden() and not dialog.reviews()
+        dialog.reviews_check.setChecked(True)
+        assert dialog.reviews()
+    finally:
+        dialog.deleteLater()
 
 
 def test_a_review_database_password_never_reaches_the_settings(qtbot, window, store_path, tmp_path):
