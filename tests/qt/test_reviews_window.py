@@ -287,7 +287,7 @@ def test_notes_on_messages_are_kept_and_marked_on_their_cards(qtbot, window, qlo
     review = c.panel.review
     assert [(n.message_id, n.text, n.reviewer) for n in review.notes] == [(str(message.id), "this answer is wrong", c.reviewer)]
     assert "this answer is wrong" in c.panel.message_notes_view.text()
-    assert pane.note_marks[message.id][0] == "✎ 1 note"
+    assert pane.note_marks[message.id] == ("✎ 1", f"{c.reviewer}: this answer is wrong")
     assert pane.delegate.badge(message)[2] == "note"
 
 

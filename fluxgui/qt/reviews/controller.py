@@ -288,13 +288,15 @@ class ReviewController(QObject):
         self.reviewChanged.emit(review.session_id)
 
     def _mark_cards(self, review: Any) -> None:
-        marks: dict[int, tuple[str, str]] = {}
+        """A ✎ badge with the count on each card with notes; the notes in its tooltip."""
+        by_message: dict[int, list[Any]] = {}
         for note in review.notes:
             if note.message_id is not None and note.message_id.lstrip("-").isdigit():
-                text, tip = marks.get(int(note.message_id), ("", ""))
-                count = int(text.split()[1]) + 1 if text else 1
-                marks[int(note.message_id)] = (f"✎ {count} note" + ("s" if count > 1 else ""),
-                                               (tip + "\n" if tip else "") + f"{note.reviewer}: {note.text}")
+                by_message.setdefault(int(note.message_id), []).append(note)
+        marks = {
+            mid: (f"✎ {len(notes)}", "\n".join(f"{n.reviewer}: {n.text}" for n in notes))
+            for mid, notes in by_message.items()
+        }
         self.window.conversation.set_note_marks(marks)
 
     def _on_message(self, message: Any) -> None:
