@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QToolTip,
 )
 
-from fluxgui.core.bodies import body_source, is_long, utf8_size
+from fluxgui.core.bodies import body_source, is_long, is_markdown, utf8_size
 from fluxgui.core.display import esc, role_colour, size_label
 from fluxgui.core.model import Message
 
@@ -79,13 +79,18 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._pane = pane
-        self._docs: OrderedDict[tuple[int, bool], SafeDocument] = OrderedDict()
-        self._heights: dict[tuple[int, bool], tuple[int, float]] = {}
+        self._docs: OrderedDict[tuple[int, bool, bool], SafeDocument] = OrderedDict()
+        self._heights: dict[tuple[int, bool, bool], tuple[int, float]] = {}
         self._sizes: dict[int, tuple[int, QSize]] = {}  # message id -> (view width, size)
         self._metrics: tuple[int, int] | None = None  # header and footer line heights
         self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
+        self._hidden: dict[int, list[str]] = {}  # message id -> hidden characters listed
         self.expanded: set[int] = set()  # reasoning rows opened
         self.full: set[int] = set()  # long rows shown whole
+        #: Markdown messages whose "show as plain text" differs from :attr:`all_plain`
+        self.plain: set[int] = set()
+        #: the global "show as plain text" (the window keeps it in the settings)
+        self.all_plain = False
         self.theme = DocTheme.from_palette(view.palette(), view.font())
         warm_up_qt(self.theme)
         #: documents built so far (for tests and the benchmark)
@@ -99,8 +104,10 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._heights.clear()
         self._sizes.clear()
         self._long.clear()
+        self._hidden.clear()
         self.expanded.clear()
         self.full.clear()
+        self.plain.clear()
 
     def forget(self, message_ids: set[int]) -> None:
         """Drop the cached documents and sizes of these messages (their content changed);
@@ -114,6 +121,7 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         for mid in message_ids:
             self._sizes.pop(mid, None)
             self._long.pop(mid, None)
+            self._hidden.pop(mid, None)
 
     def refresh_theme(self) -> None:
         self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
@@ -121,6 +129,29 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._heights.clear()
         self._sizes.clear()
         self._metrics = None
+
+    def shown_plain(self, m: Message) -> bool:
+        """Whether ``m``'s Markdown is shown as typed (the global switch, or this
+        message's own toggle against it)."""
+        return is_markdown(m) and self.all_plain != (m.id in self.plain)
+
+    def set_plain(self, m: Message, on: bool) -> None:
+        """Show one Markdown message as typed (``on``) or as Markdown."""
+        if not is_markdown(m) or self.shown_plain(m) == on:
+            return
+        self.plain.symmetric_difference_update({m.id})
+        self._sizes.pop(m.id, None)
+
+    def set_all_plain(self, on: bool) -> None:
+        """The global switch: every Markdown message as typed (per-message toggles reset)."""
+        if on == self.all_plain and not self.plain:
+            return
+        self.all_plain = on
+        self.plain.clear()
+        self._sizes.clear()
+
+    def _key(self, m: Message) -> tuple[int, bool, bool]:
+        return (m.id, m.id in self.full, self.shown_plain(m))
 
     def long_size(self, m: Message) -> int:
         """The body's size in bytes when it is collapsed as long, else 0."""
@@ -177,10 +208,10 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
 
     def document(self, m: Message) -> SafeDocument:
         """The laid-out body of ``m`` in its current state (built or taken from cache)."""
-        key = (m.id, m.id in self.full)
+        key = self._key(m)
         doc = self._docs.get(key)
         if doc is None:
-            doc = message_document(m, self.theme, full=key[1])
+            doc = message_document(m, self.theme, full=key[1], plain=key[2])
             self.built += 1
             self._docs[key] = doc
             while len(self._docs) > DOC_CACHE:
@@ -199,7 +230,7 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
     def _body_height(self, m: Message) -> float:
         if m.kind == "reasoning" and m.id not in self.expanded:
             return float(QFontMetrics(self.theme.font).height())
-        key = (m.id, m.id in self.full)
+        key = self._key(m)
         width = self.text_width()
         known = self._heights.get(key)
         if known is not None and known[0] == width:
@@ -373,10 +404,13 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         m = index.data(MESSAGE_ROLE)
         if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
             rows = self.layout_rows(option.rect, m)
-            badge = self.badge(m)
-            if badge and rows.header.contains(event.pos()):
-                QToolTip.showText(event.globalPos(), f"<p>{esc(badge[1])}</p>", view)
-                return True
+            for part in self.header_parts(rows.header, m):
+                if part.name in ("badge", "hidden") and part.rect.contains(event.pos()):
+                    badge = self.badge(m) if part.name == "badge" else self.hidden_badge(m)
+                    if badge:
+                        tip = esc(badge[1]).replace("\n", "<br>")
+                        QToolTip.showText(event.globalPos(), f"<p>{tip}</p>", view)
+                        return True
             if rows.body.contains(event.pos()) and not (
                 m.kind == "reasoning" and m.id not in self.expanded
             ):

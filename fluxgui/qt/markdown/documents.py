@@ -148,10 +148,14 @@ def note_document(title: str, subtitle: str, text: str, theme: DocTheme) -> Safe
     return doc
 
 
-def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
+def message_document(
+    message: Message, theme: DocTheme, *, full: bool, plain: bool = False
+) -> SafeDocument:
     """The body of one message (:func:`fluxgui.core.bodies.body_plan` says what); a long
-    body shows only its preview unless ``full``."""
-    plan = body_plan(message, full=full)
+    body shows only its preview unless ``full``; ``plain``: Markdown shown as typed."""
+    plan = body_plan(message, full=full, plain=plain)
+    if plan.mode == "plain":
+        return plain_document(plan.text, theme, mono=plan.language == "json")
     if plan.mode == "empty":
         return plain_document(plan.text, theme, muted=True)
     if plan.mode == "note":
