@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .display import COMPACTION_NOTE, compaction_summary, encryption_state
 from .model import Message, is_compaction
-from .pairing import call_key, tool_name
+from .pairing import MessageCall, call_key, message_calls, tool_name
 from .visible import visible
 
 #: a body larger than this (UTF-8 bytes) is collapsed until the user asks for all of it
@@ -206,16 +206,27 @@ class BodyPlan:
     language: str = ""
     title: str = ""
     subtitle: str = ""
+    #: the calls an assistant message holds in ``metadata.tool_calls`` (a flux row),
+    #: shown after its text: name, pretty arguments, call id
+    calls: tuple[MessageCall, ...] = ()
 
 
 def body_plan(message: Message, *, full: bool, plain: bool = False) -> BodyPlan:
     """What the body of ``message`` shows (``full``: whole, however long; ``plain``:
     Markdown text as typed too). Hidden characters are shown as visible markers."""
     plan = _plan(message, full=full, plain=plain)
+    calls = tuple(
+        MessageCall(visible(c.call_id, keep_layout=False), visible(c.name, keep_layout=False),
+                    visible(pretty_json(c.arguments) or c.arguments))
+        for c in message_calls(message)
+    )
+    if calls and plan.mode == "empty":
+        plan = BodyPlan("plain", "")
     if plan.mode in ("empty", "note"):
         return plan
     return BodyPlan(plan.mode, visible(plan.text), plan.language,
-                    visible(plan.title, keep_layout=False), visible(plan.subtitle, keep_layout=False))
+                    visible(plan.title, keep_layout=False), visible(plan.subtitle, keep_layout=False),
+                    calls)
 
 
 def _plan(message: Message, *, full: bool, plain: bool) -> BodyPlan:

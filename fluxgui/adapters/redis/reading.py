@@ -30,7 +30,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from fluxgui.core.errors import NotASessionStore, show_id
-from fluxgui.core.model import Message, SessionInfo, iso_time
+from fluxgui.core.model import Message, meta_dict, SessionInfo, iso_time
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch, cut_page
@@ -320,7 +320,7 @@ class RedisReader(Store[RedisBackend]):
             )
             for i, raw in enumerate(raws)
         ]
-        if not self.needs_key and any(is_envelope(m.raw) or "encryption" in (m.metadata or {}) for m in out):
+        if not self.needs_key and any(is_envelope(m.raw) or "encryption" in meta_dict(m) for m in out):
             self.needs_key = True  # the sample on open missed this session's envelopes
         return out
 

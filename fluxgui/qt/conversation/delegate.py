@@ -79,8 +79,8 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._pane = pane
-        self._docs: OrderedDict[tuple[int, bool, bool], SafeDocument] = OrderedDict()
-        self._heights: dict[tuple[int, bool, bool], tuple[int, float]] = {}
+        self._docs: OrderedDict[tuple[Any, ...], SafeDocument] = OrderedDict()
+        self._heights: dict[tuple[Any, ...], tuple[int, float]] = {}
         self._sizes: dict[int, tuple[int, QSize]] = {}  # message id -> (view width, size)
         self._metrics: tuple[int, int] | None = None  # header and footer line heights
         self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
@@ -150,8 +150,10 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self.plain.clear()
         self._sizes.clear()
 
-    def _key(self, m: Message) -> tuple[int, bool, bool]:
-        return (m.id, m.id in self.full, self.shown_plain(m))
+    def _key(self, m: Message) -> tuple[Any, ...]:
+        # The calls a message holds show their outputs: a new output, a new document.
+        outputs = tuple(self.call_outputs(m).items()) if m.kind == "message" else ()
+        return (m.id, m.id in self.full, self.shown_plain(m), outputs)
 
     def long_size(self, m: Message) -> int:
         """The body's size in bytes when it is collapsed as long, else 0."""
@@ -211,7 +213,7 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         key = self._key(m)
         doc = self._docs.get(key)
         if doc is None:
-            doc = message_document(m, self.theme, full=key[1], plain=key[2])
+            doc = message_document(m, self.theme, full=key[1], plain=key[2], outputs=dict(key[3]))
             self.built += 1
             self._docs[key] = doc
             while len(self._docs) > DOC_CACHE:

@@ -21,7 +21,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from fluxgui.core.bodies import body_source
 from fluxgui.core.display import LOCK, badge_colours, encryption_badge, kind_label, short_time
 from fluxgui.core.model import Message
-from fluxgui.core.pairing import ToolPairs, call_key, output_key, tool_name
+from fluxgui.core.pairing import ToolPairs, call_key, message_calls, output_key, tool_name
+from fluxgui.core.text import plural
 from fluxgui.core.ports import SessionStore
 from fluxgui.core.visible import hidden_characters, visible
 from fluxgui.services.branches import short_tokens
@@ -294,14 +295,31 @@ class CardHeader:
         return " · ".join(head)
 
     def pair_text(self, m: Message) -> str:
-        """The header's note on a tool call's output, or on an output's call."""
+        """The header's note on a tool call's output, or on an output's call (also for
+        the calls a flux assistant message holds, and a flux ``tool`` row)."""
         pairs = self._pane.pairs
         if m.kind == "tool_call" and call_key(m):
             out = pairs.output_for(m)
             return f"→ output {out.short_label}" if out else "no output"
-        if m.kind == "tool_output" and output_key(m):
+        key = output_key(m) if m.kind == "tool_output" else None
+        if key:
             call = pairs.call_for(m)
+            name = tool_name(m) or (pairs.call_name(key) if call is not None else "")
             if call is None:
-                return f"← {output_key(m)} (call not loaded)"
-            return f"← {tool_name(call) or 'call'} {call.short_label}"
+                return f"{name} ← {key} (call not loaded)" if name else f"← {key} (call not loaded)"
+            return f"← {name or tool_name(call) or 'call'} {call.short_label}"
+        calls = message_calls(m)
+        if calls:
+            outs = [o.short_label for o in (pairs.output_for_id(c.call_id) for c in calls if c.call_id) if o]
+            note = plural(len(calls), "tool call")
+            return f"{note} → output {', '.join(outs)}" if outs else note
         return ""
+
+    def call_outputs(self, m: Message) -> dict[str, str]:
+        """call id → "→ output #id" for each call ``m`` holds whose output is loaded."""
+        pairs = self._pane.pairs
+        out: dict[str, str] = {}
+        for call in message_calls(m):
+            found = pairs.output_for_id(call.call_id) if call.call_id else None
+            out[call.call_id] = f"→ output {found.short_label}" if found else "no output"
+        return out
