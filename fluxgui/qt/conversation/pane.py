@@ -20,15 +20,17 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from fluxgui.core.display import esc, raw_document
+from fluxgui.core.display import raw_document
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.text import plural
+from fluxgui.core.visible import visible
 from fluxgui.services.live import PAGE_SIZE
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
+from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
 from .live import PaneLive
 from .loading import PaneLoading
@@ -117,8 +119,9 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.delegate = MessageDelegate(self.view, self)
         self.view.setItemDelegate(self.delegate)
 
-        self.title = QLabel(self)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # Elided (start and end kept, the whole id in its tooltip): a long id must neither
+        # widen the window nor run into the status.
+        self.title = ElidedLabel(self, mode=Qt.TextElideMode.ElideMiddle)
         bold = self.title.font()
         bold.setBold(True)
         self.title.setFont(bold)
@@ -126,13 +129,13 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         #: where the session was forked from (fluxgui's forks), hidden otherwise
-        self.origin = QLabel(self)
-        self.origin.setTextFormat(Qt.TextFormat.PlainText)
+        self.origin = ElidedLabel(self)
         self.origin.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.origin.hide()
         head = QHBoxLayout()
         head.setContentsMargins(10, 4, 10, 4)
-        head.addWidget(self.title, 0)
+        head.setSpacing(12)
+        head.addWidget(self.title, 2)
         head.addWidget(self.origin, 1)
         head.addWidget(self.status, 0)
 
@@ -223,7 +226,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText(session_id)
+        self.title.set_full_text(visible(session_id, keep_layout=False) or "(empty id)")
         self._show_placeholder("Loading messages…")
         self._start("latest", self._load_latest(self._generation, store, session_id))
 
@@ -240,7 +243,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText("")
+        self.title.set_full_text("")
         self.status.setText("")
         self.set_origin(None)
         self._show_placeholder(text)
@@ -294,11 +297,8 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""
-        metrics = self.origin.fontMetrics()
-        self.origin.setText(
-            metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 360) if text else ""
-        )
-        self.origin.setToolTip(esc(text) if text else "")
+        self.origin.set_elide_mode(Qt.TextElideMode.ElideMiddle)
+        self.origin.set_full_text(visible(text, keep_layout=False) if text else "")
         self.origin.setVisible(bool(text))
 
     # -- display ---------------------------------------------------------------------

@@ -42,6 +42,7 @@ from ..settings import RecentStores
 from ..watch import StoreWatcher
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
+from .placement import WindowPlacement
 from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
@@ -82,7 +83,8 @@ class MainWindow(QMainWindow):
         self._session_id: str | None = None  # shown or loading
 
         self.setWindowTitle("fluxgui")
-        self.resize(1200, 800)
+        # 1200×800, or less to fit the screen; the last geometry restored (clamped)
+        self.placement = WindowPlacement(self, self.recent.settings)
 
         self.sessions = SessionListModel(self.bridge, parent=self)
         self.session_list = SessionList(self)
