@@ -211,22 +211,28 @@ class BodyPlan:
     calls: tuple[MessageCall, ...] = ()
 
 
-def body_plan(message: Message, *, full: bool, plain: bool = False) -> BodyPlan:
+def body_plan(
+    message: Message, *, full: bool, plain: bool = False, pictures: bool = False
+) -> BodyPlan:
     """What the body of ``message`` shows (``full``: whole, however long; ``plain``:
-    Markdown text as typed too). Hidden characters are shown as visible markers."""
+    Markdown text as typed too). Hidden characters are shown as visible markers
+    (``pictures``: control characters as control pictures, ``␀``, else ``⟨NUL⟩``)."""
     plan = _plan(message, full=full, plain=plain)
+
+    def shown(text: str, keep_layout: bool = True) -> str:
+        return visible(text, keep_layout=keep_layout, pictures=pictures)
+
     calls = tuple(
-        MessageCall(visible(c.call_id, keep_layout=False), visible(c.name, keep_layout=False),
-                    visible(pretty_json(c.arguments) or c.arguments))
+        MessageCall(shown(c.call_id, False), shown(c.name, False),
+                    shown(pretty_json(c.arguments) or c.arguments))
         for c in message_calls(message)
     )
     if calls and plan.mode == "empty":
         plan = BodyPlan("plain", "")
     if plan.mode in ("empty", "note"):
         return plan
-    return BodyPlan(plan.mode, visible(plan.text), plan.language,
-                    visible(plan.title, keep_layout=False), visible(plan.subtitle, keep_layout=False),
-                    calls)
+    return BodyPlan(plan.mode, shown(plan.text), plan.language,
+                    shown(plan.title, False), shown(plan.subtitle, False), calls)
 
 
 def _plan(message: Message, *, full: bool, plain: bool) -> BodyPlan:

@@ -203,6 +203,6 @@ class MessageInspector(QWidget):
         if isinstance(index, int) and 0 <= index < len(self._values):
             # Hidden characters as visible markers (NUL, bidi overrides, zero-width…);
             # the tree and the values it keeps stay exact.
-            self.value_view.setPlainText(visible(full_text(self._values[index])))
+            self.value_view.setPlainText(visible(full_text(self._values[index]), pictures=False))
         else:
             self.value_view.clear()

@@ -166,7 +166,7 @@ def test_hidden_characters_are_markers_with_a_warning_badge_and_raw_values_stay_
     shown = dict(zip(HOSTILE, show(qtbot, pane, opened(path), "s"), strict=True))
     assert body(pane, shown["bidi"]) == "file⟨U+202E⟩exe.txt says evil"
     assert body(pane, shown["zero-width"]) == "pay⟨U+200B⟩pal.com⟨U+2060⟩"
-    assert body(pane, shown["controls"]) == "before␀after ␛[31mred␇ bell"
+    assert body(pane, shown["controls"]) == "before⟨NUL⟩after ⟨ESC⟩[31mred⟨BEL⟩ bell"
     assert body(pane, shown["surrogate"]) == "half ⟨U+D83D⟩ of an emoji"
     delegate = pane.delegate
     for name in ("bidi", "zero-width"):
@@ -199,7 +199,7 @@ def test_hidden_characters_are_markers_with_a_warning_badge_and_raw_values_stay_
         if inspector.tree.topLevelItem(0).child(i).text(0) == "text"
     )
     inspector.tree.setCurrentItem(text_item)
-    assert inspector.value_view.toPlainText() == "before␀after ␛[31mred␇ bell"
+    assert inspector.value_view.toPlainText() == "before⟨NUL⟩after ⟨ESC⟩[31mred⟨BEL⟩ bell"
     kept = inspector._values[text_item.data(1, Qt_VALUE_ROLE())]
     assert kept == HOSTILE["controls"]
 

@@ -101,7 +101,7 @@ class CardHeader:
         if x >= right_edge:
             return parts
 
-        role = visible(m.role, keep_layout=False)
+        role = visible(m.role, keep_layout=False, pictures=False)
         role_text = bold_fm.elidedText(role, Qt.TextElideMode.ElideRight, min(160, right_edge - x))
         role_w = bold_fm.horizontalAdvance(role_text)
         if role_text:
@@ -122,8 +122,8 @@ class CardHeader:
         words = self.middle_words(m)
         middle = ("  ·  " + "  ·  ".join(words)) if words else ""
         middle_w = fm.horizontalAdvance(middle)
-        time_text = visible(short_time(m.created_at), keep_layout=False)
-        label = visible(m.short_label, keep_layout=False)
+        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
+        label = visible(m.short_label, keep_layout=False, pictures=False)
         room = right_edge - x - badges_w
         right = ""
         for candidate in ("  ".join(t for t in (time_text, label) if t), label):

@@ -226,7 +226,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.set_full_text(visible(session_id, keep_layout=False) or "(empty id)")
+        self.title.set_full_text(visible(session_id, keep_layout=False, pictures=False) or "(empty id)")
         self._show_placeholder("Loading messages…")
         self._start("latest", self._load_latest(self._generation, store, session_id))
 
@@ -298,7 +298,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""
         self.origin.set_elide_mode(Qt.TextElideMode.ElideMiddle)
-        self.origin.set_full_text(visible(text, keep_layout=False) if text else "")
+        self.origin.set_full_text(visible(text, keep_layout=False, pictures=False) if text else "")
         self.origin.setVisible(bool(text))
 
     # -- display ---------------------------------------------------------------------
