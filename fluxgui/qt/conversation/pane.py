@@ -159,6 +159,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setSizes([620, 280])
+        self._sized = False  # the split is made proportional once the pane has its width
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -171,6 +172,14 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.clear("Select a session.")
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._sized and self.width() > 0:
+            # The inspector takes 280 px of a 900 px pane, less of a narrow one.
+            self._sized = True
+            side = min(280, self.width() * 3 // 10)
+            self.splitter.setSizes([self.width() - side, side])
 
     # -- properties ----------------------------------------------------------------
 

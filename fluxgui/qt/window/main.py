@@ -156,7 +156,10 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.conversation)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([380, 820])
+        # The list takes 380 px of a 1200 px window, less of a smaller one (2× scale).
+        width = max(self.width(), 400)
+        list_width = min(380, max(width * 3 // 10, min(300, width // 2)))
+        splitter.setSizes([list_width, width - list_width])
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)
