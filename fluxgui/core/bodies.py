@@ -31,6 +31,12 @@ COLLAPSE_BYTES = 20_000
 PREVIEW_CHARS = 2_000
 #: … and this many lines
 PREVIEW_LINES = 30
+#: a body shown whole that is longer than this (characters) is shown as plain text, laid
+#: out a chunk at a time and painted only where it is seen (a 2 MB log must not freeze
+#: the window: Qt lays out 100 kB of Markdown in ~75 ms)
+HUGE_CHARS = 60_000
+#: the size of one such chunk (characters, whole lines): ~4 ms of layout each
+CHUNK_CHARS = 12_000
 #: roles whose message text is Markdown (written by a model); every other role's text is
 #: shown as typed
 MARKDOWN_ROLES = frozenset({"assistant", "summary"})
@@ -61,6 +67,34 @@ def preview(text: str) -> str:
     elif len(text) > PREVIEW_CHARS and "\n" in head:
         head = head[: head.rfind("\n")]
     return head
+
+
+def is_huge(message: Message, *, full: bool) -> bool:
+    """Whether ``message``'s body, shown whole (``full``), is laid out in chunks as plain
+    text (over :data:`HUGE_CHARS`)."""
+    if not full or is_compaction(message) or sealed(message):
+        return False
+    return len(body_source(message)) > HUGE_CHARS
+
+
+def split_chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut into pieces of about ``size`` characters, each ending after a line's
+    newline where one is near (a longer line is cut where it must):
+    ``"".join(pieces) == text``."""
+    if len(text) <= size:
+        return [text]
+    out: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = start + size
+        if end >= n:
+            out.append(text[start:])
+            break
+        cut = text.rfind("\n", start, end)
+        end = cut + 1 if cut >= start else end
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 def pretty_json(text: str) -> str | None:

@@ -9,11 +9,13 @@ by :class:`~fluxgui.qt.conversation.header.CardHeader`.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
     QEvent,
+    QTimer,
     QModelIndex,
     QPersistentModelIndex,
     QPointF,
@@ -40,7 +42,7 @@ from PySide6.QtWidgets import (
     QToolTip,
 )
 
-from fluxgui.core.bodies import body_source, is_long, is_markdown, utf8_size
+from fluxgui.core.bodies import HUGE_CHARS, body_plan, body_source, is_long, is_markdown, utf8_size
 from fluxgui.core.display import esc, role_colour, size_label
 from fluxgui.core.model import Message
 
@@ -59,6 +61,7 @@ from .geometry import (
     RADIUS,
     CardRows,
 )
+from .chunks import ChunkedBody
 from .header import CardHeader, CardHost
 from .model import MESSAGE_ROLE, MessageListModel
 
@@ -66,6 +69,12 @@ _Index = QModelIndex | QPersistentModelIndex
 
 #: laid-out documents kept (LRU); heights are kept for every loaded message
 DOC_CACHE = 600
+#: how long one slice of background layout work may run (seconds): well under a frame
+WORK_SLICE = 0.008
+#: how often a huge body being measured re-lays out the list at most (seconds)
+RELAYOUT_EVERY = 0.25
+#: rows beyond the ones seen that a resize still lays out at once
+RESIZE_MARGIN = 10
 
 
 class MessageDelegate(CardHeader, QStyledItemDelegate):
@@ -85,6 +94,17 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._metrics: tuple[int, int] | None = None  # header and footer line heights
         self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
         self._hidden: dict[int, list[str]] = {}  # message id -> hidden characters listed
+        self._chars: dict[int, int] = {}  # message id -> characters of a long body
+        # Resizing lays out the rows seen at once and the rest in the background: while
+        # ``_lazy`` holds the ids seen, other rows keep their old heights (``_stale``).
+        self._lazy: set[int] | None = None
+        self._stale: set[int] = set()
+        self._on_settled: Any = None
+        self._relaid = 0.0  # when a huge body last re-laid out the list
+        self._work = QTimer(view)
+        self._work.setSingleShot(True)
+        self._work.setInterval(0)
+        self._work.timeout.connect(self._do_work)
         self.expanded: set[int] = set()  # reasoning rows opened
         self.full: set[int] = set()  # long rows shown whole
         #: Markdown messages whose "show as plain text" differs from :attr:`all_plain`
@@ -105,6 +125,9 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._sizes.clear()
         self._long.clear()
         self._hidden.clear()
+        self._chars.clear()
+        self._stale.clear()
+        self._lazy = None
         self.expanded.clear()
         self.full.clear()
         self.plain.clear()
@@ -122,6 +145,7 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
             self._sizes.pop(mid, None)
             self._long.pop(mid, None)
             self._hidden.pop(mid, None)
+            self._chars.pop(mid, None)
 
     def refresh_theme(self) -> None:
         self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
@@ -162,7 +186,17 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
             source = body_source(m)
             size = utf8_size(source) if is_long(source) else 0
             self._long[m.id] = size
+            self._chars[m.id] = len(source) if size else 0
         return size
+
+    def is_huge(self, m: Message) -> bool:
+        """Shown whole and longer than :data:`~fluxgui.core.bodies.HUGE_CHARS`: laid out
+        in chunks as plain text (:class:`~.chunks.ChunkedBody`)."""
+        if m.id not in self.full or not self.long_size(m) or m.kind == "compaction":
+            return False
+        if m.kind == "reasoning" and m.id not in self.expanded:
+            return False
+        return self._chars.get(m.id, 0) > HUGE_CHARS and self.badge(m) is None
 
     def is_collapsible(self, m: Message) -> bool:
         return m.kind == "reasoning" or self.long_size(m) > 0
@@ -212,7 +246,13 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         """The laid-out body of ``m`` in its current state (built or taken from cache)."""
         key = self._key(m)
         doc = self._docs.get(key)
-        if doc is None:
+        if doc is None and self.is_huge(m):
+            plan = body_plan(m, full=True, plain=True)
+            doc = ChunkedBody(plan.text, self.theme, size=self.long_size(m),  # type: ignore[assignment]
+                              mono=plan.mode == "code" or plan.language == "json")
+            self.built += 1
+            self._docs[key] = doc  # type: ignore[assignment]
+        elif doc is None:
             doc = message_document(m, self.theme, full=key[1], plain=key[2], outputs=dict(key[3]))
             self.built += 1
             self._docs[key] = doc
@@ -232,6 +272,11 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
     def _body_height(self, m: Message) -> float:
         if m.kind == "reasoning" and m.id not in self.expanded:
             return float(QFontMetrics(self.theme.font).height())
+        if self.is_huge(m):  # measured a chunk at a time in the background
+            body = self.document(m)
+            if isinstance(body, ChunkedBody) and not body.done:
+                self._work.start()
+            return body.size().height() if not isinstance(body, ChunkedBody) else body.height()
         key = self._key(m)
         width = self.text_width()
         known = self._heights.get(key)
@@ -240,6 +285,68 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         height = self.document(m).size().height()
         self._heights[key] = (width, height)
         return height
+
+    # -- background layout -------------------------------------------------------------
+
+    def begin_resize(self, seen: set[int], settled: Any = None) -> None:
+        """The view's width changes: lay out the rows ``seen`` now and the others in the
+        background (their old heights stand in meanwhile); call ``settled()`` when they
+        all have their new heights."""
+        self._lazy = set(seen)
+        self._on_settled = settled
+
+    def settled(self, m: Message) -> bool:
+        """Whether ``m``'s body is laid out whole at the current width."""
+        if not self.is_huge(m):
+            return True
+        body = self.document(m)
+        return not isinstance(body, ChunkedBody) or not body.pending
+
+    def settled_all(self) -> bool:
+        """No background layout left (no row waiting for its height, no chunk)."""
+        return not self._stale and not self._work.isActive() and not any(
+            isinstance(d, ChunkedBody) and d.pending for d in self._docs.values()
+        )
+
+    def _do_work(self) -> None:
+        started = time.perf_counter()
+        model = self._view.model()
+        if not isinstance(model, MessageListModel):
+            return
+        for key, body in list(self._docs.items()):
+            if not isinstance(body, ChunkedBody) or not body.pending:
+                continue
+            row = model.row_of(key[0])
+            m = model.message(row) if row is not None else None
+            if m is None or self._key(m) != key:
+                continue
+            body.set_width(self.text_width())
+            done = body.advance(max(0.001, WORK_SLICE - (time.perf_counter() - started)))
+            # The card's height follows its measured pieces: when all are measured, and
+            # meanwhile at most every RELAYOUT_EVERY seconds (each costs a layout).
+            if body.changed and (done or started - self._relaid > RELAYOUT_EVERY):
+                body.changed = False
+                self._relaid = started
+                self._sizes.pop(m.id, None)
+                self.sizeHintChanged.emit(model.index(row, 0))
+            if time.perf_counter() - started > WORK_SLICE:
+                self._work.start()
+                return
+        width = self._view.viewport().width()
+        while self._stale:
+            mid = self._stale.pop()
+            row = model.row_of(mid)
+            m = model.message(row) if row is not None else None
+            if m is not None:
+                self._sizes[mid] = (width, self._size(m, width))
+            if time.perf_counter() - started > WORK_SLICE:
+                self._work.start()
+                return
+        if self._lazy is not None:
+            self._lazy = None
+            settled, self._on_settled = self._on_settled, None
+            if settled is not None:
+                settled()
 
     # -- geometry --------------------------------------------------------------------
 
@@ -277,6 +384,11 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         known = self._sizes.get(m.id)
         if known is not None and known[0] == width:
             return known[1]
+        if known is not None and self._lazy is not None and m.id not in self._lazy:
+            # A resize: a row not seen keeps its height until the background measures it.
+            self._stale.add(m.id)
+            self._work.start()
+            return QSize(max(width, 1), known[1].height())
         size = self._size(m, width)
         self._sizes[m.id] = (width, size)
         return size
@@ -370,8 +482,16 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         ctx.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.Text))
         clip = QRectF(0, 0, rect.width() + 1, rect.height() + 1)
         painter.setClipRect(clip)
-        ctx.clip = clip
-        doc.documentLayout().draw(painter, ctx)
+        # Only what is seen is drawn: a long body is not walked from its start each paint.
+        seen = self._view.viewport().rect().translated(-rect.topLeft())
+        top, bottom = max(0.0, float(seen.top())), min(clip.bottom(), float(seen.bottom()))
+        if isinstance(doc, ChunkedBody):
+            doc.draw(painter, ctx.palette, top, bottom)
+            if doc.pending:
+                self._work.start()
+        else:
+            ctx.clip = QRectF(0, top, clip.width(), max(0.0, bottom - top + 1))
+            doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
     # -- interaction -----------------------------------------------------------------
