@@ -35,8 +35,8 @@ PREVIEW_LINES = 30
 #: out a chunk at a time and painted only where it is seen (a 2 MB log must not freeze
 #: the window: Qt lays out 100 kB of Markdown in ~75 ms)
 HUGE_CHARS = 60_000
-#: the size of one such chunk (characters, whole lines): ~4 ms of layout each
-CHUNK_CHARS = 12_000
+#: the size of one such chunk (characters, whole lines): ~1–3 ms of layout each, in monospace
+CHUNK_CHARS = 3_000
 #: roles whose message text is Markdown (written by a model); every other role's text is
 #: shown as typed
 MARKDOWN_ROLES = frozenset({"assistant", "summary"})

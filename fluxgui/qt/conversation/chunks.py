@@ -19,6 +19,7 @@ from PySide6.QtGui import QAbstractTextDocumentLayout, QFontMetricsF, QPainter, 
 
 from fluxgui.core.bodies import split_chunks
 from fluxgui.core.display import size_label
+from fluxgui.core.visible import visible
 
 from ..markdown import DocTheme, SafeDocument, plain_document
 
@@ -34,7 +35,9 @@ class ChunkedBody:
         self.pieces = [note + "\n", *split_chunks(text)]
         self._docs: list[SafeDocument | None] = [None] * len(self.pieces)
         self._heights: list[float | None] = [None] * len(self.pieces)
-        self._lines = [[len(line) for line in piece.split("\n")] for piece in self.pieces]
+        # (lines, characters) of each piece: enough to estimate its height cheaply
+        self._counts = [(piece.count("\n") + (0 if piece.endswith("\n") else 1), len(piece))
+                        for piece in self.pieces]
         metrics = QFontMetricsF(theme.mono if mono else theme.font)
         self._line_h = metrics.lineSpacing()
         self._char_w = max(1.0, metrics.averageCharWidth())
@@ -52,18 +55,14 @@ class ChunkedBody:
             self._heights = [None] * len(self.pieces)
             self._next = 0
             per_line = max(1, int(width / self._char_w)) if width > 0 else 80
-            self._estimates = [self._estimate(lines, per_line) for lines in self._lines]
+            self._estimates = [self._line_h * max(lines, chars / per_line, 1)
+                               for lines, chars in self._counts]
 
     def height(self) -> float:
         if not self._estimates:
             self.set_width(self._width)
         return sum(h if h is not None else e
                    for h, e in zip(self._heights, self._estimates, strict=True))
-
-    def _estimate(self, lines: list[int], per_line: int) -> float:
-        count = len(lines) - (1 if len(lines) > 1 and lines[-1] == 0 else 0)
-        wraps = sum((n - 1) // per_line for n in lines if n > per_line)
-        return self._line_h * (max(1, count) + wraps)
 
     @property
     def done(self) -> bool:
@@ -80,6 +79,8 @@ class ChunkedBody:
         if doc is None:
             text = self.pieces[i]
             text = text[:-1] if text.endswith("\n") else text
+            # hidden characters as markers, a piece at a time (as the cards show them)
+            text = visible(text, pictures=False)
             doc = plain_document(text, self._theme, mono=self._mono and i > 0, muted=i == 0)
             self._docs[i] = doc
         return doc
@@ -128,7 +129,7 @@ class ChunkedBody:
             y += height
 
     def toPlainText(self) -> str:  # noqa: N802 - the name QTextDocument uses
-        return "".join(self.pieces)
+        return visible("".join(self.pieces), pictures=False)
 
     def textWidth(self) -> float:  # noqa: N802 - the name QTextDocument uses
         return float(self._width)

@@ -9,16 +9,13 @@ by :class:`~fluxgui.qt.conversation.header.CardHeader`.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
-    QEvent,
     QTimer,
     QModelIndex,
     QPersistentModelIndex,
-    QPointF,
     QRect,
     QRectF,
     QSize,
@@ -39,11 +36,10 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QToolTip,
 )
 
-from fluxgui.core.bodies import HUGE_CHARS, body_plan, body_source, is_long, is_markdown, utf8_size
-from fluxgui.core.display import esc, role_colour, size_label
+from fluxgui.core.bodies import HUGE_CHARS, body_source, is_long, is_markdown, utf8_size
+from fluxgui.core.display import role_colour, size_label
 from fluxgui.core.model import Message
 
 from ..markdown import DocTheme, SafeDocument, message_document, warm_up_qt
@@ -61,23 +57,21 @@ from .geometry import (
     RADIUS,
     CardRows,
 )
+from .background import BackgroundLayout
 from .chunks import ChunkedBody
 from .header import CardHeader, CardHost
+from .interaction import CardInteraction
 from .model import MESSAGE_ROLE, MessageListModel
 
 _Index = QModelIndex | QPersistentModelIndex
 
 #: laid-out documents kept (LRU); heights are kept for every loaded message
 DOC_CACHE = 600
-#: how long one slice of background layout work may run (seconds): well under a frame
-WORK_SLICE = 0.008
-#: how often a huge body being measured re-lays out the list at most (seconds)
-RELAYOUT_EVERY = 0.25
 #: rows beyond the ones seen that a resize still lays out at once
 RESIZE_MARGIN = 10
 
 
-class MessageDelegate(CardHeader, QStyledItemDelegate):
+class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItemDelegate):
     """Paints one message as a card; keeps each message's document and height cached.
 
     Per-message state: reasoning rows are collapsed to one line until toggled
@@ -101,6 +95,8 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._stale: set[int] = set()
         self._on_settled: Any = None
         self._relaid = 0.0  # when a huge body last re-laid out the list
+        self._model: MessageListModel | None = None  # the view's (it never changes)
+        self._viewport = view.viewport()
         self._work = QTimer(view)
         self._work.setSingleShot(True)
         self._work.setInterval(0)
@@ -247,9 +243,10 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         key = self._key(m)
         doc = self._docs.get(key)
         if doc is None and self.is_huge(m):
-            plan = body_plan(m, full=True, plain=True)
-            doc = ChunkedBody(plan.text, self.theme, size=self.long_size(m),  # type: ignore[assignment]
-                              mono=plan.mode == "code" or plan.language == "json")
+            # The stored text as typed, in monospace (proportional text shapes five times
+            # slower; a 2 MB body is a log or data); its markers are made a piece at a time.
+            doc = ChunkedBody(body_source(m), self.theme, size=self.long_size(m),  # type: ignore[assignment]
+                              mono=True)
             self.built += 1
             self._docs[key] = doc  # type: ignore[assignment]
         elif doc is None:
@@ -286,68 +283,6 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._heights[key] = (width, height)
         return height
 
-    # -- background layout -------------------------------------------------------------
-
-    def begin_resize(self, seen: set[int], settled: Any = None) -> None:
-        """The view's width changes: lay out the rows ``seen`` now and the others in the
-        background (their old heights stand in meanwhile); call ``settled()`` when they
-        all have their new heights."""
-        self._lazy = set(seen)
-        self._on_settled = settled
-
-    def settled(self, m: Message) -> bool:
-        """Whether ``m``'s body is laid out whole at the current width."""
-        if not self.is_huge(m):
-            return True
-        body = self.document(m)
-        return not isinstance(body, ChunkedBody) or not body.pending
-
-    def settled_all(self) -> bool:
-        """No background layout left (no row waiting for its height, no chunk)."""
-        return not self._stale and not self._work.isActive() and not any(
-            isinstance(d, ChunkedBody) and d.pending for d in self._docs.values()
-        )
-
-    def _do_work(self) -> None:
-        started = time.perf_counter()
-        model = self._view.model()
-        if not isinstance(model, MessageListModel):
-            return
-        for key, body in list(self._docs.items()):
-            if not isinstance(body, ChunkedBody) or not body.pending:
-                continue
-            row = model.row_of(key[0])
-            m = model.message(row) if row is not None else None
-            if m is None or self._key(m) != key:
-                continue
-            body.set_width(self.text_width())
-            done = body.advance(max(0.001, WORK_SLICE - (time.perf_counter() - started)))
-            # The card's height follows its measured pieces: when all are measured, and
-            # meanwhile at most every RELAYOUT_EVERY seconds (each costs a layout).
-            if body.changed and (done or started - self._relaid > RELAYOUT_EVERY):
-                body.changed = False
-                self._relaid = started
-                self._sizes.pop(m.id, None)
-                self.sizeHintChanged.emit(model.index(row, 0))
-            if time.perf_counter() - started > WORK_SLICE:
-                self._work.start()
-                return
-        width = self._view.viewport().width()
-        while self._stale:
-            mid = self._stale.pop()
-            row = model.row_of(mid)
-            m = model.message(row) if row is not None else None
-            if m is not None:
-                self._sizes[mid] = (width, self._size(m, width))
-            if time.perf_counter() - started > WORK_SLICE:
-                self._work.start()
-                return
-        if self._lazy is not None:
-            self._lazy = None
-            settled, self._on_settled = self._on_settled, None
-            if settled is not None:
-                settled()
-
     # -- geometry --------------------------------------------------------------------
 
     def _line_heights(self) -> tuple[int, int]:
@@ -375,10 +310,16 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         return CardRows(card, header, body, footer)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        # Called for every loaded row on every layout: one dict look-up when known.
-        model = index.model()
-        m = model.message(index.row()) if isinstance(model, MessageListModel) else None
-        width = self._view.viewport().width()
+        # Called for every loaded row on every layout (600 rows: ~25 ms in all, most of
+        # it Qt's): one dict look-up when known, nothing else.
+        model = self._model
+        if model is None:
+            found = index.model()
+            model = self._model = found if isinstance(found, MessageListModel) else None
+            if model is None:
+                return QSize(1, 0)
+        m = model.message(index.row())
+        width = self._viewport.width()
         if m is None:
             return QSize(max(width, 1), 0)
         known = self._sizes.get(m.id)
@@ -386,8 +327,9 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
             return known[1]
         if known is not None and self._lazy is not None and m.id not in self._lazy:
             # A resize: a row not seen keeps its height until the background measures it.
+            if not self._stale:
+                self._work.start()
             self._stale.add(m.id)
-            self._work.start()
             return QSize(max(width, 1), known[1].height())
         size = self._size(m, width)
         self._sizes[m.id] = (width, size)
@@ -493,56 +435,3 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
             ctx.clip = QRectF(0, top, clip.width(), max(0.0, bottom - top + 1))
             doc.documentLayout().draw(painter, ctx)
         painter.restore()
-
-    # -- interaction -----------------------------------------------------------------
-
-    def editorEvent(
-        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: _Index
-    ) -> bool:
-        if event.type() != QEvent.Type.MouseButtonRelease:
-            return False
-        if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
-            return False
-        m = index.data(MESSAGE_ROLE)
-        if not isinstance(m, Message):
-            return False
-        pos = event.position().toPoint()  # type: ignore[attr-defined]
-        rows = self.layout_rows(option.rect, m)
-        if rows.footer is not None:
-            fm = QFontMetrics(self._view.font())
-            link = QRect(rows.footer.topLeft(), fm.size(0, self.footer_text(m)))
-            if link.adjusted(-4, -3, 4, 3).contains(pos):
-                self.set_full(index, m.id not in self.full)
-                return True
-        if m.kind == "reasoning":
-            collapsed = m.id not in self.expanded
-            if rows.header.contains(pos) or (collapsed and rows.card.contains(pos)):
-                self.toggle(index)
-                return True
-        return False
-
-    def helpEvent(self, event: Any, view: Any, option: QStyleOptionViewItem, index: _Index) -> bool:
-        # A link's target as a tooltip, escaped (Qt would take it for rich text).
-        m = index.data(MESSAGE_ROLE)
-        if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
-            rows = self.layout_rows(option.rect, m)
-            for part in self.header_parts(rows.header, m):
-                if part.name in ("badge", "hidden") and part.rect.contains(event.pos()):
-                    badge = self.badge(m) if part.name == "badge" else self.hidden_badge(m)
-                    if badge:
-                        tip = esc(badge[1]).replace("\n", "<br>")
-                        QToolTip.showText(event.globalPos(), f"<p>{tip}</p>", view)
-                        return True
-            if rows.body.contains(event.pos()) and not (
-                m.kind == "reasoning" and m.id not in self.expanded
-            ):
-                doc = self.document(m)
-                href = doc.documentLayout().anchorAt(QPointF(event.pos() - rows.body.topLeft()))
-                if href:
-                    QToolTip.showText(
-                        event.globalPos(), f"<p style='white-space:pre'>{esc(href)}</p>", view
-                    )
-                    return True
-            QToolTip.hideText()
-            return True
-        return super().helpEvent(event, view, option, index)

@@ -304,7 +304,8 @@ class CardHeader:
         key = output_key(m) if m.kind == "tool_output" else None
         if key:
             call = pairs.call_for(m)
-            name = tool_name(m) or (pairs.call_name(key) if call is not None else "")
+            # a flux ``tool`` row names its tool (an SDK output item names only its type)
+            name = (tool_name(m) if m.raw is None else "") or pairs.call_name(key)
             if call is None:
                 return f"{name} ← {key} (call not loaded)" if name else f"← {key} (call not loaded)"
             return f"← {name or tool_name(call) or 'call'} {call.short_label}"
