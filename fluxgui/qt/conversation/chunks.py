@@ -8,6 +8,9 @@ delegate's background work (:meth:`ChunkedBody.advance`), or at once when one is
 painted. Until a piece is laid out its height is estimated from its line lengths, so
 the card has about its final height from the start and grows or shrinks a little as
 the pieces are measured. Painting draws only the pieces that intersect what is seen.
+A card shows the first :data:`INLINE_LINES` lines (a list row is at most 32,767 px
+tall); the whole text opens in a viewer that lays out only what it shows
+(:class:`~.viewer.TextViewer`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from fluxgui.core.visible import visible
 
 from ..markdown import DocTheme, SafeDocument, plain_document
 
+#: the lines of a huge body shown in its card (a list row holds at most 32,767 px); the
+#: whole text is in the viewer (:mod:`.viewer`)
+INLINE_LINES = 1_500
+#: the tallest a card's body may be (Qt's list rows are limited to 32,767 px)
+MAX_HEIGHT = 30_000.0
+
 
 class ChunkedBody:
     """A huge text as lazily laid-out pieces (see the module docstring)."""
@@ -30,9 +39,24 @@ class ChunkedBody:
     def __init__(self, text: str, theme: DocTheme, *, mono: bool, size: int) -> None:
         self._theme = theme
         self._mono = mono
-        note = (f"Shown as plain text ({size_label(size)}): too long to lay out as "
-                "Markdown or code.")
-        self.pieces = [note + "\n", *split_chunks(text)]
+        #: the whole text (what the viewer shows)
+        self.text = text
+        self.total_lines = text.count("\n") + 1
+        pieces, lines = [], 0
+        for piece in split_chunks(text):
+            if lines >= INLINE_LINES:
+                break
+            pieces.append(piece)
+            lines += piece.count("\n")
+        #: whether only the start is in the card (the rest: Open in Viewer)
+        self.cut = len("".join(pieces)) < len(text)
+        note = f"Shown as plain text ({size_label(size)}, {self.total_lines:,} lines)"
+        if self.cut:
+            note += (f"; the first {lines:,} lines are here, the whole text in the viewer "
+                     "(double-click, or Open in Viewer in the context menu).")
+        else:
+            note += ": too long to lay out as Markdown or code."
+        self.pieces = [note + "\n", *pieces]
         self._docs: list[SafeDocument | None] = [None] * len(self.pieces)
         self._heights: list[float | None] = [None] * len(self.pieces)
         # (lines, characters) of each piece: enough to estimate its height cheaply
@@ -61,8 +85,8 @@ class ChunkedBody:
     def height(self) -> float:
         if not self._estimates:
             self.set_width(self._width)
-        return sum(h if h is not None else e
-                   for h, e in zip(self._heights, self._estimates, strict=True))
+        return min(MAX_HEIGHT, sum(h if h is not None else e
+                                   for h, e in zip(self._heights, self._estimates, strict=True)))
 
     @property
     def done(self) -> bool:

@@ -169,6 +169,9 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_earlier)
         self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_earlier)
         self.view.toggleRequested.connect(self.toggle)
+        self.view.doubleClicked.connect(self._on_double_click)
+        #: the last text viewer opened (Open in Viewer)
+        self.viewer = None
         self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.clear("Select a session.")
