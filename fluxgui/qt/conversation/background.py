@@ -106,5 +106,5 @@ class BackgroundLayout:
         if self._lazy is not None:
             self._lazy = None
             settled, self._on_settled = self._on_settled, None
-            if settled is not None:
-                settled()
+            if settled is not None:  # its own turn of the loop: a layout of every row
+                QTimer.singleShot(0, settled)
