@@ -154,8 +154,10 @@ class MainWindow(QMainWindow):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left)
         splitter.addWidget(self.conversation)
-        splitter.setStretchFactor(0, 0)
-        splitter.setStretchFactor(1, 1)
+        # A narrower window (the chat dock open, 2× scale) narrows the list a little too,
+        # not only the conversation.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 4)
         # The list takes 380 px of a 1200 px window, less of a smaller one (2× scale).
         width = max(self.width(), 400)
         list_width = min(380, max(width * 3 // 10, min(300, width // 2)))
