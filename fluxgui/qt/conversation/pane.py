@@ -182,7 +182,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         if not self._sized and self.width() > 0:
             # The inspector takes 280 px of a 900 px pane, less of a narrow one.
             self._sized = True
-            side = min(280, self.width() * 3 // 10)
+            side = min(280, self.width() * 35 // 100)
             self.splitter.setSizes([self.width() - side, side])
 
     # -- properties ----------------------------------------------------------------

@@ -158,10 +158,9 @@ class MainWindow(QMainWindow):
         # not only the conversation.
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 4)
-        # The list takes 380 px of a 1200 px window, less of a smaller one (2× scale).
-        width = max(self.width(), 400)
-        list_width = min(380, max(width * 3 // 10, min(300, width // 2)))
-        splitter.setSizes([list_width, width - list_width])
+        splitter.setSizes([380, 820])
+        # …or less of a smaller window (2× scale), once it is shown at its size
+        self.placement.split_on_show(splitter)
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)

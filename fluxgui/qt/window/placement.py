@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize
 from PySide6.QtGui import QGuiApplication, QScreen
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QMainWindow, QSplitter
 
 #: settings key: the window's geometry when it was last closed (Qt's saveGeometry bytes)
 GEOMETRY = "ui/geometry"
@@ -52,6 +52,7 @@ class WindowPlacement(QObject):
         super().__init__(window)
         self._window = window
         self._settings = settings
+        self._split: QSplitter | None = None
         self.restore()
         window.installEventFilter(self)
 
@@ -76,10 +77,25 @@ class WindowPlacement(QObject):
         if geometry.size() != self._window.frameGeometry().size():
             self._window.resize(self._window.size().boundedTo(geometry.size()))
 
+    def split_on_show(self, splitter: QSplitter) -> None:
+        """When the window is first shown, give the first pane of ``splitter`` (the session
+        list) 32% of the width, at most 380 px and at least 300 (or half)."""
+        self._split = splitter
+
+    def _first_show(self) -> None:
+        splitter, self._split = self._split, None
+        if splitter is None:
+            return
+        width = max(splitter.width(), self._window.width() - 20, 400)
+        first = min(380, max(width * 32 // 100, min(300, width // 2)))
+        splitter.setSizes([first, width - first])
+
     def save(self) -> None:
         self._settings.setValue(GEOMETRY, self._window.saveGeometry())  # type: ignore[attr-defined]
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if watched is self._window and event.type() == QEvent.Type.Close:
             self.save()
+        elif watched is self._window and event.type() == QEvent.Type.Show and self._split:
+            self._first_show()
         return False
