@@ -85,10 +85,11 @@ def meta_dict(m: Message) -> dict[str, Any]:
 
 def message_badges(m: Message) -> list[str]:
     """Words that mark a message whose content is not plainly readable: ``expired``,
-    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``)."""
+    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``), or
+    that an encrypted session's reader skips: ``plaintext``."""
     enc = meta_dict(m).get("encryption")
     state = enc.get("state") if isinstance(enc, dict) else None
-    return [state] if state in ("expired", "locked", "unreadable") else []
+    return [state] if state in ("expired", "locked", "unreadable", "plaintext") else []
 
 
 def is_compaction(m: Message) -> bool:
@@ -108,6 +109,8 @@ class SessionInfo:
     updated_at: str | None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     count_exact: bool = True
+    #: how many branches the session has (stores with branches; 0: not told)
+    branches: int = 0
 
     @property
     def count_text(self) -> str:
@@ -123,6 +126,8 @@ class SessionInfo:
         }
         if not self.count_exact:
             out["count_exact"] = False  # "messages" is a lower bound
+        if self.branches > 1:
+            out["branches"] = self.branches
         return out
 
 

@@ -44,6 +44,17 @@ class RedisStore(RedisReader):
             item = self.cipher.seal(session_id, item)
         return json.dumps(item, separators=(",", ":"))
 
+    async def _pick_key(self, session_id: str) -> None:
+        """With a key ring, find which key opens the session's latest items first, so what
+        is appended opens with the same key (a session none opens: the first key)."""
+        cipher = self.cipher
+        if cipher is None or cipher.key_count < 2 or cipher.key_of(session_id) is not None:
+            return
+        for raw in reversed(await self._lrange(session_id, -8, -1)):
+            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            if looks_encrypted(text) and cipher.open(session_id, json.loads(text)).item is not None:
+                return
+
     def _need_key(self) -> None:
         if self.cipher is None and self.needs_key:
             raise KeyNeeded(
@@ -56,6 +67,7 @@ class RedisStore(RedisReader):
         check_branch(self, branch)
         self._check_writable()
         self._need_key()
+        await self._pick_key(session_id)
         items = []
         for m in messages:
             if not isinstance(m, dict):

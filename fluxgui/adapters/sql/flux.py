@@ -296,6 +296,16 @@ class FluxStore(SqlStore):
             )
         return [self._message(r) for r in rows]
 
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(
+            "SELECT id FROM messages WHERE session_id = :s AND id = :i",
+            {"s": session_id, "i": int(message_id)},
+        )
+        return (int(row[0]),) if row is not None else None
+
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         check_branch(self, branch)
         row = await self.backend.fetchone(

@@ -59,6 +59,7 @@ from .geometry import (
 )
 from .background import BackgroundLayout
 from .chunks import ChunkedBody
+from .find_marks import find_selections
 from .header import CardHeader, CardHost
 from .interaction import CardInteraction
 from .model import MESSAGE_ROLE, MessageListModel
@@ -111,6 +112,10 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         warm_up_qt(self.theme)
         #: documents built so far (for tests and the benchmark)
         self.built = 0
+        #: text found in the conversation (Ctrl+F, a search hit): highlighted in the cards;
+        #: ``find_current`` is the id of the message of the current hit
+        self.find_text = ""
+        self.find_current: int | None = None
 
     # -- state ---------------------------------------------------------------------
 
@@ -427,11 +432,13 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         # Only what is seen is drawn: a long body is not walked from its start each paint.
         seen = self._view.viewport().rect().translated(-rect.topLeft())
         top, bottom = max(0.0, float(seen.top())), min(clip.bottom(), float(seen.bottom()))
-        if isinstance(doc, ChunkedBody):
+        if isinstance(doc, ChunkedBody):  # (plain text in pieces: no find marks)
             doc.draw(painter, ctx.palette, top, bottom)
             if doc.pending:
                 self._work.start()
         else:
             ctx.clip = QRectF(0, top, clip.width(), max(0.0, bottom - top + 1))
+            if self.find_text:
+                ctx.selections = find_selections(doc, self.find_text, current=m.id == self.find_current)
             doc.documentLayout().draw(painter, ctx)
         painter.restore()

@@ -31,6 +31,8 @@ class MessageListView(QListView):
     toggleRequested = Signal(QModelIndex)
     #: Ctrl+C (False) or Ctrl+Shift+C (True)
     copyRequested = Signal(bool)
+    #: Ctrl+End: the session's newest message (loading it when it is not loaded)
+    endRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -175,6 +177,12 @@ class MessageListView(QListView):
         kind = self._copy_kind(event)
         if kind is not None:
             self.copyRequested.emit(kind)
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_End and (
+            event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        ) == Qt.KeyboardModifier.ControlModifier:
+            self.endRequested.emit()
             event.accept()
             return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and not (

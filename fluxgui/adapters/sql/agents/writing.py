@@ -40,6 +40,7 @@ class _SealingEditor(TableEditor):
         self._agents = store
 
     async def update_row(self, sid: str, row_id: int, values: Row, label: str) -> Change:
+        await self._agents.pick_key(sid)
         change = await super().update_row(sid, row_id, self._agents._sealed_row(sid, values), label)
         self._agents._note_sealed()
         return change
@@ -47,6 +48,7 @@ class _SealingEditor(TableEditor):
     async def insert_row(
         self, sid: str, anchor_id: int | None, where: Where, values: Row, label: str
     ) -> Change:
+        await self._agents.pick_key(sid)
         sealed = self._agents._sealed_row(sid, values)
         change = await super().insert_row(sid, anchor_id, where, sealed, label)
         self._agents._note_sealed()
@@ -293,6 +295,7 @@ class AgentsStore(AgentsReader):
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
         check_branch(self, branch)
         self._check_writable()
+        await self.pick_key(session_id)
         if self.has_branches:
             raise InvalidItem(
                 "adding items to an AdvancedSQLiteSession store is not supported yet "
