@@ -30,7 +30,7 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from fluxgui.core.errors import NotASessionStore, show_id
-from fluxgui.core.model import Message, meta_dict, SessionInfo, iso_time
+from fluxgui.core.model import Message, SessionInfo, iso_time
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch, cut_page
