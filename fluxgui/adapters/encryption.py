@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from fluxgui.core.errors import WrongKey, show_id
-from fluxgui.core.model import Message, from_item, iso_time, unix_time
+from fluxgui.core.model import Message, meta_dict, from_item, iso_time, unix_time
 from fluxgui.core.undecodable import Undecodable, from_agents_value
 
 DEFAULT_TTL = 600
@@ -271,7 +271,7 @@ def sealed(m: Message) -> bool:
 def encrypted_at(m: Message) -> float | None:
     """When a decrypted message was first encrypted (Unix seconds), from its
     ``metadata["encryption"]``; ``None`` for a plain one or an unknown time."""
-    enc = (m.metadata or {}).get("encryption")
+    enc = meta_dict(m).get("encryption")
     when = enc.get("encrypted_at") if isinstance(enc, dict) else None
     return unix_time(when) if isinstance(when, str) else None
 
@@ -280,5 +280,5 @@ def readable(m: Message) -> bool:
     """Whether the library's ``EncryptedSession.get_items`` would return this item: a
     decrypted, unexpired one. (Plain items in an encrypted store are skipped too: they
     are marked ``plaintext``, see :func:`mark_plaintext`.)"""
-    enc = (m.metadata or {}).get("encryption")
+    enc = meta_dict(m).get("encryption")
     return isinstance(enc, dict) and enc.get("state") == "ok"

@@ -18,7 +18,7 @@ from redis.exceptions import WatchError
 from fluxgui.core.changes import Change, Row, label_id
 from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, KeyNeeded, ReadOnlyError, show_id
 from fluxgui.core.items import MESSAGE_ROLES
-from fluxgui.core.model import Message, message_to_item, unix_time
+from fluxgui.core.model import Message, meta_dict, message_to_item, unix_time
 
 from ..base import check_branch
 from . import sessions
@@ -155,12 +155,12 @@ class RedisStore(RedisReader):
             return m.raw
         if isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
             return _Verbatim(m.raw)  # stored text that is not JSON: kept as it is
-        if m.metadata and isinstance(m.metadata.get("agents_item"), dict):
-            return m.metadata["agents_item"]
+        if isinstance(meta_dict(m).get("agents_item"), dict):
+            return meta_dict(m)["agents_item"]
         role = m.role
         if role not in MESSAGE_ROLES and role != "tool":
             role = "system" if role == "summary" else "user"
-        meta = m.metadata or {}
+        meta = meta_dict(m)
         return message_to_item(
             {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
         )

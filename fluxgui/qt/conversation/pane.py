@@ -20,15 +20,17 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
 
-from fluxgui.core.display import esc, raw_document
+from fluxgui.core.display import raw_document
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.text import plural, session_label
+from fluxgui.core.visible import visible
 from fluxgui.services.live import PAGE_SIZE
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
+from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
 from .find_bar import FindBar
 from .finding import FindState, PaneFinding
@@ -125,8 +127,9 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.delegate = MessageDelegate(self.view, self)
         self.view.setItemDelegate(self.delegate)
 
-        self.title = QLabel(self)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # Elided (start and end kept, the whole id in its tooltip): a long id must neither
+        # widen the window nor run into the status.
+        self.title = ElidedLabel(self, mode=Qt.TextElideMode.ElideMiddle)
         bold = self.title.font()
         bold.setBold(True)
         self.title.setFont(bold)
@@ -134,13 +137,13 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         #: where the session was forked from (fluxgui's forks), hidden otherwise
-        self.origin = QLabel(self)
-        self.origin.setTextFormat(Qt.TextFormat.PlainText)
+        self.origin = ElidedLabel(self)
         self.origin.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.origin.hide()
         head = QHBoxLayout()
         head.setContentsMargins(10, 4, 10, 4)
-        head.addWidget(self.title, 0)
+        head.setSpacing(12)
+        head.addWidget(self.title, 2)
         #: copies the shown session's id (the window wires it)
         self.copy_id_button = QToolButton(self)
         self.copy_id_button.setText("Copy id")
@@ -172,9 +175,11 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.inspector)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 0)
+        # the inspector gives up room too when the pane narrows (the chat dock opens)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([620, 280])
+        self._sized = False  # the split is made proportional once the pane has its width
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -186,10 +191,21 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_later)
         self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_later)
         self.view.toggleRequested.connect(self.toggle)
+        self.view.doubleClicked.connect(self._on_double_click)
+        #: the last text viewer opened (Open in Viewer)
+        self.viewer = None
         self.view.endRequested.connect(self.go_to_end)
         self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.clear("Select a session.")
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._sized and self.width() > 0:
+            # The inspector takes 280 px of a 900 px pane, less of a narrow one.
+            self._sized = True
+            side = min(280, self.width() * 35 // 100)
+            self.splitter.setSizes([self.width() - side, side])
 
     # -- properties ----------------------------------------------------------------
 
@@ -254,7 +270,9 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText(session_label(session_id))
+        self.title.set_full_text(
+            visible(session_id, keep_layout=False, pictures=False) if session_id else session_label("")
+        )
         self._show_placeholder("Loading messages…")
 
     def clear(self, text: str = "") -> None:
@@ -274,7 +292,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText("")
+        self.title.set_full_text("")
         self.status.setText("")
         self.set_origin(None)
         self.find_bar.hide()  # another store, or none: nothing to find in
@@ -329,11 +347,8 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""
-        metrics = self.origin.fontMetrics()
-        self.origin.setText(
-            metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 360) if text else ""
-        )
-        self.origin.setToolTip(esc(text) if text else "")
+        self.origin.set_elide_mode(Qt.TextElideMode.ElideMiddle)
+        self.origin.set_full_text(visible(text, keep_layout=False, pictures=False) if text else "")
         self.origin.setVisible(bool(text))
 
     # -- display ---------------------------------------------------------------------

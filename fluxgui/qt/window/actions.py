@@ -162,6 +162,8 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["compare"] = _action(window, "&Compare Sessions", window.compare_sessions, "Ctrl+D",
                                  "The two selected sessions (or a fork and its origin) side by side")
     view_menu.addAction(actions["compare"])
+    actions["plain_text"] = _plain_text_action(window)
+    view_menu.addAction(actions["plain_text"])
     inspector = window.conversation.inspector
     actions["inspector"] = QAction("&Inspector", window)
     actions["inspector"].setCheckable(True)
@@ -207,6 +209,31 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     help_menu.addAction(actions["about"])
     window.actions_by_name = actions
     return actions
+
+
+#: settings key: whether Markdown messages are shown as plain text (View menu)
+PLAIN_TEXT = "ui/plain_text"
+
+
+def _plain_text_action(window: MainWindow) -> QAction:
+    """View › Show Markdown as Plain Text: every assistant message exactly as written
+    (remembered in the settings; a message's own context-menu toggle overrides it)."""
+    action = QAction("Show Markdown as &Plain Text", window)
+    action.setCheckable(True)
+    action.setStatusTip("Show assistant messages exactly as written, not as Markdown")
+    settings = window.recent.settings
+    value = settings.value(PLAIN_TEXT, False)
+    on = value is True or str(value).lower() == "true"
+    action.setChecked(on)
+    window.conversation.set_all_plain(on)
+
+    def toggled(checked: bool) -> None:
+        window.conversation.set_all_plain(checked)
+        settings.setValue(PLAIN_TEXT, bool(checked))
+        settings.sync()
+
+    action.toggled.connect(toggled)
+    return action
 
 
 def show_times_in_utc(window: MainWindow, on: bool) -> None:

@@ -43,6 +43,7 @@ from ..settings import RecentStores
 from ..watch import StoreWatcher
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
+from .placement import WindowPlacement
 from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
@@ -83,7 +84,8 @@ class MainWindow(QMainWindow):
         self._session_id: str | None = None  # shown or loading
 
         self.setWindowTitle("fluxgui")
-        self.resize(1200, 800)
+        # 1200×800, or less to fit the screen; the last geometry restored (clamped)
+        self.placement = WindowPlacement(self, self.recent.settings)
 
         self.sessions = SessionListModel(self.bridge, parent=self)
         self.session_list = SessionList(self)
@@ -158,9 +160,13 @@ class MainWindow(QMainWindow):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left)
         splitter.addWidget(self.conversation)
-        splitter.setStretchFactor(0, 0)
-        splitter.setStretchFactor(1, 1)
+        # A narrower window (the chat dock open, 2× scale) narrows the list a little too,
+        # not only the conversation.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 4)
         splitter.setSizes([380, 820])
+        # …or less of a smaller window (2× scale), once it is shown at its size
+        self.placement.split_on_show(splitter)
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)

@@ -40,7 +40,9 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
     view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    # Ids differ at their end (a counter, a timestamp): elide the start, the whole id is
+    # in the tooltip.
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     rows = view.verticalHeader()
     rows.hide()

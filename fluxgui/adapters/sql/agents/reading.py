@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fluxgui.core.errors import KeyNeeded
-from fluxgui.core.model import Message, is_compaction
+from fluxgui.core.model import Message, meta_dict, is_compaction
 from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
 
@@ -191,7 +191,7 @@ class AgentsReader(AgentsListing):
         """The text a person reads for a row ``(session_id, id, message_data, …)``; nothing
         for an envelope that does not open (its placeholder is not the item's text)."""
         m = stored_message(row[1], row[2], None, session_id=str(row[0]), cipher=self.cipher)
-        state = (m.metadata or {}).get("encryption", {}).get("state")
+        state = meta_dict(m).get("encryption", {}).get("state")
         return "" if state in ("locked", "unreadable") else m.text
 
     def _matching(self, rows: list[tuple[Any, ...]], text: str) -> list[str]:
