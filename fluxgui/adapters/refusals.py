@@ -13,6 +13,7 @@ has a capability overrides its methods (the SQL formats' edits:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fluxgui.core.branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
@@ -181,3 +182,30 @@ class Refusals(ABC):
     async def session_usage(self, session_id: str) -> UsageTotals | None:
         """Usage summed over every branch."""
         raise self._unsupported("token usage")
+
+    # -- search support: declared by :attr:`capabilities` (``watermark``, ``server_search``)
+
+    def _no_search_support(self, what: str) -> Unsupported:
+        return Unsupported(f"{self.target} cannot {what} ({self.format} format)")
+
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        """Messages above an id watermark (stores whose ids increase store-wide)."""
+        raise self._no_search_support("list messages by id")
+
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        """Each session's (count, largest id)."""
+        raise self._no_search_support("list messages by id")
+
+    async def server_text_index(self) -> str | None:
+        """The server's trigram index on the text column (database servers only)."""
+        return None
+
+    def text_index_advice(self) -> str:
+        """What a DBA could create for server-side search."""
+        raise self._no_search_support("search on the server")
+
+    def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        """Candidate messages from the server's search."""
+        raise self._no_search_support("search on the server")

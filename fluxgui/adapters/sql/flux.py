@@ -25,6 +25,7 @@ from .detect import FLUX_TABLE as TABLE
 from .editor import TableEditor
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 from .store import SqlStore
+from .textsearch import after_sql, as_messages, marks, trigram_advice, trigram_index
 
 __all__ = ["REQUIRED_COLUMNS", "TABLE", "FluxStore"]
 
@@ -101,11 +102,19 @@ class FluxStore(SqlStore):
     """The flux schema."""
 
     format = "flux"
-    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True)
+    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True)
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
         self._utc = backend.utc_times
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Edits, clears, forks, id watermarks; server-side search on Postgres."""
+        return Capabilities(
+            append=True, edit=True, clear=True, fork=True, watermark=True,
+            server_search=self.backend.dialect == "postgresql",
+        )
 
     @staticmethod
     def ddl(backend: Backend) -> list[str]:
@@ -266,6 +275,33 @@ class FluxStore(SqlStore):
             return from_flux_row(0, "user", row[1], None, None).text
 
         return search_ids(self.backend, text, None, row_sql, row_text)
+
+    # -- search support ------------------------------------------------------------
+
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        params: Params = {"w": int(watermark), "n": limit}
+        if session_id is not None:
+            params["s"] = session_id
+        rows = await self.backend.fetchall(after_sql(TABLE, _COLS, session_id), params)
+        return await as_messages(rows, lambda r: self._message(r[1:]))
+
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        return await marks(self.backend, TABLE)
+
+    async def server_text_index(self) -> str | None:
+        return await trigram_index(self.backend, TABLE, "content")
+
+    def text_index_advice(self) -> str:
+        return trigram_advice(TABLE, "content")
+
+    async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        params: Params = {}
+        cond = like_any(self.backend, "content", search_patterns(text), params, "p")
+        sql = f"SELECT session_id, {_COLS} FROM messages WHERE {cond} ORDER BY id DESC"
+        async for rows in self.backend.stream(sql, params):
+            yield await as_messages(rows, lambda r: self._message(r[1:]))
 
     # -- messages ------------------------------------------------------------------
 
