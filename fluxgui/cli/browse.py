@@ -35,7 +35,15 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args)
     try:
-        listing = await list_sessions(store, limit=args.limit or None, search=args.search)
+        if args.search:
+            from fluxgui.services.browse import SessionListing
+
+            from .search import search_sessions
+
+            found = await search_sessions(store, args.search, args.limit or None)
+            listing = SessionListing(store.format, found)
+        else:
+            listing = await list_sessions(store, limit=args.limit or None)
     finally:
         await store.close()
     if store.capabilities.lists_named_sessions:

@@ -36,6 +36,8 @@ SESSION_HELP = "a session id, as 'ls' prints it"
 COMMANDS: dict[str, str] = {
     "ls": "list sessions, most recently active first",
     "show": "show one session's messages in stored order",
+    "search": "find the messages holding a text (session, message id, role, snippet)",
+    "index": "build or update a store's local search index",
     "branches": "list an AdvancedSQLiteSession session's branches",
     "branch": "fork a session at a message",
     "diff": "compare two sessions turn by turn",
@@ -117,6 +119,35 @@ def _add_show(sub: Subparsers, name: str) -> None:
         help="the branch to show (AdvancedSQLiteSession stores; default main)",
     )
     add_store_options(show)
+
+
+def _add_search(sub: Subparsers, name: str) -> None:
+    search = _command(
+        sub, name,
+        "Find the messages whose text holds TEXT (case-insensitive, Unicode case folding), "
+        "newest first: session id, message id, role and a snippet (control characters as "
+        "visible markers). Uses the store's local index when there is one (brought up to "
+        "date first), the server's trigram index on Postgres, else a scan (stderr says so).",
+        ["fluxgui search sessions.db A-1234", "fluxgui search sessions.db refund --json --limit 10"],
+    )
+    _target(search)
+    search.add_argument("text", metavar="TEXT", help="the text to find (3 characters or more use the index)")
+    _json(search)
+    search.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N hits (0: all; default 50)")
+    add_store_options(search)
+
+
+def _add_index(sub: Subparsers, name: str) -> None:
+    index = _command(
+        sub, name,
+        "Build the store's search index in fluxgui's cache folder (never in the store), or "
+        "bring it up to date: new messages, and sessions changed or deleted since. A "
+        "progress bar shows on a terminal. Encrypted items are never written to it.",
+        ["fluxgui index sessions.db", "fluxgui index postgresql://me@db.example/agents --rebuild"],
+    )
+    _target(index)
+    index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    add_store_options(index)
 
 
 def _add_branches(sub: Subparsers, name: str) -> None:
@@ -399,7 +430,7 @@ def _add_ledger(sub: Subparsers, name: str) -> None:
 
 #: each command's subparser, in the order ``--help`` lists them
 _ADD: dict[str, Callable[[Subparsers, str], None]] = {
-    "ls": _add_ls, "show": _add_show, "branches": _add_branches, "branch": _add_branch,
+    "ls": _add_ls, "show": _add_show, "search": _add_search, "index": _add_index, "branches": _add_branches, "branch": _add_branch,
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _add_check, "repair": _add_repair, "rewind": _add_rewind,
