@@ -20,6 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
+from .search_args import HELP as SEARCH_HELP
+from .search_args import add_index as _add_index
+from .search_args import add_search as _add_search
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -36,8 +39,8 @@ SESSION_HELP = "a session id, as 'ls' prints it"
 COMMANDS: dict[str, str] = {
     "ls": "list sessions, most recently active first",
     "show": "show one session's messages in stored order",
-    "search": "find the messages holding a text (session, message id, role, snippet)",
-    "index": "build or update a store's local search index",
+    "search": SEARCH_HELP["search"],
+    "index": SEARCH_HELP["index"],
     "branches": "list an AdvancedSQLiteSession session's branches",
     "branch": "fork a session at a message",
     "diff": "compare two sessions turn by turn",
@@ -119,35 +122,6 @@ def _add_show(sub: Subparsers, name: str) -> None:
         help="the branch to show (AdvancedSQLiteSession stores; default main)",
     )
     add_store_options(show)
-
-
-def _add_search(sub: Subparsers, name: str) -> None:
-    search = _command(
-        sub, name,
-        "Find the messages whose text holds TEXT (case-insensitive, Unicode case folding), "
-        "newest first: session id, message id, role and a snippet (control characters as "
-        "visible markers). Uses the store's local index when there is one (brought up to "
-        "date first), the server's trigram index on Postgres, else a scan (stderr says so).",
-        ["fluxgui search sessions.db A-1234", "fluxgui search sessions.db refund --json --limit 10"],
-    )
-    _target(search)
-    search.add_argument("text", metavar="TEXT", help="the text to find (3 characters or more use the index)")
-    _json(search)
-    search.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N hits (0: all; default 50)")
-    add_store_options(search)
-
-
-def _add_index(sub: Subparsers, name: str) -> None:
-    index = _command(
-        sub, name,
-        "Build the store's search index in fluxgui's cache folder (never in the store), or "
-        "bring it up to date: new messages, and sessions changed or deleted since. A "
-        "progress bar shows on a terminal. Encrypted items are never written to it.",
-        ["fluxgui index sessions.db", "fluxgui index postgresql://me@db.example/agents --rebuild"],
-    )
-    _target(index)
-    index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
-    add_store_options(index)
 
 
 def _add_branches(sub: Subparsers, name: str) -> None:
