@@ -209,3 +209,7 @@ class Refusals(ABC):
     def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
         """Candidate messages from the server's search."""
         raise self._no_search_support("search on the server")
+
+    async def index_advice(self) -> list[str]:
+        """Indexes a database lacks that make listing slow (none for most stores)."""
+        return []

@@ -44,6 +44,8 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             listing = SessionListing(store.format, found)
         else:
             listing = await list_sessions(store, limit=args.limit or None)
+            for advice in await store.index_advice():
+                print(f"fluxgui: {one_line(advice, 600)}", file=sys.stderr)
     finally:
         await store.close()
     if store.capabilities.lists_named_sessions:

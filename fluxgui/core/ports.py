@@ -222,6 +222,9 @@ class SessionStore(Protocol):
     def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
         """Messages (with their session ids) the server's pre-filter lets through for
         ``text``, newest first, in batches; the caller checks each."""
+    async def index_advice(self) -> list[str]:
+        """Sentences naming an index the database lacks that makes listing slow, each
+        with the exact ``CREATE INDEX`` a DBA could run (fluxgui never runs it)."""
 
     # -- writing (capabilities: append, edit, clear, fork) ------------------------------
     def check_editable(self) -> None: ...

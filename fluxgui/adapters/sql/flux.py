@@ -25,7 +25,9 @@ from .detect import FLUX_TABLE as TABLE
 from .editor import TableEditor
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 from .store import SqlStore
-from .textsearch import after_sql, as_messages, marks, trigram_advice, trigram_index
+from .textsearch import (
+    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
+)
 
 __all__ = ["REQUIRED_COLUMNS", "TABLE", "FluxStore"]
 
@@ -147,26 +149,20 @@ class FluxStore(SqlStore):
         # Cursor: the id of the last row of the page's last session.
         cmp, way = ("<", "DESC") if descending else (">", "ASC")
         bound = int(cursor[0]) if cursor else (MAX_KEY if descending else -MAX_KEY)
-        if self.backend.dialect == "sqlite":
-            # Walk the table by id (backwards for the most recent first) and keep each
-            # session's last row: the cost follows the page, not the table (SQLite finds
-            # MAX(id) per session through the session index). Counts and first times
-            # only for the rows shown.
-            sql = f"""
-                SELECT m.session_id,
-                       (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
-                       (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
-                        ORDER BY f.id LIMIT 1),
-                       m.created_at, m.id
-                FROM messages m
-                WHERE m.id {cmp} :before
-                  AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
-                ORDER BY m.id {way} LIMIT :limit"""
-        else:
-            sql = f"""
-                SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
-                FROM messages GROUP BY session_id HAVING MAX(id) {cmp} :before
-                ORDER BY MAX(id) {way} LIMIT :limit"""
+        # Walk the table by id (backwards for the most recent first) and keep each
+        # session's last row: the cost follows the page, not the table (MAX(id) per
+        # session is one seek on the session index, on SQLite and on Postgres alike; no
+        # GROUP BY over the whole table). Counts and first times only for the rows shown.
+        sql = f"""
+            SELECT m.session_id,
+                   (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
+                   (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
+                    ORDER BY f.id LIMIT 1),
+                   m.created_at, m.id
+            FROM messages m
+            WHERE m.id {cmp} :before
+              AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
+            ORDER BY m.id {way} LIMIT :limit"""
         return await self.backend.fetchall(sql, {"before": bound, "limit": limit})
 
     async def _page_by_id(
@@ -295,6 +291,11 @@ class FluxStore(SqlStore):
 
     def text_index_advice(self) -> str:
         return trigram_advice(TABLE, "content")
+
+    async def index_advice(self) -> list[str]:
+        return await missing_index(
+            self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
+        )
 
     async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
         params: Params = {}

@@ -54,6 +54,37 @@ def trigram_advice(table: str, column: str) -> str:
     )
 
 
+_INDEX_COLUMNS_SQL = """
+    SELECT ic.relname, array_agg(a.attname ORDER BY k.ord)
+    FROM pg_index i
+    JOIN pg_class t ON t.oid = i.indrelid
+    JOIN pg_class ic ON ic.oid = i.indexrelid
+    CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+    WHERE t.relname = :t AND i.indisvalid
+      AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+    GROUP BY ic.relname"""
+
+
+async def missing_index(
+    backend: Backend, table: str, columns: tuple[str, ...], what: str
+) -> list[str]:
+    """On Postgres: a sentence with the exact ``CREATE INDEX`` a DBA could run when no
+    valid index of ``table`` starts with ``columns`` (what makes ``what`` slow without
+    it); nothing when one does, or on other databases (the libraries make theirs)."""
+    if backend.dialect != "postgresql":
+        return []
+    rows = await backend.fetchall(_INDEX_COLUMNS_SQL, {"t": table})
+    if any(tuple(r[1])[: len(columns)] == columns for r in rows):
+        return []
+    name = quote_ident(f"{table}_{'_'.join(columns)}")
+    cols = ", ".join(quote_ident(c) for c in columns)
+    return [
+        f"{what} is slow on {table}: it has no index on ({', '.join(columns)}). "
+        f"A DBA could run: CREATE INDEX CONCURRENTLY {name} ON {quote_ident(table)} ({cols});"
+    ]
+
+
 async def as_messages(
     rows: list[tuple[Any, ...]], convert: Callable[[tuple[Any, ...]], Message]
 ) -> list[tuple[str, Message]]:

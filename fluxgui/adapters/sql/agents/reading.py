@@ -24,7 +24,9 @@ from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, readable, stored_message
 from ..backend import Params
 from ..search import contains, like_any, search_ids, search_patterns
-from ..textsearch import after_sql, as_messages, marks, trigram_advice, trigram_index
+from ..textsearch import (
+    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
+)
 from .listing import AgentsListing
 
 
@@ -78,10 +80,12 @@ class AgentsReader(AgentsListing):
         :meth:`_messages`).
         """
         M = self._M
+        # one query: the latest rows and the first (primary-key ranges)
         ids = await self.backend.fetchall(
-            f"SELECT id FROM {M} ORDER BY id DESC LIMIT :n", {"n": DETECT_SAMPLE}
+            f"SELECT id FROM (SELECT id FROM {M} ORDER BY id DESC LIMIT :n) AS latest "
+            f"UNION SELECT id FROM (SELECT id FROM {M} ORDER BY id LIMIT 1) AS first",
+            {"n": DETECT_SAMPLE},
         )
-        ids += await self.backend.fetchall(f"SELECT id FROM {M} ORDER BY id LIMIT 1")
         heads = await self.backend.text_heads(
             self.messages_table, "message_data", sorted({int(r[0]) for r in ids}), HEAD_BYTES
         )
@@ -230,6 +234,12 @@ class AgentsReader(AgentsListing):
 
     def text_index_advice(self) -> str:
         return trigram_advice(self.messages_table, "message_data")
+
+    async def index_advice(self) -> list[str]:
+        return await missing_index(
+            self.backend, self.messages_table, ("session_id",),
+            "counting and paging each session's items",
+        )
 
     async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
         """The rows ``ILIKE`` lets through (with a key, every envelope too: the server
