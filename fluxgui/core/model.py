@@ -45,6 +45,9 @@ class Message:
     raw: Any = None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     ref: str | None = field(default=None, compare=False)
+    #: the length of the stored text ``raw`` and ``metadata`` were parsed from, when
+    #: known: no string inside them is longer (a writer need not measure them)
+    stored_chars: int | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -224,8 +227,10 @@ def from_flux_row(
     kind = "tool_output" if role_text == "tool" else "message"
     meta: dict[str, Any] | None = None
     raw: Any = None
+    stored = 0
     if metadata is not None:
         meta_text = _as_text(metadata)
+        stored = len(meta_text)
         try:
             parsed = json.loads(meta_text)
         except (ValueError, RecursionError):
@@ -245,6 +250,7 @@ def from_flux_row(
         created_at=iso_time(created_at, utc=utc),
         raw=raw,
         sort_key=sort_key or (int(row_id),),
+        stored_chars=stored,
     )
 
 
@@ -341,7 +347,9 @@ def from_agents_row(
             raw=text_data,
             sort_key=sort_key or (int(row_id),),
         )
-    return from_item(row_id, item, iso_time(created_at, utc=utc), sort_key=sort_key)
+    m = from_item(row_id, item, iso_time(created_at, utc=utc), sort_key=sort_key)
+    m.stored_chars = len(text_data)
+    return m
 
 
 def from_item(

@@ -22,6 +22,8 @@ def private_settings(tmp_path_factory: Any, monkeypatch: Any) -> Iterator[None]:
 
     folder = tmp_path_factory.mktemp("settings")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    # fluxgui's caches (the search index the window builds) stay out of the user's too
+    monkeypatch.setenv("FLUXGUI_CACHE_DIR", str(folder / "cache"))
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
     previous = keyring.get_keyring()
     keyring.set_keyring(keyring.backends.fail.Keyring())

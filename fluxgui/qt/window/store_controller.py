@@ -311,6 +311,7 @@ class StoreController:
         window.status.set_store(store, self.label)
         window.editor.set_store(store)
         window.watcher.set_store(store)
+        window.indexing.set_store(store)
         window.edits.update_mode()
         remember_conversations(window, store)
         self.update_key_notice()

@@ -68,6 +68,22 @@ def index_path(store_key: str) -> Path:
     return cache_dir() / "index" / f"{digest}.sqlite"
 
 
+def peek_state(store_key: str) -> dict[str, str]:
+    """The state row of the store's index without opening it for writing (empty when
+    there is none yet): a build running elsewhere is not waited for."""
+    path = index_path(store_key)
+    if not path.exists():
+        return {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return dict(db.execute("SELECT key, value FROM state").fetchall())
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
+
+
 def fold(text: str) -> str:
     """The text as the index holds it (Unicode full case folding, per character as
     :func:`fluxgui.core.hits.find_folded` folds)."""

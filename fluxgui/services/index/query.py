@@ -27,7 +27,7 @@ from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
-from .indexfile import IndexFile, fold
+from .indexfile import IndexFile, fold, peek_state
 from .update import has_index, open_index, searchable_text, sealed, update_index
 
 Path = Literal["index", "scan", "server"]
@@ -77,6 +77,33 @@ def text_hit(sid: str, message_id: int | None, role: str, text: str, needle: str
 def id_hit(session_id: str, needle: str) -> Hit | None:
     """A hit on the session id itself."""
     return text_hit(session_id, None, "", session_id, needle)
+
+
+async def index_ready(store: SessionStore) -> bool:
+    """Whether the store's index finished building once (it may lag the store a little:
+    the window updates it when the store changes)."""
+    state = await asyncio.to_thread(peek_state, store.store_key)
+    return state.get("ready") == "1"
+
+
+async def found_session_ids(
+    store: SessionStore, needle: str, hits: dict[str, int] | None = None
+) -> AsyncIterator[str]:
+    """The window's search: ids of the sessions whose id or messages hold ``needle``, from
+    the index when it is ready (not updated here), else by the store's own search (a
+    scan) until it is. ``hits`` receives each session's newest hit message id (index
+    path only), for opening the session at it."""
+    if indexable(needle) and await index_ready(store):
+        result = await search(store, needle, use="index", update=False)
+        for h in result.hits:
+            if hits is not None and h.message_id is not None:
+                hits.setdefault(h.session_id, h.message_id)
+        for sid in result.session_ids():
+            yield sid
+        return
+    async with contextlib.aclosing(store.search_session_ids(needle)) as ids:
+        async for sid in ids:
+            yield sid
 
 
 def indexable(needle: str) -> bool:
