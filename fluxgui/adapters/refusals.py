@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
-from fluxgui.core.changes import Change, Where
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, Unsupported, show_id
 from fluxgui.core.model import Message
 from fluxgui.core.ports import MAIN
-from fluxgui.core.structure import StructureReport
+
+if TYPE_CHECKING:  # annotations only
+    from fluxgui.core.branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
+    from fluxgui.core.changes import Change, Where
+    from fluxgui.core.structure import StructureReport
 
 
 def check_branch(store: Refusals, branch: str | None) -> None:

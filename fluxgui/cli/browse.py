@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fluxgui.core.branches import UsageTotals
 from fluxgui.core.ports import MAIN, SessionStore
 from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
@@ -19,6 +18,9 @@ from fluxgui.core.visible import visible
 from .errors import Known
 from .output import one_line, print_json, print_message, write_json_stream
 from .stores import open_target
+
+if TYPE_CHECKING:
+    from fluxgui.core.branches import UsageTotals
 
 
 def no_branches(store: SessionStore) -> Known:

@@ -26,10 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
-from .changes import Change
+from typing import TYPE_CHECKING
+
 from .model import Message, SessionInfo
-from .structure import StructureReport
+
+if TYPE_CHECKING:  # annotations only: a command that lists sessions never loads them
+    from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
+    from .changes import Change
+    from .structure import StructureReport
 
 Direction = Literal["backward", "forward"]
 #: How :meth:`SessionStore.list_sessions` orders sessions: by last activity, by session

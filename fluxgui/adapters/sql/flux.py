@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.changes import Row
 from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 from fluxgui.core.ports import Capabilities, Direction
@@ -22,9 +21,13 @@ from ..base import check_branch
 from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
-from .editor import TableEditor
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 from .store import SqlStore
+
+if TYPE_CHECKING:
+    from fluxgui.core.changes import Row
+
+    from .editor import TableEditor
 from .textsearch import (
     after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
 )
@@ -403,6 +406,8 @@ class FluxStore(SqlStore):
         return len(rows)
 
     def editor(self) -> TableEditor:
+        from .editor import TableEditor
+
         return TableEditor(
             self,
             table=TABLE,
