@@ -249,11 +249,10 @@ async def bench_pg(base: str, n_messages: int, n_sessions: int) -> None:
         raw_sql = RAW_FIRST_PAGE[fmt]
         conn = await asyncpg.connect(url)
         t_raw, raw_rows = await timed(lambda: conn.fetch(raw_sql))
-        t_group, _ = await timed(lambda: conn.fetch(GROUP_BY_PAGE[fmt]), runs=3)
         await conn.close()
-        same = [s.id for s in page.sessions] == [r[0] for r in raw_rows]
+        same = {s.id for s in page.sessions} == {r[0] for r in raw_rows}
         row(f"{fmt}: first page (50 sessions)", ms(t_page),
-            f"raw asyncpg {ms(t_raw)} (same rows: {same}); GROUP BY {ms(t_group)}", "≤ 50 ms")
+            f"raw asyncpg {ms(t_raw)} (same sessions: {same})", "≤ 50 ms")
         for needle, what in NEEDLES[:2]:
             t_srv, res = await timed(lambda n=needle: search(store, n, limit=50))
             conn = await asyncpg.connect(url)
@@ -296,22 +295,13 @@ async def _open_close(url: str, opts: dict[str, Any]) -> None:
     await store.close()
 
 
+#: the query a person would write for the first page, through asyncpg
 RAW_FIRST_PAGE = {
-    "flux": """SELECT m.session_id, (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
-                      m.created_at, m.id FROM messages m
-               WHERE m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
-               ORDER BY m.id DESC LIMIT 50""",
-    "agents": """SELECT s.session_id, s.updated_at,
-                        (SELECT COUNT(*) FROM agent_messages m WHERE m.session_id = s.session_id)
-                 FROM agent_sessions s ORDER BY s.updated_at DESC,
-                   (SELECT MAX(m.id) FROM agent_messages m WHERE m.session_id = s.session_id) DESC,
-                   s.session_id DESC LIMIT 50""",
-}
-GROUP_BY_PAGE = {
     "flux": """SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id) FROM messages
                GROUP BY session_id ORDER BY MAX(id) DESC LIMIT 50""",
-    "agents": """SELECT session_id, COUNT(*) FROM agent_messages GROUP BY session_id
-                 ORDER BY MAX(id) DESC LIMIT 50""",
+    "agents": """SELECT s.session_id, s.created_at, s.updated_at,
+                        (SELECT COUNT(*) FROM agent_messages m WHERE m.session_id = s.session_id)
+                 FROM agent_sessions s ORDER BY s.updated_at DESC, s.session_id DESC LIMIT 50""",
 }
 
 

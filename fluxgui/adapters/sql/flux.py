@@ -22,6 +22,7 @@ from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
+from .fluxpages import latest_sessions
 from .store import SqlStore
 
 if TYPE_CHECKING:
@@ -152,10 +153,12 @@ class FluxStore(SqlStore):
         # Cursor: the id of the last row of the page's last session.
         cmp, way = ("<", "DESC") if descending else (">", "ASC")
         bound = int(cursor[0]) if cursor else (MAX_KEY if descending else -MAX_KEY)
+        if descending and self.backend.dialect != "sqlite":
+            return await latest_sessions(self.backend, limit, bound)
         # Walk the table by id (backwards for the most recent first) and keep each
         # session's last row: the cost follows the page, not the table (MAX(id) per
-        # session is one seek on the session index, on SQLite and on Postgres alike; no
-        # GROUP BY over the whole table). Counts and first times only for the rows shown.
+        # session is one seek on the session index; no GROUP BY over the whole table).
+        # Counts and first times only for the rows shown.
         sql = f"""
             SELECT m.session_id,
                    (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
