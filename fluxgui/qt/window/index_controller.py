@@ -92,7 +92,8 @@ class IndexController:
     async def _update(self, store: Store) -> UpdateReport | None:
         if store.capabilities.server_search and await store.server_text_index():
             return None
-        return await update_index(store, progress=self._on_progress)
+        # smaller batches than the command line: each one is a short step of the loop
+        return await update_index(store, progress=self._on_progress, batch=2000)
 
     def _on_progress(self, done: int, total: int | None) -> None:
         now = time.monotonic()

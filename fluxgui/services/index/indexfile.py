@@ -235,7 +235,7 @@ class IndexFile:
         if not records:
             return
         given = [r.rid for r in records if r.rid is not None]
-        touched = {r.session_id for r in records}
+        touched: set[str] = set()  # sessions whose counts must be recounted
         if given:
             top = db.execute("SELECT MAX(rid) FROM msg").fetchone()[0]
             if top is not None and min(given) <= top:
@@ -262,13 +262,30 @@ class IndexFile:
                 if r.text is not None:
                     fts_rows.append((cur.lastrowid, fold(r.text)))
         db.executemany("INSERT INTO fts(rowid, t) VALUES (?, ?)", fts_rows)
+        if touched:  # rows were replaced: count those sessions again
+            touched.update(r.session_id for r in records)
+            db.executemany(
+                """INSERT INTO sess(session_id, n, last_id, sealed)
+                   SELECT ?1, COUNT(*), COALESCE(MAX(message_id), 0), COUNT(*) - COUNT(text)
+                   FROM msg WHERE session_id = ?1
+                   ON CONFLICT(session_id) DO UPDATE SET
+                     n = excluded.n, last_id = excluded.last_id, sealed = excluded.sealed""",
+                ((sid,) for sid in touched),
+            )
+            return
+        # Only new rows: add them to each session's counts (a build's common case; a
+        # recount of a 100,000-message session per batch would cost more than the batch).
+        counts: dict[str, list[int]] = {}
+        for r in records:
+            c = counts.setdefault(r.session_id, [0, 0, 0])
+            c[0] += 1
+            c[1] = max(c[1], r.message_id)
+            c[2] += r.text is None
         db.executemany(
-            """INSERT INTO sess(session_id, n, last_id, sealed)
-               SELECT ?1, COUNT(*), COALESCE(MAX(message_id), 0), COUNT(*) - COUNT(text)
-               FROM msg WHERE session_id = ?1
-               ON CONFLICT(session_id) DO UPDATE SET
-                 n = excluded.n, last_id = excluded.last_id, sealed = excluded.sealed""",
-            ((sid,) for sid in touched),
+            """INSERT INTO sess(session_id, n, last_id, sealed) VALUES (?, ?, ?, ?)
+               ON CONFLICT(session_id) DO UPDATE SET n = n + excluded.n,
+                 last_id = MAX(last_id, excluded.last_id), sealed = sealed + excluded.sealed""",
+            ((sid, c[0], c[1], c[2]) for sid, c in counts.items()),
         )
 
     # -- reading ---------------------------------------------------------------------

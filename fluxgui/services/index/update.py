@@ -30,8 +30,9 @@ from fluxgui.core.ports import SessionStore
 
 from .indexfile import IndexFile, Record, index_path
 
-#: rows per ``messages_after`` call (and per index transaction) while building
-BATCH = 2000
+#: rows per ``messages_after`` call (and per index transaction) while building: big
+#: transactions make few, big FTS5 segments (less merging)
+BATCH = 10_000
 #: ``progress(done, total)``: messages indexed so far and in all (``None``: unknown)
 Progress = Callable[[int, int | None], None]
 
