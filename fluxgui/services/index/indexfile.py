@@ -10,9 +10,11 @@ Tables:
   number of our own; ``text`` is what a person reads, ``NULL`` for an encrypted item
   (its clear text is never written here: such a row only counts).
 * ``fts`` — an FTS5 table with the trigram tokenizer over each message's text *case
-  folded* (``str.casefold``), contentless. A phrase of trigrams matches exactly where the
-  folded needle is a substring of the folded text, which is the rule
-  :func:`fluxgui.core.hits.find_folded` applies; every candidate is still checked with it.
+  folded* (``str.casefold``), contentless, without positions (``detail='none'``: a
+  third of the size, twice as fast to build). A query asks for every trigram of the
+  folded needle: each row holding the needle is among the candidates, and each
+  candidate is checked on its stored text with :func:`fluxgui.core.hits.find_folded`
+  (the rule every search path applies).
 * ``sess(session_id, n, last_id, sealed, mark)`` — what the index holds of each session
   (count, largest message id, encrypted rows) and the store's change mark it was built
   from (stores without id watermarks).
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from fluxgui.core.paths import cache_dir, private_file
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT)",
@@ -47,7 +49,7 @@ _SCHEMA = [
         role TEXT, text TEXT)""",
     "CREATE INDEX IF NOT EXISTS msg_session ON msg(session_id)",
     """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-        t, tokenize='trigram case_sensitive 1', content='', columnsize=0)""",
+        t, tokenize='trigram case_sensitive 1', content='', columnsize=0, detail='none')""",
 ]
 
 
@@ -91,8 +93,11 @@ def fold(text: str) -> str:
 
 
 def match_query(needle: str) -> str:
-    """The FTS5 query for the folded ``needle``: one quoted phrase."""
-    return '"' + fold(needle).replace('"', '""') + '"'
+    """The FTS5 query for the folded ``needle`` (three characters or more): every one of
+    its trigrams, each a quoted string."""
+    folded = fold(needle)
+    trigrams = dict.fromkeys(folded[i : i + 3] for i in range(len(folded) - 2))
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)
 
 
 class IndexFile:
@@ -127,9 +132,10 @@ class IndexFile:
                 state.get("version") != SCHEMA_VERSION or state.get("store_key") != self.store_key
             ):
                 # Another schema, or (a digest collision) another store: start again.
-                for table in ("msg", "sess", "state"):
-                    db.execute(f"DELETE FROM {table}")
-                db.execute("INSERT INTO fts(fts) VALUES('delete-all')")
+                for table in ("msg", "sess", "state", "fts"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                for sql in _SCHEMA:
+                    db.execute(sql)
                 state = {}
             if not state:
                 db.executemany(
