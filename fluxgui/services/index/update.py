@@ -124,21 +124,39 @@ async def _follow_ids(
         total = sum(n for n, _last in marks.values())
         done = await asyncio.to_thread(idx.message_count)
         progress(done, total)
-    while True:
-        rows = await store.messages_after(watermark, limit=batch)
-        if not rows:
-            break
-        top = max(int(m.id) for _sid, m in rows)
+    # The next batch is read from the store while the last one is written to the index
+    # (a worker thread; SQLite tokenises without holding the GIL): one write in flight.
+    read_from = watermark
+    writing: asyncio.Future[tuple[bool, int, int]] | None = None
+
+    def write(rows: list[tuple[str, Message]], top: int, expect: int) -> tuple[bool, int, int]:
         recs = [record(sid, m, rid=int(m.id), encrypted=encrypted) for sid, m in rows]
-        if not await asyncio.to_thread(idx.add, recs, watermark=top, expect=watermark):
-            # Another process moved the watermark: carry on from where it is.
-            watermark = int((await asyncio.to_thread(idx.state)).get("watermark") or 0)
-            continue
-        watermark = top
-        report.added += len(recs)
-        done += len(recs)
-        if progress is not None:
-            progress(done, max(total or 0, done))
+        return idx.add(recs, watermark=top, expect=expect), top, len(recs)
+
+    try:
+        while True:
+            rows = await store.messages_after(read_from, limit=batch)
+            if writing is not None:
+                written, writing = writing, None
+                ok, top_written, n = await written
+                if not ok:
+                    # Another process moved the watermark: carry on from where it is.
+                    state = await asyncio.to_thread(idx.state)
+                    watermark = read_from = int(state.get("watermark") or 0)
+                    continue
+                watermark = top_written
+                report.added += n
+                done += n
+                if progress is not None:
+                    progress(done, max(total or 0, done))
+            if not rows:
+                break
+            top = max(int(m.id) for _sid, m in rows)
+            writing = asyncio.ensure_future(asyncio.to_thread(write, rows, top, watermark))
+            read_from = top
+    finally:
+        if writing is not None:  # cancelled: let the transaction in flight end first
+            await asyncio.wait({writing})
     # Sessions changed behind the watermark: deleted, cleared, rows moved or removed.
     marks = await store.session_marks()
     held = await asyncio.to_thread(idx.sessions)
