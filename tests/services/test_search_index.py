@@ -233,3 +233,32 @@ def test_index_file_keeps_the_schema_it_was_made_with(tmp_path: Path) -> None:
     again.close()
     assert json.dumps(1)
     asyncio.get_event_loop_policy()
+
+
+@pytest.mark.redis
+async def test_a_redis_store_follows_its_change_markers(redis_prefix: str) -> None:
+    import redis.asyncio as aioredis
+    from agents.extensions.memory import RedisSession
+    from helpers import REDIS_URL
+
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        for i in range(6):
+            s = RedisSession(f"r{i}", redis_client=client, key_prefix=redis_prefix)
+            await s.add_items(_items(i))  # type: ignore[arg-type]
+        store = await open_store(REDIS_URL, OpenOptions(key_prefix=redis_prefix))
+        try:
+            assert (await update_index(store)).added == 6 * 8
+            await assert_same(store, ["straße", "😀🎉", "istanbul", "ok ok 3"])
+            # the library appends to one session and clears another
+            await RedisSession("r0", redis_client=client, key_prefix=redis_prefix).add_items(
+                [{"role": "user", "content": "a fresh Straße note"}])  # type: ignore[list-item]
+            await RedisSession("r1", redis_client=client, key_prefix=redis_prefix).clear_session()
+            report = await update_index(store)
+            assert report.reindexed >= 1 and report.dropped == 1
+            await assert_same(store, ["straße", "fresh", "ok ok 1"])
+            assert not [h for h in (await search(store, "ok ok 1.", update=False)).hits]
+        finally:
+            await store.close()
+    finally:
+        await client.aclose()
