@@ -15,6 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from fluxgui.core.ports import SessionStore as Store
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KEY = "search-index"
+#: at most one update per this many seconds while the store keeps changing (an update
+#: compares every session's count and last id: a query over the whole table)
+UPDATE_EVERY = 5.0
 
 
 class IndexController:
@@ -39,6 +43,10 @@ class IndexController:
         self.skipped = False  # the server answers searches: no local index
         self._again = False
         self._shown_at = 0.0
+        self._finished_at = -UPDATE_EVERY
+        self._later = QTimer(window)
+        self._later.setSingleShot(True)
+        self._later.timeout.connect(self.store_changed)
         bar = window.statusBar()
         self.label = QLabel(window)
         self.label.setContentsMargins(6, 0, 2, 0)
@@ -57,6 +65,8 @@ class IndexController:
     def set_store(self, store: Store | None) -> None:
         """A store was opened (or closed): build or update its index."""
         self._window.bridge.cancel(KEY)
+        self._later.stop()
+        self._finished_at = -UPDATE_EVERY
         self.store, self.report, self.skipped, self._again = store, None, False, False
         self._show(False)
         self._window.index_bar.hide()
@@ -81,6 +91,11 @@ class IndexController:
             return
         if self.running:
             self._again = True  # once this update ends
+            return
+        wait = self._finished_at + UPDATE_EVERY - time.monotonic()
+        if wait > 0:
+            if not self._later.isActive():
+                self._later.start(int(wait * 1000) + 1)
             return
         self._start(self.store)
 
@@ -107,6 +122,7 @@ class IndexController:
             self._show(True)
 
     def _on_done(self, report: UpdateReport | None) -> None:
+        self._finished_at = time.monotonic()
         self._show(False)
         if report is None:
             self.skipped = True
@@ -116,7 +132,7 @@ class IndexController:
             self._window.statusBar().showMessage("Search index ready", 4000)
         if self._again and self.store is not None:
             self._again = False
-            self._start(self.store)
+            self.store_changed()
 
     def _on_failed(self, error: Exception) -> None:
         # Searching scans instead: say it in the log, not in the user's way.
