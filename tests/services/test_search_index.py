@@ -148,10 +148,9 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
             target_msg = msgs[2]
             spec = ({"role": "user", "content": "edited to say Straße"} if kind == "flux"
                     else {"role": "user", "content": "edited to say Straße"})
-            await w.update_message(sessions[3], target_msg.id, spec, original=target_msg)
-            from fluxgui.services.index import note_changed
+            from fluxgui.services.edits import update_message
 
-            await note_changed(w, [sessions[3]])
+            await update_message(w, sessions[3], target_msg, spec)  # tells the index
         report = await update_index(w)
         assert report.added >= 1
         await assert_same(w)
