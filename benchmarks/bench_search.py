@@ -50,6 +50,17 @@ NEEDLES = [("zanzibar", "rare word"), ("weather forecast", "common phrase"), ("z
 ROWS: list[tuple[str, str, str, str]] = []
 
 
+def raw_sqlite(path: Path) -> Any:
+    """A plain sqlite3 connection for reading (as bench_export.py's): not ``mode=ro``,
+    which leaves ``-wal``/``-shm`` behind on these WAL stores (and bench_store.py then
+    generates them again); a read-write connection with ``query_only`` removes them."""
+    import sqlite3
+
+    conn = sqlite3.connect(str(path))
+    conn.execute("PRAGMA query_only=ON")
+    return conn
+
+
 def row(what: str, value: str, baseline: str = "", target: str = "") -> None:
     ROWS.append((what, value, baseline, target))
     print(f"  {what:<52} {value:>14}   {baseline:<34} {target}", flush=True)
@@ -83,7 +94,6 @@ def timed_sync(fn: Callable[[], Any], runs: int = 5) -> tuple[float, Any]:
 
 
 async def bench_sqlite(fmt: str, src: Path) -> None:
-    import sqlite3
 
     from fluxgui.adapters import open_store
     from fluxgui.services.index import index_path, scan, search, update_index
@@ -111,7 +121,7 @@ async def bench_sqlite(fmt: str, src: Path) -> None:
     row("index update after 1,000 new messages", ms(time.perf_counter() - t),
         f"{report.added} added, {report.reindexed} re-read", "≤ 1 s")
     table, col = ("messages", "content") if fmt == "flux" else ("agent_messages", "message_data")
-    raw = sqlite3.connect(f"file:{work}?mode=ro", uri=True)
+    raw = raw_sqlite(work)
     for needle, what in NEEDLES:
         t_idx, res = await timed(lambda n=needle: search(store, n, limit=50, use="index", update=False))
         t_all, every = await timed(lambda n=needle: search(store, n, use="index", update=False), runs=3)
@@ -175,7 +185,6 @@ async def pg_fixture(base: str, n_messages: int, n_sessions: int) -> str:
 
 
 async def build_pg(url: str, n_messages: int, n_sessions: int) -> None:
-    import sqlite3
 
     import asyncpg
     from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
@@ -186,7 +195,7 @@ async def build_pg(url: str, n_messages: int, n_sessions: int) -> None:
     await conn.close()
     print(f"  writing {n_messages:,} Agents SDK items to Postgres with SQLAlchemySession.add_items ...", flush=True)
     t = time.perf_counter()
-    src = sqlite3.connect(f"file:{DATA / f'agents{SRC_SUFFIX}.db'}?mode=ro", uri=True)
+    src = raw_sqlite(DATA / f"agents{SRC_SUFFIX}.db")
     sessions: dict[str, list[str]] = {}
     for sid, data in src.execute("SELECT session_id, message_data FROM agent_messages ORDER BY id"):
         sessions.setdefault(sid, []).append(data)
@@ -213,7 +222,7 @@ async def build_pg(url: str, n_messages: int, n_sessions: int) -> None:
     conn = await asyncpg.connect(url)
     for ddl in GENERIC_DDL:
         await conn.execute(ddl)
-    src = sqlite3.connect(f"file:{DATA / f'flux{SRC_SUFFIX}.db'}?mode=ro", uri=True)
+    src = raw_sqlite(DATA / f"flux{SRC_SUFFIX}.db")
     rows = src.execute("SELECT id, session_id, role, content, metadata, created_at FROM messages ORDER BY id")
     from datetime import datetime
 
@@ -309,11 +318,11 @@ RAW_FIRST_PAGE = {
 
 
 def bench_cli(src: Path) -> None:
-    import sqlite3
 
     print("\n== CLI processes (wall time, median of 7) ==", flush=True)
-    sid = sqlite3.connect(f"file:{src}?mode=ro", uri=True).execute(
-        "SELECT session_id FROM messages ORDER BY id DESC LIMIT 1").fetchone()[0]
+    conn = raw_sqlite(src)
+    sid = conn.execute("SELECT session_id FROM messages ORDER BY id DESC LIMIT 1").fetchone()[0]
+    conn.close()
     # As installed: with byte-code caches (an environment that forbids writing them,
     # PYTHONDONTWRITEBYTECODE, would time the compiler instead).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -337,7 +346,6 @@ def bench_cli(src: Path) -> None:
 
 async def bench_export(fmt: str, src: Path) -> None:
     import json
-    import sqlite3
 
     from fluxgui.adapters import open_store
     from fluxgui.services.export import export_sessions
@@ -348,7 +356,7 @@ async def bench_export(fmt: str, src: Path) -> None:
     table, cols = ("messages", "session_id, id, role, content, metadata, created_at") if fmt == "flux" else (
         "agent_messages", "session_id, id, message_data, created_at")
     t = time.perf_counter()
-    conn = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    conn = raw_sqlite(src)
     with open(base_out, "w", encoding="utf-8") as f:
         for r in conn.execute(f"SELECT {cols} FROM {table} ORDER BY session_id, id"):
             f.write(json.dumps(r))
