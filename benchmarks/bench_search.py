@@ -396,8 +396,9 @@ def main() -> int:
 
         args.messages, args.sessions = SMALL_MESSAGES, 100
         PG_DB, SRC_SUFFIX = PG_DB + "_small", "-small"
+    needed = ("flux",) if parts <= {"cli"} else ("flux", "agents")
     stores = {fmt: Path(ensure_store(fmt, fmt + SRC_SUFFIX, args.messages, args.sessions, False)["path"])
-              for fmt in ("flux", "agents")}
+              for fmt in needed}
     print(f"  {'figure':<52} {'value':>14}   {'baseline':<34} target")
     if "sqlite" in parts:
         for fmt in ("flux", "agents"):
