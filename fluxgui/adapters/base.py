@@ -17,6 +17,8 @@ A store talks to its storage through a back-end; all this base needs of one is a
 
 from __future__ import annotations
 
+import contextlib
+
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -114,6 +116,8 @@ class Store(Refusals, Generic[B]):
     def __init__(self, backend: B, target: str) -> None:
         self.backend: B = backend
         self.target = target
+        #: the other Agents SDK table pairs the database holds (see the ports)
+        self.other_tables: list[tuple[str, str]] = []
 
     @property
     def capabilities(self) -> Capabilities:
@@ -287,6 +291,20 @@ class Store(Refusals, Generic[B]):
             if len(page) < batch:
                 return
             anchor = page[-1].sort_key
+
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        """The keyset anchor (``sort_key``) of message ``message_id`` of the session (of
+        ``branch``), to page from it (``None``: no such message). This default reads the
+        session forward until the id turns up; SQL stores ask for the one row."""
+        pages = self.iter_messages(session_id, branch=branch)
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                for m in page:
+                    if m.id == message_id:
+                        return tuple(m.sort_key)
+        return None
 
     async def latest_messages(
         self, session_id: str, limit: int | None, *, branch: str | None = None

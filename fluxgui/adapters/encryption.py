@@ -18,10 +18,11 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from fluxgui.core.errors import WrongKey, show_id
-from fluxgui.core.model import Message, from_item, iso_time, unix_time
+from fluxgui.core.model import Message, meta_dict, from_item, iso_time, unix_time
 from fluxgui.core.undecodable import Undecodable, from_agents_value
 
 DEFAULT_TTL = 600
@@ -82,51 +83,81 @@ class Opened:
 
 
 class ItemCipher:
-    """Decrypts and seals items with one master key, deriving each session's key as
-    ``EncryptedSession`` does. ``ttl`` (seconds) decides which items count as expired."""
+    """Decrypts and seals items with a key ring — one master key or several — deriving
+    each session's key as ``EncryptedSession`` does. A session is read with whichever
+    key opens its items (the one that opened it last is tried first); a session no key
+    has opened yet is sealed with the first key. ``ttl`` (seconds) decides which items
+    count as expired."""
 
-    def __init__(self, key: str, ttl: int = DEFAULT_TTL) -> None:
-        self._master = master_key_bytes(key)
+    def __init__(self, key: str | Sequence[str], ttl: int = DEFAULT_TTL) -> None:
+        keys = [key] if isinstance(key, str) else list(key)
+        if not keys:
+            raise WrongKey("no encryption key given")
+        self._masters = [master_key_bytes(k) for k in dict.fromkeys(keys)]
         self.ttl = int(ttl)
-        self._fernets: dict[str, Any] = {}
+        self._fernets: dict[tuple[int, str], Any] = {}
+        self._chosen: dict[str, int] = {}  # session id -> index of the key that opens it
 
-    def fernet(self, session_id: str) -> Any:
+    @property
+    def key_count(self) -> int:
+        """How many keys the ring holds."""
+        return len(self._masters)
+
+    def _fernet(self, which: int, session_id: str) -> Any:
         from cryptography.fernet import Fernet
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-        f = self._fernets.get(session_id)
+        f = self._fernets.get((which, session_id))
         if f is None:
             if len(self._fernets) > 4096:  # a long search over many sessions
                 self._fernets.clear()
+            if len(self._chosen) > 65536:
+                self._chosen.clear()
             derived = HKDF(
                 algorithm=hashes.SHA256(),
                 length=32,
                 salt=session_id.encode("utf-8"),
                 info=HKDF_INFO,
-            ).derive(self._master)
-            f = self._fernets[session_id] = Fernet(base64.urlsafe_b64encode(derived))
+            ).derive(self._masters[which])
+            f = self._fernets[(which, session_id)] = Fernet(base64.urlsafe_b64encode(derived))
         return f
 
+    def fernet(self, session_id: str) -> Any:
+        """The Fernet of the session's key: the one that opened its items, else the first."""
+        return self._fernet(self._chosen.get(session_id, 0), session_id)
+
+    def key_of(self, session_id: str) -> int | None:
+        """Which key of the ring (its index) opened the session's items (``None``: none yet)."""
+        return self._chosen.get(session_id)
+
     def open(self, session_id: str, envelope: dict[str, Any], *, now: float | None = None) -> Opened:
-        """Decrypt one envelope of ``session_id``; never raises on bad data."""
+        """Decrypt one envelope of ``session_id`` with whichever key opens it; never
+        raises on bad data."""
         from cryptography.fernet import InvalidToken
 
         payload = envelope.get("payload")
         if not isinstance(payload, str):
             return Opened(None, "unreadable", None)
-        f = self.fernet(session_id)
-        try:
-            token = payload.encode("utf-8")
-            plain = f.decrypt(token)
-            stamp = f.extract_timestamp(token)
-            item = json.loads(plain.decode("utf-8"))
-        except (InvalidToken, ValueError, TypeError, RecursionError, UnicodeError):
-            return Opened(None, "unreadable", None)
-        now = time.time() if now is None else now
-        when = datetime.fromtimestamp(stamp, timezone.utc)
-        state: State = "expired" if stamp + self.ttl < now else "ok"
-        return Opened(item, state, when)
+        first = self._chosen.get(session_id, 0)
+        order = [first] + [i for i in range(len(self._masters)) if i != first]
+        token = payload.encode("utf-8")
+        for which in order:
+            f = self._fernet(which, session_id)
+            try:
+                plain = f.decrypt(token)
+                stamp = f.extract_timestamp(token)
+                item = json.loads(plain.decode("utf-8"))
+            except InvalidToken:
+                continue  # another key may open it
+            except (ValueError, TypeError, RecursionError, UnicodeError):
+                return Opened(None, "unreadable", None)  # it opened: the content is bad
+            self._chosen[session_id] = which
+            now = time.time() if now is None else now
+            when = datetime.fromtimestamp(stamp, timezone.utc)
+            state: State = "expired" if stamp + self.ttl < now else "ok"
+            return Opened(item, state, when)
+        return Opened(None, "unreadable", None)
 
     def seal(self, session_id: str, item: Any, *, at: float | None = None) -> dict[str, Any]:
         """The envelope ``EncryptedSession`` writes for ``item`` in ``session_id``.
@@ -153,10 +184,11 @@ class ItemCipher:
         return self.seal(to_session, opened.item, at=opened.encrypted_at.timestamp())
 
     def check(self, session_id: str, envelope: dict[str, Any], where: str) -> None:
-        """Raise :class:`WrongKey` when this key does not open a sample envelope."""
+        """Raise :class:`WrongKey` when no key of the ring opens a sample envelope."""
         if self.open(session_id, envelope).state == "unreadable":
+            which = "the key does" if len(self._masters) == 1 else "none of the keys do"
             raise WrongKey(
-                f"the key does not decrypt the encrypted items of {where} "
+                f"{which} not decrypt the encrypted items of {where} "
                 f"(tried session {show_id(session_id)}): wrong key?"
             )
 
@@ -213,16 +245,40 @@ def stored_message(
     return m
 
 
+PLAINTEXT = "plaintext"
+
+
+def mark_plaintext(messages: list[Message]) -> None:
+    """Mark the items stored in clear among those of an encrypted store
+    (``metadata["encryption"] = {"state": "plaintext"}``): ``EncryptedSession`` skips
+    them on read, so a reviewer must see that the agent never got them back."""
+    for m in messages:
+        meta = m.metadata
+        if isinstance(meta, dict) and "encryption" in meta:
+            continue
+        if meta is None:
+            m.metadata = {"encryption": {"state": PLAINTEXT}}
+        elif isinstance(meta, dict):
+            m.metadata = {**meta, "encryption": {"state": PLAINTEXT}}
+
+
+def sealed(m: Message) -> bool:
+    """Whether ``m`` was stored as an envelope (opened or not; not a plaintext item)."""
+    enc = (m.metadata or {}).get("encryption") if isinstance(m.metadata, dict) else None
+    return isinstance(enc, dict) and enc.get("state") != PLAINTEXT
+
+
 def encrypted_at(m: Message) -> float | None:
     """When a decrypted message was first encrypted (Unix seconds), from its
     ``metadata["encryption"]``; ``None`` for a plain one or an unknown time."""
-    enc = (m.metadata or {}).get("encryption")
+    enc = meta_dict(m).get("encryption")
     when = enc.get("encrypted_at") if isinstance(enc, dict) else None
     return unix_time(when) if isinstance(when, str) else None
 
 
 def readable(m: Message) -> bool:
     """Whether the library's ``EncryptedSession.get_items`` would return this item: a
-    decrypted, unexpired one. (Plain items in an encrypted store are skipped too.)"""
-    enc = (m.metadata or {}).get("encryption")
+    decrypted, unexpired one. (Plain items in an encrypted store are skipped too: they
+    are marked ``plaintext``, see :func:`mark_plaintext`.)"""
+    enc = meta_dict(m).get("encryption")
     return isinstance(enc, dict) and enc.get("state") == "ok"

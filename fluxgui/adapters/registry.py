@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+from fluxgui.core.errors import NotASessionStore, SeveralStores, TargetError, show_id
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
@@ -55,8 +55,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "key", "--key", "KEY",
         f"the EncryptedSession master key (default: the {KEY_ENV} environment variable; "
-        "fluxgui never writes it anywhere)",
-        "Encryption key", ("sql", "redis"), secret=True, env=KEY_ENV,
+        "give it again for sessions sealed with other keys: each session is read with "
+        "whichever opens it; fluxgui never writes a key anywhere)",
+        "Encryption key", ("sql", "redis"), secret=True, env=KEY_ENV, repeat=True,
     ),
     OptionSpec(
         "ttl", "--ttl", "SECONDS",
@@ -133,6 +134,8 @@ def options_from(value: Callable[[OptionSpec], Any], **fields: Any) -> OpenOptio
         given = value(spec) if spec.cli else None
         if given is None and spec.env:
             given = os.environ.get(spec.env) or None
+        if spec.repeat and isinstance(given, str):  # one value from the environment
+            given = (given,)
         values[spec.name] = tuple(given or ()) if spec.repeat else given
     return OpenOptions(**values, **fields)
 
@@ -229,7 +232,7 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     opts = (options or OpenOptions()).with_(**changes) if changes else (options or OpenOptions())
     create, format = opts.create, opts.format
     sessions_table, messages_table = opts.sessions_table, opts.messages_table
-    key, ttl, key_prefix = opts.key, opts.ttl, opts.key_prefix
+    keys, ttl, key_prefix = opts.keys, opts.ttl, opts.key_prefix
     writable = opts.writable or create is not None
     if not target:
         raise TargetError("no target given: name a SQLite file, a folder or a URL")
@@ -239,10 +242,10 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
         return await open_conversations(target, opts.with_(writable=writable, create=create))
     check_port(target)
     cipher = None
-    if key:
+    if keys:
         from .encryption import ItemCipher
 
-        cipher = ItemCipher(key, ttl)
+        cipher = ItemCipher(keys, ttl)
     if is_redis_url(target):
         from .redis.connect import open_redis
 
@@ -301,6 +304,15 @@ async def _make_store(
         return await _new_store(
             create, backend, display, sessions_table, messages_table, cipher
         )
+    if found is None and not (sessions_table or messages_table):
+        pairs = detect.table_pairs(tables)
+        if len(pairs) > 1:
+            shown = "; ".join(f"{show_id(s)} + {show_id(m)}" for s, m in pairs)
+            raise SeveralStores(
+                f"{display} holds {len(pairs)} Agents SDK stores (tables {shown}): "
+                "choose one with --sessions-table and --messages-table",
+                pairs,
+            )
     if found is None:
         raise NotASessionStore(
             f"{display} is not a session store: {detect.describe(tables)} "
@@ -314,17 +326,21 @@ async def _make_store(
 
         return FluxStore(backend, display)
     assert s is not None and m is not None
+    others = [pair for pair in detect.table_pairs(tables) if pair != (s, m)]
     if detect.is_advanced(tables, backend.dialect):
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
         from .sql.advanced import AdvancedStore
 
-        return AdvancedStore(backend, display, s, m, tables=set(tables))
+        advanced = AdvancedStore(backend, display, s, m, tables=set(tables))
+        advanced.other_tables = others
+        return advanced
     from .sql.agents import AgentsStore
 
     store = AgentsStore(
         backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher
     )
+    store.other_tables = others
     await store.detect_encryption()
     return store
 

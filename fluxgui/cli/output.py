@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from fluxgui.core.display import compaction_summary
 from fluxgui.core.model import Message, is_compaction, message_badges
+from fluxgui.core.pairing import message_calls
 from fluxgui.core.visible import visible
 
 #: characters --json escapes although JSON allows them raw: C1 controls (a terminal may
@@ -69,6 +70,10 @@ def print_message(out: TextIO, m: Message) -> None:
     out.write(f"{one_line(m.label, 80)} {one_line(m.created_at or '-', 60)} {one_line(m.role, 60)}{kind}{badges}\n")
     text = f"(compacted history: {compaction_summary(m)}; opaque)" if is_compaction(m) else m.text
     out.writelines(f"    {line}\n" for line in visible(text or "").split("\n"))
+    for call in message_calls(m):  # OpenAI-chat-style calls a flux row keeps in its metadata
+        ident = f" {one_line(call.call_id, 80)}" if call.call_id else ""
+        out.write(f"    [tool call {one_line(call.name or '?', 80)}{ident}]\n")
+        out.writelines(f"      {line}\n" for line in visible(call.arguments).split("\n"))
 
 
 def size(n: int) -> str:

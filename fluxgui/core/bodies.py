@@ -1,5 +1,13 @@
-"""What a message's body shows, decided without Qt: Markdown, a code block or a muted
-line; whole, or collapsed to a preview when it is long.
+"""What a message's body shows, decided without Qt: Markdown, text as typed, a code block
+or a muted line; whole, or collapsed to a preview when it is long.
+
+**Text fidelity.** What a person typed (user, system and developer text, a tool's
+output) is shown as typed: every space and line break kept, nothing taken for Markdown
+(``2*3*4``, ``__init__``, ``# 1 priority``). Only model-written text (an assistant's,
+a summary, reasoning) is Markdown, with each single line break kept as a hard break —
+unless the reader asks for it "as plain text". Every body shows hidden characters
+(controls, bidi overrides, zero-width characters, lone surrogates) as visible markers
+(:func:`fluxgui.core.visible.visible`); the stored text is never changed.
 
 :func:`body_plan` is the decision (pure Python, any thread): the conversation pane builds
 the Qt document it describes (:func:`fluxgui.qt.markdown.message_document`), and the
@@ -14,7 +22,8 @@ from dataclasses import dataclass
 
 from .display import COMPACTION_NOTE, compaction_summary, encryption_state
 from .model import Message, is_compaction
-from .pairing import call_key, tool_name
+from .pairing import MessageCall, call_key, message_calls, tool_name
+from .visible import visible
 
 #: a body larger than this (UTF-8 bytes) is collapsed until the user asks for all of it
 COLLAPSE_BYTES = 20_000
@@ -22,6 +31,15 @@ COLLAPSE_BYTES = 20_000
 PREVIEW_CHARS = 2_000
 #: … and this many lines
 PREVIEW_LINES = 30
+#: a body shown whole that is longer than this (characters) is shown as plain text, laid
+#: out a chunk at a time and painted only where it is seen (a 2 MB log must not freeze
+#: the window: Qt lays out 100 kB of Markdown in ~75 ms)
+HUGE_CHARS = 60_000
+#: the size of one such chunk (characters, whole lines): ~1–3 ms of layout each, in monospace
+CHUNK_CHARS = 3_000
+#: roles whose message text is Markdown (written by a model); every other role's text is
+#: shown as typed
+MARKDOWN_ROLES = frozenset({"assistant", "summary"})
 
 
 # --------------------------------------------------------------------------- sizes & text
@@ -49,6 +67,34 @@ def preview(text: str) -> str:
     elif len(text) > PREVIEW_CHARS and "\n" in head:
         head = head[: head.rfind("\n")]
     return head
+
+
+def is_huge(message: Message, *, full: bool) -> bool:
+    """Whether ``message``'s body, shown whole (``full``), is laid out in chunks as plain
+    text (over :data:`HUGE_CHARS`)."""
+    if not full or is_compaction(message) or sealed(message):
+        return False
+    return len(body_source(message)) > HUGE_CHARS
+
+
+def split_chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut into pieces of about ``size`` characters, each ending after a line's
+    newline where one is near (a longer line is cut where it must):
+    ``"".join(pieces) == text``."""
+    if len(text) <= size:
+        return [text]
+    out: list[str] = []
+    start, n = 0, len(text)
+    while start < n:
+        end = start + size
+        if end >= n:
+            out.append(text[start:])
+            break
+        cut = text.rfind("\n", start, end)
+        end = cut + 1 if cut >= start else end
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 def pretty_json(text: str) -> str | None:
@@ -97,6 +143,49 @@ def split_fences(text: str) -> list[tuple[bool, str, str]]:
     return out
 
 
+def hard_breaks(text: str) -> str:
+    """Markdown ``text`` with each single line break outside code fences made a hard
+    break (two spaces before it), so that a four-line address stays four lines."""
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    fence = ""  # the open fence's marker, "" outside code
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) <= 3 and stripped[:3] in ("```", "~~~"):
+            run = len(stripped) - len(stripped.lstrip(stripped[0]))
+            mark = stripped[0] * run
+            if not fence:
+                fence = mark
+            elif stripped.rstrip() == stripped[0] * len(stripped.rstrip()) and run >= len(fence) \
+                    and mark[0] == fence[0]:
+                fence = ""
+            out.append(line)
+            continue
+        if (
+            not fence and i < last and line.strip() and lines[i + 1].strip()
+            and not line.endswith(("  ", "\\"))
+        ):
+            line += "  "
+        out.append(line)
+    return "\n".join(out)
+
+
+def is_markdown(message: Message) -> bool:
+    """Whether ``message``'s text is Markdown (a model wrote it): an assistant's or a
+    summary's message, or reasoning. Everything else is shown as typed."""
+    if message.kind == "reasoning":
+        return True
+    return message.kind == "message" and message.role.lower() in MARKDOWN_ROLES
+
+
+def looks_like_json(text: str) -> bool:
+    """Whether ``text`` is a JSON object or array (shown in monospace, as stored)."""
+    return pretty_json(text) is not None
+
+
 # --------------------------------------------------------------------------- per message
 
 
@@ -139,8 +228,10 @@ def call_arguments(message: Message) -> str | None:
 
 @dataclass(frozen=True)
 class BodyPlan:
-    """How a message's body is built: Markdown ``text``, or a code block (``mode="code"``,
-    with ``language``, an optional ``title``/``subtitle`` line), ``"empty"``, or a
+    """How a message's body is built: Markdown ``text``, text as typed (``mode="plain"``,
+    every space and line break kept; ``language="json"``: in monospace), a code block
+    (``mode="code"``, with ``language``, an optional ``title``/``subtitle`` line),
+    ``"empty"``, or a
     ``"note"``: a bold ``title``, a muted ``subtitle`` line and ``text`` in muted italics
     (a compaction item's card)."""
 
@@ -149,10 +240,36 @@ class BodyPlan:
     language: str = ""
     title: str = ""
     subtitle: str = ""
+    #: the calls an assistant message holds in ``metadata.tool_calls`` (a flux row),
+    #: shown after its text: name, pretty arguments, call id
+    calls: tuple[MessageCall, ...] = ()
 
 
-def body_plan(message: Message, *, full: bool) -> BodyPlan:
-    """What the body of ``message`` shows (``full``: whole, however long)."""
+def body_plan(
+    message: Message, *, full: bool, plain: bool = False, pictures: bool = False
+) -> BodyPlan:
+    """What the body of ``message`` shows (``full``: whole, however long; ``plain``:
+    Markdown text as typed too). Hidden characters are shown as visible markers
+    (``pictures``: control characters as control pictures, ``␀``, else ``⟨NUL⟩``)."""
+    plan = _plan(message, full=full, plain=plain)
+
+    def shown(text: str, keep_layout: bool = True) -> str:
+        return visible(text, keep_layout=keep_layout, pictures=pictures)
+
+    calls = tuple(
+        MessageCall(shown(c.call_id, False), shown(c.name, False),
+                    shown(pretty_json(c.arguments) or c.arguments))
+        for c in message_calls(message)
+    )
+    if calls and plan.mode == "empty":
+        plan = BodyPlan("plain", "")
+    if plan.mode in ("empty", "note"):
+        return plan
+    return BodyPlan(plan.mode, shown(plan.text), plan.language,
+                    shown(plan.title, False), shown(plan.subtitle, False), calls)
+
+
+def _plan(message: Message, *, full: bool, plain: bool) -> BodyPlan:
     if is_compaction(message):  # opaque: what it is, never its encrypted content
         return BodyPlan("note", COMPACTION_NOTE, title="Compacted history",
                         subtitle=compaction_summary(message))
@@ -178,4 +295,8 @@ def body_plan(message: Message, *, full: bool) -> BodyPlan:
         if kind == "other" and isinstance(message.raw, (dict, list)):
             return BodyPlan("code", text, "json")
         return BodyPlan("code", text)
-    return BodyPlan("markdown", text)
+    if is_markdown(message) and not plain:
+        return BodyPlan("markdown", hard_breaks(text))
+    if not cut and looks_like_json(text):
+        return BodyPlan("plain", text, "json")
+    return BodyPlan("plain", text)

@@ -10,7 +10,7 @@ into ``QColor`` values).
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .model import Message
@@ -46,26 +46,34 @@ BADGE_COLOURS = {
     "expired": ("#7a4d00", "#fde9b8"),
     "locked": ("#374151", "#e2e5ea"),
     "unreadable": ("#842029", "#f8d7da"),
+    "plaintext": ("#0b4f6c", "#d3ecf7"),
 }
 BADGE_COLOURS_DARK = {
     "expired": ("#ffd58a", "#4a3810"),
     "locked": ("#d1d5db", "#3a404a"),
     "unreadable": ("#ffb3b8", "#4d1f24"),
+    "plaintext": ("#a8dcf0", "#123a4a"),
 }
 LOCK = "\U0001f512"
 #: the header badge of an encrypted item by its state (a decrypted, unexpired item: none)
-BADGE_TEXTS = {"expired": "expired", "locked": f"{LOCK} locked", "unreadable": "unreadable"}
+BADGE_TEXTS = {
+    "expired": "expired",
+    "locked": f"{LOCK} locked",
+    "unreadable": "unreadable",
+    "plaintext": "plaintext",
+}
 
 
 def encryption_state(m: Message) -> str | None:
     """An ``EncryptedSession`` item's state (``ok``, ``expired``, ``locked``,
-    ``unreadable``) from its metadata; ``None`` for an item that was not encrypted."""
+    ``unreadable``; ``plaintext`` for an item in clear in an encrypted store) from its
+    metadata; ``None`` for an item of a store that is not encrypted."""
     meta = m.metadata if isinstance(m.metadata, dict) else None
     enc = meta.get("encryption") if meta else None
     if not isinstance(enc, dict):
         return None
     state = enc.get("state")
-    return state if state in ("ok", "expired", "locked", "unreadable") else None
+    return state if state in ("ok", "expired", "locked", "unreadable", "plaintext") else None
 
 
 def encryption_badge(m: Message) -> tuple[str, str, str] | None:
@@ -87,8 +95,13 @@ def encryption_badge(m: Message) -> tuple[str, str, str] | None:
             "Encrypted by the Agents SDK's EncryptedSession: give the store's key "
             "(File › Enter Encryption Key…) to read it"
         )
+    elif state == "plaintext":
+        tip = (
+            "Stored in clear inside an encrypted store: the Agents SDK's EncryptedSession "
+            "skips items that are not encrypted, so the agent never reads this one back"
+        )
     else:
-        tip = "This item does not decrypt with the key given: another key wrote it, or it is damaged"
+        tip = "This item does not decrypt with the keys given: another key wrote it, or it is damaged"
     return BADGE_TEXTS[state], tip, state
 
 
@@ -105,18 +118,44 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def short_time(iso: str | None, *, seconds: bool = True) -> str:
-    """An ISO 8601 time as local ``YYYY-MM-DD HH:MM[:SS]`` (naive times are shown as
-    stored); ``""`` when missing, the text itself when unreadable."""
+#: how times are shown: in the machine's zone ("local") or in UTC ("utc")
+TIME_ZONES = ("local", "utc")
+_zone = ["local"]
+
+
+def set_time_zone(zone: str) -> None:
+    """Show times in the machine's zone (``"local"``) or in UTC (``"utc"``) from now on
+    (the window's View › Times in UTC; cards, inspector and list alike)."""
+    if zone not in TIME_ZONES:
+        raise ValueError(f"unknown time zone setting {zone!r} (use local or utc)")
+    _zone[0] = zone
+
+
+def time_zone() -> str:
+    """The zone times are shown in: ``"local"`` or ``"utc"``."""
+    return _zone[0]
+
+
+def short_time(iso: str | None, *, seconds: bool = True, zone: bool = True) -> str:
+    """An ISO 8601 time as ``YYYY-MM-DD HH:MM[:SS] ZONE`` in the zone chosen
+    (:func:`set_time_zone`: local by default), the zone named (``UTC``, ``CET``…; left out
+    with ``zone=False``). A naive time is shown as stored, without a zone (none is
+    known). ``""`` when missing, the text itself when unreadable."""
     if not iso:
         return ""
     try:
         dt = datetime.fromisoformat(iso)
     except ValueError:
         return iso
-    if dt.tzinfo is not None:
-        dt = dt.astimezone()
-    return dt.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+    text_format = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    if dt.tzinfo is None:
+        return dt.strftime(text_format)
+    dt = dt.astimezone(timezone.utc) if _zone[0] == "utc" else dt.astimezone()
+    text = dt.strftime(text_format)
+    if zone:
+        name = "UTC" if _zone[0] == "utc" else (dt.tzname() or dt.strftime("%z"))
+        text += f" {name}"
+    return text
 
 
 def role_colour(role: str, *, dark: bool = False) -> str:

@@ -25,6 +25,15 @@ class NotASessionStore(FluxguiError):
     """The target opened but holds no session store we know."""
 
 
+class SeveralStores(NotASessionStore):
+    """The database holds more than one Agents SDK table pair and none was named:
+    ``pairs`` are the (sessions table, messages table) found, to choose from."""
+
+    def __init__(self, message: str, pairs: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.pairs = list(pairs)
+
+
 class StoreUnavailable(FluxguiError):
     """A server could not be reached, refused the login, or the database is missing."""
 

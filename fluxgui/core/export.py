@@ -12,9 +12,12 @@ file (see :mod:`fluxgui.services.transfer`, which writes atomically).
   image, no link but http(s)/mailto, line breaks kept); user, system, developer and tool
   text is shown exactly as stored (:func:`fluxgui.core.mdsafe.literal_block`).
 * **html** — one self-contained page: inline style only, no script, no external resource
-  (a Content-Security-Policy forbids them too), every piece of content escaped; control
-  characters (NUL…) shown as U+FFFD, ids and roles in ``<bdi>`` so that a right-to-left
-  override in them stops there.
+  (a Content-Security-Policy forbids them too), every piece of content escaped, ids and
+  roles in ``<bdi>``.
+
+Markdown and HTML show hidden characters — controls (NUL, ESC, BEL…), bidi overrides,
+zero-width characters, lone surrogates — as visible markers (``␀``, ``⟨U+202E⟩``:
+:func:`fluxgui.core.visible.visible`); JSON and JSONL keep every value exact.
 
 JSON and JSONL are valid JSON even when a stored item holds ``NaN`` or an infinity:
 such numbers are written as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` and
@@ -42,6 +45,7 @@ from .display import compaction_summary
 from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
 from .mdsafe import SLICE, slices
 from .model import Message, SessionInfo
+from .visible import visible
 
 EXPORT_FORMATS = ("json", "jsonl", "md", "html")
 EXPORT_VERSION = 1
@@ -298,34 +302,40 @@ class MarkdownWriter(_Transcript):
         self._put(f"{sep}## Session {mdsafe.inline_text(info.id)}\n\n_{self._when(info)}_\n\n")
 
     def _message(self, m: Message, big: bool) -> Iterator[str]:
-        head = [f"**{mdsafe.inline_text(m.role)}**"]
+        head = [f"**{mdsafe.inline_text(visible(m.role, keep_layout=False))}**"]
         if m.kind != "message":
             head.append(m.kind.replace("_", " "))
         if m.created_at:
             head.append(m.created_at)
-        head.append(f"#{m.id}" if m.ref is None else mdsafe.inline_text(m.ref))
+        head.append(f"#{m.id}" if m.ref is None else mdsafe.inline_text(visible(m.ref, keep_layout=False)))
         yield f"### {' · '.join(head)}\n\n"
+        text = visible(m.text)  # hidden characters as visible markers (the JSON stays exact)
         if m.kind == "tool_call":
             name, args = _call_parts(m)
-            body, lang = _pretty_json_text(args)
+            name = visible(name)
+            body, lang = _pretty_json_text(visible(args))
             yield f"Tool call `{' '.join(name.replace('`', '').split())}`:\n\n"
             yield from mdsafe.literal_block(body, lang)
         elif m.kind == "tool_output":
-            yield from mdsafe.literal_block(*_pretty_json_text(m.text))
+            yield from mdsafe.literal_block(*_pretty_json_text(text))
         elif m.kind == "reasoning":
-            yield from mdsafe.quote(mdsafe.markdown(m.text))
+            yield from mdsafe.quote(mdsafe.markdown(text))
         elif m.kind == "compaction":
             yield f"_Compacted history: {mdsafe.inline_text(compaction_summary(m))} (opaque)._\n"
         elif m.kind == "other":
-            yield from mdsafe.literal_block(m.text, "")
+            yield from mdsafe.literal_block(text, "")
         elif m.role.lower() == "assistant":
-            yield from mdsafe.markdown(m.text)
+            yield from mdsafe.markdown(text)
             yield "\n"
         else:  # user, system, developer, tool…: exactly as typed
-            yield from mdsafe.literal_block(m.text)
+            yield from mdsafe.literal_block(text)
         meta = self._metadata_source(m, big)
         if meta is not None:
-            pieces, lang = meta
+            source, lang = meta
+
+            def pieces() -> Iterator[str]:
+                return (visible(piece) for piece in source())
+
             fence = mdsafe.fence_for_pieces(pieces())  # a first look through them
             yield f"\n<details><summary>metadata</summary>\n\n{fence}{lang}\n"
             yield from pieces()
@@ -365,7 +375,9 @@ _HTML_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 def _h(text: Any) -> str:
-    return _HTML_CONTROLS.sub("\ufffd", html.escape(str(text), quote=True))
+    # Hidden characters (NUL, ESC, bidi overrides, zero-width…) as visible markers; any
+    # control character left (none: belt and braces) as U+FFFD.
+    return _HTML_CONTROLS.sub("\ufffd", html.escape(visible(str(text)), quote=True))
 
 
 def _h_all(text: str) -> Iterable[str]:

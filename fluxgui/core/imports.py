@@ -50,9 +50,8 @@ def message_from_record(record: Any, n: int, where: str) -> Message:
     if not isinstance(record, dict):
         raise InvalidItem(f"{where}: a message must be a JSON object")
     raw = record.get("raw")
+    # Any JSON value: a flux row's metadata may be a list or a string (as flux returns it).
     metadata = record.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidItem(f"{where}: \"metadata\" must be a JSON object or null")
     created = record.get("created_at")
     if created is not None and not isinstance(created, str):
         raise InvalidItem(f"{where}: \"created_at\" must be text or null")

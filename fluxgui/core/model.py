@@ -34,13 +34,17 @@ class Message:
     ``sort_key`` is the store's order key, used for keyset paging; it is not exported.
     ``ref`` is the store's own name of the item when that is not ``id`` (a Conversations
     item id, ``msg_…``): what the card header and ``show`` print.
+    ``metadata`` is any JSON value (see :func:`meta_dict` for its keys).
     """
 
     id: int
     role: str
     kind: str
     text: str
-    metadata: dict[str, Any] | None = None
+    #: the metadata as the store's library returns it: usually a dict, but any JSON value
+    #: (a flux row may hold a list or a string); ``None`` when there is none. Code that
+    #: looks keys up goes through :func:`meta_dict`.
+    metadata: Any = None
     created_at: str | None = None
     raw: Any = None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
@@ -76,12 +80,19 @@ class Message:
         }
 
 
+def meta_dict(m: Message) -> dict[str, Any]:
+    """``m``'s metadata when it is a JSON object, else an empty dict (metadata that is a
+    list, a string or a number has no keys to look up)."""
+    return m.metadata if isinstance(m.metadata, dict) else {}
+
+
 def message_badges(m: Message) -> list[str]:
     """Words that mark a message whose content is not plainly readable: ``expired``,
-    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``)."""
-    enc = (m.metadata or {}).get("encryption") if isinstance(m.metadata, dict) else None
+    ``locked`` or ``unreadable`` (encrypted items, from ``metadata["encryption"]``), or
+    that an encrypted session's reader skips: ``plaintext``."""
+    enc = meta_dict(m).get("encryption")
     state = enc.get("state") if isinstance(enc, dict) else None
-    return [state] if state in ("expired", "locked", "unreadable") else []
+    return [state] if state in ("expired", "locked", "unreadable", "plaintext") else []
 
 
 def is_compaction(m: Message) -> bool:
@@ -101,6 +112,8 @@ class SessionInfo:
     updated_at: str | None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     count_exact: bool = True
+    #: how many branches the session has (stores with branches; 0: not told)
+    branches: int = 0
 
     @property
     def count_text(self) -> str:
@@ -116,6 +129,8 @@ class SessionInfo:
         }
         if not self.count_exact:
             out["count_exact"] = False  # "messages" is a lower bound
+        if self.branches > 1:
+            out["branches"] = self.branches
         return out
 
 
@@ -220,27 +235,23 @@ def from_flux_row(
 ) -> Message:
     """Normalise one row of flux's ``messages`` table.
 
-    A row with role ``tool`` is a ``tool_output``. Metadata that is not a JSON object
-    (malformed text, a list, …) makes the row ``kind="other"`` with that text in ``raw``.
+    The kind comes from the role (``tool``: a ``tool_output``). The metadata is what
+    flux's ``get_messages()`` returns: the JSON value the column holds, whatever it is
+    (an object, a list, a string…). Metadata that is not valid JSON (flux would raise
+    reading it) makes the row ``kind="other"`` with that text in ``raw``.
     """
     role_text = _as_text(role) or "user"
     kind = "tool_output" if role_text == "tool" else "message"
-    meta: dict[str, Any] | None = None
+    meta: Any = None
     raw: Any = None
-    stored = 0
-    if metadata is not None:
-        meta_text = _as_text(metadata)
-        stored = len(meta_text)
+    meta_text = None if metadata is None else _as_text(metadata)
+    stored = len(meta_text) if meta_text else 0
+    if meta_text:  # flux reads an empty column as no metadata, as it does NULL
         try:
-            parsed = json.loads(meta_text)
+            meta = json.loads(meta_text)
         except (ValueError, RecursionError):
-            parsed = None
+            meta = None
             kind, raw = "other", meta_text
-        else:
-            if isinstance(parsed, dict):
-                meta = parsed
-            elif parsed is not None:
-                kind, raw = "other", meta_text
     return Message(
         id=int(row_id),
         role=role_text,

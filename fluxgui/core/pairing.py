@@ -6,19 +6,67 @@ An Agents SDK session stores a tool call and its output as two items that share 
 names its call in ``id``; an ``mcp_approval_response`` answers the
 ``mcp_approval_request`` whose ``id`` is its ``approval_request_id``.
 
-flux rows carry no such ids, so they are never paired. Items arrive a page at a time,
-so :class:`ToolPairs` grows with :meth:`ToolPairs.add` and answers for whatever has been
-added so far, in any order.
+flux rows keep OpenAI-chat-style calls in their metadata when the application stored
+them there (flux itself drops ``tool_calls`` / ``tool_call_id`` / ``name`` from a
+message): an assistant row's ``metadata.tool_calls`` (``[{"id", "type": "function",
+"function": {"name", "arguments"}}]``, or flux's own flat ``{"id", "name",
+"arguments"}``) and a ``tool`` row's ``metadata.tool_call_id`` / ``metadata.name``. The
+assistant row stays one message (kind ``message``) holding its calls
+(:func:`message_calls`); each ``tool`` row pairs with it by the call id.
+
+Items arrive a page at a time, so :class:`ToolPairs` grows with :meth:`ToolPairs.add`
+and answers for whatever has been added so far, in any order.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from .model import Message
+from .model import Message, meta_dict
 
-__all__ = ["ToolPairs", "call_key", "output_key", "pair_messages", "tool_name"]
+__all__ = [
+    "MessageCall", "ToolPairs", "call_key", "message_calls", "output_key", "pair_messages",
+    "tool_name",
+]
+
+
+@dataclass(frozen=True)
+class MessageCall:
+    """One call of an assistant message's ``metadata.tool_calls`` (a flux row): its id
+    (``""`` when it has none), the tool's name and the arguments as stored (text)."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+def message_calls(message: Message) -> list[MessageCall]:
+    """The OpenAI-chat-style calls an assistant message keeps in ``metadata.tool_calls``
+    (empty for any other message)."""
+    if message.kind != "message" or message.raw is not None:
+        return []
+    calls = meta_dict(message).get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    out: list[MessageCall] = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function")
+        source = function if isinstance(function, dict) else call
+        name = source.get("name")
+        args = source.get("arguments", "")
+        if not isinstance(args, str):
+            try:
+                args = json.dumps(args, ensure_ascii=False)
+            except (TypeError, ValueError, RecursionError):
+                args = str(args)
+        out.append(MessageCall(_text_id(call.get("id")) or "",
+                               name if isinstance(name, str) else "", args))
+    return out
 
 
 def _text_id(value: Any) -> str | None:
@@ -38,6 +86,8 @@ def call_key(message: Message) -> str | None:
 def output_key(message: Message) -> str | None:
     """The id of the call a tool output answers, or ``None``."""
     item = message.raw
+    if message.kind == "tool_output" and item is None:  # a flux ``tool`` row
+        return _text_id(meta_dict(message).get("tool_call_id"))
     if message.kind != "tool_output" or not isinstance(item, dict):
         return None
     item_type = item.get("type")
@@ -50,8 +100,12 @@ def output_key(message: Message) -> str | None:
 
 
 def tool_name(message: Message) -> str:
-    """A short name for a call (its tool's name, else its item type); ``""`` when unknown."""
+    """A short name for a call (its tool's name, else its item type), or the tool name a
+    flux ``tool`` row keeps in its metadata; ``""`` when unknown."""
     item = message.raw
+    if item is None:
+        name = meta_dict(message).get("name")
+        return name if isinstance(name, str) else ""
     if not isinstance(item, dict):
         return ""
     for key in ("name", "server_label", "type"):
@@ -71,6 +125,7 @@ class ToolPairs:
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._calls: dict[str, Message] = {}
         self._outputs: dict[str, Message] = {}
+        self._names: dict[str, str] = {}  # call id → tool name, for calls held in a message
         self.add(messages)
 
     def add(self, messages: Iterable[Message]) -> None:
@@ -80,6 +135,12 @@ class ToolPairs:
             if key is not None:
                 self._calls.setdefault(key, m)
                 continue
+            if m.kind == "message":
+                for call in message_calls(m):
+                    if call.call_id:
+                        self._calls.setdefault(call.call_id, m)
+                        self._names.setdefault(call.call_id, call.name)
+                continue
             key = output_key(m)
             if key is not None:
                 self._outputs.setdefault(key, m)
@@ -87,6 +148,15 @@ class ToolPairs:
     def clear(self) -> None:
         self._calls.clear()
         self._outputs.clear()
+        self._names.clear()
+
+    def output_for_id(self, call_id: str) -> Message | None:
+        """The output answering the call ``call_id`` (``None``: not seen)."""
+        return self._outputs.get(call_id)
+
+    def call_name(self, call_id: str) -> str:
+        """The tool name of a call kept in an assistant message's metadata (``""``)."""
+        return self._names.get(call_id, "")
 
     def output_for(self, call: Message) -> Message | None:
         """The output answering ``call`` (``None``: not a call, or its output not seen)."""
@@ -104,6 +174,10 @@ class ToolPairs:
             return self.output_for(message)
         if message.kind == "tool_output":
             return self.call_for(message)
+        for call in message_calls(message):  # an assistant message holding calls
+            out = self._outputs.get(call.call_id) if call.call_id else None
+            if out is not None:
+                return out
         return None
 
     @property

@@ -101,7 +101,7 @@ class OpenOptions:
     ``create`` ("flux", "agents" or "json") makes that store when the target holds none
     yet (it implies ``writable``); ``format`` chooses when a database holds both formats.
     ``key``/``ttl`` decrypt ``EncryptedSession`` items (the key is never shown:
-    ``repr`` leaves it out); ``key_prefix`` names a Redis store's key prefix.
+    ``repr`` leaves it out; several keys, a tuple, make a key ring: see :attr:`keys`); ``key_prefix`` names a Redis store's key prefix.
     ``base_url``, ``api_key`` (never shown either), ``conversations``, ``ids_file`` and
     ``api_timeout`` open the OpenAI Conversations API: the server, its key, the
     conversation ids to list (given, and one per line of the file), the seconds to wait
@@ -113,7 +113,7 @@ class OpenOptions:
     format: str | None = None
     sessions_table: str | None = None
     messages_table: str | None = None
-    key: str | None = field(default=None, repr=False)
+    key: str | tuple[str, ...] | None = field(default=None, repr=False)
     ttl: int = 600
     key_prefix: str | None = None
     base_url: str | None = None
@@ -125,6 +125,13 @@ class OpenOptions:
     def with_(self, **changes: Any) -> OpenOptions:
         """A copy with ``changes``."""
         return replace(self, **changes)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The encryption keys given (``key`` may be one or several: a key ring; each
+        session is read with whichever opens it), each once, in the order given."""
+        given = (self.key,) if isinstance(self.key, str) else tuple(self.key or ())
+        return tuple(dict.fromkeys(k for k in given if k))
 
 
 @dataclass(frozen=True)
@@ -177,6 +184,9 @@ class SessionStore(Protocol):
     @property
     def problems(self) -> list[str]:
         """What could not be read (one line each; empty for most stores)."""
+    #: the other Agents SDK table pairs (sessions table, messages table) the database
+    #: holds besides the one opened (empty for most stores)
+    other_tables: list[tuple[str, str]]
 
     @property
     def store_key(self) -> str:
@@ -199,6 +209,9 @@ class SessionStore(Protocol):
         self, session_id: str, *, limit: int = 100, anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward", branch: str | None = None,
     ) -> list[Message]: ...
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None: ...
     def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Message]]: ...

@@ -7,3 +7,12 @@ def plural(n: int, word: str, plural_word: str | None = None) -> str:
     """``1 message``, ``2 messages``, ``1,204 branches`` (thousands separated)."""
     many = plural_word or (word + "es" if word.endswith(("s", "sh", "ch", "x")) else word + "s")
     return f"{n:,} {word if n == 1 else many}"
+
+
+#: how a session whose id is the empty string is named on screen (a blank row otherwise)
+EMPTY_ID = "(empty id)"
+
+
+def session_label(session_id: str) -> str:
+    """A session id as a list row or a title shows it: :data:`EMPTY_ID` for ``""``."""
+    return session_id if session_id else EMPTY_ID

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .model import Message, from_agents_row
+from .model import Message, meta_dict, from_agents_row
 
 #: how many of an undecodable value's bytes ``metadata["undecodable"]["hex"]`` shows
 HEX_BYTES = 64
@@ -79,7 +79,7 @@ def flag_message(m: Message, columns: dict[str, Any], *, as_text: bool = False) 
     flag = bad[0][1].flag(bad[0][0])
     if len(bad) > 1:
         flag["columns"] = [name for name, _ in bad]
-    metadata = {**(m.metadata or {}), FLAG: flag}
+    metadata = {**meta_dict(m), FLAG: flag}
     if as_text:
         text = str(bad[0][1])
         return replace(m, role="unknown", kind="other", text=text, raw=text, metadata=metadata)

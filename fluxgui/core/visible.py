@@ -9,7 +9,9 @@ surrogates (not text at all). :func:`visible` replaces each with a marker a pers
 read:
 
 * C0 controls and DEL as their Unicode control pictures (``␀``, ``␛``, ``␇``, ``␡``;
-  tab and newline kept unless asked otherwise);
+  tab and newline kept unless asked otherwise) — or, with ``pictures=False``, as their
+  names in angle brackets (``⟨NUL⟩``, ``⟨ESC⟩``: the window's fonts often have no glyph
+  for the control pictures, and a box would hide which control it is);
 * everything else as its code point in angle brackets: ``⟨U+202E⟩``.
 
 A zero-width joiner between two pictographs (the glue of emoji like 👩‍💻) is text, not a
@@ -47,21 +49,29 @@ def _is_pictograph(ch: str) -> bool:
     )
 
 
-def marker(ch: str) -> str:
+#: the C0 controls' abbreviations (and DEL's), for ``pictures=False``
+C0_NAMES = (
+    "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN "
+    "ETB CAN EM SUB ESC FS GS RS US"
+).split()
+
+
+def marker(ch: str, *, pictures: bool = True) -> str:
     """The visible form of one hidden character."""
     code = ord(ch)
     if code < 0x20:
-        return chr(0x2400 + code)
+        return chr(0x2400 + code) if pictures else f"⟨{C0_NAMES[code]}⟩"
     if code == 0x7F:
-        return "\u2421"
+        return "\u2421" if pictures else "⟨DEL⟩"
     return f"⟨U+{code:04X}⟩"
 
 
-def visible(text: str, *, keep_layout: bool = True) -> str:
+def visible(text: str, *, keep_layout: bool = True, pictures: bool = True) -> str:
     """``text`` with every hidden character replaced by its :func:`marker`.
 
     ``keep_layout`` keeps tabs and newlines (a message body); without it they are marked
-    too (an id, a one-line field).
+    too (an id, a one-line field). ``pictures``: C0 controls as control pictures (``␀``),
+    else as their names (``⟨NUL⟩``).
     """
     pattern = _HIDDEN if keep_layout else _HIDDEN_WITH_LAYOUT
     if not pattern.search(text):
@@ -75,7 +85,7 @@ def visible(text: str, *, keep_layout: bool = True) -> str:
             after = text[at + 1] if at + 1 < len(text) else ""
             if before and after and _is_pictograph(before) and _is_pictograph(after):
                 return ch
-        return marker(ch)
+        return marker(ch, pictures=pictures)
 
     return pattern.sub(replace, text)
 

@@ -59,6 +59,8 @@ class Editor(QObject):
         self._target: str | None = None
         self.stack = QUndoStack(self)
         self._pending: tuple[str, ChangeCommand | None] | None = None
+        #: what the last change applied was: "do", "undo" or "redo"
+        self.last_applied = "do"
 
     @property
     def store(self) -> Store | None:
@@ -135,6 +137,7 @@ class Editor(QObject):
             return
         what, _command = self._pending
         self._set_pending(None)
+        self.last_applied = what
         if what == "do":
             self.stack.push(ChangeCommand(result))
             self.applied.emit(result)

@@ -5,7 +5,9 @@ How each value reads in a cell is :mod:`fluxgui.core.jsontree`'s.
 Every value is shown as plain text (``QTreeWidgetItem`` text and a read-only
 ``QPlainTextEdit`` are never rich text, and no tooltip carries data), so a string that
 looks like HTML stays characters. A raw item that is a string (the store held malformed
-JSON) is shown as that text.
+JSON) is shown as that text. The value pane shows hidden characters (controls, NUL,
+bidi overrides, zero-width characters, lone surrogates) as visible markers
+(:func:`fluxgui.core.visible.visible`); the tree keeps every value as stored.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 from fluxgui.core.display import kind_label, short_time
 from fluxgui.core.jsontree import cell_text, full_text, json_type
 from fluxgui.core.model import Message
+from fluxgui.core.visible import visible
 
 #: a tree stops adding nodes after this many (a huge raw item must not stall the UI)
 MAX_NODES = 4_000
@@ -198,6 +201,8 @@ class MessageInspector(QWidget):
             return
         index = current.data(1, VALUE_ROLE)
         if isinstance(index, int) and 0 <= index < len(self._values):
-            self.value_view.setPlainText(full_text(self._values[index]))
+            # Hidden characters as visible markers (NUL, bidi overrides, zero-width…);
+            # the tree and the values it keeps stay exact.
+            self.value_view.setPlainText(visible(full_text(self._values[index]), pictures=False))
         else:
             self.value_view.clear()

@@ -28,6 +28,16 @@ def mix(a: QColor, b: QColor, t: float) -> QColor:
     )
 
 
+def close_button_style(name: str, colour: str) -> str:
+    """The dismiss button of a light bar in the bar's own text colour: the bar stays
+    light in a dark palette, where the palette's button text (light) would vanish."""
+    return (
+        f"#{name} QToolButton {{ color: {colour}; background: transparent; border: none;"
+        " padding: 2px 6px; font-weight: bold; }"
+        f"#{name} QToolButton:hover {{ background: rgba(0, 0, 0, 0.08); border-radius: 3px; }}"
+    )
+
+
 class ErrorBar(QFrame):
     """A dismissible red bar above the panes; its text is plain (data never becomes markup)."""
 
@@ -37,6 +47,7 @@ class ErrorBar(QFrame):
         self.setStyleSheet(
             "#errorBar { background: #fdecea; border: 1px solid #f1aeb5; border-radius: 4px; }"
             "#errorBar QLabel { color: #842029; }"
+            + close_button_style("errorBar", "#842029")
         )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
@@ -141,6 +152,7 @@ class NoticeBar(QFrame):
         self.setStyleSheet(
             f"#{name} {{ background: #fff3cd; border: 1px solid #ffe69c; border-radius: 4px; }}"
             f"#{name} QLabel {{ color: #664d03; }}"
+            + close_button_style(name, "#664d03")
         )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 4, 6, 4)

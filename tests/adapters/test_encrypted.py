@@ -326,7 +326,7 @@ async def test_plain_item_in_an_encrypted_session_is_shown_plain(lib):
     async with await open_store(lib.target, key=lib.key) as store:
         ours = await all_messages(store, "s")
         assert [m.raw for m in ours] == ITEMS[:2] + [plain] + ITEMS[5:6]
-        assert [state(m) for m in ours] == ["ok", "ok", None, "ok"]
+        assert [state(m) for m in ours] == ["ok", "ok", "plaintext", "ok"]
         assert (ours[2].kind, ours[2].role, ours[2].text) == ("message", "user", plain["content"])
         assert await store.session("s").get_messages() == flux_view(theirs, ours)
         assert [s.id for s in await store.search_sessions("WITHOUT encryption")] == ["s"]
@@ -449,7 +449,7 @@ async def test_fork_seals_items_for_the_fork(lib):
         assert change.session_id == "s-fork"
         forked = await all_messages(store, "s-fork")
         assert [m.raw for m in forked] == [m.raw for m in shown[:6]]
-        assert [state(m) for m in forked] == ["ok", "ok", "expired", None, "ok", "ok"]
+        assert [state(m) for m in forked] == ["ok", "ok", "expired", "plaintext", "ok", "ok"]
         origin = await store.fork_origin("s-fork")
         assert origin is not None
         assert (origin["session_id"], origin["message_id"]) == ("s", shown[5].id)

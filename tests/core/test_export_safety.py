@@ -28,6 +28,7 @@ from helpers import all_messages, all_sessions
 from markdown_it import MarkdownIt
 
 from fluxgui.adapters import open_store
+from fluxgui.core.visible import visible
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
 from fluxgui.core.jsonsafe import BIG, Counter, iter_json
 from fluxgui.services.export import export_sessions
@@ -102,8 +103,9 @@ class Html(HTMLParser):
 
 
 def as_rendered(text: str) -> str:
-    """What a CommonMark renderer makes of stored text in a code block."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd") + "\n"
+    """What a CommonMark renderer makes of stored text in a code block (the export shows
+    hidden characters as visible markers: a carriage return as ␍, NUL as ␀)."""
+    return visible(text) + "\n"
 
 
 async def export_md(tmp_path: Path, kind: str) -> tuple[str, list]:

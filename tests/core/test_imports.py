@@ -121,7 +121,8 @@ BAD_LINES = [
     (b'{"role": "user", "text": "no session"}\n', 1, 'needs a "session_id"'),
     (b'[1, 2]\n', 1, 'needs a "session_id"'),
     (b'{"session_id": "a", "role": "user"}\n{"session_id": "a", "text": "no role"}\n', 2, 'needs a "role"'),
-    (b'\n\n{"session_id": "a", "role": "user", "metadata": [1]}\n', 3, '"metadata" must be a JSON object'),
+    # (metadata may be any JSON value: a flux row's may be a list, as flux returns it)
+    (b'\n\n{"session_id": "a", "role": "user", "created_at": [1]}\n', 3, '"created_at" must be text'),
     (b'{"session_id": "a", "role": "user", "created_at": 5}\n', 1, '"created_at" must be text'),
 ]
 

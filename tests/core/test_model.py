@@ -28,6 +28,7 @@ from fluxgui.core.model import (
     Message,
     from_agents_row,
     from_flux_row,
+    meta_dict,
     iso_time,
 )
 
@@ -254,13 +255,27 @@ def test_flux_null_content_is_empty_text():
     assert m.kind == "message"
 
 
-@pytest.mark.parametrize("bad", ["{not json", "[1, 2]", '"a string"', "17"])
+@pytest.mark.parametrize("bad", ["{not json", "[1, 2", "nope"])
 def test_flux_malformed_metadata_is_other_with_raw(bad):
     m = from_flux_row(9, "user", "content survives", bad, None)
     assert m.kind == "other"
     assert m.raw == bad
     assert m.metadata is None
     assert m.text == "content survives"
+
+
+@pytest.mark.parametrize(
+    ("stored", "value"),
+    [('["a", "list", 3]', ["a", "list", 3]), ('"a string"', "a string"), ("17", 17), ("false", False)],
+)
+@pytest.mark.parametrize(("role", "kind"), [("user", "message"), ("tool", "tool_output")])
+def test_flux_metadata_that_is_valid_json_but_no_object_is_kept_as_that_value(
+    stored, value, role, kind
+):
+    # flux's get_messages() returns json.loads of the column, whatever it is.
+    m = from_flux_row(9, role, "content survives", stored, None)
+    assert (m.kind, m.metadata, m.raw, m.text) == (kind, value, None, "content survives")
+    assert meta_dict(m) == {}
 
 
 def test_flux_json_null_metadata_is_no_metadata():

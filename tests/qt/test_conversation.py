@@ -625,10 +625,13 @@ def test_message_content_is_never_markup_and_nothing_is_fetched(
             assert "<script>alert(1)</script>" in text
             assert f'<img src="http://127.0.0.1:{port}/x">' in text
             assert doc.refused == []  # never even asked for a resource
-            if index.data(pane.model.MessageRole).kind == "message":
+            m = index.data(pane.model.MessageRole)
+            assert "\ufffc" not in text  # no image object, ever
+            if m.kind == "message" and m.role == "assistant":
                 assert "[x]" in text  # the Markdown image is its alt text
-                assert "\ufffc" not in text  # and no image object is left
                 assert "passwd" not in text
+            elif m.kind == "message":  # a user's text is shown as typed, nothing parsed
+                assert text == evil
     assert len(markdown.REFUSED) == refused_before
 
     # Asked directly, a document refuses, and records it.

@@ -310,7 +310,9 @@ def test_expired_items_show_with_an_expired_badge(qtbot, window, tmp_path):
     index = window.conversation.model.index(row, 0)
     view.scrollTo(index)
     rows = delegate.layout_rows(view.visualRect(index), messages["an hour-old secret"])
-    pos = rows.header.center()
+    [part] = [p for p in delegate.header_parts(rows.header, messages["an hour-old secret"])
+              if p.name == "badge"]
+    pos = part.rect.center()  # the badge itself
     QApplication.sendEvent(
         view.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 from fluxgui.core.errors import InvalidItem
 from fluxgui.core.items import MESSAGE_ROLES
-from fluxgui.core.model import Message, from_item, message_to_item
+from fluxgui.core.model import Message, meta_dict, from_item, message_to_item
 
 #: at most this many items per create request (the API's limit, as the SDK sends them)
 BATCH = 20
@@ -98,12 +98,12 @@ def from_message(m: Message) -> dict[str, Any]:
     writes it; a flux message mapped; a summary as a system text)."""
     if isinstance(m.raw, dict):
         return for_conversation(m.raw)
-    if m.metadata and isinstance(m.metadata.get("agents_item"), dict):
-        return for_conversation(m.metadata["agents_item"])
+    if isinstance(meta_dict(m).get("agents_item"), dict):
+        return for_conversation(meta_dict(m)["agents_item"])
     role = m.role
     if role not in MESSAGE_ROLES and role != "tool":
         role = "system" if role == "summary" else "user"
-    meta = m.metadata or {}
+    meta = meta_dict(m)
     return from_flux({"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")})
 
 

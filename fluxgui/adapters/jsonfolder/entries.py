@@ -92,6 +92,9 @@ def entry_from_message(m: Message, timestamp: str | None) -> dict[str, Any]:
             role = "assistant"
         else:
             role = "user"
+    if m.metadata is not None and not isinstance(m.metadata, dict):
+        # Metadata that is a list, a string…: kept as the same JSON value.
+        return {"role": role, "content": m.text, "timestamp": timestamp, "metadata": m.metadata}
     meta = dict(m.metadata) if m.metadata else {}
     strip_flag(m, meta)  # a reader's flag (fluxgui.core.undecodable), not the message's
     if isinstance(m.raw, dict) and not _plain(m.raw, m.text):

@@ -34,7 +34,15 @@ from fluxgui.core.model import Message, SessionInfo, iso_time
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch, cut_page
-from ..encryption import ItemCipher, is_envelope, looks_encrypted, readable, stored_message
+from ..encryption import (
+    ItemCipher,
+    is_envelope,
+    looks_encrypted,
+    mark_plaintext,
+    readable,
+    sealed,
+    stored_message,
+)
 from ..textmatch import contains
 from .backend import RedisBackend, failing, text_of
 
@@ -320,8 +328,10 @@ class RedisReader(Store[RedisBackend]):
             )
             for i, raw in enumerate(raws)
         ]
-        if not self.needs_key and any(is_envelope(m.raw) or "encryption" in (m.metadata or {}) for m in out):
+        if not self.needs_key and any(is_envelope(m.raw) or sealed(m) for m in out):
             self.needs_key = True  # the sample on open missed this session's envelopes
+        if self.needs_key:
+            mark_plaintext(out)  # items in clear: EncryptedSession skips them
         return out
 
     async def page_messages(

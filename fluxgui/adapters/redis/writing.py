@@ -18,7 +18,7 @@ from redis.exceptions import WatchError
 from fluxgui.core.changes import Change, Row, label_id
 from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, KeyNeeded, ReadOnlyError, show_id
 from fluxgui.core.items import MESSAGE_ROLES
-from fluxgui.core.model import Message, message_to_item, unix_time
+from fluxgui.core.model import Message, meta_dict, message_to_item, unix_time
 
 from ..base import check_branch
 from . import sessions
@@ -44,6 +44,17 @@ class RedisStore(RedisReader):
             item = self.cipher.seal(session_id, item)
         return json.dumps(item, separators=(",", ":"))
 
+    async def _pick_key(self, session_id: str) -> None:
+        """With a key ring, find which key opens the session's latest items first, so what
+        is appended opens with the same key (a session none opens: the first key)."""
+        cipher = self.cipher
+        if cipher is None or cipher.key_count < 2 or cipher.key_of(session_id) is not None:
+            return
+        for raw in reversed(await self._lrange(session_id, -8, -1)):
+            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            if looks_encrypted(text) and cipher.open(session_id, json.loads(text)).item is not None:
+                return
+
     def _need_key(self) -> None:
         if self.cipher is None and self.needs_key:
             raise KeyNeeded(
@@ -56,6 +67,7 @@ class RedisStore(RedisReader):
         check_branch(self, branch)
         self._check_writable()
         self._need_key()
+        await self._pick_key(session_id)
         items = []
         for m in messages:
             if not isinstance(m, dict):
@@ -143,12 +155,12 @@ class RedisStore(RedisReader):
             return m.raw
         if isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
             return _Verbatim(m.raw)  # stored text that is not JSON: kept as it is
-        if m.metadata and isinstance(m.metadata.get("agents_item"), dict):
-            return m.metadata["agents_item"]
+        if isinstance(meta_dict(m).get("agents_item"), dict):
+            return meta_dict(m)["agents_item"]
         role = m.role
         if role not in MESSAGE_ROLES and role != "tool":
             role = "system" if role == "summary" else "user"
-        meta = m.metadata or {}
+        meta = meta_dict(m)
         return message_to_item(
             {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
         )

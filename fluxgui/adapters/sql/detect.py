@@ -68,6 +68,29 @@ def detect(
     return None
 
 
+def table_pairs(tables: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """Every Agents SDK table pair the database holds, as (sessions table, messages
+    table), sorted. The library pairs them by name only (each name is an option), so a
+    messages table goes with the sessions table named like it ("support_messages" with
+    "support_sessions"); a messages table no name pairs goes with each sessions table
+    no name pairs."""
+    msgs = sorted(t for t, cols in tables.items() if MESSAGE_COLUMNS <= set(cols))
+    sess = sorted(
+        t for t, cols in tables.items() if SESSION_COLUMNS <= set(cols) and t not in msgs
+    )
+    pairs: list[tuple[str, str]] = []
+    for m in msgs:
+        for s in sess:
+            if s in (m.replace("messages", "sessions"), m.replace("message", "session")) and s != m:
+                pairs.append((s, m))
+    paired_s = {s for s, _ in pairs}
+    paired_m = {m for _, m in pairs}
+    for m in msgs:
+        if m not in paired_m:
+            pairs += [(s, m) for s in sess if s not in paired_s]
+    return sorted(pairs)
+
+
 def is_advanced(tables: dict[str, list[str]], dialect: str) -> bool:
     """Whether an Agents SDK database is an ``AdvancedSQLiteSession`` store (SQLite only)."""
     return dialect == "sqlite" and set(STRUCTURE_COLUMNS) <= set(tables.get(STRUCTURE, ()))

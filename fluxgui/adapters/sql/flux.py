@@ -339,6 +339,16 @@ class FluxStore(SqlStore):
             )
         return [self._message(r) for r in rows]
 
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(
+            "SELECT id FROM messages WHERE session_id = :s AND id = :i",
+            {"s": session_id, "i": int(message_id)},
+        )
+        return (int(row[0]),) if row is not None else None
+
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         check_branch(self, branch)
         row = await self.backend.fetchone(
@@ -433,6 +443,10 @@ class FluxStore(SqlStore):
         if m.kind == "other" and isinstance(raw, str) and raw != m.text:
             # A flux row whose metadata is not an object: keep that text as it is.
             return {"role": _storable(m.role), "content": _storable(m.text), "metadata": _storable(raw)}
+        if m.metadata is not None and not isinstance(m.metadata, dict):
+            # Metadata that is a list, a string…: written back as the same JSON value.
+            return {"role": _storable(m.role or "user"), "content": _storable(m.text),
+                    "metadata": json.dumps(m.metadata)}
         meta = dict(m.metadata) if m.metadata else {}
         # A row read with bytes that were not UTF-8 is copied with its replacement
         # characters, without the reader's flag (fluxgui.core.undecodable).

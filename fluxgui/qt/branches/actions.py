@@ -16,6 +16,7 @@ from fluxgui.core.branches import BranchChange
 from fluxgui.core.model import Message
 from fluxgui.core.turns import starts_turn
 from fluxgui.services import edits
+from fluxgui.services.branches import BranchState
 
 from .bar import BranchBar
 
@@ -37,7 +38,14 @@ def install_branch_bar(window: MainWindow) -> BranchBar:
             window.conversation.show_session(store, sid, branch)
         window.update_edit_actions()
 
+    def listed(state: BranchState) -> None:
+        # The session list shows that the session has branches, counting the one shown.
+        current = state.info(state.current)
+        count = current.message_count if current is not None else 0
+        window.sessions.set_branch_note(state.session_id, state.current, count, len(state.rows()))
+
     bar.switched.connect(switched)
+    bar.loaded.connect(listed)
     bar.failed.connect(window.show_error)
     return bar
 

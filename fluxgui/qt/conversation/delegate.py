@@ -13,10 +13,9 @@ from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
-    QEvent,
+    QTimer,
     QModelIndex,
     QPersistentModelIndex,
-    QPointF,
     QRect,
     QRectF,
     QSize,
@@ -37,11 +36,10 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QToolTip,
 )
 
-from fluxgui.core.bodies import body_source, is_long, utf8_size
-from fluxgui.core.display import esc, role_colour, size_label
+from fluxgui.core.bodies import HUGE_CHARS, body_source, is_long, is_markdown, utf8_size
+from fluxgui.core.display import role_colour, size_label
 from fluxgui.core.model import Message
 
 from ..markdown import DocTheme, SafeDocument, message_document, warm_up_qt
@@ -59,16 +57,22 @@ from .geometry import (
     RADIUS,
     CardRows,
 )
+from .background import BackgroundLayout
+from .chunks import ChunkedBody
+from .find_marks import find_selections
 from .header import CardHeader, CardHost
+from .interaction import CardInteraction
 from .model import MESSAGE_ROLE, MessageListModel
 
 _Index = QModelIndex | QPersistentModelIndex
 
 #: laid-out documents kept (LRU); heights are kept for every loaded message
 DOC_CACHE = 600
+#: rows beyond the ones seen that a resize still lays out at once
+RESIZE_MARGIN = 10
 
 
-class MessageDelegate(CardHeader, QStyledItemDelegate):
+class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItemDelegate):
     """Paints one message as a card; keeps each message's document and height cached.
 
     Per-message state: reasoning rows are collapsed to one line until toggled
@@ -79,17 +83,39 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._pane = pane
-        self._docs: OrderedDict[tuple[int, bool], SafeDocument] = OrderedDict()
-        self._heights: dict[tuple[int, bool], tuple[int, float]] = {}
+        self._docs: OrderedDict[tuple[Any, ...], SafeDocument] = OrderedDict()
+        self._heights: dict[tuple[Any, ...], tuple[int, float]] = {}
         self._sizes: dict[int, tuple[int, QSize]] = {}  # message id -> (view width, size)
         self._metrics: tuple[int, int] | None = None  # header and footer line heights
         self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
+        self._hidden: dict[int, list[str]] = {}  # message id -> hidden characters listed
+        self._chars: dict[int, int] = {}  # message id -> characters of a long body
+        # Resizing lays out the rows seen at once and the rest in the background: while
+        # ``_lazy`` holds the ids seen, other rows keep their old heights (``_stale``).
+        self._lazy: set[int] | None = None
+        self._stale: set[int] = set()
+        self._on_settled: Any = None
+        self._relaid = 0.0  # when a huge body last re-laid out the list
+        self._model: MessageListModel | None = None  # the view's (it never changes)
+        self._viewport = view.viewport()
+        self._work = QTimer(view)
+        self._work.setSingleShot(True)
+        self._work.setInterval(0)
+        self._work.timeout.connect(self._do_work)
         self.expanded: set[int] = set()  # reasoning rows opened
         self.full: set[int] = set()  # long rows shown whole
+        #: Markdown messages whose "show as plain text" differs from :attr:`all_plain`
+        self.plain: set[int] = set()
+        #: the global "show as plain text" (the window keeps it in the settings)
+        self.all_plain = False
         self.theme = DocTheme.from_palette(view.palette(), view.font())
         warm_up_qt(self.theme)
         #: documents built so far (for tests and the benchmark)
         self.built = 0
+        #: text found in the conversation (Ctrl+F, a search hit): highlighted in the cards;
+        #: ``find_current`` is the id of the message of the current hit
+        self.find_text = ""
+        self.find_current: int | None = None
 
     # -- state ---------------------------------------------------------------------
 
@@ -99,8 +125,13 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._heights.clear()
         self._sizes.clear()
         self._long.clear()
+        self._hidden.clear()
+        self._chars.clear()
+        self._stale.clear()
+        self._lazy = None
         self.expanded.clear()
         self.full.clear()
+        self.plain.clear()
 
     def forget(self, message_ids: set[int]) -> None:
         """Drop the cached documents and sizes of these messages (their content changed);
@@ -114,6 +145,8 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         for mid in message_ids:
             self._sizes.pop(mid, None)
             self._long.pop(mid, None)
+            self._hidden.pop(mid, None)
+            self._chars.pop(mid, None)
 
     def refresh_theme(self) -> None:
         self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
@@ -122,6 +155,31 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         self._sizes.clear()
         self._metrics = None
 
+    def shown_plain(self, m: Message) -> bool:
+        """Whether ``m``'s Markdown is shown as typed (the global switch, or this
+        message's own toggle against it)."""
+        return is_markdown(m) and self.all_plain != (m.id in self.plain)
+
+    def set_plain(self, m: Message, on: bool) -> None:
+        """Show one Markdown message as typed (``on``) or as Markdown."""
+        if not is_markdown(m) or self.shown_plain(m) == on:
+            return
+        self.plain.symmetric_difference_update({m.id})
+        self._sizes.pop(m.id, None)
+
+    def set_all_plain(self, on: bool) -> None:
+        """The global switch: every Markdown message as typed (per-message toggles reset)."""
+        if on == self.all_plain and not self.plain:
+            return
+        self.all_plain = on
+        self.plain.clear()
+        self._sizes.clear()
+
+    def _key(self, m: Message) -> tuple[Any, ...]:
+        # The calls a message holds show their outputs: a new output, a new document.
+        outputs = tuple(self.call_outputs(m).items()) if m.kind == "message" else ()
+        return (m.id, m.id in self.full, self.shown_plain(m), outputs)
+
     def long_size(self, m: Message) -> int:
         """The body's size in bytes when it is collapsed as long, else 0."""
         size = self._long.get(m.id)
@@ -129,7 +187,17 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
             source = body_source(m)
             size = utf8_size(source) if is_long(source) else 0
             self._long[m.id] = size
+            self._chars[m.id] = len(source) if size else 0
         return size
+
+    def is_huge(self, m: Message) -> bool:
+        """Shown whole and longer than :data:`~fluxgui.core.bodies.HUGE_CHARS`: laid out
+        in chunks as plain text (:class:`~.chunks.ChunkedBody`)."""
+        if m.id not in self.full or not self.long_size(m) or m.kind == "compaction":
+            return False
+        if m.kind == "reasoning" and m.id not in self.expanded:
+            return False
+        return self._chars.get(m.id, 0) > HUGE_CHARS and self.badge(m) is None
 
     def is_collapsible(self, m: Message) -> bool:
         return m.kind == "reasoning" or self.long_size(m) > 0
@@ -177,10 +245,17 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
 
     def document(self, m: Message) -> SafeDocument:
         """The laid-out body of ``m`` in its current state (built or taken from cache)."""
-        key = (m.id, m.id in self.full)
+        key = self._key(m)
         doc = self._docs.get(key)
-        if doc is None:
-            doc = message_document(m, self.theme, full=key[1])
+        if doc is None and self.is_huge(m):
+            # The stored text as typed, in monospace (proportional text shapes five times
+            # slower; a 2 MB body is a log or data); its markers are made a piece at a time.
+            doc = ChunkedBody(body_source(m), self.theme, size=self.long_size(m),  # type: ignore[assignment]
+                              mono=True)
+            self.built += 1
+            self._docs[key] = doc  # type: ignore[assignment]
+        elif doc is None:
+            doc = message_document(m, self.theme, full=key[1], plain=key[2], outputs=dict(key[3]))
             self.built += 1
             self._docs[key] = doc
             while len(self._docs) > DOC_CACHE:
@@ -199,7 +274,12 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
     def _body_height(self, m: Message) -> float:
         if m.kind == "reasoning" and m.id not in self.expanded:
             return float(QFontMetrics(self.theme.font).height())
-        key = (m.id, m.id in self.full)
+        if self.is_huge(m):  # measured a chunk at a time in the background
+            body = self.document(m)
+            if isinstance(body, ChunkedBody) and not body.done:
+                self._work.start()
+            return body.size().height() if not isinstance(body, ChunkedBody) else body.height()
+        key = self._key(m)
         width = self.text_width()
         known = self._heights.get(key)
         if known is not None and known[0] == width:
@@ -235,15 +315,27 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         return CardRows(card, header, body, footer)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        # Called for every loaded row on every layout: one dict look-up when known.
-        model = index.model()
-        m = model.message(index.row()) if isinstance(model, MessageListModel) else None
-        width = self._view.viewport().width()
+        # Called for every loaded row on every layout (600 rows: ~25 ms in all, most of
+        # it Qt's): one dict look-up when known, nothing else.
+        model = self._model
+        if model is None:
+            found = index.model()
+            model = self._model = found if isinstance(found, MessageListModel) else None
+            if model is None:
+                return QSize(1, 0)
+        m = model.message(index.row())
+        width = self._viewport.width()
         if m is None:
             return QSize(max(width, 1), 0)
         known = self._sizes.get(m.id)
         if known is not None and known[0] == width:
             return known[1]
+        if known is not None and self._lazy is not None and m.id not in self._lazy:
+            # A resize: a row not seen keeps its height until the background measures it.
+            if not self._stale:
+                self._work.start()
+            self._stale.add(m.id)
+            return QSize(max(width, 1), known[1].height())
         size = self._size(m, width)
         self._sizes[m.id] = (width, size)
         return size
@@ -337,56 +429,16 @@ class MessageDelegate(CardHeader, QStyledItemDelegate):
         ctx.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.Text))
         clip = QRectF(0, 0, rect.width() + 1, rect.height() + 1)
         painter.setClipRect(clip)
-        ctx.clip = clip
-        doc.documentLayout().draw(painter, ctx)
+        # Only what is seen is drawn: a long body is not walked from its start each paint.
+        seen = self._view.viewport().rect().translated(-rect.topLeft())
+        top, bottom = max(0.0, float(seen.top())), min(clip.bottom(), float(seen.bottom()))
+        if isinstance(doc, ChunkedBody):  # (plain text in pieces: no find marks)
+            doc.draw(painter, ctx.palette, top, bottom)
+            if doc.pending:
+                self._work.start()
+        else:
+            ctx.clip = QRectF(0, top, clip.width(), max(0.0, bottom - top + 1))
+            if self.find_text:
+                ctx.selections = find_selections(doc, self.find_text, current=m.id == self.find_current)
+            doc.documentLayout().draw(painter, ctx)
         painter.restore()
-
-    # -- interaction -----------------------------------------------------------------
-
-    def editorEvent(
-        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: _Index
-    ) -> bool:
-        if event.type() != QEvent.Type.MouseButtonRelease:
-            return False
-        if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
-            return False
-        m = index.data(MESSAGE_ROLE)
-        if not isinstance(m, Message):
-            return False
-        pos = event.position().toPoint()  # type: ignore[attr-defined]
-        rows = self.layout_rows(option.rect, m)
-        if rows.footer is not None:
-            fm = QFontMetrics(self._view.font())
-            link = QRect(rows.footer.topLeft(), fm.size(0, self.footer_text(m)))
-            if link.adjusted(-4, -3, 4, 3).contains(pos):
-                self.set_full(index, m.id not in self.full)
-                return True
-        if m.kind == "reasoning":
-            collapsed = m.id not in self.expanded
-            if rows.header.contains(pos) or (collapsed and rows.card.contains(pos)):
-                self.toggle(index)
-                return True
-        return False
-
-    def helpEvent(self, event: Any, view: Any, option: QStyleOptionViewItem, index: _Index) -> bool:
-        # A link's target as a tooltip, escaped (Qt would take it for rich text).
-        m = index.data(MESSAGE_ROLE)
-        if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
-            rows = self.layout_rows(option.rect, m)
-            badge = self.badge(m)
-            if badge and rows.header.contains(event.pos()):
-                QToolTip.showText(event.globalPos(), f"<p>{esc(badge[1])}</p>", view)
-                return True
-            if rows.body.contains(event.pos()) and not (
-                m.kind == "reasoning" and m.id not in self.expanded
-            ):
-                doc = self.document(m)
-                href = doc.documentLayout().anchorAt(QPointF(event.pos() - rows.body.topLeft()))
-                if href:
-                    QToolTip.showText(
-                        event.globalPos(), f"<p style='white-space:pre'>{esc(href)}</p>", view
-                    )
-                    return True
-            QToolTip.hideText()
-            return True
-        return super().helpEvent(event, view, option, index)

@@ -1,5 +1,9 @@
 """A message card's header line: role icon and name, turn and its tokens, kind, the tool
-call/output pairing note, the encryption badge, time and id.
+call/output pairing note, the encryption badge, the hidden-characters warning, time and id.
+
+:meth:`CardHeader.header_parts` lays the line out (and tests read it): at any width the
+parts never overlap; what does not fit goes in order — the time, the id, then the middle
+is elided — so the role and the badges stay readable at 2× scale or in a narrow pane.
 
 :class:`CardHeader` is the part of :class:`~fluxgui.qt.conversation.delegate.
 MessageDelegate` that paints and tells that line; :class:`CardHost` is what it asks of
@@ -8,15 +12,19 @@ the pane it paints for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 
+from fluxgui.core.bodies import body_source
 from fluxgui.core.display import LOCK, badge_colours, encryption_badge, kind_label, short_time
 from fluxgui.core.model import Message
-from fluxgui.core.pairing import ToolPairs, call_key, output_key, tool_name
+from fluxgui.core.pairing import ToolPairs, call_key, message_calls, output_key, tool_name
+from fluxgui.core.text import plural
 from fluxgui.core.ports import SessionStore
+from fluxgui.core.visible import hidden_characters, visible
 from fluxgui.services.branches import short_tokens
 
 from .geometry import BADGE_GAP, BADGE_PAD, ICON
@@ -26,6 +34,22 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QListView
 
     from fluxgui.qt.markdown import DocTheme
+
+
+#: the badge of a card whose text holds bidi controls or zero-width characters
+HIDDEN_BADGE = "⚠ hidden characters"
+#: the least room between the middle of a header and its time/id
+RIGHT_GAP = 12
+
+
+@dataclass(frozen=True)
+class HeaderPart:
+    """One painted part of a card's header line: what (``icon``, ``role``, ``middle``,
+    ``badge``, ``hidden``, ``right``), where (within the row) and its text."""
+
+    name: str
+    rect: QRect
+    text: str
 
 
 class CardHost(Protocol):
@@ -55,82 +79,143 @@ class CardHeader:
     _pane: CardHost
     theme: DocTheme
     expanded: set[int]
+    _hidden: dict[int, list[str]]  # message id → the hidden characters its text holds
 
     if TYPE_CHECKING:
 
         def is_collapsible(self, m: Message) -> bool: ...  # the delegate's
 
-    def _paint_header(
-        self, painter: QPainter, rect: QRect, m: Message, colour: QColor, palette: QPalette
-    ) -> None:
-        font = QFont(self._view.font())
-        muted = self.theme.muted
-        dpr = painter.device().devicePixelRatioF() if painter.device() else 1.0
-        icon = role_icon(m.role, colour, ICON, dpr)
-        painter.drawPixmap(QPoint(rect.left(), rect.top() + (rect.height() - ICON) // 2), icon)
+    def header_parts(self, rect: QRect, m: Message) -> list[HeaderPart]:
+        """Where each part of ``m``'s header line goes within ``rect`` (the header row),
+        and what it says: ``icon``, ``role``, ``middle`` (turn, kind, pairing), the
+        badges (``badge``: encryption or the doctor's; ``hidden``: hidden characters)
+        and ``right`` (time and id). No two parts overlap, and none leaves ``rect``:
+        when the line is too narrow, the time goes first, then the id, then the middle
+        is elided; the badges and the role keep their room longest."""
+        fonts = self._header_fonts()
+        bold_fm, fm, small_fm = (QFontMetrics(f) for f in fonts)
+        top, height = rect.top(), rect.height()
+        right_edge = rect.left() + rect.width()
+        parts = [HeaderPart("icon", QRect(rect.left(), top + (height - ICON) // 2, ICON, ICON), "")]
         x = rect.left() + ICON + 6
+        if x >= right_edge:
+            return parts
 
-        # Right side first (time and id) so the middle can be elided to what is left.
+        role = visible(m.role, keep_layout=False, pictures=False)
+        role_text = bold_fm.elidedText(role, Qt.TextElideMode.ElideRight, min(160, right_edge - x))
+        role_w = bold_fm.horizontalAdvance(role_text)
+        if role_text:
+            parts.append(HeaderPart("role", QRect(x, top, role_w, height), role_text))
+            x += role_w
+
+        badges: list[tuple[str, str, int]] = []  # (name, text, width with its gap)
+        room = right_edge - x
+        for name, badge in (("badge", self.badge(m)), ("hidden", self.hidden_badge(m))):
+            if badge is None:
+                continue
+            w = self._badge_width(badge[0], fonts[2]) + BADGE_GAP
+            if w <= room:
+                badges.append((name, badge[0], w))
+                room -= w
+        badges_w = sum(b[2] for b in badges)
+
+        words = self.middle_words(m)
+        middle = ("  ·  " + "  ·  ".join(words)) if words else ""
+        middle_w = fm.horizontalAdvance(middle)
+        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
+        label = visible(m.short_label, keep_layout=False, pictures=False)
+        room = right_edge - x - badges_w
+        right = ""
+        for candidate in ("  ".join(t for t in (time_text, label) if t), label):
+            w = small_fm.horizontalAdvance(candidate)
+            if candidate and w + RIGHT_GAP + middle_w <= room:
+                right = candidate
+                break
+        right_w = small_fm.horizontalAdvance(right) if right else 0
+        if middle:
+            middle_room = room - (right_w + RIGHT_GAP if right else 0)
+            shown = fm.elidedText(middle, Qt.TextElideMode.ElideRight, max(0, middle_room))
+            if shown.strip(" ·…"):
+                w = fm.horizontalAdvance(shown)
+                parts.append(HeaderPart("middle", QRect(x, top, w, height), shown))
+                x += w
+        for name, text, w in badges:
+            parts.append(HeaderPart(name, QRect(x + BADGE_GAP, top, w - BADGE_GAP, height), text))
+            x += w
+        if right:
+            parts.append(HeaderPart("right", QRect(right_edge - right_w, top, right_w, height), right))
+        return parts
+
+    def _header_fonts(self) -> tuple[QFont, QFont, QFont]:
+        """(bold: the role, the view's font: the middle, small: time, id and badges)."""
+        font = QFont(self._view.font())
+        bold = QFont(font)
+        bold.setBold(True)
         small = QFont(font)
         if small.pointSizeF() > 0:
             small.setPointSizeF(small.pointSizeF() * 0.92)
-        right = "  ".join(t for t in (short_time(m.created_at), m.short_label) if t)
-        small_fm = QFontMetrics(small)
-        right_w = small_fm.horizontalAdvance(right)
-        painter.setFont(small)
-        painter.setPen(muted)
-        painter.drawText(
-            QRect(rect.right() - right_w, rect.top(), right_w + 1, rect.height()),
-            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-            right,
-        )
-        limit = rect.right() - right_w - 12
+        return bold, font, small
 
-        bold = QFont(font)
-        bold.setBold(True)
-        painter.setFont(bold)
-        painter.setPen(colour)
-        role_text = QFontMetrics(bold).elidedText(m.role, Qt.TextElideMode.ElideRight, 160)
-        role_w = QFontMetrics(bold).horizontalAdvance(role_text)
-        painter.drawText(
-            QRect(x, rect.top(), role_w + 1, rect.height()),
-            Qt.AlignmentFlag.AlignVCenter,
-            role_text,
-        )
-        x += role_w
-        parts = []
+    def middle_words(self, m: Message) -> list[str]:
+        """The header's middle: turn (and its tokens), kind, the tool pairing note."""
+        words = []
         turn = self._pane.turn_of(m)
         if turn is not None:
-            parts.append(f"turn {turn}")
+            words.append(f"turn {turn}")
             tokens = self._pane.turn_tokens.get(turn)
             if tokens is not None:  # an Advanced store's turn usage (the branch bar's)
-                parts.append(short_tokens(tokens))
+                words.append(short_tokens(tokens))
         if m.kind != "message":
             mark = ""
             if self.is_collapsible(m) and m.kind == "reasoning":
                 mark = " ▾" if m.id in self.expanded else " ▸"
-            parts.append(kind_label(m.kind) + mark)
+            words.append(kind_label(m.kind) + mark)
         pair = self.pair_text(m)
         if pair:
-            parts.append(pair)
-        badge = self.badge(m)
-        # The badge is never elided away: the middle text gets what is left beside it.
-        badge_w = self._badge_width(badge[0], small) + BADGE_GAP if badge else 0
-        if parts:
-            painter.setFont(font)
-            painter.setPen(muted)
-            fm = QFontMetrics(font)
-            room = max(0, limit - x - badge_w)
-            middle = fm.elidedText("  ·  " + "  ·  ".join(parts), Qt.TextElideMode.ElideRight,
-                                   room)
-            painter.drawText(
-                QRect(x, rect.top(), room, rect.height()),
-                Qt.AlignmentFlag.AlignVCenter,
-                middle,
-            )
-            x += fm.horizontalAdvance(middle)
-        if badge and x + badge_w <= limit:
-            self._paint_badge(painter, QPoint(x + BADGE_GAP, rect.center().y()), badge, small)
+            words.append(pair)
+        return words
+
+    def _paint_header(
+        self, painter: QPainter, rect: QRect, m: Message, colour: QColor, palette: QPalette
+    ) -> None:
+        bold, font, small = self._header_fonts()
+        muted = self.theme.muted
+        for part in self.header_parts(rect, m):
+            box = part.rect
+            if part.name == "icon":
+                dpr = painter.device().devicePixelRatioF() if painter.device() else 1.0
+                painter.drawPixmap(box.topLeft(), role_icon(m.role, colour, ICON, dpr))
+            elif part.name in ("badge", "hidden"):
+                badge = self.badge(m) if part.name == "badge" else self.hidden_badge(m)
+                if badge is not None:
+                    self._paint_badge(painter, QPoint(box.left(), box.center().y()), badge, small)
+            else:
+                painter.setFont({"role": bold, "middle": font}.get(part.name, small))
+                painter.setPen(colour if part.name == "role" else muted)
+                align = Qt.AlignmentFlag.AlignRight if part.name == "right" else Qt.AlignmentFlag.AlignLeft
+                # One pixel wider than measured: the last glyph's antialiasing is kept.
+                painter.drawText(box.adjusted(0, 0, 1, 0), align | Qt.AlignmentFlag.AlignVCenter,
+                                 part.text)
+
+    def hidden_badge(self, m: Message) -> tuple[str, str, str] | None:
+        """The warning badge of a message whose text holds bidi controls or zero-width
+        (or tag) characters: ``(text, tooltip listing them, state)``; ``None``: none."""
+        found = self._hidden.get(m.id)
+        if found is None:
+            found = hidden_characters(m.text)
+            source = body_source(m)
+            if source is not m.text:
+                found += [c for c in hidden_characters(source) if c not in found]
+            found += [c for c in hidden_characters(m.role) if c not in found]
+            self._hidden[m.id] = found
+        if not found:
+            return None
+        listed = "\n".join(found[:12]) + ("\n…" if len(found) > 12 else "")
+        tip = (
+            "This message holds characters that hide text or change how it displays "
+            "(shown as ⟨U+…⟩ markers):\n" + listed
+        )
+        return HIDDEN_BADGE, tip, "expired"
 
     def badge(self, m: Message) -> tuple[str, str, str] | None:
         """The header badge of an encrypted item, ``(text, tooltip, state)``: "expired",
@@ -203,21 +288,39 @@ class CardHeader:
         pair = self.pair_text(m)
         if pair:
             head.append(pair)
-        badge = self.badge(m)
-        if badge:
-            head.append(badge[0])
+        for badge in (self.badge(m), self.hidden_badge(m)):
+            if badge:
+                head.append(badge[0])
         head += [t for t in (short_time(m.created_at), m.short_label) if t]
         return " · ".join(head)
 
     def pair_text(self, m: Message) -> str:
-        """The header's note on a tool call's output, or on an output's call."""
+        """The header's note on a tool call's output, or on an output's call (also for
+        the calls a flux assistant message holds, and a flux ``tool`` row)."""
         pairs = self._pane.pairs
         if m.kind == "tool_call" and call_key(m):
             out = pairs.output_for(m)
             return f"→ output {out.short_label}" if out else "no output"
-        if m.kind == "tool_output" and output_key(m):
+        key = output_key(m) if m.kind == "tool_output" else None
+        if key:
             call = pairs.call_for(m)
+            # a flux ``tool`` row names its tool (an SDK output item names only its type)
+            name = (tool_name(m) if m.raw is None else "") or pairs.call_name(key)
             if call is None:
-                return f"← {output_key(m)} (call not loaded)"
-            return f"← {tool_name(call) or 'call'} {call.short_label}"
+                return f"{name} ← {key} (call not loaded)" if name else f"← {key} (call not loaded)"
+            return f"← {name or tool_name(call) or 'call'} {call.short_label}"
+        calls = message_calls(m)
+        if calls:
+            outs = [o.short_label for o in (pairs.output_for_id(c.call_id) for c in calls if c.call_id) if o]
+            note = plural(len(calls), "tool call")
+            return f"{note} → output {', '.join(outs)}" if outs else note
         return ""
+
+    def call_outputs(self, m: Message) -> dict[str, str]:
+        """call id → "→ output #id" for each call ``m`` holds whose output is loaded."""
+        pairs = self._pane.pairs
+        out: dict[str, str] = {}
+        for call in message_calls(m):
+            found = pairs.output_for_id(call.call_id) if call.call_id else None
+            out[call.call_id] = f"→ output {found.short_label}" if found else "no output"
+        return out

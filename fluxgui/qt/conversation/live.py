@@ -38,7 +38,8 @@ class PaneLive(PaneState):
         store, sid = self._store, self._session_id
         if store is None or sid is None or self._broken:
             return
-        if self._loading is not None or self._catching:
+        if self._loading is not None or self._catching or not self._at_end:
+            # (Landed on a hit: newer messages come as the reader pages down to them.)
             self._catch_queued = True
             return
         self._catch_queued = False

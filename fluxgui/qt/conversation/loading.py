@@ -44,6 +44,14 @@ class PaneLoading(PaneState):
         store, sid = self._store, self._session_id
         if store is None or sid is None:
             return
+        if not self._at_end and self.model.rowCount() and not self._gone:
+            # Landed on a hit, the newest messages not loaded: land there again.
+            top = self.view.anchor().index.data(MESSAGE_ROLE)
+            current = self.current_message()
+            keep = current or (top if isinstance(top, Message) else None)
+            text = self.find_text
+            self.open_at(store, sid, keep.id if keep else None, text or None, self.branch)
+            return
         if not keep_position or not (self.model.rowCount() or self._gone):
             self.show_session(store, sid, self.branch)  # nothing to keep: start over
             return
@@ -93,7 +101,8 @@ class PaneLoading(PaneState):
 
     def _start(self, what: str, coro: Any) -> None:
         self._set_loading(what)
-        self._task = self._bridge.start(self._key, coro, self._on_loaded, self._on_load_failed)
+        done = self._on_landed if what == "around" else self._on_loaded
+        self._task = self._bridge.start(self._key, coro, done, self._on_load_failed)
 
     def _set_loading(self, what: str | None) -> None:
         was = self._loading is not None
@@ -166,15 +175,22 @@ class PaneLoading(PaneState):
         if what in ("latest", "reloaded"):
             assert self._session_id is not None
             self.loaded.emit(self._session_id)
+        elif what == "later":
+            self.laterLoaded.emit(len(messages))
         else:
             self.earlierLoaded.emit(len(messages))
         self._maybe_load_earlier()
+        self._maybe_load_later()
         if self._catch_queued:
             self.catch_up()
 
     def _show_page(self, what: str, info: SessionInfo | None, messages: list[Message]) -> None:
         self._window += 1
+        if what == "later":
+            self._show_later(messages)
+            return
         if what in ("latest", "reloaded"):
+            self._at_end = True
             restore, self._restore = self._restore, None
             limit = restore.limit if restore is not None else self.page_size
             self._info = info
@@ -244,7 +260,7 @@ class PaneLoading(PaneState):
     def _on_load_failed(self, error: Exception) -> None:
         what = self._loading
         self._set_loading(None)
-        if what == "earlier":
+        if what in ("earlier", "later"):
             self._earlier_failed = True  # no retry loop on every scroll; reload() retries
             self._update_status()
         else:

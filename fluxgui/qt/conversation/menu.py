@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from fluxgui.core.bodies import body_source, is_markdown
 from fluxgui.core.display import raw_json
 from fluxgui.core.model import Message
 
 from .model import MESSAGE_ROLE
 from .state import PaneState
+from .viewer import TextViewer
 
 
 class PaneMenu(PaneState):
@@ -77,6 +79,15 @@ class PaneMenu(PaneState):
                     "Show less" if full else "Show all",
                     lambda: self.set_full(QModelIndex(keep), not full),
                 )
+            if delegate.long_size(m):
+                menu.addAction("Open in Viewer", lambda: self.open_viewer(QModelIndex(keep)))
+            if is_markdown(m):
+                menu.addSeparator()
+                plain = menu.addAction("Show as Plain Text")
+                plain.setCheckable(True)
+                plain.setChecked(delegate.shown_plain(m))
+                plain.setStatusTip("This message's Markdown exactly as written")
+                plain.toggled.connect(lambda on: self.set_plain(QModelIndex(keep), on))
             partner = self.pairs.partner(m)
             if partner is not None:
                 menu.addSeparator()
@@ -85,6 +96,38 @@ class PaneMenu(PaneState):
         if self.menu_hook is not None:
             self.menu_hook(menu, m if has else None)
         return menu
+
+    def open_viewer(self, index: QModelIndex) -> TextViewer | None:
+        """The whole text of the long message at ``index`` in a viewer of its own (which
+        lays out only what it shows)."""
+        m = index.data(MESSAGE_ROLE) if index.isValid() else None
+        if not isinstance(m, Message):
+            return None
+        viewer = TextViewer(f"{m.label} · {m.role}", body_source(m), self.view)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.show()
+        self.viewer = viewer
+        return viewer
+
+    def _on_double_click(self, index: QModelIndex) -> None:
+        m = index.data(MESSAGE_ROLE)
+        if isinstance(m, Message) and self.delegate.is_huge(m):
+            self.open_viewer(index)
+
+    def set_plain(self, index: QModelIndex, on: bool) -> None:
+        """Show the Markdown message at ``index`` as typed (``on``) or as Markdown."""
+        m = index.data(MESSAGE_ROLE) if index.isValid() else None
+        if isinstance(m, Message):
+            self.delegate.set_plain(m, on)
+            self.delegate.sizeHintChanged.emit(QModelIndex(index))
+
+    def set_all_plain(self, on: bool) -> None:
+        """Every Markdown message as typed (``on``) or as Markdown (the View menu's switch)."""
+        if on == self.delegate.all_plain and not self.delegate.plain:
+            return
+        self.delegate.set_all_plain(on)
+        self.view.relayout()
+        self.view.viewport().update()
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)

@@ -20,16 +20,20 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from fluxgui.core.display import esc, raw_document
+from fluxgui.core.display import raw_document
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs
 from fluxgui.core.ports import SessionStore as Store
-from fluxgui.core.text import plural
+from fluxgui.core.text import plural, session_label
+from fluxgui.core.visible import visible
 from fluxgui.services.live import PAGE_SIZE
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
+from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
+from .find_bar import FindBar
+from .finding import FindState, PaneFinding
 from .live import PaneLive
 from .loading import PaneLoading
 from .menu import PaneMenu
@@ -39,7 +43,7 @@ from .turns import PaneTurns
 from .view import MessageListView
 
 
-class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
+class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
     """A session's conversation: lazily paged message cards plus a message inspector.
 
     **Live refresh.** :meth:`catch_up` loads the messages after the last loaded one and
@@ -56,6 +60,7 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
 
     loaded = Signal(str)
     earlierLoaded = Signal(int)
+    laterLoaded = Signal(int)
     failed = Signal(object)
     currentMessageChanged = Signal(object)
     busyChanged = Signal(bool)
@@ -72,6 +77,9 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self._generation = 0
         self._loading: str | None = None  # "latest" / "earlier" while a load runs
         self._at_start = True
+        self._at_end = True  # the last loaded message is the newest (not: landed on a hit)
+        self._found = FindState()
+        self._find_key = f"{self._key}:find"
         self._earlier_failed = False
         self._task: asyncio.Task[Any] | None = None
         self._settling = False  # our own model/scroll changes: they do not page
@@ -117,8 +125,9 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.delegate = MessageDelegate(self.view, self)
         self.view.setItemDelegate(self.delegate)
 
-        self.title = QLabel(self)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # Elided (start and end kept, the whole id in its tooltip): a long id must neither
+        # widen the window nor run into the status.
+        self.title = ElidedLabel(self, mode=Qt.TextElideMode.ElideMiddle)
         bold = self.title.font()
         bold.setBold(True)
         self.title.setFont(bold)
@@ -126,13 +135,13 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         #: where the session was forked from (fluxgui's forks), hidden otherwise
-        self.origin = QLabel(self)
-        self.origin.setTextFormat(Qt.TextFormat.PlainText)
+        self.origin = ElidedLabel(self)
         self.origin.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.origin.hide()
         head = QHBoxLayout()
         head.setContentsMargins(10, 4, 10, 4)
-        head.addWidget(self.title, 0)
+        head.setSpacing(12)
+        head.addWidget(self.title, 2)
         head.addWidget(self.origin, 1)
         head.addWidget(self.status, 0)
 
@@ -146,6 +155,11 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.header_area.setContentsMargins(0, 0, 0, 0)
         self.header_area.setSpacing(0)
         left_layout.addLayout(self.header_area)
+        #: Ctrl+F in the conversation: find in it
+        self.find_bar = FindBar(left)
+        self.find_bar.findRequested.connect(lambda text, back: self.find(text, backward=back))
+        self.find_bar.closed.connect(self._on_find_bar_closed)
+        left_layout.addWidget(self.find_bar)
         left_layout.addWidget(self.view, 1)
 
         #: the selected message's fields, metadata and raw item (the window may move it)
@@ -153,9 +167,11 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.inspector)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 0)
+        # the inspector gives up room too when the pane narrows (the chat dock opens)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([620, 280])
+        self._sized = False  # the split is made proportional once the pane has its width
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -164,10 +180,24 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_earlier)
         self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_earlier)
+        self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_later)
+        self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_later)
         self.view.toggleRequested.connect(self.toggle)
+        self.view.doubleClicked.connect(self._on_double_click)
+        #: the last text viewer opened (Open in Viewer)
+        self.viewer = None
+        self.view.endRequested.connect(self.go_to_end)
         self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.clear("Select a session.")
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._sized and self.width() > 0:
+            # The inspector takes 280 px of a 900 px pane, less of a narrow one.
+            self._sized = True
+            side = min(280, self.width() * 35 // 100)
+            self.splitter.setSizes([self.width() - side, side])
 
     # -- properties ----------------------------------------------------------------
 
@@ -212,20 +242,30 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
     def show_session(self, store: Store, session_id: str, branch: str | None = None) -> None:
         """Load and show ``session_id``'s latest page (of ``branch``, for stores with
         branches; default ``main``), cancelling any load still running."""
+        self._begin(store, session_id, branch)
+        self._start("latest", self._load_latest(self._generation, store, session_id))
+
+    def _begin(self, store: Store, session_id: str, branch: str | None) -> None:
+        """Forget what is shown and get ready to load ``session_id`` (a new generation)."""
         self.branch = branch
         self._generation += 1
         self._stop_live()
         self._store, self._session_id, self._info = store, session_id, None
         self.turn_tokens = {}
         self._at_start = False
+        self._at_end = True
         self._earlier_failed = False
+        self._bridge.cancel(self._find_key)
+        self._set_find_text("")
+        self._update_find_bar()
         self.pairs.clear()
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText(session_id)
+        self.title.set_full_text(
+            visible(session_id, keep_layout=False, pictures=False) if session_id else session_label("")
+        )
         self._show_placeholder("Loading messages…")
-        self._start("latest", self._load_latest(self._generation, store, session_id))
 
     def clear(self, text: str = "") -> None:
         """Show ``text`` instead of a conversation (and stop any load)."""
@@ -236,13 +276,18 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         self._store, self._session_id, self._info = None, None, None
         self.turn_tokens = {}
         self._at_start = True
+        self._at_end = True
+        self._bridge.cancel(self._find_key)
+        self._set_find_text("")
+        self._update_find_bar()
         self.pairs.clear()
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.setText("")
+        self.title.set_full_text("")
         self.status.setText("")
         self.set_origin(None)
+        self.find_bar.hide()  # another store, or none: nothing to find in
         self._show_placeholder(text)
 
     def toggle(self, index: QModelIndex | None = None) -> bool:
@@ -294,11 +339,8 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""
-        metrics = self.origin.fontMetrics()
-        self.origin.setText(
-            metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, 360) if text else ""
-        )
-        self.origin.setToolTip(esc(text) if text else "")
+        self.origin.set_elide_mode(Qt.TextElideMode.ElideMiddle)
+        self.origin.set_full_text(visible(text, keep_layout=False, pictures=False) if text else "")
         self.origin.setVisible(bool(text))
 
     # -- display ---------------------------------------------------------------------
@@ -310,19 +352,32 @@ class ConversationPane(PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
         loaded = self.model.rowCount()
         total = self._info.messages if self._info is not None else None
         exact = self._info is None or self._info.count_exact
-        if total is not None and (self._at_start or (exact and loaded >= total)):
+        if total is not None and (
+            (self._at_start and self._at_end) or (exact and loaded >= total)
+        ):
             text = f"all {plural(loaded, 'message')}"
+        elif not self._at_end:  # landed on a hit: pages load both ways
+            of = f" of {total:,}" if total is not None and exact else ""
+            text = f"{loaded:,}{of} messages loaded · more on scroll"
         elif total is not None and exact:
             text = f"latest {loaded:,} of {total:,} messages"
         elif total is not None:  # the server tells no count: only that there are more
             text = f"latest {loaded:,} messages · more on scroll"
         else:
             text = f"{plural(loaded, 'message')} loaded"
-        if self._loading == "earlier":
-            text += " · loading earlier…"
+        if self._loading in ("earlier", "later"):
+            text += f" · loading {self._loading}…"
         elif self._earlier_failed:
             text += " · loading earlier messages failed"
+        found = self._found
+        if found.text and found.hits is not None:
+            where = f"{found.index + 1} of {len(found.hits)}" if found.index is not None else ""
+            text += f" · match {where}" if where else (" · no match" if not found.hits else "")
         self.status.setText(text)
+
+    def _on_find_bar_closed(self) -> None:
+        self.stop_finding()
+        self.view.setFocus()
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         m = current.data(MESSAGE_ROLE) if current.isValid() else None

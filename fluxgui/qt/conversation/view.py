@@ -10,7 +10,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Q
 from PySide6.QtGui import QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
 
-from .delegate import MessageDelegate
+from .delegate import RESIZE_MARGIN, MessageDelegate
+from .model import MESSAGE_ROLE
 
 
 @dataclass
@@ -30,6 +31,8 @@ class MessageListView(QListView):
     toggleRequested = Signal(QModelIndex)
     #: Ctrl+C (False) or Ctrl+Shift+C (True)
     copyRequested = Signal(bool)
+    #: Ctrl+End: the session's newest message (loading it when it is not loaded)
+    endRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,13 +104,38 @@ class MessageListView(QListView):
         self.doItemsLayout()
         self.restore(anchor)
 
+    def seen_ids(self, margin: int = 10) -> set[int]:
+        """The ids of the messages in view (and ``margin`` rows after them)."""
+        model = self.model()
+        top = self.indexAt(QPoint(self.viewport().width() // 2, 1))
+        bottom = self.indexAt(QPoint(self.viewport().width() // 2, self.viewport().height() - 2))
+        if model is None or not top.isValid():
+            return set()
+        last = bottom.row() if bottom.isValid() else model.rowCount() - 1
+        rows = range(max(0, top.row() - 1), min(model.rowCount(), last + 1 + margin))
+        found = (model.index(r, 0).data(MESSAGE_ROLE) for r in rows)
+        return {m.id for m in found if m is not None}
+
     def resizeEvent(self, event: Any) -> None:
         anchor = self.anchor()
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
+            # Only the cards in view are laid out now; the rest in the background, then
+            # the place is kept once more.
+            delegate = self.itemDelegate()
+            if isinstance(delegate, MessageDelegate) and self.model() is not None:
+                seen = self.seen_ids(RESIZE_MARGIN)
+                if anchor.index.isValid():
+                    seen.add(QModelIndex(anchor.index).data(MESSAGE_ROLE).id)
+                delegate.begin_resize(seen, lambda: self._settle(anchor))
             self.relayout(keep=anchor)
         elif anchor.at_bottom:
             self.scrollToBottom()
+
+    def _settle(self, anchor: Anchor) -> None:
+        # Every row has its height at the new width: lay out once more, keeping the
+        # place as the user had it when the resize began (unless they moved since).
+        self.relayout(keep=self.anchor() if not anchor.index.isValid() else anchor)
 
     def changeEvent(self, event: QEvent) -> None:
         # The palette (light/dark) or font changed: documents are rebuilt in the new colours.
@@ -149,6 +177,12 @@ class MessageListView(QListView):
         kind = self._copy_kind(event)
         if kind is not None:
             self.copyRequested.emit(kind)
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_End and (
+            event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        ) == Qt.KeyboardModifier.ControlModifier:
+            self.endRequested.emit()
             event.accept()
             return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and not (

@@ -41,17 +41,27 @@ class KeyDialog(QDialog):
         *,
         where: str = "",
         ttl: int = DEFAULT_TTL,
+        keys_in_use: int = 0,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Encryption key")
+        self.setWindowTitle("Encryption key" if not keys_in_use else "Add an encryption key")
+        more = (
+            f"\nThis key is added to the {keys_in_use} already given"
+            if keys_in_use > 1
+            else "\nThis key is added to the one already given"
+            if keys_in_use
+            else ""
+        )
         intro = QLabel(
             "The encryption_key the sessions were written with "
             "(Agents SDK EncryptedSession)."
+            + (more + ": each session is read with whichever key opens it." if more else "")
             + (f"\nStore: {where}" if where else ""),
             self,
         )
         intro.setTextFormat(Qt.TextFormat.PlainText)  # the store's name is data
         intro.setWordWrap(True)
+        self.intro = intro
 
         self.key_edit = QLineEdit(self)
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from fluxgui.core.export import SUFFIXES
 from fluxgui.core.ports import OpenOptions
-from fluxgui.core.text import plural
+from fluxgui.core.text import plural, session_label
 
 from .buttons import ok_cancel
 from .opening import ask_url
@@ -52,6 +52,18 @@ IMPORT_FILTER = "Exports and session files (*.json *.jsonl);;All files (*)"
 SCOPES = ("session", "selection", "store")
 
 
+def export_folder(last: str | None = None) -> Path:
+    """Where an export goes when nothing says otherwise: the folder of the last export
+    (when it still exists), else the user's Documents folder, else their home — never
+    the folder the app happened to be started from."""
+    if last and Path(last).is_dir():
+        return Path(last)
+    docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    if docs and Path(docs).is_dir():
+        return Path(docs)
+    return Path.home()
+
+
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -67,6 +79,7 @@ class ExportDialog(QDialog):
         selected: list[str],
         store_sessions: int | None,
         default_dir: str = "",
+        store_exact: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export")
@@ -81,10 +94,16 @@ class ExportDialog(QDialog):
         self.scope_group = QButtonGroup(self)
         self.scope_buttons: dict[str, QRadioButton] = {}
         labels = {
-            "session": f"The open session ({_short(session_id)})" if session_id else "The open session",
+            "session": f"The open session ({_short(session_label(session_id))})"
+            if session_id is not None
+            else "The open session",
             "selection": f"The selected sessions ({len(self._selected)})",
             "store": "Every session in the store"
-            + (f" ({store_sessions:,}+)" if store_sessions else ""),
+            + (
+                f" ({store_sessions:,}{'' if store_exact else '+'})"
+                if store_sessions
+                else ""
+            ),
         }
         for scope in SCOPES:
             button = QRadioButton(labels[scope], scope_box)
@@ -128,7 +147,9 @@ class ExportDialog(QDialog):
         layout.addWidget(self.problem_label)
         layout.addWidget(self.buttons)
         self.path_edit.textChanged.connect(self._update)
-        self.path_edit.setText(str(Path(default_dir or ".") / self._default_name()))
+        folder = Path(default_dir).expanduser() if default_dir else export_folder()
+        self._folder = folder.absolute()
+        self.path_edit.setText(str(self._folder / self._default_name()))
         self.resize(560, self.sizeHint().height())
 
     def _default_name(self) -> str:
@@ -165,7 +186,9 @@ class ExportDialog(QDialog):
         return self.metadata_check.isChecked()
 
     def path(self) -> Path:
-        return Path(self.path_edit.text().strip()).expanduser()
+        """The file to write, absolute (a bare name goes to the dialog's folder)."""
+        path = Path(self.path_edit.text().strip()).expanduser()
+        return path if path.is_absolute() else self._folder / path
 
     def session_ids(self) -> list[str] | None:
         """What to export: session ids, or ``None`` for the whole store."""

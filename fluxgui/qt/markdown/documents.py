@@ -26,7 +26,8 @@ from PySide6.QtGui import (
     QTextOption,
 )
 
-from fluxgui.core.bodies import body_plan
+from fluxgui.core.bodies import BodyPlan, body_plan
+from fluxgui.core.pairing import MessageCall
 from fluxgui.core.model import Message
 
 from .highlight import highlight
@@ -148,10 +149,62 @@ def note_document(title: str, subtitle: str, text: str, theme: DocTheme) -> Safe
     return doc
 
 
-def message_document(message: Message, theme: DocTheme, *, full: bool) -> SafeDocument:
+def append_calls(
+    doc: SafeDocument, calls: tuple[MessageCall, ...], outputs: dict[str, str], theme: DocTheme
+) -> None:
+    """After a message's text: each call it holds — the tool's name in bold, its call id
+    and "→ output #id" (``outputs``: call id → the output's label) muted, the arguments
+    as a coloured JSON block. Built from plain strings, never markup."""
+    cursor = QTextCursor(doc)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    first = doc.isEmpty()
+    for call in calls:
+        if not first:
+            cursor.insertBlock(QTextBlockFormat())
+        first = False
+        block = QTextBlockFormat()
+        block.setTopMargin(6)
+        block.setBottomMargin(4)
+        cursor.setBlockFormat(block)
+        head = QTextCharFormat()
+        head.setFont(theme.mono)
+        head.setFontWeight(QFont.Weight.Bold)
+        head.setForeground(theme.text)
+        cursor.insertText(call.name or "tool call", head)
+        sub = QTextCharFormat()
+        sub.setFont(theme.font)
+        sub.setForeground(theme.muted)
+        words = [w for w in (call.call_id, outputs.get(call.call_id, "")) if w]
+        if words:
+            cursor.insertText("   " + "  ·  ".join(words), sub)
+        cursor.insertBlock(code_block_format(theme, "json"))
+        start = cursor.position()
+        fmt = QTextCharFormat()
+        fmt.setFont(theme.mono)
+        fmt.setForeground(theme.text)
+        cursor.insertText(call.arguments, fmt)
+        highlight(doc, start, call.arguments, "json", theme)
+
+
+def message_document(
+    message: Message, theme: DocTheme, *, full: bool, plain: bool = False,
+    outputs: dict[str, str] | None = None,
+) -> SafeDocument:
     """The body of one message (:func:`fluxgui.core.bodies.body_plan` says what); a long
-    body shows only its preview unless ``full``."""
-    plan = body_plan(message, full=full)
+    body shows only its preview unless ``full``; ``plain``: Markdown shown as typed;
+    ``outputs``: call id → "→ output #id", for the calls a message holds."""
+    plan = body_plan(message, full=full, plain=plain)
+    doc = _plan_document(plan, theme)
+    if plan.calls:
+        append_calls(doc, plan.calls, outputs or {}, theme)
+    return doc
+
+
+def _plan_document(plan: BodyPlan, theme: DocTheme) -> SafeDocument:
+    if plan.mode == "plain":
+        if not plan.text:
+            return new_document(theme)
+        return plain_document(plan.text, theme, mono=plan.language == "json")
     if plan.mode == "empty":
         return plain_document(plan.text, theme, muted=True)
     if plan.mode == "note":

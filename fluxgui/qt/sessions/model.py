@@ -136,7 +136,7 @@ class SessionListModel(SessionTable):
         return self._searching
 
     def hit_message(self, session_id: str) -> int | None:
-        """The newest message of ``session_id`` the running search's index hit (``None``:
+        """The first message of ``session_id`` the running search's index hit (``None``:
         not known, as when the search scanned)."""
         return self._hits.get(session_id) if self._search_text else None
 

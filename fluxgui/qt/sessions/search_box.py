@@ -15,7 +15,8 @@ class SearchBox(QLineEdit):
     """A search field with a clear button that emits :attr:`searchRequested` once the
     user stops typing for ``delay_ms`` (a single-shot timer restarted on every edit).
 
-    Return searches at once; clearing the field (Escape, the clear button, or deleting
+    Return searches at once and, as ↓ does, asks for the focus to move into the results
+    (:attr:`leaveRequested`); clearing the field (Escape, the clear button, or deleting
     everything) asks at once for "" (back to the full list). The same text is never
     requested twice in a row. The box knows nothing about models: connect
     ``searchRequested`` to ``SessionListModel.set_search``.
@@ -23,6 +24,8 @@ class SearchBox(QLineEdit):
 
     #: the text to search for ("" means: no search)
     searchRequested = Signal(str)
+    #: ↓ or Enter: the focus should move into the results
+    leaveRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, delay_ms: int = DEBOUNCE_MS) -> None:
         super().__init__(parent)
@@ -34,7 +37,7 @@ class SearchBox(QLineEdit):
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.flush)
         self.textChanged.connect(self._on_text_changed)
-        self.returnPressed.connect(self.flush)
+        self.returnPressed.connect(self._on_return)
 
     @property
     def pending(self) -> bool:
@@ -54,6 +57,10 @@ class SearchBox(QLineEdit):
             self._requested = text
             self.searchRequested.emit(text)
 
+    def _on_return(self) -> None:
+        self.flush()
+        self.leaveRequested.emit()
+
     def _on_text_changed(self, text: str) -> None:
         if not text:
             self.flush()  # cleared: show everything again without waiting
@@ -63,6 +70,11 @@ class SearchBox(QLineEdit):
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
         if event.key() == Qt.Key.Key_Escape and self.text():
             self.clear()
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_Down and not event.modifiers():
+            self.flush()
+            self.leaveRequested.emit()
             event.accept()
             return
         super().keyPressEvent(event)

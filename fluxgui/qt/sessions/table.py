@@ -20,7 +20,7 @@ from PySide6.QtCore import (
 
 from fluxgui.core.display import esc, short_time
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.text import plural
+from fluxgui.core.text import plural, session_label
 from fluxgui.core.ports import SessionOrder
 from fluxgui.services.session_list import (
     MergePlan,
@@ -54,6 +54,28 @@ class SessionTable(QAbstractTableModel):
         self._sort_column = -1  # -1: the store's natural order (most recently active first)
         self._sort_order = Qt.SortOrder.DescendingOrder
         self._removing = False
+        #: session id → (branch shown, its message count, how many branches): a session
+        #: with branches whose branches were listed (the branch bar tells)
+        self._branches: dict[str, tuple[str, int, int]] = {}
+
+    # -- branches ----------------------------------------------------------------------
+
+    def set_branch_note(self, session_id: str, branch: str, count: int, branches: int) -> None:
+        """Show that ``session_id`` has ``branches`` branches and that ``branch`` (with
+        ``count`` messages) is the one shown: its row says "⑂ N" and counts that branch."""
+        note = (branch, count, branches)
+        if self._branches.get(session_id) == note:
+            return
+        if branches > 1 or branch != "main":
+            self._branches[session_id] = note
+        else:
+            self._branches.pop(session_id, None)
+        row = self.row_of(session_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+
+    def branch_note(self, session_id: str) -> tuple[str, int, int] | None:
+        return self._branches.get(session_id)
 
     # -- order -------------------------------------------------------------------------
 
@@ -113,21 +135,32 @@ class SessionTable(QAbstractTableModel):
         if info is None:
             return None
         col = index.column()
+        note = self._branches.get(info.id)
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.ID:
-                # one line: an id with a newline must not break the row
-                return " ".join(info.id.split()) or info.id
+                # one line: an id with a newline must not break the row; "" is a visible
+                # placeholder, not a blank row
+                shown = " ".join(info.id.split()) or session_label(info.id)
+                branches = note[2] if note is not None else info.branches
+                return f"{shown}  ⑂{branches}" if branches > 1 else shown
             if col == self.COUNT:
-                return info.count_text
+                return str(note[1]) if note is not None else info.count_text
             if col == self.UPDATED:
-                return short_time(info.updated_at or info.created_at, seconds=False)
+                return short_time(info.updated_at or info.created_at, seconds=False, zone=False)
         elif role == Qt.ItemDataRole.ToolTipRole:
-            lines = [info.id, plural(info.messages, "message") if info.count_exact
+            lines = [session_label(info.id), plural(info.messages, "message") if info.count_exact
                      else f"{info.count_text} messages"]
             if info.created_at:
                 lines.append(f"started {short_time(info.created_at)}")
             if info.updated_at:
                 lines.append(f"last active {short_time(info.updated_at)}")
+            if note is not None:
+                lines.append(
+                    f"{plural(note[2], 'branch', 'branches')}; showing branch {note[0]} "
+                    f"({plural(note[1], 'message')})"
+                )
+            elif info.branches > 1:
+                lines.append(f"{plural(info.branches, 'branch', 'branches')} (counted: main)")
             # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
             # id escaped, so an id that looks like markup stays text.
             return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
@@ -211,6 +244,7 @@ class SessionTable(QAbstractTableModel):
     def _forget(self, session_id: str) -> None:
         """A row left: forget that it was shown (and where a search found it)."""
         self._known.discard(session_id)
+        self._branches.pop(session_id, None)
         self._found_order.pop(session_id, None)
 
     def _apply_merge(self, plan: MergePlan) -> tuple[int, int, int]:

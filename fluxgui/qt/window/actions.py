@@ -19,11 +19,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
+from fluxgui.core.display import set_time_zone
+
 if TYPE_CHECKING:
     from .main import MainWindow
 
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | str
+#: the settings key of View › Times in UTC
+UTC_TIMES_KEY = "view/timesUtc"
 
 
 def _action(
@@ -132,10 +136,21 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
                                   "Copy the selected message as stored")
     actions["find"] = _action(window, "&Find…", window.focus_search, QKeySequence.StandardKey.Find,
                               "Search sessions and messages")
+    actions["find_in_conversation"] = _action(
+        window, "Find in C&onversation…", window.conversation.open_find_bar, None,
+        "Find text in the open conversation (Ctrl+F there)")
+    actions["find_next"] = _action(window, "Find &Next", lambda: window.session_list.find_step(),
+                                   "F3",
+                                   "The next message containing the text looked for")
+    actions["find_previous"] = _action(window, "Find Pre&vious",
+                                       lambda: window.session_list.find_step(backward=True),
+                                       "Shift+F3",
+                                       "The previous message containing the text looked for")
     for name in ("copy", "copy_raw"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
-    edit_menu.addAction(actions["find"])
+    for name in ("find", "find_in_conversation", "find_next", "find_previous"):
+        edit_menu.addAction(actions[name])
 
     view_menu = bar.addMenu("&View")
     actions["sessions"] = _action(window, "Session &List", window.focus_sessions, "Ctrl+L")
@@ -147,6 +162,8 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["compare"] = _action(window, "&Compare Sessions", window.compare_sessions, "Ctrl+D",
                                  "The two selected sessions (or a fork and its origin) side by side")
     view_menu.addAction(actions["compare"])
+    actions["plain_text"] = _plain_text_action(window)
+    view_menu.addAction(actions["plain_text"])
     inspector = window.conversation.inspector
     actions["inspector"] = QAction("&Inspector", window)
     actions["inspector"].setCheckable(True)
@@ -156,6 +173,15 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["inspector"].toggled.connect(inspector.setVisible)
     window.addAction(actions["inspector"])
     view_menu.addAction(actions["inspector"])
+    # Times in UTC (as stored) or in the local zone: cards, inspector and list alike.
+    actions["utc_times"] = QAction("Times in &UTC", window)
+    actions["utc_times"].setCheckable(True)
+    actions["utc_times"].setStatusTip("Show message and session times in UTC instead of the local zone")
+    utc = str(window.recent.settings.value(UTC_TIMES_KEY, "false")).lower() == "true"
+    actions["utc_times"].setChecked(utc)
+    set_time_zone("utc" if utc else "local")
+    actions["utc_times"].toggled.connect(lambda on: show_times_in_utc(window, on))
+    view_menu.addAction(actions["utc_times"])
     # Chat (issue 7): the dock's own toggle, so closing the dock unchecks it.
     chat = window.chat_dock.toggleViewAction()
     chat.setText("C&hat")
@@ -183,6 +209,48 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     help_menu.addAction(actions["about"])
     window.actions_by_name = actions
     return actions
+
+
+#: settings key: whether Markdown messages are shown as plain text (View menu)
+PLAIN_TEXT = "ui/plain_text"
+
+
+def _plain_text_action(window: MainWindow) -> QAction:
+    """View › Show Markdown as Plain Text: every assistant message exactly as written
+    (remembered in the settings; a message's own context-menu toggle overrides it)."""
+    action = QAction("Show Markdown as &Plain Text", window)
+    action.setCheckable(True)
+    action.setStatusTip("Show assistant messages exactly as written, not as Markdown")
+    settings = window.recent.settings
+    value = settings.value(PLAIN_TEXT, False)
+    on = value is True or str(value).lower() == "true"
+    action.setChecked(on)
+    window.conversation.set_all_plain(on)
+
+    def toggled(checked: bool) -> None:
+        window.conversation.set_all_plain(checked)
+        settings.setValue(PLAIN_TEXT, bool(checked))
+        settings.sync()
+
+    action.toggled.connect(toggled)
+    return action
+
+
+def show_times_in_utc(window: MainWindow, on: bool) -> None:
+    """View › Times in UTC: every time shown in UTC (``on``) or the local zone, the
+    choice kept in the settings."""
+    set_time_zone("utc" if on else "local")
+    window.recent.settings.setValue(UTC_TIMES_KEY, "true" if on else "false")
+    pane = window.conversation
+    pane.view.viewport().update()
+    current = pane.current_message()
+    if current is not None:
+        pane.inspector.show_message(current, pane.raw_of(current))
+    model = window.sessions
+    if model.rowCount():
+        model.dataChanged.emit(
+            model.index(0, 0), model.index(model.rowCount() - 1, model.columnCount() - 1)
+        )
 
 
 def _fill_recent(window: MainWindow, menu: QMenu) -> None:

@@ -16,6 +16,7 @@ import shiboken6
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu
 
 from fluxgui.core.branches import BranchChange
+from fluxgui.core.changes import Change
 from fluxgui.core.errors import ReadOnlyError
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
@@ -281,6 +282,7 @@ class EditController:
             on_branch_change_applied(window, change)
             return
         window.error_bar.clear()
+        self._say_applied(change)
         plan = edits.after_edit(
             change, window.current_session_id, open_result=open_result, select=self._select_after
         )
@@ -293,6 +295,21 @@ class EditController:
                 self._maybe_gone = change.session_id
             window.conversation.reload(keep_position=True)  # keeps the scroll position
         window.update_edit_actions()
+
+    def _say_applied(self, change: AnyChange) -> None:
+        """The status bar says what was written (a deleted message leaves no other trace
+        on screen) and how to take it back."""
+        label = change.label if isinstance(change, Change) else ""
+        if not label:
+            return
+        what = self._window.editor.last_applied
+        if what == "undo":
+            text = f"Undone: {label} (Ctrl+Shift+Z redoes it)"
+        elif what == "redo":
+            text = f"Redone: {label}"
+        else:
+            text = f"{label} — done (Ctrl+Z undoes it)"
+        self._window.statusBar().showMessage(text, 10000)
 
     def on_failed(self, error: Exception) -> None:
         """A write failed (nothing was written): say so and show what the store holds now

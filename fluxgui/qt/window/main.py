@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.ports import OpenOptions
@@ -42,6 +42,7 @@ from ..settings import RecentStores
 from ..watch import StoreWatcher
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
+from .placement import WindowPlacement
 from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
@@ -83,7 +84,8 @@ class MainWindow(QMainWindow):
         self._session_id: str | None = None  # shown or loading
 
         self.setWindowTitle("fluxgui")
-        self.resize(1200, 800)
+        # 1200×800, or less to fit the screen; the last geometry restored (clamped)
+        self.placement = WindowPlacement(self, self.recent.settings)
 
         self.sessions = SessionListModel(self.bridge, parent=self)
         self.session_list = SessionList(self)
@@ -96,6 +98,8 @@ class MainWindow(QMainWindow):
 
         self.search_box = SearchBox(self)
         self.search_box.searchRequested.connect(self.sessions.set_search)
+        self.search_box.leaveRequested.connect(lambda: self.session_list.focus())
+        self.search_box.searchRequested.connect(self.session_list.on_search_text)
         self.setCentralWidget(self._build_panes())
 
         self.status = StatusArea(self)
@@ -156,9 +160,13 @@ class MainWindow(QMainWindow):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left)
         splitter.addWidget(self.conversation)
-        splitter.setStretchFactor(0, 0)
-        splitter.setStretchFactor(1, 1)
+        # A narrower window (the chat dock open, 2× scale) narrows the list a little too,
+        # not only the conversation.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 4)
         splitter.setSizes([380, 820])
+        # …or less of a smaller window (2× scale), once it is shown at its size
+        self.placement.split_on_show(splitter)
         splitter.setChildrenCollapsible(False)
 
         self.error_bar = ErrorBar(self)
@@ -172,6 +180,10 @@ class MainWindow(QMainWindow):
         # A missing index that makes listing slow, with the CREATE INDEX a DBA could run.
         self.index_bar = NoticeBar("indexNotice", self)
         self.index_bar.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A database holding other Agents SDK table pairs besides the one opened.
+        self.tables_bar = NoticeBar("tablesNotice", self, one_line=True, button="Choose…")
+        assert self.tables_bar.button is not None
+        self.tables_bar.button.clicked.connect(lambda _checked=False: self.stores.choose_other_tables())
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 6, 6, 0)
@@ -179,6 +191,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.error_bar)
         layout.addWidget(self.key_bar)
         layout.addWidget(self.problems_bar)
+        layout.addWidget(self.tables_bar)
         layout.addWidget(self.index_bar)
         layout.addWidget(splitter, 1)
         return central
@@ -310,20 +323,49 @@ class MainWindow(QMainWindow):
     # -- showing -------------------------------------------------------------------
 
     def show_session(self, session_id: str) -> None:
-        """Show a session's latest messages (cancelling the load of the previous one)."""
+        """Show a session's latest messages (cancelling the load of the previous one);
+        while the list is searched, the session at its first message containing the
+        search text, highlighted."""
         store = self.store
         if store is None or session_id == self._session_id:
             return
         self._session_id = session_id
         branch = self.branch_bar.branch_for(store, session_id)
-        self.conversation.show_session(store, session_id, branch)
+        text = self.sessions.search_text
+        if text:
+            self.conversation.open_at(store, session_id, None, text, branch)
+        else:
+            self.conversation.show_session(store, session_id, branch)
+
+    def open_at(
+        self, session_id: str, message_id: int | None = None, find_text: str | None = None
+    ) -> None:
+        """Show ``session_id`` at message ``message_id`` (a search hit; ``None``: the first
+        message containing ``find_text``), selected, ``find_text`` highlighted; F3 and
+        Shift+F3 then step through the messages containing it. Its row in the list
+        becomes current when the list has it."""
+        store = self.store
+        if store is None:
+            return
+        self._session_id = session_id
+        row = self.sessions.row_of(session_id)
+        if row is not None:
+            self.session_list.select_row(row)  # (shows nothing more: it is the one shown)
+        else:
+            self.session_list.pending = session_id
+        branch = self.branch_bar.branch_for(store, session_id)
+        self.conversation.open_at(store, session_id, message_id, find_text, branch)
 
     def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None:
-        """HOOK (search lands on the message): a search hit names the message; the
-        conversation pane's ``open_at(session_id, message_id=…, find_text=…)`` (issue 16b)
-        takes it from here. Until the pane has it, the session opens as usual."""
+        """A session found through the search index: open it at the message the index
+        hit (no scan of the session for the first match), ``text`` highlighted."""
         self.last_hit = (session_id, message_id, text)
-        self.show_session(session_id)
+        store = self.store
+        if store is None or session_id == self._session_id:
+            return
+        self._session_id = session_id
+        branch = self.branch_bar.branch_for(store, session_id)
+        self.conversation.open_at(store, session_id, message_id, text, branch)
 
     def show_again(self, session_id: str) -> None:
         """Show ``session_id`` from the start (even when it is the one shown), and select
@@ -389,6 +431,12 @@ class MainWindow(QMainWindow):
         self.session_list.focus()
 
     def focus_search(self) -> None:
+        """Ctrl+F: in the conversation, its find bar; elsewhere the session search."""
+        focus = QApplication.focusWidget()
+        pane = self.conversation
+        if focus is not None and pane.isAncestorOf(focus) and pane.session_id is not None:
+            pane.open_find_bar()
+            return
         self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search_box.selectAll()
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from fluxgui.core.redact import redact_url
 from fluxgui.core.text import plural
+from fluxgui.core.visible import visible
 
 from ..sessions import SessionListModel
 
@@ -39,7 +40,9 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
     view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    # Ids differ at their end (a counter, a timestamp): elide the start, the whole id is
+    # in the tooltip.
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     rows = view.verticalHeader()
     rows.hide()
@@ -67,23 +70,41 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
 
 
 class SessionKeys(QObject):
-    """Delete in the session list deletes the session (not the selected messages)."""
+    """Keys of the session list: Delete deletes the session (not the selected messages);
+    Home/End go to the first/last row, Ctrl+End to the true end (fetching every page);
+    Enter/Shift+Enter step through the search's hits in the conversation."""
 
-    def __init__(self, parent: QObject, delete_session: Callable[[], None]) -> None:
+    def __init__(
+        self, parent: QObject, delete_session: Callable[[], None], rows: SessionList
+    ) -> None:
         super().__init__(parent)
         self._delete_session = delete_session
+        self._rows = rows
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         kind = event.type()
-        if (
-            kind in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress)
-            and isinstance(event, QKeyEvent)
-            and event.matches(QKeySequence.StandardKey.Delete)
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) or not isinstance(
+            event, QKeyEvent
         ):
+            return False
+        if event.matches(QKeySequence.StandardKey.Delete):
             if kind == QEvent.Type.ShortcutOverride:
                 event.accept()  # the key comes to the list, not the window's action
             else:
                 self._delete_session()
+            return True
+        if kind != QEvent.Type.KeyPress:
+            return False
+        key, mods = event.key(), event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        ctrl = Qt.KeyboardModifier.ControlModifier
+        if key in (Qt.Key.Key_Home, Qt.Key.Key_End) and mods in (Qt.KeyboardModifier.NoModifier, ctrl):
+            if key == Qt.Key.Key_Home:
+                self._rows.go_home()
+            else:
+                self._rows.go_end(fetch=mods == ctrl)
+            return True
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._rows.model.search_text:
+            self._rows.find_step(backward=bool(mods & Qt.KeyboardModifier.ShiftModifier))
             return True
         return False
 
@@ -102,6 +123,8 @@ class SessionList(QObject):
         self.pending: str | None = None
         #: select the first row once it arrives (the most recently active session)
         self.auto = False
+        #: Ctrl+End: fetch pages until the last, then select it
+        self.to_end = False
         self.view.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.model.searchProgress.connect(self._on_search_progress)
         self.model.searchFinished.connect(self._on_search_finished)
@@ -109,7 +132,7 @@ class SessionList(QObject):
     def install(self, delete_session: Callable[[], None]) -> None:
         """Wire what needs the rest of the window: the Delete key, the context menu,
         the pages arriving."""
-        self._keys = SessionKeys(self._window, delete_session)
+        self._keys = SessionKeys(self._window, delete_session, self)
         self.view.installEventFilter(self._keys)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
@@ -131,10 +154,47 @@ class SessionList(QObject):
         self.view.scrollTo(index)
 
     def focus(self) -> None:
-        """Ctrl+L: the list has the focus (and a current row, when it has rows)."""
+        """Ctrl+L (and ↓ or Enter in the search box): the list has the focus and a current
+        row (the first, once rows arrive)."""
         self.view.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        if not self.view.currentIndex().isValid() and self.model.rowCount():
+        if not self.view.currentIndex().isValid():
+            if self.model.rowCount():
+                self.select_row(0)
+            else:
+                self.auto = True
+
+    def go_home(self) -> None:
+        """Home: the first row."""
+        self.to_end = False
+        if self.model.rowCount():
             self.select_row(0)
+
+    def go_end(self, *, fetch: bool = False) -> None:
+        """End: the last loaded row; with ``fetch`` (Ctrl+End) the true last one, every
+        page fetched first."""
+        if fetch and self.model.canFetchMore(QModelIndex()):
+            self.to_end = True
+            if not self.model.loading:
+                self.model.fetchMore(QModelIndex())
+            return
+        self.to_end = False
+        if self.model.rowCount():
+            self.select_row(self.model.rowCount() - 1)
+
+    def on_search_text(self, text: str) -> None:
+        """The search was cleared: the conversation no longer highlights its text (the
+        find bar's own text stays while the bar is open)."""
+        pane = self._window.conversation
+        if not text and not pane.find_bar.isVisible() and pane.find_text:
+            pane.stop_finding()
+
+    def find_step(self, *, backward: bool = False) -> None:
+        """F3 / Shift+F3 (and Enter / Shift+Enter in the list): the next or previous
+        message containing the text looked for (the find bar's, else the search's)."""
+        pane = self._window.conversation
+        text = pane.find_text or self.model.search_text
+        if text and pane.session_id is not None:
+            pane.find(text, backward=backward)
 
     def show_count(self, more: bool) -> None:
         """The status bar's count of listed sessions (``+``: more to come)."""
@@ -154,8 +214,17 @@ class SessionList(QObject):
         elif self.auto and rows:
             self.auto = False
             self.select_row(0)
+        if self.to_end:
+            self.go_end(fetch=more)
         if not rows and not more and not self.model.searching:
-            window.conversation.clear("This store has no sessions.")
+            window.conversation.clear(self.empty_text())
+
+    def empty_text(self) -> str:
+        """What the conversation pane says when the list is empty."""
+        text = self.model.search_text
+        if text:
+            return f"No session matches “{visible(text, keep_layout=False)}”."
+        return "This store has no sessions."
 
     def _on_failed(self, error: Exception) -> None:
         self._window.count_label.setText(f"{plural(self.model.rowCount(), 'session')} (loading failed)")
@@ -167,6 +236,8 @@ class SessionList(QObject):
     def _on_search_finished(self, found: int) -> None:
         text = redact_url(self.model.search_text)
         self._window.count_label.setText(f"{plural(found, 'session')} matching {text!r}")
+        if not found:
+            self._window.conversation.clear(self.empty_text())
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self.model.removing:

@@ -67,14 +67,18 @@ class StatusArea:
             self._busy_delay.stop()
             self.busy_indicator.hide()
 
-    def set_store(self, store: Store, label: str) -> None:
+    def set_store(self, store: Store, label: str, *, keys: int = 0) -> None:
         """Name the open store: its label (elided: a long path or URL must not widen the
-        window; the full text is the tooltip) and its format."""
+        window; the full text is the tooltip), its format and, for an encrypted store,
+        how many keys were given."""
         metrics = self.store_label.fontMetrics()
         self.store_label.setText(metrics.elidedText(label, Qt.TextElideMode.ElideMiddle, 480))
         # Escaped: Qt would take a tooltip that looks like HTML for rich text.
         self.store_label.setToolTip(f"<p style='white-space:pre'>{html.escape(label)}</p>")
-        self.format_label.setText(format_text(store))
+        text = format_text(store)
+        if keys > 1 and store.needs_key:  # a key ring
+            text += f" · {keys} keys"
+        self.format_label.setText(text)
 
     def set_mode(self, text: str, tip: str, style: str, *, enabled: bool, checked: bool) -> None:
         """The read-only/editing switch (its tip is rich text, escaped: a reason quotes

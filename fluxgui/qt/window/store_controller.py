@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
 
 from fluxgui.adapters.registry import DEFAULT_TTL, conversations_label
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, SeveralStores
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural
+from fluxgui.core.visible import visible
 from fluxgui.services.demo import demo_store_path
 
 from ..conversations import with_remembered
@@ -35,6 +36,7 @@ from ..conversations.bar import remember_opened as remember_conversations
 from ..dialogs.encryption_key import KeyDialog
 from ..dialogs.files import open_file_dialog, open_folder_dialog
 from ..dialogs.opening import OpenRequest, ask_password, ask_url, remember_opened
+from ..dialogs.table_chooser import TableChooser
 from ..settings import resolve_target_async
 
 if TYPE_CHECKING:
@@ -87,6 +89,8 @@ class StoreController:
         self.problems: tuple[str, ...] = ()
         #: the encryption-key dialog while it is open
         self.key_dialog: KeyDialog | None = None
+        #: the dialog choosing among a database's table pairs while it is open
+        self.table_chooser: TableChooser | None = None
 
     @property
     def target(self) -> str | None:
@@ -232,7 +236,8 @@ class StoreController:
             self.key_dialog.raise_()
             return self.key_dialog
         ttl = self.opened.options.ttl if self.opened is not None else DEFAULT_TTL
-        dialog = KeyDialog(self._window, where=self.label, ttl=ttl)
+        keys = len(self.opened.options.keys) if self.opened is not None else 0
+        dialog = KeyDialog(self._window, where=self.label, ttl=ttl, keys_in_use=keys)
         self.key_dialog = dialog
         dialog.finished.connect(lambda result, d=dialog: self._on_key_dialog_done(d, result))
         dialog.open()
@@ -247,13 +252,20 @@ class StoreController:
             self.unlock(key, ttl)
 
     def unlock(self, key: str, ttl: int = DEFAULT_TTL) -> None:
-        """Reopen the open store with an encryption key (kept in memory only), staying on
-        the open session and in the same mode. A wrong key leaves the store as it is
-        and says so in the error bar."""
+        """Reopen the open store with an encryption key (kept in memory only) added to
+        the keys already given — a key ring: each session is read with whichever key
+        opens it — staying on the open session and in the same mode. A wrong key leaves
+        the store as it is and says so in the error bar."""
         store = self.store
         if store is None or self.opened is None:
             return
-        self.reopen(writable=store.can_write, key=key, ttl=int(ttl))
+        ring = tuple(dict.fromkeys((*self.opened.options.keys, key)))
+        self.reopen(writable=store.can_write, key=ring if len(ring) > 1 else key, ttl=int(ttl))
+
+    @property
+    def key_count(self) -> int:
+        """How many encryption keys the open store was opened with."""
+        return len(self.opened.options.keys) if self.opened is not None else 0
 
     # -- notices ---------------------------------------------------------------------
 
@@ -308,7 +320,7 @@ class StoreController:
             )
         window.forget_shown()
         window.setWindowTitle(f"fluxgui — {self.label}")
-        window.status.set_store(store, self.label)
+        window.status.set_store(store, self.label, keys=self.key_count)
         window.editor.set_store(store)
         window.watcher.set_store(store)
         window.indexing.set_store(store)
@@ -317,6 +329,11 @@ class StoreController:
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
+        self.update_tables_notice()
+        if self.key_count > 1:
+            window.statusBar().showMessage(f"{self.key_count} encryption keys in use", 15000)
+        else:
+            window.statusBar().clearMessage()
         if store.can_write:
             reason = window.edit_reason()
             if reason is not None:
@@ -327,8 +344,13 @@ class StoreController:
 
     def _on_open_failed(self, error: Exception) -> None:
         window = self._window
-        self.pending = None
-        self.opening = None
+        request, self.pending = self.pending, None
+        opening, self.opening = self.opening, None
+        if isinstance(error, SeveralStores) and opening is not None:
+            # Several Agents SDK table pairs: ask which (the open one stays meanwhile).
+            window.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
+            self.choose_tables(opening, error.pairs, request)
+            return
         window.open_error = error
         window.forget_selection()
         if self.store is None:
@@ -338,6 +360,65 @@ class StoreController:
             window.show_count(window.sessions.canFetchMore(QModelIndex()))
             self.update_key_notice()
         window.show_error(error)
+
+    def update_tables_notice(self) -> None:
+        """Say so when the database holds other Agents SDK stores (table pairs) than the
+        one open; "Choose…" offers them all."""
+        store, bar = self.store, self._window.tables_bar
+        others = list(store.other_tables) if store is not None else []
+        if not others:
+            bar.hide()
+            return
+        shown = "; ".join(f"{s} + {m}" for s, m in others)
+        bar.show_notice(
+            f"This database holds {plural(len(others), 'other Agents SDK store')} "
+            f"(tables {visible(shown, keep_layout=False)}).",
+            "Each store is a sessions table and a messages table; Choose… opens another.",
+        )
+
+    def choose_other_tables(self) -> TableChooser | None:
+        """The tables notice's "Choose…": the chooser with every pair, the open one first."""
+        store, opened = self.store, self.opened
+        if store is None or opened is None or not store.other_tables:
+            return None
+        current = (opened.options.sessions_table, opened.options.messages_table)
+        pairs = list(store.other_tables)
+        if None not in current:
+            pairs.insert(0, (str(current[0]), str(current[1])))
+        return self.choose_tables(opened, pairs, None)
+
+    def choose_tables(
+        self, opening: OpenedStore, pairs: list[tuple[str, str]], request: OpenRequest | None
+    ) -> TableChooser:
+        """Ask which of a database's Agents SDK stores to open (a window-modal dialog,
+        returned already shown); OK opens it with those table names."""
+        dialog = TableChooser(pairs, self._window, where=opening.shown)
+        self.table_chooser = dialog
+
+        def done(result: int) -> None:
+            self.table_chooser = None
+            chosen = dialog.chosen()
+            dialog.deleteLater()
+            if result != TableChooser.DialogCode.Accepted or chosen is None:
+                self._window.forget_selection()
+                if self.store is None:
+                    self._window.count_label.setText("No store open")
+                else:
+                    self._window.show_count(self._window.sessions.canFetchMore(QModelIndex()))
+                return
+            options = opening.options.with_(sessions_table=chosen[0], messages_table=chosen[1])
+            self.open_target(opening.target, options, label=opening.shown)
+            if request is not None:  # the recent list keeps the tables (never a key)
+                self.pending = replace(
+                    request,
+                    options=request.options.with_(
+                        sessions_table=chosen[0], messages_table=chosen[1]
+                    ),
+                )
+
+        dialog.finished.connect(done)
+        dialog.open()
+        return dialog
 
     async def aclose(self) -> None:
         """Close the open store."""

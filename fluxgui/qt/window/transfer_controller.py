@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QModelIndex
 from PySide6.QtWidgets import QFileDialog
 
 from fluxgui.core.errors import FluxguiError
@@ -27,7 +28,7 @@ from fluxgui.services.transfer import (
 )
 
 from ..dialogs.progress import TransferProgress
-from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog
+from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
 if TYPE_CHECKING:
     from .main import MainWindow
@@ -40,6 +41,8 @@ Start = Callable[[Progress], Coroutine[Any, Any, TransferResult]]
 Describe = Callable[[TransferResult], str]
 
 KEY = "transfer"
+#: the settings key of the folder the last export went to
+LAST_EXPORT_DIR = "export/lastDir"
 
 
 def _counted(result: TransferResult) -> str:
@@ -72,25 +75,49 @@ class TransferController:
 
     # -- export ----------------------------------------------------------------------
 
+    def last_export_dir(self) -> str | None:
+        """The folder the last export went to (the settings; ``None``: none yet)."""
+        value = self._window.recent.settings.value(LAST_EXPORT_DIR)
+        return str(value) if value else None
+
+    def remember_export_dir(self, folder: Path) -> None:
+        settings = self._window.recent.settings
+        settings.setValue(LAST_EXPORT_DIR, str(folder.absolute()))
+        settings.sync()
+
     def export_dialog(self) -> None:
         """File › Export: the open session, the selected ones or the whole store."""
-        window = self._window
-        if window.store is None:
+        dialog = self.make_export_dialog()
+        if dialog is None:
             return
-        sessions = window.sessions
-        dialog = ExportDialog(
-            window,
-            session_id=window.current_session_id,
-            selected=window.selected_session_ids(),
-            store_sessions=sessions.rowCount() if not sessions.searching else None,
-        )
         try:
             if dialog.exec():
+                self.remember_export_dir(dialog.path().parent)
                 self.run_export(
                     dialog.path(), dialog.format(), dialog.session_ids(), metadata=dialog.metadata()
                 )
         finally:
             dialog.deleteLater()
+
+    def make_export_dialog(self) -> ExportDialog | None:
+        """The export dialog as File › Export opens it (not shown yet): the count of the
+        store's sessions exact once every page is listed, the file in the last export's
+        folder (else Documents)."""
+        window = self._window
+        if window.store is None:
+            return None
+        sessions = window.sessions
+        listing = not sessions.searching and not sessions.search_text
+        dialog = ExportDialog(
+            window,
+            session_id=window.current_session_id,
+            selected=window.selected_session_ids(),
+            store_sessions=sessions.rowCount() if listing else None,
+            # every page listed: the count is the store's, not a bound
+            store_exact=listing and not sessions.canFetchMore(QModelIndex()),
+            default_dir=str(export_folder(self.last_export_dir())),
+        )
+        return dialog
 
     def run_export(
         self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True

@@ -91,13 +91,13 @@ async def found_session_ids(
 ) -> AsyncIterator[str]:
     """The window's search: ids of the sessions whose id or messages hold ``needle``, from
     the index when it is ready (not updated here), else by the store's own search (a
-    scan) until it is. ``hits`` receives each session's newest hit message id (index
-    path only), for opening the session at it."""
+    scan) until it is. ``hits`` receives each session's first matching message id, in
+    stored order (index path only), for opening the session at it."""
     if indexable(needle) and await index_ready(store):
         result = await search(store, needle, use="index", update=False)
-        for h in result.hits:
+        for h in result.hits:  # newest first: each session keeps its first match
             if hits is not None and h.message_id is not None:
-                hits.setdefault(h.session_id, h.message_id)
+                hits[h.session_id] = h.message_id
         for sid in result.session_ids():
             yield sid
         return

@@ -16,11 +16,12 @@ from typing import Any
 from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo, is_compaction
-from fluxgui.core.ports import Capabilities, Direction
+from fluxgui.core.ports import Capabilities, Direction, SessionOrder, SessionPage
 from fluxgui.core.undecodable import from_agents_value
 
 from ..agents import AgentsStore
 from ..backend import Backend, Params
+from ..search import in_clause
 from .schema import GENERATIONS, RESERVATIONS, STRUCTURE, USAGE, content_preview
 
 
@@ -174,7 +175,42 @@ class AdvancedReader(AgentsStore):
             # The count of the branch read (the fallback row of a session without a
             # sessions row counted raw items).
             info.messages = await self.count_messages(session_id, branch=branch)
+            await self._note_branches([info])
         return info
+
+    async def list_sessions(
+        self,
+        *,
+        limit: int = 50,
+        cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity",
+        descending: bool = True,
+    ) -> SessionPage:
+        page = await super().list_sessions(
+            limit=limit, cursor=cursor, order=order, descending=descending
+        )
+        await self._note_branches(page.sessions)
+        return page
+
+    async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
+        infos = await super().sessions_by_ids(ids)
+        await self._note_branches(infos)
+        return infos
+
+    async def _note_branches(self, infos: list[SessionInfo]) -> None:
+        """Set how many branches each session has (one query for a page of rows)."""
+        if not infos:
+            return
+        params: Params = {}
+        ids = in_clause([info.id for info in infos], params, "b")
+        rows = await self.backend.fetchall(
+            f"""SELECT session_id, COUNT(DISTINCT branch_id) FROM {STRUCTURE}
+                WHERE session_id IN {ids} GROUP BY session_id""",
+            params,
+        )
+        counts = {str(r[0]): int(r[1]) for r in rows}
+        for info in infos:
+            info.branches = max(counts.get(info.id, 1), 1)
 
     # -- messages of one branch ----------------------------------------------------
 
@@ -219,6 +255,19 @@ class AdvancedReader(AgentsStore):
         return [
             from_agents_value(r[0], r[1], r[2], utc=self._utc, sort_key=(r[3], r[4])) for r in rows
         ]
+
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        row = await self.backend.fetchone(
+            f"""SELECT s.sequence_number, s.id FROM {STRUCTURE} s
+                JOIN {self._M} m ON m.id = s.message_id
+                WHERE s.session_id = :s AND s.branch_id = :b AND s.message_id = :i
+                  AND m.session_id = :s
+                ORDER BY s.sequence_number, s.id LIMIT 1""",
+            {"s": session_id, "b": branch or MAIN, "i": int(message_id)},
+        )
+        return (row[0], row[1]) if row is not None else None
 
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         branch = branch or MAIN

@@ -16,12 +16,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fluxgui.core.errors import KeyNeeded
-from fluxgui.core.model import Message, is_compaction
+from fluxgui.core.model import Message, meta_dict, is_compaction
 from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
 
 from ...base import check_branch
-from ...encryption import ItemCipher, looks_encrypted, readable, stored_message
+from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
 from ..search import contains, like_any, search_ids, search_patterns
 from ..textsearch import (
@@ -56,9 +56,7 @@ def _count_user_items(
     )
 
 
-def _sealed(m: Message) -> bool:
-    """Whether a message was stored as an envelope (opened or not)."""
-    return "encryption" in (m.metadata or {})
+_sealed = sealed  # whether a message was stored as an envelope (opened or not)
 
 
 class AgentsReader(AgentsListing):
@@ -107,6 +105,34 @@ class AgentsReader(AgentsListing):
         if first is not None and self.cipher is not None:
             self.cipher.check(*first, self.target)
 
+    async def message_anchor(
+        self, session_id: str, message_id: int, *, branch: str | None = None
+    ) -> tuple[Any, ...] | None:
+        check_branch(self, branch)
+        row = await self.backend.fetchone(
+            f"SELECT id, created_at FROM {self._M} WHERE session_id = :s AND id = :i",
+            {"s": session_id, "i": int(message_id)},
+        )
+        if row is None:
+            return None
+        return (row[1], int(row[0])) if self._by_time else (int(row[0]),)
+
+    async def pick_key(self, session_id: str) -> None:
+        """Before sealing for ``session_id`` with a key ring: find which key opens its
+        items (a few of its latest envelopes are tried), so what is written there opens
+        with the same key as the rest. A session no key opens is sealed with the first."""
+        cipher = self.cipher
+        if cipher is None or cipher.key_count < 2 or cipher.key_of(session_id) is not None:
+            return
+        rows = await self.backend.fetchall(
+            f"SELECT message_data FROM {self._M} WHERE session_id = :s "
+            "AND message_data LIKE :env ESCAPE '\\' ORDER BY id DESC LIMIT 8",
+            {"s": session_id, "env": ENVELOPE_LIKE},
+        )
+        for (data,) in rows:
+            if looks_encrypted(data) and cipher.open(session_id, json.loads(data)).item is not None:
+                return
+
     @property
     def reads_encrypted(self) -> bool:
         """Whether the flux view reads as ``EncryptedSession.get_items`` does (only
@@ -138,6 +164,8 @@ class AgentsReader(AgentsListing):
         if not self.encrypted and any(_sealed(m) for m in out):
             # An envelope the sample at open did not see: writes need the key from now on.
             self.encrypted = self.needs_key = True
+        if self.encrypted:
+            mark_plaintext(out)  # items in clear: EncryptedSession skips them
         return out
 
     def search_session_ids(self, text: str) -> AsyncIterator[str]:
@@ -168,7 +196,7 @@ class AgentsReader(AgentsListing):
         """The text a person reads for a row ``(session_id, id, message_data, …)``; nothing
         for an envelope that does not open (its placeholder is not the item's text)."""
         m = stored_message(row[1], row[2], None, session_id=str(row[0]), cipher=self.cipher)
-        state = (m.metadata or {}).get("encryption", {}).get("state")
+        state = meta_dict(m).get("encryption", {}).get("state")
         return "" if state in ("locked", "unreadable") else m.text
 
     def _matching(self, rows: list[tuple[Any, ...]], text: str) -> list[str]:

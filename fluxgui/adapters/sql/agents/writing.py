@@ -18,7 +18,7 @@ from typing import Any
 from fluxgui.core.changes import Change, Row, SessionRow, Where, label_id
 from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.items import MESSAGE_ROLES, validate_item
-from fluxgui.core.model import Message, message_to_item
+from fluxgui.core.model import Message, meta_dict, message_to_item
 
 from ...base import check_branch
 from ...encryption import encrypted_at, is_envelope, looks_encrypted
@@ -40,6 +40,7 @@ class _SealingEditor(TableEditor):
         self._agents = store
 
     async def update_row(self, sid: str, row_id: int, values: Row, label: str) -> Change:
+        await self._agents.pick_key(sid)
         change = await super().update_row(sid, row_id, self._agents._sealed_row(sid, values), label)
         self._agents._note_sealed()
         return change
@@ -47,6 +48,7 @@ class _SealingEditor(TableEditor):
     async def insert_row(
         self, sid: str, anchor_id: int | None, where: Where, values: Row, label: str
     ) -> Change:
+        await self._agents.pick_key(sid)
         sealed = self._agents._sealed_row(sid, values)
         change = await super().insert_row(sid, anchor_id, where, sealed, label)
         self._agents._note_sealed()
@@ -155,13 +157,13 @@ class AgentsStore(AgentsReader):
             item: Any = m.raw
         elif isinstance(m.raw, str) and m.kind == "other" and m.raw == m.text:
             return {"message_data": m.raw}  # stored text that is not JSON: kept as it is
-        elif m.metadata and isinstance(m.metadata.get("agents_item"), dict):
-            item = m.metadata["agents_item"]
+        elif isinstance(meta_dict(m).get("agents_item"), dict):
+            item = meta_dict(m)["agents_item"]
         else:
             role = m.role
             if role not in MESSAGE_ROLES and role != "tool":
                 role = "system" if role == "summary" else "user"
-            meta = m.metadata or {}
+            meta = meta_dict(m)
             item = message_to_item(
                 {"role": role, "content": m.text, "tool_call_id": meta.get("tool_call_id")}
             )
@@ -293,6 +295,7 @@ class AgentsStore(AgentsReader):
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
         check_branch(self, branch)
         self._check_writable()
+        await self.pick_key(session_id)
         if self.has_branches:
             raise InvalidItem(
                 "adding items to an AdvancedSQLiteSession store is not supported yet "

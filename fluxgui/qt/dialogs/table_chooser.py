@@ -1,0 +1,62 @@
+"""Choosing one of the Agents SDK stores a database holds (several table pairs).
+
+The Agents SDK names its two tables by constructor options, so one file can hold several
+stores side by side. Opening such a file without naming the tables fails with
+:class:`~fluxgui.core.errors.SeveralStores`, which lists the pairs found; the window asks
+which one here (the command line takes ``--sessions-table`` and ``--messages-table``).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from fluxgui.core.visible import visible
+
+from .buttons import StandardButton, ok_cancel
+
+
+class TableChooser(QDialog):
+    """A list of (sessions table, messages table) pairs; OK opens the one chosen."""
+
+    def __init__(
+        self, pairs: list[tuple[str, str]], parent: QWidget | None = None, *, where: str = ""
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Choose the tables")
+        self.setObjectName("tableChooser")
+        intro = QLabel(
+            f"This database holds {len(pairs)} Agents SDK session stores, each a sessions "
+            "table and a messages table. Which one do you want to open?"
+            + (f"\nDatabase: {where}" if where else ""),
+            self,
+        )
+        intro.setTextFormat(Qt.TextFormat.PlainText)  # table and file names are data
+        intro.setWordWrap(True)
+        self.list = QListWidget(self)
+        for sessions, messages in pairs:
+            item = QListWidgetItem(
+                f"{visible(sessions, keep_layout=False)}  +  {visible(messages, keep_layout=False)}"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, (sessions, messages))
+            item.setToolTip(f"sessions table: {sessions}\nmessages table: {messages}")
+            self.list.addItem(item)
+        self.list.setCurrentRow(0)
+        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        buttons = ok_cancel(self, StandardButton.Open)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(buttons)
+        self.resize(520, 300)
+
+    def choose(self, row: int) -> None:
+        self.list.setCurrentRow(row)
+
+    def chosen(self) -> tuple[str, str] | None:
+        """The (sessions table, messages table) selected."""
+        item = self.list.currentItem()
+        if item is None:
+            return None
+        sessions, messages = item.data(Qt.ItemDataRole.UserRole)
+        return str(sessions), str(messages)

@@ -1,0 +1,70 @@
+"""A SQLite file holding two Agents SDK stores (two table pairs), written by the real
+openai-agents library twice with different table names: opening it without naming the
+tables lists the pairs (to choose from); naming them opens that store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import assert_known_error, ok_lines, run_cli, write_agents
+
+from fluxgui.adapters import open_store
+from fluxgui.adapters.sql.detect import table_pairs
+from fluxgui.core.errors import NotASessionStore, SeveralStores
+
+SUPPORT = {"sessions_table": "support_sessions", "messages_table": "support_messages"}
+SALES = {"sessions_table": "sales_sessions", "messages_table": "sales_messages"}
+
+
+@pytest.fixture
+def two_pairs(tmp_path: Path) -> Path:
+    path = tmp_path / "two.db"
+    write_agents(path, {"ticket-1": [{"role": "user", "content": "my order is late"}]}, **SUPPORT)
+    write_agents(
+        path,
+        {
+            "lead-1": [{"role": "user", "content": "a quote please"}],
+            "lead-2": [{"role": "user", "content": "pricing?"}],
+        },
+        **SALES,
+    )
+    return path
+
+
+def test_table_pairs_pairs_by_name() -> None:
+    cols_s = ["session_id", "created_at", "updated_at"]
+    cols_m = ["id", "session_id", "message_data", "created_at"]
+    tables = {"a_sessions": cols_s, "a_messages": cols_m, "b_sessions": cols_s, "b_messages": cols_m}
+    assert table_pairs(tables) == [("a_sessions", "a_messages"), ("b_sessions", "b_messages")]
+    # names that do not pair: each messages table with each sessions table left
+    assert table_pairs({"s1": cols_s, "m1": cols_m}) == [("s1", "m1")]
+    assert table_pairs({"x": ["id"]}) == []
+
+
+async def test_opening_without_tables_lists_the_pairs(two_pairs: Path) -> None:
+    with pytest.raises(SeveralStores) as caught:
+        await open_store(str(two_pairs))
+    assert caught.value.pairs == [
+        ("sales_sessions", "sales_messages"),
+        ("support_sessions", "support_messages"),
+    ]
+    assert isinstance(caught.value, NotASessionStore)  # still "no store" to old callers
+    assert "--sessions-table" in str(caught.value)
+
+
+async def test_naming_the_tables_opens_that_store(two_pairs: Path) -> None:
+    store = await open_store(str(two_pairs), **SALES)
+    try:
+        page = await store.list_sessions(limit=10)
+        assert sorted(s.id for s in page.sessions) == ["lead-1", "lead-2"]
+    finally:
+        await store.close()
+
+
+def test_cli_says_which_pairs_and_takes_the_flags(two_pairs: Path) -> None:
+    line = assert_known_error(run_cli("ls", str(two_pairs)), "2 Agents SDK stores", "support_sessions", "sales_messages")
+    assert "--messages-table" in line
+    result = run_cli("ls", str(two_pairs), "--sessions-table", "support_sessions", "--messages-table", "support_messages")
+    assert result.returncode == 0, result.stderr
+    assert any("ticket-1" in line for line in ok_lines(result))

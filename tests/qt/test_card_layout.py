@@ -1,0 +1,151 @@
+"""Layouts that hold (issue 16, point 6): card headers whose parts never overlap at
+0.5×–2× widths and at 2× scale, a pane header that elides a 200-character id, and a
+window that fits its screen and is not widened by a long id."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QRect
+from qt_helpers import OFFSCREEN_NOISE, run_on, write_agents_store, write_flux_store
+
+pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
+
+LONG_ID = "support-ticket-" + "x" * 170 + "-2026-12-01-0042"
+LONG_ROLE = "customer-support-escalation-assistant-with-a-long-name"
+SESSION = [[
+    {"role": "user", "content": "Where is my order?"},
+    {"type": "function_call", "call_id": "call_" + "9" * 60,
+     "name": "lookup_order_status_in_the_warehouse_management_system", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_" + "9" * 60, "output": "shipped"},
+    {"type": "reasoning", "summary": [{"type": "summary_text", "text": "thinking"}]},
+    {"role": LONG_ROLE, "content": "evil \u202eoverride and zero\u200bwidth"},
+    {"role": "assistant", "content": "It shipped."},
+]]
+
+
+@pytest.fixture
+def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
+    from fluxgui.qt.bridge import AsyncBridge
+
+    b = AsyncBridge()
+    try:
+        yield b
+    finally:
+        run_on(qtbot, qloop, b.aclose())
+
+
+def check_header(delegate: Any, header: QRect, m: Any) -> dict[str, Any]:
+    parts = delegate.header_parts(header, m)
+    names = [p.name for p in parts]
+    for i, a in enumerate(parts):
+        assert a.rect.left() >= header.left() and a.rect.right() <= header.right(), (a, header)
+        for b in parts[i + 1:]:
+            assert not a.rect.intersects(b.rect), (m.role, header.width(), a, b)
+    assert names[0] == "icon"
+    if header.width() >= 200:
+        assert "role" in names  # the role stays longest
+    by = {p.name: p for p in parts}
+    if "middle" in by and by["middle"].text.endswith("…"):
+        assert "right" not in by  # the time and id went first
+    return by
+
+
+@pytest.mark.parametrize("scale", [0.5, 0.7, 1.0, 1.4, 2.0])
+def test_card_header_parts_never_overlap(qtbot, bridge, qloop, tmp_path, scale) -> None:
+    from fluxgui.adapters import open_store
+    from fluxgui.qt.conversation import ConversationPane
+
+    if os.environ.get("FLUXGUI_TEST_SCALE"):  # run again by the 2× test below
+        from PySide6.QtGui import QGuiApplication
+
+        assert QGuiApplication.primaryScreen().devicePixelRatio() == 2.0
+    path = write_agents_store(tmp_path / "a.db", {LONG_ID: SESSION})
+    store = run_on(qtbot, qloop, open_store(str(path)))
+    try:
+        pane = ConversationPane(bridge)
+        qtbot.addWidget(pane)
+        pane.inspector.hide()
+        pane.resize(int(900 * scale), 600)
+        pane.show()
+        qtbot.waitExposed(pane)
+        with qtbot.waitSignal(pane.loaded, timeout=20_000):
+            pane.show_session(store, LONG_ID)
+        qtbot.waitUntil(lambda: not pane.busy, timeout=20_000)
+        pane.view.viewport().grab()  # paints every header
+        delegate, view = pane.delegate, pane.view
+        widths = set()
+        for row in range(pane.model.rowCount()):
+            m = pane.model.message(row)
+            rows = delegate.layout_rows(view.visualRect(pane.model.index(row, 0)), m)
+            widths.add(rows.header.width())
+            by = check_header(delegate, rows.header, m)
+            if m.role == LONG_ROLE:
+                assert "hidden" in by  # the warning badge keeps its room
+            # and narrower still, down to a sliver
+            for narrow in (320, 200, 120, 40):
+                header = rows.header
+                check_header(delegate, QRect(header.left(), header.top(), narrow, header.height()), m)
+        assert widths
+        # The pane header: the 200-character id is elided, never under the status.
+        title, status = pane.title, pane.status
+        if title.fontMetrics().horizontalAdvance(LONG_ID) > title.contentsRect().width():
+            assert "…" in title.shown_text()
+            assert title.shown_text().endswith("0042")  # the distinguishing end is kept
+        else:
+            assert title.shown_text() == LONG_ID
+        assert title.geometry().right() < status.geometry().left()
+        assert LONG_ID in title.toolTip()
+    finally:
+        run_on(qtbot, qloop, store.close())
+
+
+def test_card_headers_hold_at_2x_scale() -> None:
+    env = dict(os.environ, QT_SCALE_FACTOR="2", FLUXGUI_TEST_SCALE="2", QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+         f"{__file__}::test_card_header_parts_never_overlap"],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2], timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "5 passed" in result.stdout
+
+
+def test_window_fits_the_screen_and_a_long_id_does_not_widen_it(qtbot, window, tmp_path) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    area = QGuiApplication.primaryScreen().availableGeometry()
+    assert window.frameGeometry().width() <= area.width()
+    assert window.frameGeometry().height() <= area.height()
+    db = write_flux_store(tmp_path / "f.db", {LONG_ID: [{"role": "user", "content": "hi"}],
+                                              "short": [{"role": "user", "content": "yo"}]})
+    before = window.size()
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(db))
+    window.show_session(LONG_ID)
+    qtbot.waitUntil(lambda: window.conversation.session_id == LONG_ID and not window.busy,
+                    timeout=20_000)
+    qtbot.wait(50)  # let layouts settle (no condition to wait for: nothing may change)
+    assert window.size() == before
+    assert window.minimumSizeHint().width() <= area.width()
+    assert window.session_view.textElideMode().name == "ElideLeft"
+
+
+def test_placement_clamps_a_saved_geometry_to_the_screen(qtbot, tmp_path) -> None:
+    from PySide6.QtCore import QRect as Rect
+
+    from fluxgui.qt.window.placement import clamp, first_size
+
+    area = Rect(0, 0, 800, 500)  # a 1600×1000 screen at 2×
+    size = first_size(area)
+    assert size.width() <= 800 and size.height() <= 500
+    assert clamp(Rect(1500, -40, 1200, 800), area) == Rect(0, 0, 800, 500)
+    assert clamp(Rect(100, 50, 400, 300), area) == Rect(100, 50, 400, 300)
+    assert clamp(Rect(700, 400, 400, 300), area) == Rect(400, 200, 400, 300)
