@@ -13,14 +13,17 @@ has a capability overrides its methods (the SQL formats' edits:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
-from fluxgui.core.changes import Change, Where
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, Unsupported, show_id
 from fluxgui.core.model import Message
 from fluxgui.core.ports import MAIN
-from fluxgui.core.structure import StructureReport
+
+if TYPE_CHECKING:  # annotations only
+    from fluxgui.core.branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
+    from fluxgui.core.changes import Change, Where
+    from fluxgui.core.structure import StructureReport
 
 
 def check_branch(store: Refusals, branch: str | None) -> None:
@@ -181,3 +184,34 @@ class Refusals(ABC):
     async def session_usage(self, session_id: str) -> UsageTotals | None:
         """Usage summed over every branch."""
         raise self._unsupported("token usage")
+
+    # -- search support: declared by :attr:`capabilities` (``watermark``, ``server_search``)
+
+    def _no_search_support(self, what: str) -> Unsupported:
+        return Unsupported(f"{self.target} cannot {what} ({self.format} format)")
+
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        """Messages above an id watermark (stores whose ids increase store-wide)."""
+        raise self._no_search_support("list messages by id")
+
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        """Each session's (count, largest id)."""
+        raise self._no_search_support("list messages by id")
+
+    async def server_text_index(self) -> str | None:
+        """The server's trigram index on the text column (database servers only)."""
+        return None
+
+    def text_index_advice(self) -> str:
+        """What a DBA could create for server-side search."""
+        raise self._no_search_support("search on the server")
+
+    def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        """Candidate messages from the server's search."""
+        raise self._no_search_support("search on the server")
+
+    async def index_advice(self) -> list[str]:
+        """Indexes a database lacks that make listing slow (none for most stores)."""
+        return []

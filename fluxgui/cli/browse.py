@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fluxgui.core.branches import UsageTotals
 from fluxgui.core.ports import MAIN, SessionStore
 from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
@@ -19,6 +18,9 @@ from fluxgui.core.visible import visible
 from .errors import Known
 from .output import one_line, print_json, print_message, write_json_stream
 from .stores import open_target
+
+if TYPE_CHECKING:
+    from fluxgui.core.branches import UsageTotals
 
 
 def no_branches(store: SessionStore) -> Known:
@@ -35,7 +37,17 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args)
     try:
-        listing = await list_sessions(store, limit=args.limit or None, search=args.search)
+        if args.search:
+            from fluxgui.services.browse import SessionListing
+
+            from .search import search_sessions
+
+            found = await search_sessions(store, args.search, args.limit or None)
+            listing = SessionListing(store.format, found)
+        else:
+            listing = await list_sessions(store, limit=args.limit or None)
+            for advice in await store.index_advice():
+                print(f"fluxgui: {one_line(advice, 600)}", file=sys.stderr)
     finally:
         await store.close()
     if store.capabilities.lists_named_sessions:

@@ -24,6 +24,8 @@ from .parser import COMMANDS, build_parser, build_window_parser, overview
 HANDLERS: dict[str, tuple[str, str]] = {
     "ls": ("browse", "cmd_ls"),
     "show": ("browse", "cmd_show"),
+    "search": ("search", "cmd_search"),
+    "index": ("search", "cmd_index"),
     "branches": ("browse", "cmd_branches"),
     "diff": ("browse", "cmd_diff"),
     "branch": ("edit", "cmd_branch"),

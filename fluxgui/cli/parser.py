@@ -21,6 +21,7 @@ from typing import Any
 
 from . import arguments
 from .review_parser import add_export_review_options, add_review, add_window_review_options, nested_synopses
+from .search_args import HELP as SEARCH_HELP, add_index as _add_index, add_search as _add_search
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -37,6 +38,8 @@ SESSION_HELP = "a session id, as 'ls' prints it"
 COMMANDS: dict[str, str] = {
     "ls": "list sessions, most recently active first",
     "show": "show one session's messages in stored order",
+    "search": SEARCH_HELP["search"],
+    "index": SEARCH_HELP["index"],
     "branches": "list an AdvancedSQLiteSession session's branches",
     "branch": "fork a session at a message",
     "diff": "compare two sessions turn by turn",
@@ -402,7 +405,8 @@ def _add_ledger(sub: Subparsers, name: str) -> None:
 
 #: each command's subparser, in the order ``--help`` lists them
 _ADD: dict[str, Callable[[Subparsers, str], None]] = {
-    "ls": _add_ls, "show": _add_show, "branches": _add_branches, "branch": _add_branch,
+    "ls": _add_ls, "show": _add_show, "search": _add_search, "index": _add_index,
+    "branches": _add_branches, "branch": _add_branch,
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _add_check, "repair": _add_repair, "rewind": _add_rewind,

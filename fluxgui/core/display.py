@@ -9,7 +9,6 @@ into ``QColor`` values).
 
 from __future__ import annotations
 
-import html
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -116,6 +115,8 @@ def badge_colours(state: str, *, dark: bool = False) -> tuple[str, str]:
 
 def esc(value: object) -> str:
     """Escape any value for HTML text or a double-quoted attribute."""
+    import html  # not at import: the command line never needs it
+
     return html.escape("" if value is None else str(value), quote=True)
 
 

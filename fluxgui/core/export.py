@@ -69,8 +69,13 @@ def message_record(m: Message, *, metadata: bool = True, store_format: str = "")
 
 
 def _big_message(m: Message) -> bool:
-    """Whether ``m`` holds more than :data:`BIG` characters (text, raw item, metadata)."""
-    return len(m.text) > BIG or is_big(m.raw) or is_big(m.metadata)
+    """Whether ``m`` holds more than :data:`BIG` characters (text, raw item, metadata).
+    A message read from stored text no longer than that needs no walk of its item."""
+    if len(m.text) > BIG:
+        return True
+    if m.stored_chars is not None and m.stored_chars <= BIG:
+        return False
+    return is_big(m.raw) or is_big(m.metadata)
 
 
 class ExportWriter(ABC):

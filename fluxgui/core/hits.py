@@ -44,6 +44,13 @@ def find_folded(haystack: str, needle: str) -> tuple[int, int] | None:
     if not needle:
         return None
     folded_needle = needle.casefold()
+    whole = haystack.casefold()
+    if len(whole) == len(haystack):
+        # No character folded to more than one (none folds to none): positions map 1:1.
+        at = whole.find(folded_needle)
+        return None if at < 0 else (at, len(folded_needle))
+    if folded_needle not in whole:
+        return None
     # Case folding can change lengths (ß → ss): fold per character and map back.
     folded: list[str] = []
     owner: list[int] = []

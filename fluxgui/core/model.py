@@ -49,6 +49,9 @@ class Message:
     raw: Any = None
     sort_key: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     ref: str | None = field(default=None, compare=False)
+    #: the length of the stored text ``raw`` and ``metadata`` were parsed from, when
+    #: known: no string inside them is longer (a writer need not measure them)
+    stored_chars: int | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -242,6 +245,7 @@ def from_flux_row(
     meta: Any = None
     raw: Any = None
     meta_text = None if metadata is None else _as_text(metadata)
+    stored = len(meta_text) if meta_text else 0
     if meta_text:  # flux reads an empty column as no metadata, as it does NULL
         try:
             meta = json.loads(meta_text)
@@ -257,6 +261,7 @@ def from_flux_row(
         created_at=iso_time(created_at, utc=utc),
         raw=raw,
         sort_key=sort_key or (int(row_id),),
+        stored_chars=stored,
     )
 
 
@@ -353,7 +358,9 @@ def from_agents_row(
             raw=text_data,
             sort_key=sort_key or (int(row_id),),
         )
-    return from_item(row_id, item, iso_time(created_at, utc=utc), sort_key=sort_key)
+    m = from_item(row_id, item, iso_time(created_at, utc=utc), sort_key=sort_key)
+    m.stored_chars = len(text_data)
+    return m
 
 
 def from_item(

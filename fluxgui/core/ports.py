@@ -26,10 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
-from .changes import Change
+from typing import TYPE_CHECKING
+
 from .model import Message, SessionInfo
-from .structure import StructureReport
+
+if TYPE_CHECKING:  # annotations only: a command that lists sessions never loads them
+    from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
+    from .changes import Change
+    from .structure import StructureReport
 
 Direction = Literal["backward", "forward"]
 #: How :meth:`SessionStore.list_sessions` orders sessions: by last activity, by session
@@ -80,6 +84,14 @@ class Capabilities:
     #: the store names new sessions itself (an import or a copy never keeps the source's
     #: id, so no id can be taken)
     names_new_sessions: bool = False
+    #: message ids increase across the whole store and are never reused (the SQL
+    #: formats): ``messages_after`` and ``session_marks`` answer, so a search index
+    #: follows new rows by id and finds changed sessions by their counts and last ids
+    watermark: bool = False
+    #: a database server that may hold a trigram index on the text column (Postgres):
+    #: ``server_text_index`` and ``search_messages`` answer, ``text_index_advice`` says
+    #: what a DBA could create
+    server_search: bool = False
 
 
 @dataclass(frozen=True)
@@ -211,6 +223,25 @@ class SessionStore(Protocol):
     def session(self, session_id: str, *, branch: str | None = None) -> Any: ...
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None: ...
     async def close(self) -> None: ...
+
+    # -- search support (capabilities: watermark, server_search) ------------------------
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        """Up to ``limit`` messages whose id is above ``watermark``, by id, each with its
+        session id (only ``session_id``'s when given; every branch's rows)."""
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        """Each session's (message count, largest message id), in one query."""
+    async def server_text_index(self) -> str | None:
+        """The name of the server's trigram index on the text column, ``None`` if none."""
+    def text_index_advice(self) -> str:
+        """The statements a DBA could run to create that index (fluxgui never runs them)."""
+    def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        """Messages (with their session ids) the server's pre-filter lets through for
+        ``text``, newest first, in batches; the caller checks each."""
+    async def index_advice(self) -> list[str]:
+        """Sentences naming an index the database lacks that makes listing slow, each
+        with the exact ``CREATE INDEX`` a DBA could run (fluxgui never runs it)."""
 
     # -- writing (capabilities: append, edit, clear, fork) ------------------------------
     def check_editable(self) -> None: ...

@@ -40,6 +40,8 @@ class AsyncBridge(QObject):
         self._busy = False
         # every task not yet finished, including cancelled ones still unwinding
         self._live: set[asyncio.Task[Any]] = set()
+        # background tasks: cancelled with the rest, never "busy"
+        self._quiet: set[asyncio.Task[Any]] = set()
 
     # -- public API ----------------------------------------------------------------
 
@@ -49,8 +51,12 @@ class AsyncBridge(QObject):
         coro: Coroutine[Any, Any, T],
         done: Callable[[T], None] | None = None,
         failed: Callable[[Exception], None] | None = None,
+        *,
+        background: bool = False,
     ) -> asyncio.Task[None]:
         """Run ``coro`` under ``key``, cancelling a task still running under that key.
+        A ``background`` task (the search index's build) does not make the bridge busy:
+        the busy indicator and ``idle`` are about what the user waits for.
 
         ``done(result)`` gets what the coroutine returned, ``failed(error)`` what it
         raised (an ``Exception`` that is not a known error is logged with its traceback
@@ -64,7 +70,7 @@ class AsyncBridge(QObject):
             old.cancel()
         task = asyncio.ensure_future(self._run(key, coro, done, failed))
         self._tasks[key] = task
-        self._live.add(task)
+        (self._quiet if background else self._live).add(task)
         task.add_done_callback(lambda t, c=coro: self._task_done(t, c))
         self._update_busy()
         return task
@@ -88,7 +94,7 @@ class AsyncBridge(QObject):
     async def aclose(self) -> None:
         """Cancel every task and wait until they have all unwound."""
         self._closed = True
-        tasks = [t for t in self._live if not t.done()]
+        tasks = [t for t in self._live | self._quiet if not t.done()]
         self._tasks.clear()
         for t in tasks:
             t.cancel()
@@ -132,6 +138,7 @@ class AsyncBridge(QObject):
         coro.close()
         # Runs after the task's outcome handlers: tasks they started keep us busy.
         self._live.discard(task)
+        self._quiet.discard(task)
         for key, t in list(self._tasks.items()):
             if t is task:
                 del self._tasks[key]

@@ -137,7 +137,9 @@ async def update_message(
     store: Store, session_id: str, message: Message, spec: dict[str, Any]
 ) -> Change:
     """Replace ``message`` by ``spec`` (what the edit dialog gives), as one change."""
-    return await store.update_message(session_id, message.id, spec, original=message)
+    change = await store.update_message(session_id, message.id, spec, original=message)
+    await _tell_index(store, change)
+    return change
 
 
 async def insert_message(
@@ -178,13 +180,27 @@ async def delete_branch(store: Store, session_id: str, branch_id: str) -> Branch
 async def undo(store: Store, change: AnyChange) -> AnyChange:
     """Write the inverse of ``change``; returns what was written."""
     result: AnyChange = await store.apply_change(change.inverse())
+    await _tell_index(store, result)
     return result
 
 
 async def redo(store: Store, change: AnyChange) -> AnyChange:
     """Write ``change`` again; returns what was written."""
     result: AnyChange = await store.apply_change(change)
+    await _tell_index(store, result)
     return result
+
+
+async def _tell_index(store: Store, change: object) -> None:
+    """An edit in place keeps a message's id and its session's count: the search index
+    (which follows ids and counts) is told to read the session again."""
+    if not isinstance(change, Change):
+        return
+    removed = {row.get("id") for row in change.removed}
+    if any(row.get("id") in removed for row in change.added):
+        from .index import note_changed
+
+        await note_changed(store, [change.session_id])
 
 
 # --------------------------------------------------------------------------- afterwards

@@ -79,33 +79,32 @@ async def export_to_stream(
     sessions = iter_infos(infos) if infos is not None else session_infos(store, None)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
-    # by size too, so big messages are not held many at a time.
-    batch: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-    batched = batched_chars = 0
-
-    async def flush() -> None:
-        nonlocal batch, batched, batched_chars
-        if batch:
-            calls, batch, batched, batched_chars = batch, [], 0, 0
-            await in_thread(_run_calls, calls)
-
-    async for info in sessions:
-        batch.append((writer.session, (info,)))
-        if annotate is not None:
-            batch.append((writer.notes, (await annotate(info.id),)))
-        async for page in store.iter_messages(info.id):
-            batch.append((writer.messages, (page,)))
-            batched += len(page)
-            batched_chars += sum(len(m.text) for m in page)
-            done += len(page)
-            if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
-                await flush()
-            if progress:
-                progress(done, max(total, done))
-        batch.append((writer.end_session, ()))
-        result.sessions += 1
-    batch.append((writer.end, ()))
-    await flush()
+    # by size too, so big messages are not held many at a time. The next batch is read
+    # while the last one is written (one in flight: memory stays within two batches).
+    pipe = _Pipeline()
+    try:
+        batched = batched_chars = 0
+        async for info in sessions:
+            pipe.add(writer.session, info)
+            if annotate is not None:
+                pipe.add(writer.notes, await annotate(info.id))
+            async for page in store.iter_messages(info.id):
+                pipe.add(writer.messages, page)
+                batched += len(page)
+                batched_chars += sum(len(m.text) for m in page)
+                done += len(page)
+                if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
+                    await pipe.flush()
+                    batched = batched_chars = 0
+                if progress:
+                    progress(done, max(total, done))
+            pipe.add(writer.end_session)
+            result.sessions += 1
+        pipe.add(writer.end)
+        await pipe.flush()
+        await pipe.drain(raise_errors=True)
+    finally:
+        await pipe.drain()
     result.messages = done
     if writer.replaced_non_finite:
         n = writer.replaced_non_finite
@@ -116,8 +115,39 @@ async def export_to_stream(
     return result
 
 
-_EXPORT_BATCH = 500
+_EXPORT_BATCH = 2000
 _EXPORT_BATCH_CHARS = 8_000_000
+
+
+class _Pipeline:
+    """Writer calls queued on the event loop and run in a worker thread, one batch in
+    flight while the next is gathered."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+        self.writing: asyncio.Future[None] | None = None
+
+    def add(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.calls.append((fn, args))
+
+    async def flush(self) -> None:
+        """Wait for the batch in flight (its error is raised here), send the next."""
+        await self.drain(raise_errors=True)
+        if self.calls:
+            calls, self.calls = self.calls, []
+            self.writing = asyncio.ensure_future(in_thread(_run_calls, calls))
+
+    async def drain(self, *, raise_errors: bool = False) -> None:
+        """Wait for the batch in flight: nothing keeps writing to a file being closed."""
+        writing, self.writing = self.writing, None
+        if writing is None:
+            return
+        if raise_errors:
+            await writing
+        else:  # already failing: wait, and let the first error be the one raised
+            await asyncio.wait({writing})
+            if not writing.cancelled():
+                writing.exception()
 
 
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:

@@ -49,13 +49,15 @@ async def search_batches(
     flush_after: float = SEARCH_FLUSH_SECONDS,
     show_every: float = SEARCH_SHOW_SECONDS,
     show_max: int = SEARCH_SHOW_MAX,
+    ids: AsyncIterator[str] | None = None,
 ) -> AsyncIterator[SearchBatch]:
     """The sessions whose id or message text contains ``text``, as batches of rows.
 
     Ids go to ``sessions_by_ids`` ``batch`` at a time (a batch is sent when full, or once
     its first id has waited ``flush_after`` seconds) while the search keeps reading; the
     rows fetched are yielded at most every ``show_every`` seconds (the first ones at
-    once), or as soon as ``show_max`` ids are waiting, and once more at the end. The
+    once), or as soon as ``show_max`` ids are waiting, and once more at the end.
+    ``ids`` replaces the store's own search as the source of ids (the search index). The
     search's own error is raised after the rows found before it. However the iteration
     ends (cancelled, or closed early), the store's search generator is closed — and so
     its cursor released — before this one finishes: close it (``contextlib.aclosing``)
@@ -73,8 +75,9 @@ async def search_batches(
     async def produce() -> None:
         # aclosing: however this ends (cancelled included), the generator is closed
         # and its cursor released before the task finishes.
-        async with contextlib.aclosing(store.search_session_ids(text)) as ids:
-            async for sid in ids:
+        source = ids if ids is not None else store.search_session_ids(text)
+        async with contextlib.aclosing(source) as found:
+            async for sid in found:
                 if not pending:
                     first_pending_at[0] = loop.time()
                 pending.append(sid)

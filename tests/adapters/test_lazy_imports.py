@@ -65,3 +65,39 @@ def test_a_sqlite_file_loads_only_its_format(tmp_path, fmt):
     assert f"fluxgui.adapters.sql.{fmt}" in modules  # the check looks at the right names
     if fmt == "flux":
         assert matching(modules, ("fluxgui.adapters.encryption", "fluxgui.adapters.sql.agents")) == []
+
+
+CLI_SCRIPT = r"""
+import json, sys
+from fluxgui.cli import main
+
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+#: what ``ls`` and ``show`` of a plain SQLite store never load: other formats, the
+#: encryption code, export writers, AdvancedSQLiteSession stores, the search index, Qt
+CLI_NEVER = NEVER + (
+    "PySide6", "qasync", "shiboken6", "fluxgui.qt", "fluxgui.adapters.encryption",
+    "fluxgui.core.export", "fluxgui.core.mdsafe", "fluxgui.services.export",
+    "fluxgui.services.transfer", "fluxgui.services.index", "fluxgui.adapters.sql.agents",
+    "agents", "flux", "openai", "tiktoken", "tempfile", "html",
+)
+
+
+@pytest.mark.parametrize("command", ["ls", "show"])
+def test_the_commands_of_a_plain_sqlite_store_import_only_what_they_use(tmp_path, command):
+    path = str(tmp_path / "flux.db")
+
+    async def make() -> None:
+        async with await open_store(path, create="flux") as store:
+            await store.add_messages("s1", [{"role": "user", "content": "hi"}])
+
+    asyncio.run(make())
+    args = [command, path] + (["s1"] if command == "show" else [])
+    result = subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args], capture_output=True,
+                            text=True, env=cli_env(), timeout=120)
+    report = json.loads(result.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0 and "s1" in result.stdout
+    assert matching(report["modules"], CLI_NEVER) == []
+    assert "fluxgui.adapters.sql.flux" in report["modules"]  # the check names real modules

@@ -42,8 +42,13 @@ class SqlAlchemyBackend(Backend):
         from sqlalchemy.ext.asyncio import create_async_engine
 
         connect_args: dict[str, Any] = {}
+        # Read-only on asyncpg: every transaction of the session is READ ONLY from the
+        # start (a startup parameter: no SET TRANSACTION round trip per read).
+        read_only_session = "+asyncpg" in url and not writable
         if "+asyncpg" in url:
             connect_args["timeout"] = 5
+        if read_only_session:
+            connect_args["server_settings"] = {"default_transaction_read_only": "on"}
         try:
             engine = create_async_engine(url, connect_args=connect_args, pool_pre_ping=False)
         except Exception as exc:  # bad URL, missing driver
@@ -52,17 +57,20 @@ class SqlAlchemyBackend(Backend):
         try:
             async with engine.connect() as conn:
                 if engine.dialect.name == "postgresql":
-                    from sqlalchemy import text
-
-                    tz = (await conn.execute(text("SHOW TimeZone"))).scalar()
+                    tz = await _server_zone(conn)
                     utc = str(tz).upper() in {"UTC", "ETC/UTC", "GMT", "ETC/GMT", "UCT", "ZULU"}
         except Exception as exc:
             await engine.dispose()
             raise StoreUnavailable(f"cannot connect to {display}: {_db_reason(exc)}") from None
-        return cls(engine, display, writable, utc)
+        backend = cls(engine, display, writable, utc)
+        backend._session_read_only = read_only_session
+        return backend
+
+    #: the server makes every transaction READ ONLY (asyncpg's startup parameter)
+    _session_read_only = False
 
     async def _begin_read(self, conn: Any) -> None:
-        if self.dialect == "postgresql" and not self.writable:
+        if self.dialect == "postgresql" and not self.writable and not self._session_read_only:
             from sqlalchemy import text
 
             await conn.execute(text("SET TRANSACTION READ ONLY"))
@@ -72,6 +80,11 @@ class SqlAlchemyBackend(Backend):
 
         try:
             async with self._engine.connect() as conn:
+                if self._session_read_only:
+                    # One statement, its own (read-only) transaction: no BEGIN/ROLLBACK.
+                    conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                    result = await conn.execute(text(sql), params or {})
+                    return [tuple(r) for r in result.fetchall()]
                 await self._begin_read(conn)
                 result = await conn.execute(text(sql), params or {})
                 rows = [tuple(r) for r in result.fetchall()]
@@ -100,9 +113,15 @@ class SqlAlchemyBackend(Backend):
             raise StoreUnavailable(f"{self.url}: {_db_reason(exc)}") from None
 
     async def tables(self) -> dict[str, list[str]]:
+        # The catalog of the current schema only (information_schema's views check
+        # privileges row by row, and no other schema is reflected).
         rows = await self.fetchall(
-            "SELECT table_name, column_name FROM information_schema.columns "
-            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+            "SELECT c.relname, a.attname FROM pg_catalog.pg_class c "
+            "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+            "WHERE c.relnamespace = (SELECT oid FROM pg_catalog.pg_namespace "
+            "WHERE nspname = current_schema()) "
+            "AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND a.attnum > 0 "
+            "AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
         ) if self.dialect == "postgresql" else await self._inspect()
         out: dict[str, list[str]] = {}
         for table, column in rows:
@@ -138,6 +157,20 @@ class SqlAlchemyBackend(Backend):
 
     async def close(self) -> None:
         await self._engine.dispose()
+
+
+async def _server_zone(conn: Any) -> str:
+    """The server's TimeZone: asyncpg has it from the startup reply (no query)."""
+    raw = await conn.get_raw_connection()
+    driver = getattr(raw, "driver_connection", None)
+    settings = getattr(driver, "get_settings", None)
+    if settings is not None:
+        zone = getattr(settings(), "TimeZone", None)
+        if zone:
+            return str(zone)
+    from sqlalchemy import text
+
+    return str((await conn.execute(text("SHOW TimeZone"))).scalar())
 
 
 class _SaTx(Tx):

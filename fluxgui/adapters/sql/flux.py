@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.changes import Row
 from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 from fluxgui.core.ports import Capabilities, Direction
@@ -22,9 +21,17 @@ from ..base import check_branch
 from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
-from .editor import TableEditor
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
+from .fluxpages import latest_sessions
 from .store import SqlStore
+
+if TYPE_CHECKING:
+    from fluxgui.core.changes import Row
+
+    from .editor import TableEditor
+from .textsearch import (
+    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
+)
 
 __all__ = ["REQUIRED_COLUMNS", "TABLE", "FluxStore"]
 
@@ -101,11 +108,19 @@ class FluxStore(SqlStore):
     """The flux schema."""
 
     format = "flux"
-    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True)
+    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True)
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
         self._utc = backend.utc_times
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Edits, clears, forks, id watermarks; server-side search on Postgres."""
+        return Capabilities(
+            append=True, edit=True, clear=True, fork=True, watermark=True,
+            server_search=self.backend.dialect == "postgresql",
+        )
 
     @staticmethod
     def ddl(backend: Backend) -> list[str]:
@@ -138,26 +153,22 @@ class FluxStore(SqlStore):
         # Cursor: the id of the last row of the page's last session.
         cmp, way = ("<", "DESC") if descending else (">", "ASC")
         bound = int(cursor[0]) if cursor else (MAX_KEY if descending else -MAX_KEY)
-        if self.backend.dialect == "sqlite":
-            # Walk the table by id (backwards for the most recent first) and keep each
-            # session's last row: the cost follows the page, not the table (SQLite finds
-            # MAX(id) per session through the session index). Counts and first times
-            # only for the rows shown.
-            sql = f"""
-                SELECT m.session_id,
-                       (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
-                       (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
-                        ORDER BY f.id LIMIT 1),
-                       m.created_at, m.id
-                FROM messages m
-                WHERE m.id {cmp} :before
-                  AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
-                ORDER BY m.id {way} LIMIT :limit"""
-        else:
-            sql = f"""
-                SELECT session_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(id)
-                FROM messages GROUP BY session_id HAVING MAX(id) {cmp} :before
-                ORDER BY MAX(id) {way} LIMIT :limit"""
+        if descending and self.backend.dialect != "sqlite":
+            return await latest_sessions(self.backend, limit, bound)
+        # Walk the table by id (backwards for the most recent first) and keep each
+        # session's last row: the cost follows the page, not the table (MAX(id) per
+        # session is one seek on the session index; no GROUP BY over the whole table).
+        # Counts and first times only for the rows shown.
+        sql = f"""
+            SELECT m.session_id,
+                   (SELECT COUNT(*) FROM messages c WHERE c.session_id = m.session_id),
+                   (SELECT f.created_at FROM messages f WHERE f.session_id = m.session_id
+                    ORDER BY f.id LIMIT 1),
+                   m.created_at, m.id
+            FROM messages m
+            WHERE m.id {cmp} :before
+              AND m.id = (SELECT MAX(x.id) FROM messages x WHERE x.session_id = m.session_id)
+            ORDER BY m.id {way} LIMIT :limit"""
         return await self.backend.fetchall(sql, {"before": bound, "limit": limit})
 
     async def _page_by_id(
@@ -266,6 +277,38 @@ class FluxStore(SqlStore):
             return from_flux_row(0, "user", row[1], None, None).text
 
         return search_ids(self.backend, text, None, row_sql, row_text)
+
+    # -- search support ------------------------------------------------------------
+
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        params: Params = {"w": int(watermark), "n": limit}
+        if session_id is not None:
+            params["s"] = session_id
+        rows = await self.backend.fetchall(after_sql(TABLE, _COLS, session_id), params)
+        return await as_messages(rows, lambda r: self._message(r[1:]))
+
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        return await marks(self.backend, TABLE)
+
+    async def server_text_index(self) -> str | None:
+        return await trigram_index(self.backend, TABLE, "content")
+
+    def text_index_advice(self) -> str:
+        return trigram_advice(TABLE, "content")
+
+    async def index_advice(self) -> list[str]:
+        return await missing_index(
+            self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
+        )
+
+    async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        params: Params = {}
+        cond = like_any(self.backend, "content", search_patterns(text), params, "p")
+        sql = f"SELECT session_id, {_COLS} FROM messages WHERE {cond} ORDER BY id DESC"
+        async for rows in self.backend.stream(sql, params):
+            yield await as_messages(rows, lambda r: self._message(r[1:]))
 
     # -- messages ------------------------------------------------------------------
 
@@ -376,6 +419,8 @@ class FluxStore(SqlStore):
         return len(rows)
 
     def editor(self) -> TableEditor:
+        from .editor import TableEditor
+
         return TableEditor(
             self,
             table=TABLE,

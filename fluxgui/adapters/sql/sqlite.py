@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,6 +78,9 @@ def private_copy(path: Path, *, journal: bool = False) -> Path | None:
 
     Blocking (it copies the whole file): run it in a thread.
     """
+    import shutil  # only for a hot journal or a WAL copy: not on every open
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="fluxgui-"))
     try:
         copy = folder / path.name
@@ -313,6 +314,8 @@ class _SqliteTx(Tx):
 
 def _drop_copy(copy: Path | None) -> None:
     if copy is not None:
+        import shutil
+
         shutil.rmtree(copy.parent, ignore_errors=True)
 
 

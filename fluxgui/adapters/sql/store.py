@@ -15,16 +15,17 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fluxgui.core.changes import Change, Row, Where, label_id
 from fluxgui.core.errors import show_id
 from fluxgui.core.model import Message
 
 from ..base import Store, check_branch
 from .backend import Backend
-from .editor import TableEditor
-from .forks import fork, fork_origin
-from .rewrite import Insertion, rewrite
-from .sessions import stored_time, write_session
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the editing machinery loads when a store first edits or forks
+    from fluxgui.core.changes import Change, Row, Where
+    from .editor import TableEditor
+    from .rewrite import Insertion
 
 
 class SqlStore(Store[Backend]):
@@ -111,6 +112,8 @@ class SqlStore(Store[Backend]):
         """Delete the messages ``delete`` and put each message of ``insert_after`` (an
         anchor id and a message given as a dict, see :meth:`edit_values`) right after its
         anchor, in one transaction: one reversible change (the session doctor's repairs)."""
+        from .rewrite import rewrite
+
         inserts: list[Insertion] = [(int(a), self.edit_values(spec)) for a, spec in insert_after]
         return await rewrite(self._editor(), session_id, delete, inserts, label)
 
@@ -128,10 +131,14 @@ class SqlStore(Store[Backend]):
         Undoable (the Change's inverse deletes the fork)."""
         check_branch(self, branch)
         label = f"Fork session {label_id(session_id)} at message {at_message_id}"
+        from .forks import fork
+
         return await fork(self._editor(), session_id, int(at_message_id), new_id, label)
 
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
         """Where a fork made by fluxgui came from: session id, message id, time."""
+        from .forks import fork_origin
+
         return await fork_origin(self, session_id)
 
     async def apply_change(self, change: Any) -> Any:
@@ -152,6 +159,8 @@ class SqlStore(Store[Backend]):
         """Write a new session holding these messages (in order, with their times), in
         one transaction; returns (the id used, messages written). An id the store has
         already is refused (``Conflict``) or, with ``rename``, becomes ``<id>-2``, …"""
+        from .sessions import write_session
+
         editor = self._editor()
         dialect, utc = self.backend.dialect, self.backend.utc_times
 
@@ -174,3 +183,17 @@ class SqlStore(Store[Backend]):
 
     def _import_row(self, m: Message, dialect: str, utc: bool) -> Row:
         return {**self.import_row(m), "created_at": stored_time(m.created_at, dialect, utc)}
+
+
+def label_id(session_id: str) -> str:
+    """:func:`fluxgui.core.changes.label_id`, loaded when first needed."""
+    from fluxgui.core.changes import label_id as label
+
+    return label(session_id)
+
+
+def stored_time(value: str | None, dialect: str, utc: bool) -> object:
+    """:func:`.sessions.stored_time`, loaded when first needed."""
+    from .sessions import stored_time as convert
+
+    return convert(value, dialect, utc)

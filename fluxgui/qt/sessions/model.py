@@ -20,6 +20,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from fluxgui.core.model import SessionInfo
 from fluxgui.core.ports import SessionOrder, SessionPage
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services.index import found_session_ids
 from fluxgui.services.search import search_batches
 from fluxgui.services.session_list import (
     Refresh,
@@ -103,6 +104,7 @@ class SessionListModel(SessionTable):
         self._failed = False
         self._search_text = ""
         self._searching = False
+        self._hits: dict[str, int] = {}  # session → its newest hit (index searches)
         self._generation = 0  # bumped on every reset; older results are dropped
         self._task: asyncio.Task[Any] | None = None  # the load or search now running
         self._refresh_key = f"{self._key}:refresh"
@@ -135,6 +137,11 @@ class SessionListModel(SessionTable):
     def searching(self) -> bool:
         """A search is running."""
         return self._searching
+
+    def hit_message(self, session_id: str) -> int | None:
+        """The first message of ``session_id`` the running search's index hit (``None``:
+        not known, as when the search scanned)."""
+        return self._hits.get(session_id) if self._search_text else None
 
     @property
     def search_text(self) -> str:
@@ -351,7 +358,10 @@ class SessionListModel(SessionTable):
     async def _search(self, store: Store, text: str, generation: int) -> tuple[str, int, None]:
         """Insert the search's results batch by batch as
         :func:`~fluxgui.services.search.search_batches` hands them out."""
-        batches = search_batches(store, text, batch=self._search_batch)
+        # The search index answers once it is built; until then the store's search.
+        self._hits = {}
+        ids = found_session_ids(store, text, self._hits)
+        batches = search_batches(store, text, batch=self._search_batch, ids=ids)
         # aclosing: however this ends (cancelled included), the search is closed and its
         # cursor released before the task finishes.
         async with contextlib.aclosing(batches):

@@ -48,6 +48,7 @@ from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
 from .session_list import SessionList
+from .index_controller import IndexController
 from .status import StatusArea
 from .store_controller import StoreController
 from .transfer_controller import TransferController
@@ -108,6 +109,9 @@ class MainWindow(QMainWindow):
         self.format_label = self.status.format_label
         self.mode_label = self.status.mode_label
         self.busy_indicator = self.status.busy_indicator
+        # The search index: built in the background, its progress in the status bar.
+        self.indexing = IndexController(self)
+        self.last_hit: tuple[str, int, str] | None = None  # see show_session_at_hit
         self.mode_label.clicked.connect(lambda checked: self.set_editing(checked))
 
         self.editor = Editor(self.bridge, self)
@@ -177,6 +181,9 @@ class MainWindow(QMainWindow):
         self.key_bar.button.clicked.connect(lambda _checked=False: self.enter_key())
         # Files of a JSON session folder that could not be read (the rest list normally).
         self.problems_bar = NoticeBar("skippedFiles", self, one_line=True)
+        # A missing index that makes listing slow, with the CREATE INDEX a DBA could run.
+        self.index_bar = NoticeBar("indexNotice", self)
+        self.index_bar.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # A database holding other Agents SDK table pairs besides the one opened.
         self.tables_bar = NoticeBar("tablesNotice", self, one_line=True, button="Choose…")
         assert self.tables_bar.button is not None
@@ -189,6 +196,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.key_bar)
         layout.addWidget(self.problems_bar)
         layout.addWidget(self.tables_bar)
+        layout.addWidget(self.index_bar)
         layout.addWidget(splitter, 1)
         return central
 
@@ -355,6 +363,17 @@ class MainWindow(QMainWindow):
         branch = self.branch_bar.branch_for(store, session_id)
         self.conversation.open_at(store, session_id, message_id, find_text, branch)
 
+    def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None:
+        """A session found through the search index: open it at the message the index
+        hit (no scan of the session for the first match), ``text`` highlighted."""
+        self.last_hit = (session_id, message_id, text)
+        store = self.store
+        if store is None or session_id == self._session_id:
+            return
+        self._session_id = session_id
+        branch = self.branch_bar.branch_for(store, session_id)
+        self.conversation.open_at(store, session_id, message_id, text, branch)
+
     def show_again(self, session_id: str) -> None:
         """Show ``session_id`` from the start (even when it is the one shown), and select
         its row once the list has it."""
@@ -441,6 +460,7 @@ class MainWindow(QMainWindow):
     def _on_store_changed(self) -> None:
         """Another process wrote to the store: merge the news into the views."""
         self.sessions.refresh()
+        self.indexing.store_changed()
         if self._session_id is not None:
             self.conversation.catch_up()
         if self.branch_bar.isVisible():

@@ -246,7 +246,12 @@ class SessionList(QObject):
             self._window.conversation.catch_up()
             return
         info = self.model.session_at(current.row()) if current.isValid() else None
-        if info is not None:
+        if info is None:
+            return
+        hit = self.model.hit_message(info.id)
+        if hit is not None:  # found through the search index: open it at the hit
+            self._window.show_session_at_hit(info.id, hit, self.model.search_text)
+        else:
             self._window.show_session(info.id)
 
     def _menu(self, pos: QPoint) -> None:

@@ -323,6 +323,7 @@ class StoreController:
         window.status.set_store(store, self.label, keys=self.key_count)
         window.editor.set_store(store)
         window.watcher.set_store(store)
+        window.indexing.set_store(store)
         window.edits.update_mode()
         remember_conversations(window, store)
         self.update_key_notice()

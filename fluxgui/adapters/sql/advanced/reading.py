@@ -29,7 +29,9 @@ class AdvancedReader(AgentsStore):
     """The Agents SDK store read one branch at a time, with branches listed (the first
     layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
 
-    CAPABILITIES = Capabilities(append=True, fork=True, branches=True, usage=True)
+    CAPABILITIES = Capabilities(
+        append=True, fork=True, branches=True, usage=True, watermark=True
+    )
 
     @property
     def capabilities(self) -> Capabilities:

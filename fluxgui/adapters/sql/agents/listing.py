@@ -36,7 +36,10 @@ class AgentsListing(SqlStore):
         """Edits, clears and forks, except where ``message_structure`` rows (branches the
         plain schema cannot keep in step) are present; encrypted items with a key."""
         plain = not self.has_branches
-        return Capabilities(append=plain, edit=plain, clear=plain, fork=plain, encryption=True)
+        return Capabilities(
+            append=plain, edit=plain, clear=plain, fork=plain, encryption=True,
+            watermark=True, server_search=self.backend.dialect == "postgresql",
+        )
 
     @property
     def has_key(self) -> bool:

@@ -24,6 +24,9 @@ from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
 from ..search import contains, like_any, search_ids, search_patterns
+from ..textsearch import (
+    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
+)
 from .listing import AgentsListing
 
 
@@ -75,10 +78,12 @@ class AgentsReader(AgentsListing):
         :meth:`_messages`).
         """
         M = self._M
+        # one query: the latest rows and the first (primary-key ranges)
         ids = await self.backend.fetchall(
-            f"SELECT id FROM {M} ORDER BY id DESC LIMIT :n", {"n": DETECT_SAMPLE}
+            f"SELECT id FROM (SELECT id FROM {M} ORDER BY id DESC LIMIT :n) AS latest "
+            f"UNION SELECT id FROM (SELECT id FROM {M} ORDER BY id LIMIT 1) AS first",
+            {"n": DETECT_SAMPLE},
         )
-        ids += await self.backend.fetchall(f"SELECT id FROM {M} ORDER BY id LIMIT 1")
         heads = await self.backend.text_heads(
             self.messages_table, "message_data", sorted({int(r[0]) for r in ids}), HEAD_BYTES
         )
@@ -229,6 +234,55 @@ class AgentsReader(AgentsListing):
                 if sid not in seen:
                     seen.add(sid)
                     yield sid
+
+    # -- search support ------------------------------------------------------------
+
+    def _row_message(self, row: tuple[Any, ...]) -> Message:
+        """A row ``(session_id, id, message_data, created_at)`` as a Message."""
+        return self._message(row[1:], str(row[0]))
+
+    async def messages_after(
+        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
+    ) -> list[tuple[str, Message]]:
+        params: Params = {"w": int(watermark), "n": limit}
+        if session_id is not None:
+            params["s"] = session_id
+        sql = after_sql(self.messages_table, "id, message_data, created_at", session_id)
+        rows = await self.backend.fetchall(sql, params)
+        out = await as_messages(rows, self._row_message)
+        if not self.encrypted and any(_sealed(m) for _sid, m in out):
+            self.encrypted = self.needs_key = True
+        return out
+
+    async def session_marks(self) -> dict[str, tuple[int, int]]:
+        return await marks(self.backend, self.messages_table)
+
+    async def server_text_index(self) -> str | None:
+        return await trigram_index(self.backend, self.messages_table, "message_data")
+
+    def text_index_advice(self) -> str:
+        return trigram_advice(self.messages_table, "message_data")
+
+    async def index_advice(self) -> list[str]:
+        return await missing_index(
+            self.backend, self.messages_table, ("session_id",),
+            "counting and paging each session's items",
+        )
+
+    async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        """The rows ``ILIKE`` lets through (with a key, every envelope too: the server
+        cannot look inside one), newest first."""
+        params: Params = {}
+        cond = like_any(self.backend, "message_data", search_patterns(text), params, "p")
+        if self.cipher is not None:
+            params["env"] = ENVELOPE_LIKE
+            cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
+        sql = (
+            f"SELECT session_id, id, message_data, created_at FROM {self._M} "
+            f"WHERE {cond} ORDER BY id DESC"
+        )
+        async for rows in self.backend.stream(sql, params):
+            yield await as_messages(rows, self._row_message)
 
     # -- messages ------------------------------------------------------------------
 

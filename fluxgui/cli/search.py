@@ -1,0 +1,142 @@
+"""The search commands: ``index`` (build or update a store's local search index, with a
+progress bar on a terminal) and ``search`` (message hits: session, message id, role and
+a snippet). ``ls --search`` goes through :func:`search_sessions` here too.
+
+Which path a search took (the local index, the server's trigram index, a scan) is in
+``search --json`` (``"path"``); when a search falls back to a scan, or cannot look into
+encrypted items, stderr says so in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from fluxgui.core.model import SessionInfo
+from fluxgui.core.ports import SessionStore
+from fluxgui.core.text import plural
+
+from .output import one_line, print_json
+from .stores import open_target
+
+BAR = 30
+
+
+class ProgressBar:
+    """``[#####.....] 12,345 / 1,000,000 messages`` redrawn on a terminal at most ten
+    times a second; nothing when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.shown_at = 0.0
+        self.drawn = False
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if not self.live:
+            return
+        now = time.monotonic()
+        if now - self.shown_at < 0.1 and done != total:
+            return
+        self.shown_at = now
+        if total:
+            filled = min(BAR, BAR * done // total)
+            line = f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done:,} / {total:,} messages"
+        else:
+            line = f"\r{done:,} messages"
+        self.stream.write(line)
+        self.stream.flush()
+        self.drawn = True
+
+    def end(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def note(text: str) -> None:
+    print(f"fluxgui: {one_line(text, 600)}", file=sys.stderr)
+
+
+async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    """``index``: build the store's search index, or bring it up to date."""
+    import asyncio
+
+    from fluxgui.services.index import index_path, update_index
+
+    store = await open_target(args)
+    try:
+        if args.rebuild:
+            path = index_path(store.store_key)
+            for suffix in ("", "-wal", "-shm"):
+                with_suffix = path.with_name(path.name + suffix)
+                await asyncio.to_thread(with_suffix.unlink, missing_ok=True)
+        bar = ProgressBar(sys.stderr)
+        try:
+            report = await update_index(store, progress=bar)
+        finally:
+            bar.end()
+        if store.needs_key:
+            note("encrypted items are not written to the index: with the key they are "
+                 "searched by scanning their sessions")
+    finally:
+        await store.close()
+    what = "built" if report.built else "updated"
+    out.write(
+        f"index {what}: {plural(report.added, 'message')} added, "
+        f"{plural(report.reindexed, 'session')} read again, "
+        f"{plural(report.dropped, 'session')} dropped in {report.seconds:.2f} s "
+        f"({index_path(store.store_key)})\n"
+    )
+    return 0
+
+
+async def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    """``search``: the messages holding TEXT, newest first."""
+    from fluxgui.services.index import search
+
+    store = await open_target(args)
+    try:
+        result = await search(store, args.text, limit=args.limit or None)
+    finally:
+        await store.close()
+    if not args.json:
+        for line in result.notes:
+            note(line)
+    if args.json:
+        print_json(out, result.to_dict())
+        return 0
+    out.write(f"{'SESSION':<24}  {'MESSAGE':>8}  {'ROLE':<10}  SNIPPET\n")
+    for h in result.hits:
+        mid = "-" if h.message_id is None else str(h.message_id)
+        out.write(
+            f"{one_line(h.session_id, 120):<24}  {mid:>8}  {one_line(h.role or '-', 30):<10}  "
+            f"{one_line(h.snippet, 400)}\n"
+        )
+    more = " (more not shown: --limit)" if result.truncated else ""
+    out.write(f"({plural(len(result.hits), 'hit')} by {result.path}{more})\n")
+    return 0
+
+
+async def search_sessions(store: SessionStore, text: str, limit: int | None) -> list[SessionInfo]:
+    """``ls --search``: the sessions whose id or any message holds ``text``, most recently
+    active first — through the store's index when it has one (updated first), else the
+    store's own search, saying so on stderr."""
+    from fluxgui.services.index import has_index, indexable, search
+
+    if indexable(text) and has_index(store):
+        result = await search(store, text, use="index")
+        for line in result.notes:
+            note(line)
+        ids = result.session_ids()
+        found: list[SessionInfo] = []
+        for start in range(0, len(ids), 500):
+            found.extend(await store.sessions_by_ids(ids[start : start + 500]))
+        found.sort(key=lambda s: s.sort_key, reverse=True)
+        return found[:limit] if limit is not None else found
+    why = "no search index (fluxgui index TARGET builds one)" if indexable(text) else (
+        "the index needs 3 characters or more")
+    note(f"searched by scanning: {why}")
+    return await store.search_sessions(text, limit=limit)

@@ -1,0 +1,66 @@
+"""The arguments of ``search`` and ``index`` (see :mod:`fluxgui.cli.parser`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import arguments
+from .stores import add_store_options
+
+Subparsers = Any
+#: the commands' lines in ``fluxgui --help``
+HELP = {
+    "search": "find the messages holding a text (session, message id, role, snippet)",
+    "index": "build or update a store's local search index",
+}
+TARGET_HELP = (
+    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
+    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
+)
+
+
+def command(sub: Subparsers, name: str, description: str, examples: list[str]) -> Any:
+    """A command's parser, as :func:`fluxgui.cli.parser._command` makes them."""
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return sub.add_parser(
+        name, help=HELP[name], description=description, epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def target(parser: Any) -> None:
+    parser.add_argument("target", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
+
+
+def json_flag(parser: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def add_search(sub: Subparsers, name: str) -> None:
+    search = command(
+        sub, name,
+        "Find the messages whose text holds TEXT (case-insensitive, Unicode case folding), "
+        "newest first: session id, message id, role and a snippet (control characters as "
+        "visible markers). Uses the store's local index when there is one (brought up to "
+        "date first), the server's trigram index on Postgres, else a scan (stderr says so).",
+        ["fluxgui search sessions.db A-1234", "fluxgui search sessions.db refund --json --limit 10"],
+    )
+    target(search)
+    search.add_argument("text", metavar="TEXT", help="the text to find (3 characters or more use the index)")
+    json_flag(search)
+    search.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N hits (0: all; default 50)")
+    add_store_options(search)
+
+
+def add_index(sub: Subparsers, name: str) -> None:
+    index = command(
+        sub, name,
+        "Build the store's search index in fluxgui's cache folder (never in the store), or "
+        "bring it up to date: new messages, and sessions changed or deleted since. A "
+        "progress bar shows on a terminal. Encrypted items are never written to it.",
+        ["fluxgui index sessions.db", "fluxgui index postgresql://me@db.example/agents --rebuild"],
+    )
+    target(index)
+    index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    add_store_options(index)

@@ -1,0 +1,144 @@
+"""The search index in the window: built in the background when a store opens, kept up
+to date when the store changes, its progress a small bar in the status bar.
+
+The build runs as a background task of the bridge (it never makes the window "busy" and
+never blocks it: the index file is written in a worker thread). Until the index is
+ready, the session list's search scans the store (see
+:func:`fluxgui.services.index.found_session_ids`). A store whose server keeps a trigram
+index on its text (Postgres with ``pg_trgm``), or the OpenAI Conversations API, gets no
+local copy: the team's server answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar
+
+from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services.index import UpdateReport, update_index
+
+if TYPE_CHECKING:
+    from .main import MainWindow
+
+log = logging.getLogger(__name__)
+
+KEY = "search-index"
+#: at most one update per this many seconds while the store keeps changing (an update
+#: compares every session's count and last id: a query over the whole table)
+UPDATE_EVERY = 5.0
+
+
+class IndexController:
+    """Builds and updates the open store's search index (see the module text)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        self.store: Store | None = None
+        #: the last update's report (``None`` until one finished)
+        self.report: UpdateReport | None = None
+        self.skipped = False  # the server answers searches: no local index
+        self._again = False
+        self._shown_at = 0.0
+        self._finished_at = -UPDATE_EVERY
+        self._later = QTimer(window)
+        self._later.setSingleShot(True)
+        self._later.timeout.connect(self.store_changed)
+        bar = window.statusBar()
+        self.label = QLabel(window)
+        self.label.setContentsMargins(6, 0, 2, 0)
+        self.progress = QProgressBar(window)
+        self.progress.setMaximumWidth(100)
+        self.progress.setMaximumHeight(window.fontMetrics().height())
+        self.progress.setTextVisible(False)
+        bar.addPermanentWidget(self.label)
+        bar.addPermanentWidget(self.progress)
+        self._show(False)
+
+    @property
+    def running(self) -> bool:
+        return self._window.bridge.running(KEY)
+
+    def set_store(self, store: Store | None) -> None:
+        """A store was opened (or closed): build or update its index."""
+        self._window.bridge.cancel(KEY)
+        self._later.stop()
+        self._finished_at = -UPDATE_EVERY
+        self.store, self.report, self.skipped, self._again = store, None, False, False
+        self._show(False)
+        self._window.index_bar.hide()
+        if store is None:
+            return
+        self._window.bridge.start(
+            "index-advice", store.index_advice(), self._on_advice,
+            lambda error: log.warning("looking for missing indexes failed: %s", error),
+            background=True,
+        )
+        if not store.capabilities.lists_named_sessions:
+            self._start(store)
+
+    def _on_advice(self, advice: list[str]) -> None:
+        """Once per store opened: an index the database lacks (never created here)."""
+        if advice:
+            self._window.index_bar.show_notice("\n".join(advice))
+
+    def store_changed(self) -> None:
+        """The store changed (the live watcher): bring the index up to date."""
+        if self.store is None or self.skipped:
+            return
+        if self.running:
+            self._again = True  # once this update ends
+            return
+        wait = self._finished_at + UPDATE_EVERY - time.monotonic()
+        if wait > 0:
+            if not self._later.isActive():
+                self._later.start(int(wait * 1000) + 1)
+            return
+        self._start(self.store)
+
+    def _start(self, store: Store) -> None:
+        self._window.bridge.start(
+            KEY, self._update(store), self._on_done, self._on_failed, background=True
+        )
+
+    async def _update(self, store: Store) -> UpdateReport | None:
+        if store.capabilities.server_search and await store.server_text_index():
+            return None
+        # smaller batches than the command line: each one is a short step of the loop
+        return await update_index(store, progress=self._on_progress, batch=2000)
+
+    def _on_progress(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if total and done < total:
+            if now - self._shown_at < 0.1:
+                return
+            self._shown_at = now
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * done / total))
+            self.label.setText(f"Indexing {100 * done // total}%")
+            self._show(True)
+
+    def _on_done(self, report: UpdateReport | None) -> None:
+        self._finished_at = time.monotonic()
+        self._show(False)
+        if report is None:
+            self.skipped = True
+            return
+        self.report = report
+        if report.built:
+            self._window.statusBar().showMessage("Search index ready", 4000)
+        if self._again and self.store is not None:
+            self._again = False
+            self.store_changed()
+
+    def _on_failed(self, error: Exception) -> None:
+        # Searching scans instead: say it in the log, not in the user's way.
+        self._show(False)
+        log.warning("the search index could not be updated: %s", error)
+
+    def _show(self, on: bool) -> None:
+        self.label.setVisible(on)
+        self.progress.setVisible(on)

@@ -1,0 +1,329 @@
+"""The index file: one SQLite database per store in fluxgui's cache folder.
+
+Never in the agent's store: the file is ``cache_dir()/index/<sha256 of store_key>.sqlite``,
+mode 0600 (``private_file``; SQLite gives its ``-wal``/``-shm`` the same mode).
+
+Tables:
+
+* ``msg(rid, session_id, message_id, role, text)`` — one row per stored message. ``rid``
+  is the store's message id where ids increase store-wide (the SQL formats), else a
+  number of our own; ``text`` is what a person reads, ``NULL`` for an encrypted item
+  (its clear text is never written here: such a row only counts).
+* ``fts`` — an FTS5 table with the trigram tokenizer over each message's text *case
+  folded* (``str.casefold``), contentless, without positions (``detail='none'``: a
+  third of the size, twice as fast to build). A query asks for every trigram of the
+  folded needle: each row holding the needle is among the candidates, and each
+  candidate is checked on its stored text with :func:`fluxgui.core.hits.find_folded`
+  (the rule every search path applies).
+* ``sess(session_id, n, last_id, sealed, mark)`` — what the index holds of each session
+  (count, largest message id, encrypted rows) and the store's change mark it was built
+  from (stores without id watermarks).
+* ``state(key, value)`` — schema version, the store key, the build mode, the id
+  watermark and ``ready`` (the build finished once).
+
+Every change is one transaction that also moves the watermark, so a process killed in the
+middle of a build (SIGKILL) leaves a consistent file that the next update continues.
+All methods are blocking: call them in a worker thread (one lock serialises them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fluxgui.core.paths import cache_dir, private_file
+
+SCHEMA_VERSION = "2"
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT)",
+    """CREATE TABLE IF NOT EXISTS sess(
+        session_id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0,
+        last_id INTEGER NOT NULL DEFAULT 0, sealed INTEGER NOT NULL DEFAULT 0, mark TEXT)""",
+    """CREATE TABLE IF NOT EXISTS msg(
+        rid INTEGER PRIMARY KEY, session_id TEXT NOT NULL, message_id INTEGER,
+        role TEXT, text TEXT)""",
+    "CREATE INDEX IF NOT EXISTS msg_session ON msg(session_id)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+        t, tokenize='trigram case_sensitive 1', content='', columnsize=0, detail='none')""",
+]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One message as the index keeps it (``text`` ``None``: encrypted, not indexed)."""
+
+    rid: int | None
+    session_id: str
+    message_id: int
+    role: str
+    text: str | None
+
+
+def index_path(store_key: str) -> Path:
+    """Where the index of the store named ``store_key`` lives."""
+    digest = hashlib.sha256(store_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache_dir() / "index" / f"{digest}.sqlite"
+
+
+def peek_state(store_key: str) -> dict[str, str]:
+    """The state row of the store's index without opening it for writing (empty when
+    there is none yet): a build running elsewhere is not waited for."""
+    path = index_path(store_key)
+    if not path.exists():
+        return {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return dict(db.execute("SELECT key, value FROM state").fetchall())
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
+
+
+def fold(text: str) -> str:
+    """The text as the index holds it (Unicode full case folding, per character as
+    :func:`fluxgui.core.hits.find_folded` folds)."""
+    return text.casefold()
+
+
+def match_query(needle: str) -> str:
+    """The FTS5 query for the folded ``needle`` (three characters or more): every one of
+    its trigrams, each a quoted string."""
+    folded = fold(needle)
+    trigrams = dict.fromkeys(folded[i : i + 3] for i in range(len(folded) - 2))
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)
+
+
+class IndexFile:
+    """An open index file (see the module text)."""
+
+    def __init__(self, path: Path, store_key: str) -> None:
+        self.path = path
+        self.store_key = store_key
+        self._lock = threading.Lock()
+        private_file(path)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout = 30000")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA cache_size = -65536")
+        with self._lock:
+            self._setup()
+
+    @classmethod
+    def for_store(cls, store_key: str) -> IndexFile:
+        """The index of the store named ``store_key`` (made empty when missing)."""
+        return cls(index_path(store_key), store_key)
+
+    def _setup(self) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql in _SCHEMA:
+                db.execute(sql)
+            state = dict(db.execute("SELECT key, value FROM state").fetchall())
+            if state and (
+                state.get("version") != SCHEMA_VERSION or state.get("store_key") != self.store_key
+            ):
+                # Another schema, or (a digest collision) another store: start again.
+                for table in ("msg", "sess", "state", "fts"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                for sql in _SCHEMA:
+                    db.execute(sql)
+                state = {}
+            if not state:
+                db.executemany(
+                    "INSERT INTO state(key, value) VALUES (?, ?)",
+                    [("version", SCHEMA_VERSION), ("store_key", self.store_key),
+                     ("watermark", "0"), ("ready", "0")],
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- state -----------------------------------------------------------------------
+
+    def state(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT key, value FROM state").fetchall())
+
+    def set_state(self, **values: str) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO state(key, value) VALUES (?, ?)", list(values.items())
+            )
+
+    def message_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM msg").fetchone()[0])
+
+    def sessions(self) -> dict[str, tuple[int, int, int, str | None]]:
+        """Each indexed session's (count, last id, encrypted rows, mark)."""
+        with self._lock:
+            rows = self._db.execute("SELECT session_id, n, last_id, sealed, mark FROM sess")
+            return {r[0]: (int(r[1]), int(r[2]), int(r[3]), r[4]) for r in rows}
+
+    # -- writing ---------------------------------------------------------------------
+
+    def add(self, records: list[Record], *, watermark: int | None = None, expect: int | None = None) -> bool:
+        """Add ``records`` (replacing rows with the same ``rid``) and, with ``watermark``,
+        move the watermark, in one transaction. With ``expect``, nothing is written unless
+        the watermark still is ``expect`` (another process got there first): ``False``."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if expect is not None:
+                    current = int(db.execute(
+                        "SELECT value FROM state WHERE key = 'watermark'").fetchone()[0])
+                    if current != expect:
+                        db.execute("ROLLBACK")
+                        return False
+                self._put(records)
+                if watermark is not None:
+                    db.execute(
+                        "UPDATE state SET value = ? WHERE key = 'watermark'", (str(watermark),)
+                    )
+                db.execute("COMMIT")
+                return True
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def replace_sessions(
+        self, batches: dict[str, list[Record]], marks: dict[str, str | None] | None = None
+    ) -> None:
+        """Drop what the index holds of these sessions and add their ``records`` (a session
+        given no records is forgotten), recording ``marks``, in one transaction."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for sid in batches:
+                    self._drop(sid)
+                self._put([r for records in batches.values() for r in records])
+                for sid, mark in (marks or {}).items():
+                    db.execute(
+                        "INSERT INTO sess(session_id, mark) VALUES (?, ?) "
+                        "ON CONFLICT(session_id) DO UPDATE SET mark = excluded.mark",
+                        (sid, mark),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _drop(self, sid: str) -> None:
+        db = self._db
+        rows = db.execute(
+            "SELECT rid, text FROM msg WHERE session_id = ? AND text IS NOT NULL", (sid,)
+        ).fetchall()
+        db.executemany(
+            "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
+            ((rid, fold(text)) for rid, text in rows),
+        )
+        db.execute("DELETE FROM msg WHERE session_id = ?", (sid,))
+        db.execute("DELETE FROM sess WHERE session_id = ?", (sid,))
+
+    def _put(self, records: list[Record]) -> None:
+        db = self._db
+        if not records:
+            return
+        given = [r.rid for r in records if r.rid is not None]
+        touched: set[str] = set()  # sessions whose counts must be recounted
+        if given:
+            top = db.execute("SELECT MAX(rid) FROM msg").fetchone()[0]
+            if top is not None and min(given) <= top:
+                # Rows indexed already (a session re-read while new rows came): replace.
+                old = db.execute(
+                    f"SELECT rid, session_id, text FROM msg WHERE rid IN ({','.join('?' * len(given))})",
+                    given,
+                ).fetchall()
+                db.executemany(
+                    "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
+                    ((rid, fold(text)) for rid, _sid, text in old if text is not None),
+                )
+                db.executemany("DELETE FROM msg WHERE rid = ?", ((rid,) for rid, _s, _t in old))
+                touched.update(sid for _rid, sid, _t in old)
+        insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
+        if len(given) == len(records):
+            db.executemany(insert, ((r.rid, r.session_id, r.message_id, r.role, r.text) for r in records))
+            fts_rows = [(r.rid, fold(r.text)) for r in records if r.text is not None]
+        else:
+            cur = db.cursor()
+            fts_rows = []
+            for r in records:
+                cur.execute(insert, (r.rid, r.session_id, r.message_id, r.role, r.text))
+                if r.text is not None:
+                    fts_rows.append((cur.lastrowid, fold(r.text)))
+        db.executemany("INSERT INTO fts(rowid, t) VALUES (?, ?)", fts_rows)
+        if touched:  # rows were replaced: count those sessions again
+            touched.update(r.session_id for r in records)
+            db.executemany(
+                """INSERT INTO sess(session_id, n, last_id, sealed)
+                   SELECT ?1, COUNT(*), COALESCE(MAX(message_id), 0), COUNT(*) - COUNT(text)
+                   FROM msg WHERE session_id = ?1
+                   ON CONFLICT(session_id) DO UPDATE SET
+                     n = excluded.n, last_id = excluded.last_id, sealed = excluded.sealed""",
+                ((sid,) for sid in touched),
+            )
+            return
+        # Only new rows: add them to each session's counts (a build's common case; a
+        # recount of a 100,000-message session per batch would cost more than the batch).
+        counts: dict[str, list[int]] = {}
+        for r in records:
+            c = counts.setdefault(r.session_id, [0, 0, 0])
+            c[0] += 1
+            c[1] = max(c[1], r.message_id)
+            c[2] += r.text is None
+        db.executemany(
+            """INSERT INTO sess(session_id, n, last_id, sealed) VALUES (?, ?, ?, ?)
+               ON CONFLICT(session_id) DO UPDATE SET n = n + excluded.n,
+                 last_id = MAX(last_id, excluded.last_id), sealed = sealed + excluded.sealed""",
+            ((sid, c[0], c[1], c[2]) for sid, c in counts.items()),
+        )
+
+    # -- reading ---------------------------------------------------------------------
+
+    def matches(self, needle: str, batch: int = 500) -> Iterator[list[tuple[int, str, int, str, str]]]:
+        """Rows ``(rid, session_id, message_id, role, text)`` whose folded text holds the
+        folded ``needle`` (three characters or more), newest first, in batches. Holds
+        the lock while iterated: read it to the end or close it."""
+        with self._lock:
+            cur = self._db.execute(
+                """SELECT m.rid, m.session_id, m.message_id, m.role, m.text
+                   FROM fts JOIN msg m ON m.rid = fts.rowid
+                   WHERE fts MATCH ? ORDER BY fts.rowid DESC""",
+                (match_query(needle),),
+            )
+            try:
+                while rows := cur.fetchmany(batch):
+                    yield rows
+            finally:
+                cur.close()
+
+    def sealed_sessions(self) -> list[str]:
+        """Sessions holding encrypted rows (searched by scanning, with the key)."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT session_id FROM sess WHERE sealed > 0 ORDER BY last_id DESC")]
+
+    def session_ids(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT session_id FROM sess")]
+
+
+def records(rows: Iterable[tuple[int | None, str, int, str, str | None]]) -> list[Record]:
+    """``Record`` values from plain tuples."""
+    return [Record(*r) for r in rows]

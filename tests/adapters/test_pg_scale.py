@@ -1,0 +1,160 @@
+"""Postgres at scale, never written: the flux session list walks by id (no GROUP BY over
+the table), a missing index is named with the exact CREATE INDEX (never run), and a
+``pg_trgm`` GIN index on the text column sends search to the server — with the same hits
+as a scan. Stores are written by the real ``SQLAlchemySession`` (Agents SDK) or by
+fluxgui's own flux writer (flux has no Postgres writer of its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+from helpers import cli_env
+
+from fluxgui.adapters import open_store
+from fluxgui.core.ports import OpenOptions
+from fluxgui.services.index import scan, search
+
+pytestmark = pytest.mark.postgres
+
+TEXTS = ["Order A-1234 refunded", "STRASSE und Straße", "emoji 😀 party", "مرحبا hello",
+         "bell \x07 and 'quotes' \"NEAR\"", "plain words only"]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLUXGUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLUXGUI_DATA_DIR", str(tmp_path / "data"))
+
+
+async def pg(url: str, sql: str) -> list[Any]:
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("+asyncpg", ""))
+    try:
+        return list(await conn.fetch(sql))
+    finally:
+        await conn.close()
+
+
+async def snapshot(url: str) -> tuple[Any, ...]:
+    """What the database holds: its tables' rows and its indexes."""
+    tables = [r[0] for r in await pg(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")]
+    rows = [tuple(tuple(r) for r in await pg(url, f'SELECT * FROM "{t}" ORDER BY 1, 2')) for t in tables]
+    indexes = await pg(url, "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1")
+    return tuple(tables), tuple(rows), tuple(r[0] for r in indexes)
+
+
+async def write_agents(url: str, sessions: int = 8) -> None:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        for i in range(sessions):
+            s = SQLAlchemySession(f"s{i}", engine=engine, create_tables=True)
+            await s.add_items([{"role": "user", "content": TEXTS[(i + j) % len(TEXTS)]}  # type: ignore[misc]
+                               for j in range(3)])
+    finally:
+        await engine.dispose()
+
+
+async def write_flux(url: str, sessions: int = 8) -> None:
+    store = await open_store(url, OpenOptions(create="flux"))
+    try:
+        for round_ in range(3):
+            for i in range(sessions):
+                await store.add_messages(f"f{i}", [{"role": "user", "content": TEXTS[(i + round_) % len(TEXTS)]}])
+    finally:
+        await store.close()
+
+
+def hits(result: Any) -> list[tuple[Any, ...]]:
+    return sorted((h.session_id, h.message_id or -1, h.snippet, h.start, h.length) for h in result.hits)
+
+
+async def test_flux_pages_by_activity_and_names_a_missing_index(pg_url: str) -> None:
+    await write_flux(pg_url)
+    # the last round wrote f0..f7 in order: most recent first is f7..f0
+    store = await open_store(pg_url)
+    try:
+        assert await store.index_advice() == []
+        page = await store.list_sessions(limit=3)
+        assert [s.id for s in page.sessions] == ["f7", "f6", "f5"]
+        assert [s.messages for s in page.sessions] == [3, 3, 3]
+        rest = await store.list_sessions(limit=10, cursor=page.cursor)
+        assert [s.id for s in rest.sessions] == ["f4", "f3", "f2", "f1", "f0"]
+    finally:
+        await store.close()
+    # the index a hand-made table may lack
+    await pg(pg_url, "DROP INDEX idx_session")
+    await pg(pg_url, "CREATE INDEX only_sid ON messages (session_id)")
+    before = await snapshot(pg_url)
+    store = await open_store(pg_url)
+    try:
+        [advice] = await store.index_advice()
+        assert 'CREATE INDEX CONCURRENTLY "messages_session_id_id" ON "messages" ("session_id", "id");' in advice
+        assert [s.id for s in (await store.list_sessions(limit=3)).sessions] == ["f7", "f6", "f5"]
+    finally:
+        await store.close()
+    out = subprocess.run([sys.executable, "-m", "fluxgui", "ls", pg_url], capture_output=True,
+                         text=True, env={**cli_env(), **{k: os.environ[k] for k in ("FLUXGUI_CACHE_DIR",)}})
+    assert out.returncode == 0 and out.stderr.count("CREATE INDEX CONCURRENTLY") == 1
+    assert await snapshot(pg_url) == before  # never run, nothing written
+
+
+@pytest.mark.parametrize("fmt", ["agents", "flux"])
+async def test_a_trigram_index_sends_search_to_the_server(pg_url: str, fmt: str) -> None:
+    await (write_agents(pg_url) if fmt == "agents" else write_flux(pg_url))
+    column = ("agent_messages", "message_data") if fmt == "agents" else ("messages", "content")
+    store = await open_store(pg_url)
+    try:
+        assert await store.server_text_index() is None
+        plain = await search(store, "straße")
+        assert plain.path == "scan" and "gin_trgm_ops" in plain.notes[0]
+        assert f'ON "{column[0]}" USING gin ("{column[1]}" gin_trgm_ops)' in plain.notes[0]
+    finally:
+        await store.close()
+    await pg(pg_url, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    await pg(pg_url, f"CREATE INDEX trgm_19 ON {column[0]} USING gin ({column[1]} gin_trgm_ops)")
+    before = await snapshot(pg_url)
+    store = await open_store(pg_url)
+    try:
+        assert await store.server_text_index() == "trgm_19"
+        for needle in ("straße", "STRASSE", "a-1234", "😀 party", "مرحبا", "\"near\"", "nothing here"):
+            result = await search(store, needle)
+            assert result.path == "server"
+            expected = [h for h in (await scan(store, needle)).hits if h.message_id is not None]
+            assert hits(result) == hits(type(result)(expected, "scan")), needle
+        assert len((await search(store, "straße")).hits) >= 4
+    finally:
+        await store.close()
+    out = subprocess.run([sys.executable, "-m", "fluxgui", "search", pg_url, "a-1234", "--json"],
+                         capture_output=True, text=True,
+                         env={**cli_env(), "FLUXGUI_CACHE_DIR": os.environ["FLUXGUI_CACHE_DIR"]})
+    assert out.returncode == 0 and json.loads(out.stdout)["path"] == "server"
+    assert await snapshot(pg_url) == before
+
+
+async def test_the_local_index_of_a_postgres_store(pg_url: str) -> None:
+    await write_agents(pg_url)
+    before = await snapshot(pg_url)
+    store = await open_store(pg_url)
+    try:
+        from fluxgui.services.index import update_index
+
+        await update_index(store)
+        for needle in ("straße", "😀 party", "a-1234"):
+            result = await search(store, needle, use="index", update=False)
+            assert result.path == "index"
+            assert hits(result) == hits(await scan(store, needle))
+    finally:
+        await store.close()
+    assert await snapshot(pg_url) == before
+    asyncio.get_running_loop()
