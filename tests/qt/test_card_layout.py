@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from qt_helpers import OFFSCREEN_NOISE, run_on, write_agents_store, write_flux_store
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
@@ -149,3 +149,33 @@ def test_placement_clamps_a_saved_geometry_to_the_screen(qtbot, tmp_path) -> Non
     assert clamp(Rect(1500, -40, 1200, 800), area) == Rect(0, 0, 800, 500)
     assert clamp(Rect(100, 50, 400, 300), area) == Rect(100, 50, 400, 300)
     assert clamp(Rect(700, 400, 400, 300), area) == Rect(400, 200, 400, 300)
+
+
+def test_a_narrow_session_list_hides_its_columns_before_the_ids(qtbot, window, tmp_path) -> None:
+    """With the list squeezed (the chat dock open, 2× scale) the ids keep a fair share of
+    its width: Last active goes first, then Messages; both come back when widened, and
+    the default window shows them all."""
+    from fluxgui.qt.sessions import SessionListModel
+
+    db = write_flux_store(tmp_path / "f.db", {LONG_ID: [{"role": "user", "content": "hi"}]})
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.open_target(str(db))
+    view = window.session_view
+    header = view.horizontalHeader()
+
+    def shown(width: int) -> tuple[bool, bool, int]:
+        view.resize(width, view.height())
+        return (not header.isSectionHidden(SessionListModel.UPDATED),
+                not header.isSectionHidden(SessionListModel.COUNT),
+                header.sectionSize(SessionListModel.ID))
+
+    assert shown(380)[:2] == (True, True)  # the list of the default window
+    assert shown(600)[:2] == (True, True)
+    for width in (240, 120):
+        updated, count, id_width = shown(width)
+        assert not updated
+        assert id_width >= width * 0.3  # the id column keeps its share
+    assert shown(120)[1] is False  # very narrow: the count goes too
+    assert shown(600)[:2] == (True, True)
+    tip = view.model().index(0, SessionListModel.ID).data(Qt.ItemDataRole.ToolTipRole)
+    assert LONG_ID in tip and "1 message" in tip  # what the hidden columns said

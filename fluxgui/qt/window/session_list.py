@@ -66,7 +66,40 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
     view.setSortingEnabled(True)
     header.setSectionsClickable(True)
     header.setSortIndicatorShown(True)
+    view.installEventFilter(NarrowColumns(view, widths))
     return view
+
+
+class NarrowColumns(QObject):
+    """A narrow list (the chat dock open, 2× scale) keeps its ids readable: the Last
+    active column, then the Messages column, are hidden while the ids would get less than
+    :attr:`ID_SHARE` of the width, and come back when there is room (each row's tooltip
+    carries both)."""
+
+    ID_SHARE = 0.35
+
+    def __init__(self, view: QTableView, widths: dict[int, int]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._widths = widths
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
+        if event.type() == QEvent.Type.Resize:
+            self.fit(self._view.contentsRect().width())
+        return False
+
+    def fit(self, width: int) -> None:
+        header = self._view.horizontalHeader()
+        left = width
+        for column in (SessionListModel.COUNT, SessionListModel.UPDATED):
+            left -= self._widths[column]
+        hide_updated = left < width * self.ID_SHARE
+        hide_count = hide_updated and left + self._widths[SessionListModel.UPDATED] < width * self.ID_SHARE
+        for column, hide in ((SessionListModel.UPDATED, hide_updated), (SessionListModel.COUNT, hide_count)):
+            if header.isSectionHidden(column) != hide:
+                header.setSectionHidden(column, hide)
+                if not hide:
+                    header.resizeSection(column, self._widths[column])
 
 
 class SessionKeys(QObject):
