@@ -69,6 +69,31 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @pytest.fixture
+def bridge(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
+    """An async bridge of its own (closed after the test)."""
+    from fluxgui.qt.bridge import AsyncBridge
+
+    b = AsyncBridge()
+    try:
+        yield b
+    finally:
+        run_on(qtbot, qloop, b.aclose())
+
+
+@pytest.fixture
+def pane(qtbot: Any, bridge: Any) -> Any:
+    """A conversation pane on its own, shown at 1000×700."""
+    from fluxgui.qt.conversation import ConversationPane
+
+    p = ConversationPane(bridge)
+    qtbot.addWidget(p)
+    p.resize(1000, 700)
+    p.show()
+    qtbot.waitExposed(p)
+    return p
+
+
+@pytest.fixture
 def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
     from fluxgui.qt.window import MainWindow
 

@@ -5,8 +5,6 @@ measured by benchmarks/bench_ui.py.)"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,29 +14,6 @@ pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
 LINES = [f"10:00:{i % 60:02d} w{i % 7} INFO req-{i:06d} GET /orders/{i} 200 \u202e" for i in range(30_000)]
 BIG = "\n".join(LINES)
-
-
-@pytest.fixture
-def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    try:
-        yield b
-    finally:
-        run_on(qtbot, qloop, b.aclose())
-
-
-@pytest.fixture
-def pane(qtbot: Any, bridge: Any) -> Any:
-    from fluxgui.qt.conversation import ConversationPane
-
-    p = ConversationPane(bridge)
-    qtbot.addWidget(p)
-    p.resize(1000, 700)
-    p.show()
-    qtbot.waitExposed(p)
-    return p
 
 
 def open_session(qtbot, qloop, pane, path, sid) -> Any:

@@ -4,11 +4,9 @@ window that fits its screen and is not widened by a long id."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +27,6 @@ SESSION = [[
     {"role": LONG_ROLE, "content": "evil \u202eoverride and zero\u200bwidth"},
     {"role": "assistant", "content": "It shipped."},
 ]]
-
-
-@pytest.fixture
-def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    try:
-        yield b
-    finally:
-        run_on(qtbot, qloop, b.aclose())
 
 
 def check_header(delegate: Any, header: QRect, m: Any) -> dict[str, Any]:

@@ -61,17 +61,6 @@ def forks_db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    try:
-        yield b
-    finally:
-        run_on(qtbot, qloop, b.aclose())
-
-
-@pytest.fixture
 def store(forks_db: Path, qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
     from fluxgui.adapters import open_store
 

@@ -44,29 +44,6 @@ def big_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_agents_store(tmp_path_factory.mktemp("big") / "big.db", sessions)
 
 
-@pytest.fixture
-def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    try:
-        yield b
-    finally:
-        run_on(qtbot, qloop, b.aclose())
-
-
-@pytest.fixture
-def pane(qtbot: Any, bridge: Any) -> Any:
-    from fluxgui.qt.conversation import ConversationPane
-
-    p = ConversationPane(bridge)
-    qtbot.addWidget(p)
-    p.resize(1000, 700)
-    p.show()
-    qtbot.waitExposed(p)
-    return p
-
-
 class Stores:
     """Opens stores on the qasync loop and closes them after the test."""
 

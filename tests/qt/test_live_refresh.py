@@ -626,15 +626,6 @@ SEEDED = {"type": "message", "role": "assistant",
 
 
 @pytest.fixture
-def bridge(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    yield b
-    run_on(qtbot, qloop, b.aclose())
-
-
-@pytest.fixture
 def stores(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Callable[[Path], Any]]:
     opened: list[Any] = []
 

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QTableView
 from qt_helpers import OFFSCREEN_NOISE, run_async, run_on, write_flux_store
 
 from fluxgui.adapters import open_store
-from fluxgui.qt.bridge import AsyncBridge
 from fluxgui.qt.sessions import SessionListModel
 from fluxgui.qt.sessions import PLACEHOLDER, SearchBox
 
@@ -67,13 +66,6 @@ def expected_order(truth: dict[str, Any], column: int, order: Qt.SortOrder) -> l
     else:
         key = lambda s: truth["last"][s]  # noqa: E731
     return sorted(ids, key=key, reverse=order == DESC)
-
-
-@pytest.fixture
-def bridge(qtbot, qloop) -> Iterator[AsyncBridge]:
-    b = AsyncBridge()
-    yield b
-    run_on(qtbot, qloop, b.aclose())
 
 
 @pytest.fixture

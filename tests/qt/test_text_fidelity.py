@@ -40,29 +40,6 @@ HOSTILE = {
 
 
 @pytest.fixture
-def bridge(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Any]:
-    from fluxgui.qt.bridge import AsyncBridge
-
-    b = AsyncBridge()
-    try:
-        yield b
-    finally:
-        run_on(qtbot, qloop, b.aclose())
-
-
-@pytest.fixture
-def pane(qtbot: Any, bridge: Any) -> Any:
-    from fluxgui.qt.conversation import ConversationPane
-
-    p = ConversationPane(bridge)
-    qtbot.addWidget(p)
-    p.resize(1000, 700)
-    p.show()
-    qtbot.waitExposed(p)
-    return p
-
-
-@pytest.fixture
 def opened(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
     from fluxgui.adapters import open_store
 

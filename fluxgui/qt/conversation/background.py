@@ -107,4 +107,5 @@ class BackgroundLayout:
             self._lazy = None
             settled, self._on_settled = self._on_settled, None
             if settled is not None:  # its own turn of the loop: a layout of every row
-                QTimer.singleShot(0, settled)
+                # (with the view as context: a view deleted meanwhile drops the call)
+                QTimer.singleShot(0, self._view, settled)
