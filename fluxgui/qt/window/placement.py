@@ -79,7 +79,9 @@ class WindowPlacement(QObject):
 
     def split_on_show(self, splitter: QSplitter) -> None:
         """When the window is first shown, give the first pane of ``splitter`` (the session
-        list) 32% of the width, at most 380 px and at least 300 (or half)."""
+        list) 32% of the width, at most 380 px and at least 220 (or a third): the
+        conversation keeps the most of a small window (2× scale); a narrow list hides
+        its columns before its ids (``session_list.NarrowColumns``)."""
         self._split = splitter
 
     def _first_show(self) -> None:
@@ -87,7 +89,7 @@ class WindowPlacement(QObject):
         if splitter is None:
             return
         width = max(splitter.width(), self._window.width() - 20, 400)
-        first = min(380, max(width * 32 // 100, min(300, width // 2)))
+        first = min(380, max(width * 32 // 100, min(220, width // 3)))
         splitter.setSizes([first, width - first])
 
     def save(self) -> None:
