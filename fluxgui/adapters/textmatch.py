@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from fluxgui.core.hits import fold
+
 
 def contains(haystack: str, needle: str) -> bool:
     """Whether ``needle`` is in ``haystack``, ignoring case.
 
-    ``lower()``, not ``casefold()``: the SQL pre-filter keeps lengths ("ß" is not "ss"),
-    and the check must not accept what the pre-filter could never have let through.
+    :func:`fluxgui.core.hits.fold` (``lower()``, not ``casefold()``): the SQL pre-filter
+    keeps lengths ("ß" is not "ss"), and the check must not accept what the pre-filter
+    could never have let through; the index and the find bar match by the same rule.
     """
-    return needle.lower() in haystack.lower()
+    return fold(needle) in fold(haystack)

@@ -3,7 +3,8 @@
 A search over a store answers sessions; a person wants the message. :class:`Hit` is the
 one shape every search path gives (a scan of the store, the local index, a server's
 trigram index): the session, the message's id, its role and a short snippet with where
-the match sits in it. :func:`snippet` cuts that snippet the same way for all of them.
+the match sits in it. :func:`snippet` cuts that snippet the same way for all of them, and
+:func:`fold` is the one case rule they all match by.
 """
 
 from __future__ import annotations
@@ -38,24 +39,32 @@ class Hit:
         }
 
 
+def fold(text: str) -> str:
+    """Text as every search of fluxgui compares it: ``str.lower()``, the rule of the
+    store scans (``adapters/textmatch.py``), whose SQL pre-filter keeps lengths ("ß" is
+    not "ss"). The index and the find bar fold the same way, so all paths agree."""
+    return text.lower()
+
+
 def find_folded(haystack: str, needle: str) -> tuple[int, int] | None:
-    """Where ``needle`` occurs in ``haystack`` ignoring case (Unicode case folding, as
-    fluxgui's searches match), as (start, length) in ``haystack``; ``None`` when not."""
+    """Where ``needle`` occurs in ``haystack`` ignoring case (:func:`fold`), as
+    (start, length) in ``haystack``; ``None`` when not."""
     if not needle:
         return None
-    folded_needle = needle.casefold()
-    whole = haystack.casefold()
+    folded_needle = fold(needle)
+    whole = fold(haystack)
     if len(whole) == len(haystack):
         # No character folded to more than one (none folds to none): positions map 1:1.
         at = whole.find(folded_needle)
         return None if at < 0 else (at, len(folded_needle))
     if folded_needle not in whole:
         return None
-    # Case folding can change lengths (ß → ss): fold per character and map back.
+    # Folding can change lengths ("İ" lowers to two characters): fold per character
+    # and map back.
     folded: list[str] = []
     owner: list[int] = []
     for i, ch in enumerate(haystack):
-        f = ch.casefold()
+        f = fold(ch)
         folded.append(f)
         owner.extend([i] * len(f))
     joined = "".join(folded)

@@ -68,7 +68,7 @@ def test_search_ls_and_index_commands(tmp_path: Path) -> None:
     again = cli("ls", str(db), "--search", "a-0007", "--json")
     assert again.returncode == 0 and again.stderr == ""
     assert json.loads(again.stdout)["sessions"] == scanned_ls and scanned_ls
-    found = cli("search", str(db), "STRASSE", "--json", "--limit", "0")
+    found = cli("search", str(db), "STRAßE", "--json", "--limit", "0")
     data = json.loads(found.stdout)
     assert data["path"] == "index" and len(data["hits"]) == 180
     assert {"session_id", "message_id", "role", "snippet", "match"} <= set(data["hits"][0])

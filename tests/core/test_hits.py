@@ -1,9 +1,14 @@
+from fluxgui.adapters.textmatch import contains
 from fluxgui.core.hits import Hit, find_folded, snippet
 
 
-def test_find_folded_maps_back_through_length_changing_folds():
+def test_find_folded_matches_as_the_store_scans_do_and_maps_back():
     text = "Straße A-1234 ok"
-    assert find_folded(text, "STRASSE") == (0, 6)
+    assert find_folded(text, "STRAßE") == (0, 6)
+    assert find_folded(text, "STRASSE") is None  # lower(), as the SQL scans: ß is not ss
+    assert all(find_folded(text, q) is None or contains(text, q) for q in ("SS", "ß", "a-1"))
+    lowered = "İstanbul x"  # "İ" lowers to two characters: the match maps back to one
+    assert find_folded(lowered, "i̇stanbul") == (0, 8)
     start, length = find_folded(text, "a-1234")
     assert text[start:start + length] == "A-1234"
     assert find_folded(text, "missing") is None

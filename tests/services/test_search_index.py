@@ -20,6 +20,7 @@ from helpers import sha256, sidecars
 from json_helpers import hello_entry, hello_save
 
 from fluxgui.adapters import open_store
+from fluxgui.core.hits import fold
 from fluxgui.core.ports import OpenOptions
 from fluxgui.services.index import IndexFile, index_path, scan, search, update_index
 
@@ -92,7 +93,7 @@ async def assert_same(store: Any, needles: list[str] = NEEDLES) -> None:
     for needle in needles:
         indexed = await search(store, needle, use="index", update=False)
         scanned = await scan(store, needle)
-        assert indexed.path == ("index" if len(needle.casefold()) >= 3 else "scan")
+        assert indexed.path == ("index" if len(fold(needle)) >= 3 else "scan")
         assert hit_set(indexed) == hit_set(scanned), needle
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fluxgui.core.errors import TargetError
+from fluxgui.core.hits import fold
 from fluxgui.core.imports import hello_message, hello_time
 
 from .names import file_stem_or_none, session_id_of
@@ -240,11 +241,12 @@ class FolderIndex:
         return doc["history"]
 
     def grep(self, entries: list[Entry], needle: str) -> list[str]:
-        """Ids of these sessions with a message whose text holds ``needle`` (casefolded)."""
+        """Ids of these sessions with a message whose text holds ``needle`` (folded:
+        :func:`fluxgui.core.hits.fold`)."""
         hits = []
         for e in entries:
             history = self._read_history(e.name, keep=False) or []
-            if any(needle in hello_message(n, x, strict_content=True).text.casefold()
+            if any(needle in fold(hello_message(n, x, strict_content=True).text)
                    for n, x in enumerate(history, 1)):
                 hits.append(e.sid)
         return hits

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, label_id
 from fluxgui.core.errors import FluxguiError, ReadOnlyError
+from fluxgui.core.hits import fold
 from fluxgui.core.imports import hello_message
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import Capabilities, Direction
@@ -88,10 +89,10 @@ class JsonFolderStore(Store[Folder]):
         return [self._info(e) for e in await asyncio.to_thread(self._folder.by_ids, ids)]
 
     async def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        needle = text.casefold()
+        needle = fold(text)
         pending = []
         for e in await asyncio.to_thread(self._folder.entries):
-            if needle in e.sid.casefold():
+            if needle in fold(e.sid):
                 yield e.sid
             else:
                 pending.append(e)

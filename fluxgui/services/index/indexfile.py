@@ -10,7 +10,7 @@ Tables:
   number of our own; ``text`` is what a person reads, ``NULL`` for an encrypted item
   (its clear text is never written here: such a row only counts).
 * ``fts`` — an FTS5 table with the trigram tokenizer over each message's text *case
-  folded* (``str.casefold``), contentless, without positions (``detail='none'``: a
+  folded* (:func:`fluxgui.core.hits.fold`, as every search compares), contentless, without positions (``detail='none'``: a
   third of the size, twice as fast to build). A query asks for every trigram of the
   folded needle: each row holding the needle is among the candidates, and each
   candidate is checked on its stored text with :func:`fluxgui.core.hits.find_folded`
@@ -35,9 +35,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from fluxgui.core.hits import fold as hits_fold
 from fluxgui.core.paths import cache_dir, private_file
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT)",
@@ -87,9 +88,8 @@ def peek_state(store_key: str) -> dict[str, str]:
 
 
 def fold(text: str) -> str:
-    """The text as the index holds it (Unicode full case folding, per character as
-    :func:`fluxgui.core.hits.find_folded` folds)."""
-    return text.casefold()
+    """The text as the index holds it (:func:`fluxgui.core.hits.fold`)."""
+    return hits_fold(text)
 
 
 def match_query(needle: str) -> str:
