@@ -6,7 +6,9 @@ each step the time it took and the longest stall of the UI event loop during it:
 
 1. open the store until the first page of sessions is shown;
 2. scroll the session list to the end (every page fetched the way the view fetches);
-3. run a text search until its last result is in the list;
+3. run a text search until its last result is in the list (scanning: the search index
+   is still being built in the background), let the index finish, search again through
+   it, and open a hit at its message;
 4. open the largest session until its latest messages are shown;
 5. scroll that session up until three earlier pages are loaded;
 
@@ -131,7 +133,35 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     window.search("")
     await until(lambda: not window.busy)
 
+    # The search index, built in the background since the store opened (the search
+    # above scanned meanwhile): the stalls while it finishes, then the same search
+    # through it, then a hit opened at its message.
+    indexing = window.indexing
+    await phase(
+        "search index built in the background (the rest of it)",
+        lambda: None,
+        lambda: indexing.report is not None and not indexing.running,
+    )
+    await phase(
+        'search "zanzibar" with the index (all results listed)',
+        lambda: window.search("zanzibar"),
+        lambda: not sessions.searching and not window.busy,
+    )
+    rows[-1] = (rows[-1][0] + f" -> {sessions.rowCount():,} sessions", *rows[-1][1:])
     pane = window.conversation
+    # a hit other than the largest session (opened on its own next)
+    found_ids = [info.id for info in map(sessions.session_at, range(sessions.rowCount())) if info]
+    hit_id = next((sid for sid in found_ids if sid != largest), None)
+    if hit_id is not None:
+        await phase(
+            "open a search hit at its message (highlighted)",
+            lambda: window.open_at(hit_id, None, "zanzibar"),
+            lambda: pane.session_id == hit_id and pane.delegate.find_current is not None
+            and not window.busy,
+        )
+    window.search("")
+    await until(lambda: not window.busy)
+
     await phase(
         "open the largest session (latest page)",
         lambda: window.show_session(largest),
