@@ -96,13 +96,18 @@ def pg_available() -> bool:
 
 
 @pytest.fixture
-def pg_url(pg_available: bool):
-    """``postgresql+asyncpg://…/<fresh database>``; dropped after the test."""
+def pg_database(pg_available: bool):
+    """``postgresql://…/<fresh database>`` (no driver named); dropped after the test."""
     name = f"fluxgui_t_{uuid.uuid4().hex[:12]}"
     _run(_admin(f'CREATE DATABASE "{name}"'))
-    url = f"{_pg_base()}/{name}".replace("postgresql://", "postgresql+asyncpg://", 1)
-    yield url
+    yield f"{_pg_base()}/{name}"
     _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def pg_url(pg_database: str) -> str:
+    """``postgresql+asyncpg://…/<fresh database>``; dropped after the test."""
+    return pg_database.replace("postgresql://", "postgresql+asyncpg://", 1)
 
 
 REDIS_URL = os.environ.get("FLUXGUI_TEST_REDIS", "redis://127.0.0.1:6379/0")

@@ -38,38 +38,11 @@ def reviews(tmp_path: Path) -> str:
 @pytest.fixture(params=["sqlite", "postgres"])
 def team_reviews(request, tmp_path: Path) -> Any:
     """A review database on SQLite, and one on the local PostgreSQL (a fresh database
-    named with this issue's number, dropped afterwards)."""
+    of its own, dropped afterwards)."""
     if request.param == "sqlite":
         yield str(tmp_path / "reviews" / "team.db")
         return
-    import asyncio
-    import concurrent.futures
-    import uuid
-
-    import getpass
-    import os
-
-    import asyncpg
-
-    PG_ADMIN = os.environ.get(  # noqa: N806 - as the suite's conftest names it
-        "FLUXGUI_TEST_PG", f"postgresql://{os.environ.get('PGUSER') or getpass.getuser()}@127.0.0.1:5432/test")
-    request.getfixturevalue("pg_available")
-    name = f"fluxgui_reviews17_w_{uuid.uuid4().hex[:8]}"
-
-    def admin(sql: str) -> None:
-        async def run() -> None:
-            conn = await asyncpg.connect(PG_ADMIN, timeout=5)
-            try:
-                await conn.execute(sql)
-            finally:
-                await conn.close()
-
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, run()).result()
-
-    admin(f'CREATE DATABASE "{name}"')
-    yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-    admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield request.getfixturevalue("pg_database")
 
 
 def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
