@@ -1,4 +1,5 @@
-"""Argument value types: counts, message ids, numbers in a range, targets.
+"""Argument value types: counts, message ids, numbers in a range, targets; and the
+parser class every command's parser is (:class:`Parser`).
 
 They are checked at the parser, so that a bad value is a usage error (one line, exit 2)
 before anything is opened, and no driver ever sees a number it would fail on with a
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 #: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
 MAX_COUNT = 2**31 - 1
@@ -79,3 +81,28 @@ def target(text: str) -> str:
             raise argparse.ArgumentTypeError("the demo store is not installed with this fluxgui")
         return str(path)
     return text
+
+
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` finds it
+    (``$COLUMNS``, else standard output's terminal, else 80), without importing
+    :mod:`shutil` (and the compression modules it loads)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with formatters as wide as argparse makes them (the terminal's
+    width less 2). argparse makes one for every argument added and finds the width
+    through :mod:`shutil`; a command's start-up need not load it."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)

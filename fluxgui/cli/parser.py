@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .review_parser import add_export_review_options, add_review, add_window_review_options, nested_synopses
+from .arguments import Parser
 from .search_args import HELP as SEARCH_HELP, add_index as _add_index, add_search as _add_search
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
@@ -192,6 +192,8 @@ def _add_export(sub: Subparsers, name: str) -> None:
     # Imported here: the writers' module is only for export (``ls`` need not load it).
     from fluxgui.core.export import EXPORT_FORMATS
 
+    from .review_parser import add_export_review_options
+
     export = _command(
         sub, name,
         "Write sessions (all, or the ones named) to a JSON, JSONL, Markdown or HTML file. "
@@ -293,114 +295,17 @@ def _add_chat(sub: Subparsers, name: str) -> None:
     add_store_options(chat, taken=("--base-url",))
 
 
-# -- the session doctor (issue 18): check, repair, rewind, preflight, ledger ---------
+# The doctor's and the review's parsers are in modules of their own, loaded for them.
+def _doctor(sub: Subparsers, name: str) -> None:
+    from . import doctor_args
 
-_CODES_HELP = (
-    "orphan_call, orphan_output, dangling_reasoning, empty_reasoning, duplicate_id, "
-    "malformed_item (comma-separated), or all"
-)
-
-
-def _fixes(text: str) -> list[str]:
-    from fluxgui.services.doctor.repairs import REPAIRABLE
-
-    codes = [c.strip() for c in text.split(",") if c.strip()]
-    if codes == ["all"]:
-        return codes
-    wrong = [c for c in codes if c not in REPAIRABLE]
-    if not codes or wrong:
-        raise argparse.ArgumentTypeError(f"not a repair: {', '.join(wrong) or text!r} (use {_CODES_HELP})")
-    return codes
+    getattr(doctor_args, f"add_{name}")(sub, name, _command)
 
 
-def _add_check(sub: Subparsers, name: str) -> None:
-    check = _command(
-        sub, name,
-        "Find what breaks resuming sessions: orphan calls and outputs, dangling or empty "
-        "reasoning, duplicate item ids, malformed rows, broken AdvancedSQLiteSession "
-        "structure (exit 0 when clean, 1 when any problem is found, 3 on error).",
-        ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json"],
-    )
-    _target(check)
-    check.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
-    check.add_argument(
-        "--limit", type=arguments.count, metavar="N",
-        help="also check the history SessionSettings(limit=N) keeps (limit_split)",
-    )
-    check.add_argument("--json", action="store_true", help="print JSON")
-    add_store_options(check)
+def _review(sub: Subparsers, name: str) -> None:
+    from .review_parser import add_review
 
-
-def _add_repair(sub: Subparsers, name: str) -> None:
-    repair = _command(
-        sub, name,
-        "Fix one session's problems in one transaction: prints the session before and "
-        "after, then writes (undoable in the window).",
-        ["fluxgui repair sessions.db conv-1 --fix all --dry-run",
-         "fluxgui repair sessions.db conv-1 --fix orphan_call,dangling_reasoning --yes"],
-    )
-    _target(repair, TARGET_HELP + " (opened writable)")
-    _session(repair)
-    repair.add_argument("--fix", type=_fixes, required=True, metavar="CODE[,CODE…]|all", help=_CODES_HELP)
-    repair.add_argument(
-        "--cancel-text", metavar="TEXT",
-        help="what the output that completes an orphan call says (default: the call was cancelled)",
-    )
-    repair.add_argument(
-        "--drop-calls", action="store_true",
-        help="drop orphan calls instead of completing them with a cancelled output",
-    )
-    repair.add_argument("--dry-run", action="store_true", help="print the change and write nothing")
-    repair.add_argument("--yes", action="store_true", help="write without asking")
-    add_store_options(repair)
-
-
-def _add_rewind(sub: Subparsers, name: str) -> None:
-    rewind = _command(
-        sub, name,
-        "Remove whole turns at the end of one session (a turn: a user message and "
-        "everything up to the next) — never half a turn; one transaction.",
-        ["fluxgui rewind sessions.db conv-1 --last --yes",
-         "fluxgui rewind sessions.db conv-1 --to-turn 3 --yes"],
-    )
-    _target(rewind, TARGET_HELP + " (opened writable)")
-    _session(rewind)
-    which = rewind.add_mutually_exclusive_group(required=True)
-    which.add_argument("--to-turn", type=arguments.count, metavar="N", help="keep turns up to N, remove the rest")
-    which.add_argument("--last", action="store_true", help="remove the last turn")
-    rewind.add_argument("--yes", action="store_true", help="write without asking")
-    add_store_options(rewind)
-
-
-def _add_preflight(sub: Subparsers, name: str) -> None:
-    pre = _command(
-        sub, name,
-        "Show what resuming a session would send the model: the input the Agents SDK builds "
-        "(flux's Runner for flux stores), estimated tokens (o200k_base, offline) and the "
-        "problems that would fail the request (exit 1).",
-        ["fluxgui preflight sessions.db conv-1",
-         "fluxgui preflight sessions.db conv-1 --limit 20 --json"],
-    )
-    _target(pre)
-    _session(pre)
-    pre.add_argument("--limit", type=arguments.count, metavar="N", help="as with SessionSettings(limit=N)")
-    pre.add_argument("--json", action="store_true", help="print JSON")
-    add_store_options(pre)
-
-
-def _add_ledger(sub: Subparsers, name: str) -> None:
-    led = _command(
-        sub, name,
-        "Tokens, cost and time of one session, turn by turn: recorded usage where the store "
-        "has it (turn_usage, metadata.usage), estimates otherwise; prices from an offline "
-        "table when the model is known.",
-        ["fluxgui ledger sessions.db conv-1", "fluxgui ledger sessions.db conv-1 --model gpt-4o --json"],
-    )
-    _target(led)
-    _session(led)
-    led.add_argument("--model", metavar="NAME", help="the model to price with when the messages do not name one")
-    led.add_argument("--json", action="store_true", help="print JSON")
-    add_store_options(led)
+    add_review(sub, name, _command)
 
 
 #: each command's subparser, in the order ``--help`` lists them
@@ -409,16 +314,15 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "branches": _add_branches, "branch": _add_branch,
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
-    "check": _add_check, "repair": _add_repair, "rewind": _add_rewind,
-    "preflight": _add_preflight, "ledger": _add_ledger,
-    "review": lambda sub, name: add_review(sub, name, _command),
+    "check": _doctor, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
+    "ledger": _doctor, "review": _review,
 }
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The commands' parser: with ``command``, only that command's subparser (its
     ``-h``, usage and errors are the same either way)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="fluxgui",
         description="Browse the conversation histories AI agents keep in session stores.",
     )
@@ -431,7 +335,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def build_window_parser() -> argparse.ArgumentParser:
     """The parser of ``fluxgui [TARGET] …`` (no command: open the window)."""
-    parser = argparse.ArgumentParser(
+    from .review_parser import add_window_review_options
+
+    parser = Parser(
         prog="fluxgui",
         description="Open the fluxgui window on a session store (the demo store when no "
         "TARGET is given), or run one of the commands below.",
@@ -485,6 +391,8 @@ def synopsis(command: str | None) -> str:
         [sub] = [a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction)]
         parser = sub.choices[command]
         if command == "review":  # one line per action
+            from .review_parser import nested_synopses
+
             return "\n".join(nested_synopses(parser, command, _usage_part))
     shared = {"-h", "--help", "-V", "--version"}
     positionals, options = [], []
