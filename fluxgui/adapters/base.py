@@ -34,7 +34,6 @@ from fluxgui.core.ports import (
     SessionPage,
 )
 from fluxgui.core.storekey import compose
-from fluxgui.core.turns import turns_before
 
 from .refusals import Refusals, check_branch
 from .session import StoreSession
@@ -329,6 +328,8 @@ class Store(Refusals, Generic[B]):
         """How many turns (user messages) the session has before the message whose
         ``sort_key`` is ``anchor``, since the last compaction item before it (see
         :func:`fluxgui.core.turns.turns_before`). Reads those messages a page at a time."""
+        from fluxgui.core.turns import turns_before  # (reading a page needs no turns)
+
         count = 0
         after: tuple[Any, ...] | None = None
         limit = tuple(anchor)

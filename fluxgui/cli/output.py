@@ -9,15 +9,14 @@ exact and escapes the characters a terminal might obey.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Coroutine
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fluxgui.core.display import compaction_summary
-from fluxgui.core.model import Message, is_compaction, message_badges
-from fluxgui.core.pairing import message_calls
 from fluxgui.core.visible import visible
+
+if TYPE_CHECKING:
+    from fluxgui.core.model import Message
 
 #: characters --json escapes although JSON allows them raw: C1 controls (a terminal may
 #: obey U+009B as CSI), DEL, line/paragraph separators and bidi controls. The value the
@@ -28,6 +27,8 @@ _JSON_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``value`` as JSON that is safe to print: exact, non-ASCII kept readable, with
     the characters of :data:`_JSON_ESCAPE` as ``\\uXXXX`` escapes."""
+    import json  # (only --json needs it: a listing in text does not load it)
+
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     return _JSON_ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
@@ -65,6 +66,11 @@ def one_line(text: str, width: int = 200) -> str:
 
 def print_message(out: TextIO, m: Message) -> None:
     """A message as ``show`` prints it: a header line, then its text indented."""
+    # Imported here: ``ls`` prints no message.
+    from fluxgui.core.display import compaction_summary
+    from fluxgui.core.model import is_compaction, message_badges
+    from fluxgui.core.pairing import message_calls
+
     kind = "" if m.kind == "message" else f" [{one_line(m.kind, 40)}]"
     badges = "".join(f" [{b}]" for b in message_badges(m))
     out.write(f"{one_line(m.label, 80)} {one_line(m.created_at or '-', 60)} {one_line(m.role, 60)}{kind}{badges}\n")

@@ -5,8 +5,6 @@ Anything else that escapes is a bug and is reported with its traceback.
 
 from __future__ import annotations
 
-import json
-
 from .visible import visible
 
 
@@ -53,6 +51,8 @@ class InvalidItem(FluxguiError):
 def show_id(value: str) -> str:
     """Quote a (possibly hostile) identifier for a one-line message: JSON-quoted, with
     every hidden character (controls, bidi, zero-width) shown as a marker."""
+    import json  # (for error messages only: not loaded on every start)
+
     return visible(json.dumps(value, ensure_ascii=False), keep_layout=False)
 
 

@@ -1,18 +1,17 @@
 """Search in SQL stores: LIKE pre-filters that every match passes, checked again in Python
-on the text a person reads; and the small keyset helpers the SQL formats share."""
+on the text a person reads; and the small keyset helpers the SQL formats share.
+
+Listing sessions uses only the keyset helpers: the search pieces load on the first search.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ..textmatch import contains
 from .backend import Backend, Params
 
-__all__ = [
-    "MAX_KEY", "bind_all", "contains", "in_clause", "like_any", "search_ids", "search_patterns",
-]
+__all__ = ["MAX_KEY", "bind_all", "in_clause", "like_any", "search_ids", "search_patterns"]
 
 MAX_KEY = 2**63 - 1
 
@@ -29,6 +28,8 @@ def search_patterns(text: str) -> list[str]:
     ``\\uXXXX`` escape, hence the second pattern. The pre-filter may let through rows that
     do not match; every hit is checked in Python on the text a person reads.
     """
+    import json
+
     raw: list[str] = []
     escaped: list[str] = []
     for ch in text:
@@ -87,6 +88,8 @@ async def search_ids(
     row; without ``id_sql`` the row query also pre-filters on the id); ``row_text`` gives
     the text a person reads for a message row. Every hit is checked here, in Python.
     """
+    from ..textmatch import contains
+
     seen: set[str] = set()
     if id_sql is not None:
         params: Params = {}

@@ -23,7 +23,8 @@ from fluxgui.core.turns import turns_before
 from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
-from ..search import contains, like_any, search_ids, search_patterns
+from ...textmatch import contains
+from ..search import like_any, search_ids, search_patterns
 from ..textsearch import (
     after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
 )
