@@ -35,12 +35,27 @@ ZERO_WIDTH = frozenset(
 )
 _ZWJ = "\u200d"
 
-_HIDDEN = re.compile(
+#: every hidden character (less the closing bracket: tab and newline join it for one-line
+#: text). Its compiled form costs milliseconds to make (a character class over the whole
+#: Basic Multilingual Plane): it is compiled when text beyond ASCII first needs it.
+_HIDDEN_CLASS = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"
     + "".join(sorted(BIDI | ZERO_WIDTH))
-    + "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
+    + "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f"
 )
-_HIDDEN_WITH_LAYOUT = re.compile(_HIDDEN.pattern[:-1] + "\t\n]")
+#: the hidden characters ASCII text can hold (C0 controls, DEL): quick to compile
+_ASCII_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+_ASCII_HIDDEN_WITH_LAYOUT = re.compile("[\x00-\x1f\x7f]")
+#: keep_layout → the compiled pattern of every hidden character, once made
+_HIDDEN: dict[bool, re.Pattern[str]] = {}
+
+
+def _hidden(keep_layout: bool) -> re.Pattern[str]:
+    """The pattern of every hidden character (``keep_layout``: not tab and newline)."""
+    pattern = _HIDDEN.get(keep_layout)
+    if pattern is None:
+        pattern = _HIDDEN[keep_layout] = re.compile(_HIDDEN_CLASS + ("]" if keep_layout else "\t\n]"))
+    return pattern
 
 
 def _is_pictograph(ch: str) -> bool:
@@ -73,7 +88,10 @@ def visible(text: str, *, keep_layout: bool = True, pictures: bool = True) -> st
     too (an id, a one-line field). ``pictures``: C0 controls as control pictures (``␀``),
     else as their names (``⟨NUL⟩``).
     """
-    pattern = _HIDDEN if keep_layout else _HIDDEN_WITH_LAYOUT
+    if text.isascii():  # (a flag of the string: no scan)
+        pattern = _ASCII_HIDDEN if keep_layout else _ASCII_HIDDEN_WITH_LAYOUT
+    else:
+        pattern = _HIDDEN.get(keep_layout) or _hidden(keep_layout)
     if not pattern.search(text):
         return text
 
@@ -94,7 +112,7 @@ def hidden_characters(text: str) -> list[str]:
     """The distinct bidi controls, zero-width and tag characters in ``text`` (what a card's
     warning badge lists), in order of first appearance, as ``U+XXXX NAME``."""
     found: dict[str, None] = {}
-    for match in _HIDDEN.finditer(text):
+    for match in _hidden(True).finditer(text):
         ch = match.group(0)
         if ch in BIDI or ch in ZERO_WIDTH or "\U000e0000" <= ch <= "\U000e007f":
             if ch == _ZWJ and visible(text[max(match.start() - 1, 0) : match.end() + 1]).find(
