@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 #: characters --json escapes although JSON allows them raw: C1 controls (a terminal may
 #: obey U+009B as CSI), DEL, line/paragraph separators and bidi controls. The value the
-#: JSON holds is unchanged.
-_JSON_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: JSON holds is unchanged. (A pattern, compiled by re when --json first needs it.)
+_JSON_ESCAPE = "[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
@@ -30,7 +30,7 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
     import json  # (only --json needs it: a listing in text does not load it)
 
     text = json.dumps(value, ensure_ascii=False, indent=indent)
-    return _JSON_ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return re.sub(_JSON_ESCAPE, lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def print_json(out: TextIO, value: Any) -> None:

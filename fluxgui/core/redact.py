@@ -22,15 +22,17 @@ import re
 #: shown in place of a secret
 MASK = "***"
 SECRET_NAMES = frozenset({"password", "pass", "pwd", "key", "token", "secret", "api_key", "apikey"})
-_SECRET_SUFFIX = re.compile(r"[_-](password|pass|pwd|key|token|secret)$")
+# (patterns, compiled by re on first use and kept in its cache: every command's start
+# loads this module, few redact anything)
+_SECRET_SUFFIX = r"[_-](password|pass|pwd|key|token|secret)$"
 #: a URL inside running text: a scheme, "://", then anything up to white space or a quote
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*")
+_URL_IN_TEXT = r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*"
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a query parameter called ``name`` holds a secret."""
     lowered = name.strip().lower()
-    return lowered in SECRET_NAMES or bool(_SECRET_SUFFIX.search(lowered))
+    return lowered in SECRET_NAMES or bool(re.search(_SECRET_SUFFIX, lowered))
 
 
 def _split(url: str) -> tuple[str, str, str, str, str] | None:
@@ -100,7 +102,7 @@ def redact_text(text: str) -> str:
     """``text`` with every URL in it redacted (see :func:`redact_url`)."""
     if "://" not in text:
         return text
-    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    return re.sub(_URL_IN_TEXT, lambda m: redact_url(m.group(0)), text)
 
 
 def split_secrets(url: str) -> tuple[str, dict[str, str]]:

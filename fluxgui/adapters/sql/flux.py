@@ -86,13 +86,14 @@ def _text_value(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: (compiled by re when a write first needs it: a range this wide takes milliseconds)
+_SURROGATE = "[\ud800-\udfff]"
 
 
 def _storable(text: str) -> str:
     """Text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot)
     becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
+    return text if text.isascii() else re.sub(_SURROGATE, "\ufffd", text)
 
 
 def _plain_message(item: dict[str, Any]) -> bool:
