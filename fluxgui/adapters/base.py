@@ -22,7 +22,7 @@ import contextlib
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
@@ -33,17 +33,17 @@ from fluxgui.core.ports import (
     SessionOrder,
     SessionPage,
 )
-from fluxgui.core.storekey import compose
 
 from .refusals import Refusals, check_branch
-from .session import StoreSession
+
+if TYPE_CHECKING:
+    from .session import StoreSession
 
 __all__ = [
     "ORDERS",
     "Direction",
     "Store",
     "StoreBackend",
-    "StoreSession",
     "check_branch",
     "check_order",
     "cut_page",
@@ -151,6 +151,8 @@ class Store(Refusals, Generic[B]):
         """The store named the same way on every machine (its back-end's location and
         this format's own parts; never a password): what fluxgui's own data about it —
         reviews, the search index — is keyed by (see :mod:`fluxgui.core.storekey`)."""
+        from fluxgui.core.storekey import compose
+
         return compose(self.backend.location(), {"format": self.format, **self.key_parts()})
 
     def key_parts(self) -> dict[str, str | None]:
@@ -363,6 +365,8 @@ class Store(Refusals, Generic[B]):
 
     def session(self, session_id: str, *, branch: str | None = None) -> StoreSession:
         """A flux ``Session`` over one session (one ``branch`` of it) of this store."""
+        from .session import StoreSession
+
         return StoreSession(self, session_id, branch)
 
     # -- writing (the flux Session protocol's verbs) ------------------------------

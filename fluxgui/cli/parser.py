@@ -21,7 +21,6 @@ from typing import Any
 
 from . import arguments
 from .arguments import Parser
-from .search_args import HELP as SEARCH_HELP, add_index as _add_index, add_search as _add_search
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 
 TARGET_HELP = (
@@ -38,8 +37,8 @@ SESSION_HELP = "a session id, as 'ls' prints it"
 COMMANDS: dict[str, str] = {
     "ls": "list sessions, most recently active first",
     "show": "show one session's messages in stored order",
-    "search": SEARCH_HELP["search"],
-    "index": SEARCH_HELP["index"],
+    "search": "find the messages holding a text (session, message id, role, snippet)",
+    "index": "build or update a store's local search index",
     "branches": "list an AdvancedSQLiteSession session's branches",
     "branch": "fork a session at a message",
     "diff": "compare two sessions turn by turn",
@@ -295,7 +294,14 @@ def _add_chat(sub: Subparsers, name: str) -> None:
     add_store_options(chat, taken=("--base-url",))
 
 
-# The doctor's and the review's parsers are in modules of their own, loaded for them.
+# The search's, the doctor's and the review's parsers are in modules of their own, loaded
+# for them.
+def _search(sub: Subparsers, name: str) -> None:
+    from . import search_args
+
+    getattr(search_args, f"add_{name}")(sub, name, _command)
+
+
 def _doctor(sub: Subparsers, name: str) -> None:
     from . import doctor_args
 
@@ -310,7 +316,7 @@ def _review(sub: Subparsers, name: str) -> None:
 
 #: each command's subparser, in the order ``--help`` lists them
 _ADD: dict[str, Callable[[Subparsers, str], None]] = {
-    "ls": _add_ls, "show": _add_show, "search": _add_search, "index": _add_index,
+    "ls": _add_ls, "show": _add_show, "search": _search, "index": _search,
     "branches": _add_branches, "branch": _add_branch,
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,

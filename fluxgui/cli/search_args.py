@@ -1,32 +1,22 @@
-"""The arguments of ``search`` and ``index`` (see :mod:`fluxgui.cli.parser`)."""
+"""The arguments of ``search`` and ``index`` (see :mod:`fluxgui.cli.parser`, which hands
+each adder its ``command`` maker, and holds their lines in ``fluxgui --help``)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from . import arguments
 from .stores import add_store_options
 
 Subparsers = Any
-#: the commands' lines in ``fluxgui --help``
-HELP = {
-    "search": "find the messages holding a text (session, message id, role, snippet)",
-    "index": "build or update a store's local search index",
-}
+#: ``fluxgui.cli.parser._command``: (subparsers, name, description, examples) → parser
+Command = Callable[[Subparsers, str, str, list[str]], argparse.ArgumentParser]
 TARGET_HELP = (
     "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
     "openai-conversations: (the OpenAI Conversations API) or 'demo'"
 )
-
-
-def command(sub: Subparsers, name: str, description: str, examples: list[str]) -> Any:
-    """A command's parser, as :func:`fluxgui.cli.parser._command` makes them."""
-    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
-    return sub.add_parser(
-        name, help=HELP[name], description=description, epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
 
 
 def target(parser: Any) -> None:
@@ -37,7 +27,7 @@ def json_flag(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def add_search(sub: Subparsers, name: str) -> None:
+def add_search(sub: Subparsers, name: str, command: Command) -> None:
     search = command(
         sub, name,
         "Find the messages whose text holds TEXT (case-insensitive, Unicode case folding), "
@@ -53,7 +43,7 @@ def add_search(sub: Subparsers, name: str) -> None:
     add_store_options(search)
 
 
-def add_index(sub: Subparsers, name: str) -> None:
+def add_index(sub: Subparsers, name: str, command: Command) -> None:
     index = command(
         sub, name,
         "Build the store's search index in fluxgui's cache folder (never in the store), or "

@@ -7,9 +7,9 @@ shape or malformed JSON becomes ``kind="other"`` with its raw text kept.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from .items import is_compaction_item
@@ -23,6 +23,27 @@ COMPACTION_ROLE = "compaction"
 _EXTRA_CALL_TYPES = {"mcp_list_tools", "mcp_approval_request", "handoff_call"}
 _EXTRA_OUTPUT_TYPES = {"mcp_approval_response", "handoff_output"}
 _TEXT_PART_TYPES = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
+
+
+# json is imported when a message first needs it (listing sessions parses no JSON); then
+# these names are json's own functions, called as directly as ``json.loads`` would be.
+def _first_loads(text: str | bytes) -> Any:
+    global _loads, _dumps
+    import json
+
+    _loads, _dumps = json.loads, partial(json.dumps, ensure_ascii=False)
+    return _loads(text)
+
+
+def _first_dumps(value: Any) -> str:
+    _first_loads("0")
+    return _dumps(value)
+
+
+#: ``json.loads``
+_loads: Callable[[str | bytes], Any] = _first_loads
+#: ``json.dumps(value, ensure_ascii=False)``
+_dumps: Callable[[Any], str] = _first_dumps
 
 
 @record
@@ -226,7 +247,7 @@ def _as_text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
+        return _dumps(value)
     return str(value)
 
 
@@ -278,7 +299,7 @@ def from_flux_row(
     stored = len(meta_text) if meta_text else 0
     if meta_text:  # flux reads an empty column as no metadata, as it does NULL
         try:
-            meta = json.loads(meta_text)
+            meta = _loads(meta_text)
         except (ValueError, RecursionError):
             meta = None
             kind, raw = "other", meta_text
@@ -351,7 +372,7 @@ def item_text(item: Any, kind: str) -> str:
         return summary if summary else _parts_text(item.get("content"))
     if kind == "compaction":
         return ""  # opaque: the encrypted content is no text to read or search
-    return json.dumps(item, ensure_ascii=False)
+    return _dumps(item)
 
 
 def _item_role(item: Any, kind: str) -> str:
@@ -377,7 +398,7 @@ def from_agents_row(
     """
     text_data = _as_text(message_data)
     try:
-        item = json.loads(text_data)
+        item = _loads(text_data)
     except (ValueError, RecursionError):
         return Message(
             id=int(row_id),

@@ -24,7 +24,6 @@ the inspector's tree): only what is displayed goes through here.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 #: bidirectional formatting characters (embeddings, overrides, isolates, marks)
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -59,6 +58,8 @@ def _hidden(keep_layout: bool) -> re.Pattern[str]:
 
 
 def _is_pictograph(ch: str) -> bool:
+    import unicodedata  # (only for a zero-width joiner)
+
     return unicodedata.category(ch) in ("So", "Sk") or ch in "\ufe0f\u20e3" or (
         "\U0001f3fb" <= ch <= "\U0001f3ff"
     )
@@ -120,4 +121,6 @@ def hidden_characters(text: str) -> list[str]:
             ) == -1:
                 continue
             found.setdefault(ch, None)
+    import unicodedata
+
     return [f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}" for ch in found]

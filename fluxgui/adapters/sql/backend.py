@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fluxgui.core.aio import run_to_end
 from fluxgui.core.errors import ReadOnlyError
 
 Params = dict[str, Any]
@@ -120,6 +119,8 @@ class Backend(ABC):
         """
         if not self.writable:
             raise ReadOnlyError("the store is open read-only; open it writable to change it")
+        from fluxgui.core.aio import run_to_end
+
         return await run_to_end(self._transaction(body))
 
     @abstractmethod

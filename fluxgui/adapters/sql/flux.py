@@ -7,7 +7,6 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -22,16 +21,12 @@ from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
-from .fluxpages import latest_sessions
 from .store import SqlStore
 
 if TYPE_CHECKING:
     from fluxgui.core.changes import Row
 
     from .editor import TableEditor
-from .textsearch import (
-    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
-)
 
 __all__ = ["REQUIRED_COLUMNS", "TABLE", "FluxStore"]
 
@@ -83,6 +78,8 @@ def _text_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    import json  # (json loads when a write needs it: listing sessions never does)
+
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -155,6 +152,8 @@ class FluxStore(SqlStore):
         cmp, way = ("<", "DESC") if descending else (">", "ASC")
         bound = int(cursor[0]) if cursor else (MAX_KEY if descending else -MAX_KEY)
         if descending and self.backend.dialect != "sqlite":
+            from .fluxpages import latest_sessions
+
             return await latest_sessions(self.backend, limit, bound)
         # Walk the table by id (backwards for the most recent first) and keep each
         # session's last row: the cost follows the page, not the table (MAX(id) per
@@ -287,24 +286,36 @@ class FluxStore(SqlStore):
         params: Params = {"w": int(watermark), "n": limit}
         if session_id is not None:
             params["s"] = session_id
+        from .textsearch import after_sql, as_messages  # (search support, loaded for it)
+
         rows = await self.backend.fetchall(after_sql(TABLE, _COLS, session_id), params)
         return await as_messages(rows, lambda r: self._message(r[1:]))
 
     async def session_marks(self) -> dict[str, tuple[int, int]]:
+        from .textsearch import marks
+
         return await marks(self.backend, TABLE)
 
     async def server_text_index(self) -> str | None:
+        from .textsearch import trigram_index
+
         return await trigram_index(self.backend, TABLE, "content")
 
     def text_index_advice(self) -> str:
+        from .textsearch import trigram_advice
+
         return trigram_advice(TABLE, "content")
 
     async def index_advice(self) -> list[str]:
+        from .textsearch import missing_index
+
         return await missing_index(
             self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
         )
 
     async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+        from .textsearch import as_messages
+
         params: Params = {}
         cond = like_any(self.backend, "content", search_patterns(text), params, "p")
         sql = f"SELECT session_id, {_COLS} FROM messages WHERE {cond} ORDER BY id DESC"
@@ -381,6 +392,8 @@ class FluxStore(SqlStore):
             rows.reverse()
         else:
             rows = await self.backend.fetchall(sql + " ORDER BY id", params)
+        import json
+
         out: list[dict[str, Any]] = []
         for role, content, metadata in rows:
             item: dict[str, Any] = {"role": role, "content": content}
@@ -395,6 +408,8 @@ class FluxStore(SqlStore):
     # -- writing -------------------------------------------------------------------
 
     async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
+        import json
+
         check_branch(self, branch)
         self._check_writable()
         rows = [
@@ -431,6 +446,8 @@ class FluxStore(SqlStore):
         )
 
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
+        import json
+
         m = validate_flux_message(spec)
         return {
             "role": m.get("role") or "user",
@@ -439,6 +456,8 @@ class FluxStore(SqlStore):
         }
 
     def import_row(self, message: Message) -> Row:
+        import json
+
         m = message
         raw = m.raw
         if m.kind == "other" and isinstance(raw, str) and raw != m.text:

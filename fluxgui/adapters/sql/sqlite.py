@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
-from fluxgui.core.storekey import path_location
 
 from .backend import Backend, Params, Tx
 from .sqlitetext import TextMode, blob_heads
@@ -257,6 +256,8 @@ class SqliteBackend(Backend):
         return [self.path]
 
     def location(self) -> str:
+        from fluxgui.core.storekey import path_location
+
         return path_location("sqlite", self.path)
 
     async def change_token(self) -> Any:
