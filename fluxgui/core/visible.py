@@ -45,6 +45,12 @@ _HIDDEN_CLASS = (
 #: the hidden characters ASCII text can hold (C0 controls, DEL): quick to compile
 _ASCII_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 _ASCII_HIDDEN_WITH_LAYOUT = re.compile("[\x00-\x1f\x7f]")
+#: ... and the ones Latin-1 text can hold (C1 controls, the soft hyphen too)
+_LATIN1_CLASS = "[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(
+    sorted(ch for ch in BIDI | ZERO_WIDTH if ord(ch) < 0x100)
+)
+_LATIN1_HIDDEN = re.compile(_LATIN1_CLASS + "]")
+_LATIN1_HIDDEN_WITH_LAYOUT = re.compile(_LATIN1_CLASS + "\t\n]")
 #: keep_layout → the compiled pattern of every hidden character, once made
 _HIDDEN: dict[bool, re.Pattern[str]] = {}
 
@@ -55,6 +61,16 @@ def _hidden(keep_layout: bool) -> re.Pattern[str]:
     if pattern is None:
         pattern = _HIDDEN[keep_layout] = re.compile(_HIDDEN_CLASS + ("]" if keep_layout else "\t\n]"))
     return pattern
+
+
+def _not_ascii(text: str, keep_layout: bool) -> re.Pattern[str]:
+    """The pattern for text beyond ASCII: until the full one is compiled, Latin-1 text is
+    checked with its own small one (telling costs a copy; none once the full one exists)."""
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return _hidden(keep_layout)
+    return _LATIN1_HIDDEN if keep_layout else _LATIN1_HIDDEN_WITH_LAYOUT
 
 
 def _is_pictograph(ch: str) -> bool:
@@ -92,7 +108,7 @@ def visible(text: str, *, keep_layout: bool = True, pictures: bool = True) -> st
     if text.isascii():  # (a flag of the string: no scan)
         pattern = _ASCII_HIDDEN if keep_layout else _ASCII_HIDDEN_WITH_LAYOUT
     else:
-        pattern = _HIDDEN.get(keep_layout) or _hidden(keep_layout)
+        pattern = _HIDDEN.get(keep_layout) or _not_ascii(text, keep_layout)
     if not pattern.search(text):
         return text
 
