@@ -4,6 +4,10 @@ A ``ls`` of a flux SQLite file loads neither the Redis driver, nor the encryptio
 (nor ``cryptography``), nor the Agents SDK or ``AdvancedSQLiteSession`` stores, nor the
 JSON folder store, nor SQLAlchemy; an Agents SDK file loads its store and the envelope
 reader, still without ``cryptography`` (no key given) or the other formats.
+
+``fluxgui ls`` and ``show`` of a plain SQLite store load only what they use (issue 19): no
+other command's code or parser, no search or export pieces, no dataclass whose methods
+are generated at import (speed targets live in benchmarks/bench_search.py's CLI part).
 """
 
 from __future__ import annotations
@@ -68,21 +72,47 @@ def test_a_sqlite_file_loads_only_its_format(tmp_path, fmt):
 
 
 CLI_SCRIPT = r"""
-import json, sys
+import sys
 from fluxgui.cli import main
 
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+modules = sorted(sys.modules)
+# dataclasses whose methods were generated from source at import (their code's file is
+# "<string>"): fluxgui.core.records makes the ones a command loads without that
+import dataclasses
+generated = sorted(
+    f"{name}.{cls.__qualname__}"
+    for name, module in list(sys.modules.items()) if name.startswith("fluxgui")
+    for cls in list(vars(module).values())
+    if isinstance(cls, type) and cls.__module__ == name and dataclasses.is_dataclass(cls)
+    and "__init__" in vars(cls) and cls.__init__.__code__.co_filename == "<string>"
+)
+import json
+print(json.dumps({"code": code, "modules": modules, "generated": generated}), file=sys.stderr)
 """
 
-#: what ``ls`` and ``show`` of a plain SQLite store never load: other formats, the
-#: encryption code, export writers, AdvancedSQLiteSession stores, the search index, Qt
+#: what ``ls`` and ``show`` of a plain SQLite store never load: other formats and their
+#: drivers, the encryption code, export writers, AdvancedSQLiteSession stores, the search
+#: index and matcher, the other commands and their parsers, Qt; nor the standard modules
+#: only those need (shutil: argparse's terminal width, found without it here)
 CLI_NEVER = NEVER + (
     "PySide6", "qasync", "shiboken6", "fluxgui.qt", "fluxgui.adapters.encryption",
     "fluxgui.core.export", "fluxgui.core.mdsafe", "fluxgui.services.export",
     "fluxgui.services.transfer", "fluxgui.services.index", "fluxgui.adapters.sql.agents",
     "agents", "flux", "openai", "tiktoken", "tempfile", "html",
+    "asyncpg", "psycopg", "keyring", "httpx", "shutil", "bz2", "lzma", "zipfile",
+    "unicodedata", "importlib.metadata", "importlib.resources",
+    "fluxgui.cli.review_parser", "fluxgui.cli.review", "fluxgui.cli.doctor_args",
+    "fluxgui.cli.doctor", "fluxgui.cli.search_args", "fluxgui.cli.search",
+    "fluxgui.cli.transfer", "fluxgui.cli.edit", "fluxgui.cli.chat",
+    "fluxgui.services.doctor", "fluxgui.services.reviews", "fluxgui.services.demo",
+    "fluxgui.services.compare", "fluxgui.core.hits", "fluxgui.core.turns",
+    "fluxgui.core.changes", "fluxgui.core.storekey", "fluxgui.adapters.textmatch",
+    "fluxgui.adapters.session", "fluxgui.adapters.sql.editor",
+    "fluxgui.adapters.sql.fluxpages", "fluxgui.adapters.sql.alchemy",
 )
+#: ... and what ``ls`` does not load either (``show`` parses the rows' JSON metadata)
+LS_NEVER = ("json",)
 
 
 @pytest.mark.parametrize("command", ["ls", "show"])
@@ -99,5 +129,17 @@ def test_the_commands_of_a_plain_sqlite_store_import_only_what_they_use(tmp_path
                             text=True, env=cli_env(), timeout=120)
     report = json.loads(result.stderr.strip().splitlines()[-1])
     assert report["code"] == 0 and "s1" in result.stdout
-    assert matching(report["modules"], CLI_NEVER) == []
+    assert matching(report["modules"], CLI_NEVER + (LS_NEVER if command == "ls" else ())) == []
     assert "fluxgui.adapters.sql.flux" in report["modules"]  # the check names real modules
+    assert report["generated"] == []
+
+
+def test_the_check_of_generated_dataclasses_sees_one(tmp_path):
+    """The check above sees a dataclass whose methods were generated from source
+    (``fluxgui.core.hits.Hit`` is a plain dataclass, which search loads)."""
+    script = CLI_SCRIPT.replace("code = main(sys.argv[1:])",
+                                "import fluxgui.core.hits; code = 0")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=cli_env(), timeout=120)
+    report = json.loads(result.stderr.strip().splitlines()[-1])
+    assert "fluxgui.core.hits.Hit" in report["generated"]
