@@ -54,7 +54,7 @@ _SCHEMA = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Record:
     """One message as the index keeps it (``text`` ``None``: encrypted, not indexed)."""
 
