@@ -14,7 +14,8 @@ one JSON object per line:
 * ``{"done": {"added": …, "reindexed": …, "dropped": …, "seconds": …, "built": …}}``;
 * ``{"error": "one line"}`` (exit status 3) when the store cannot be opened or read.
 
-When stdin closes (the window quit or was killed) the process ends at once: the index
+It runs at a lower priority (``nice`` 10): a build never takes the processor from the
+window. When stdin closes (the window quit or was killed) the process ends at once: the index
 file is consistent after any transaction (see :mod:`.indexfile`), the next update
 continues it.
 """
@@ -107,7 +108,14 @@ def main(stdin: Any = None, out: TextIO | None = None, *, end_when_orphaned: boo
     return 0
 
 
+#: the build yields the processor to the window (and everything else the user runs)
+NICENESS = 10
+
 if __name__ == "__main__":
+    try:
+        os.nice(NICENESS)
+    except OSError:  # a system that refuses: the build runs at the window's priority
+        pass
     status = main(end_when_orphaned=True)
     sys.stdout.flush()
     # not a normal exit: the thread waiting on stdin would hold its lock at shutdown
