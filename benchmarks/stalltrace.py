@@ -43,8 +43,8 @@ class StallTracer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
-        #: (generation, ms, thread name) of every collection longer than 2 ms
-        self.collections: list[tuple[int, float, str]] = []
+        #: (generation, ms, thread name, objects freed) of every collection over 2 ms
+        self.collections: list[tuple[int, float, str, int]] = []
         self._gc_start = 0.0
         gc.callbacks.append(self._gc)
 
@@ -54,7 +54,8 @@ class StallTracer:
             return
         took = (time.perf_counter() - self._gc_start) * 1000
         if took > 2:
-            self.collections.append((info["generation"], took, threading.current_thread().name))
+            self.collections.append((info["generation"], took, threading.current_thread().name,
+                                     info.get("collected", 0)))
 
     def tick(self) -> None:
         now = time.perf_counter()
@@ -86,9 +87,10 @@ class StallTracer:
         with self._lock:
             stalls, self.stalls = self.stalls, []
             collected, self.collections = self.collections, []
-        for generation, took, thread in collected:
+        for generation, took, thread, freed in collected:
             samples: collections.Counter[str] = collections.Counter()
-            samples[f"garbage collection of generation {generation} in {thread}"] = round(took)
+            what = f"garbage collection of generation {generation} in {thread} ({freed} freed)"
+            samples[what] = round(took)
             stalls.append((took, samples))
         return stalls
 
