@@ -35,8 +35,10 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import stalltrace  # noqa: E402
 
 FRAME_MS = 16.0
+TRACER: Any = None
 
 
 class StallProbe:
@@ -63,7 +65,11 @@ class StallProbe:
         self._timer.stop()
         return self.worst
 
+    tracer: Any = None  # a stalltrace.StallTracer with --trace-stalls
+
     def _tick(self) -> None:
+        if self.tracer is not None:
+            self.tracer.tick()
         gap = self._clock.nsecsElapsed() / 1e6
         self._clock.restart()
         self.worst = max(self.worst, gap)
@@ -87,7 +93,15 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     window.resize(1200, 800)
     window.show()
     probe = StallProbe()
+    probe.tracer = TRACER
     rows: list[tuple[str, float, float, int]] = []
+
+    def traced(name: str) -> None:
+        if TRACER is not None:
+            stalls = TRACER.take()
+            if stalls:
+                print(f"  stalls in: {name}")
+                stalltrace.print_stalls(stalls)
 
     async def phase(name: str, start: Any, done: Any) -> None:
         probe.start()
@@ -96,6 +110,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
         await until(done)
         elapsed = (time.perf_counter() - t0) * 1000
         rows.append((name, elapsed, probe.stop(), probe.over_frame))
+        traced(name)
 
     sessions = window.sessions
     await phase(
@@ -122,6 +137,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
         (f"scroll session list to the end ({sessions.rowCount():,} rows)",
          (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame)
     )
+    traced("scroll session list")
 
     await phase(
         'search "zanzibar" (all results listed)',
@@ -181,6 +197,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
         (f"scroll up 3 pages ({pane.loaded_count:,} messages loaded)",
          (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame)
     )
+    traced("scroll up")
     await window.aclose()
     window.close()
     return rows
@@ -193,10 +210,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--only-big", action="store_true", help="only the big-content steps")
     parser.add_argument("--no-big", action="store_true", help="leave the big-content steps out")
+    parser.add_argument("--trace-stalls", type=float, metavar="MS",
+                        help="print where the UI thread was in each stall longer than MS")
     args = parser.parse_args(argv)
 
     import bench_store
     import qasync
+
+    global TRACER
+    if args.trace_stalls:
+        TRACER = stalltrace.StallTracer(args.trace_stalls)
     from PySide6.QtWidgets import QApplication
 
     import bench_ui_big
@@ -206,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         for fmt in args.formats.split(",")
     }
     big_path = None if args.no_big else bench_ui_big.ensure_big_store()
-    from fluxgui.qt.launch import _drop_offscreen_noise, tune_gc
+    from fluxgui.qt.launch import _drop_offscreen_noise
 
     _drop_offscreen_noise()
     app = QApplication.instance() or QApplication([])
@@ -214,7 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.set_event_loop(loop)
     import fluxgui.qt.window  # noqa: F401 - imported before the freeze, as the app does
 
-    tune_gc()  # as fluxgui's launch does
+    from fluxgui.qt.collector import MainThreadCollector, freeze_startup
+
+    freeze_startup()  # as fluxgui's launch does
+    collector = MainThreadCollector(app)
     print(f"fluxgui window stalls (offscreen, {os.cpu_count()} CPUs); one frame = {FRAME_MS:.0f} ms")
     worst_all = 0.0
     for fmt, meta in metas.items():
@@ -232,7 +258,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nlongest stall over all steps: {worst_all:.1f} ms "
               f"({'within' if worst_all <= FRAME_MS else 'OVER'} one frame)")
     if big_path is not None:
-        rows = loop.run_until_complete(bench_ui_big.run_big(StallProbe(), until, big_path))
+        big_probe = StallProbe()
+        big_probe.tracer = TRACER
+        rows = loop.run_until_complete(bench_ui_big.run_big(big_probe, until, big_path))
+        if TRACER is not None:
+            stalltrace.print_stalls(TRACER.take())
         print("\n== big content: a 2 MB message of 30,000 lines; 600 cards ==")
         width = max(len(r[0]) for r in rows)
         print(f"  {'step'.ljust(width)}  {'took ms':>9}  {'longest stall ms':>16}  "
@@ -244,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             worst_big = max(worst_big, stall)
         print(f"\nlongest stall on big content: {worst_big:.1f} ms "
               f"({'within' if worst_big <= 100 else 'OVER'} the 100 ms target)")
+    collector.stop()
     loop.close()
     return 0
 

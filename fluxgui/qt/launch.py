@@ -178,14 +178,17 @@ def launch(args: argparse.Namespace) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from . import window  # noqa: F401 - import the whole UI before the freeze
+    from .collector import MainThreadCollector, freeze_startup
 
-    tune_gc()
+    freeze_startup()
+    collector = MainThreadCollector(app)
     try:
         with loop:
             if screenshot:
                 return loop.run_until_complete(_screenshot(app, request, screenshot))
             return loop.run_until_complete(_interactive(app, request))
     finally:
+        collector.stop()
         asyncio.set_event_loop(None)
 
 
@@ -289,15 +292,6 @@ async def _qt_turns(n: int) -> None:
 
 #: what Qt's offscreen plugin says about every window with a layout: noise for us
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"
-
-
-def tune_gc() -> None:
-    """Move what start-up created (Qt bindings, SQLAlchemy, …) out of the collector's sight
-    so that its full collections, which would walk it all, stay short."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
 
 
 def _drop_offscreen_noise() -> None:

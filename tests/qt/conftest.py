@@ -48,6 +48,21 @@ def flux_db(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- loop & window
 
 
+@pytest.fixture(scope="session", autouse=True)
+def main_thread_collector(qapp: Any) -> Iterator[None]:
+    """As the app does: cycles (a closed dialog's widgets, a test's model) are freed on the
+    UI thread, never by aiosqlite's or a worker's thread that happened to trigger the
+    collector, which crashes Qt."""
+    from fluxgui.qt.collector import MainThreadCollector
+
+    collector = MainThreadCollector()
+    try:
+        yield
+    finally:
+        collector.stop()
+        collector.deleteLater()
+
+
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop over pytest-qt's QApplication, marked running: the tasks it runs

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import sqlite_rows
+from helpers import sha256, sqlite_rows
 from qt_helpers import OFFSCREEN_NOISE, write_flux_store
 
 from fluxgui.services.index import index_path
@@ -62,3 +62,40 @@ def test_the_index_is_built_in_the_background_and_used_by_search(qtbot, window, 
         window.sessions.set_search("zanzibar")
     assert window.sessions.session_at(0).id == "late"
     assert window.sessions.hit_message("late") is not None
+
+
+def test_the_first_build_runs_in_a_child_process(qtbot, window, tmp_path: Path):
+    """The window's UI thread does none of the build (a process of its own); the store
+    travels on its stdin, not its command line; later updates run in the window."""
+    db = write_flux_store(tmp_path / "flux.db", SESSIONS)
+    before = sha256(db)
+    _open(qtbot, window, str(db))
+    qtbot.waitUntil(lambda: window.indexing.child is not None or window.indexing.report is not None,
+                    timeout=20_000)
+    child = window.indexing.child
+    assert child is not None, "the build did not run in a child process"
+    assert str(db) not in " ".join(child.process.arguments())
+    qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
+    assert window.indexing.report.built and window.indexing.report.added == 600
+    assert window.indexing.child is None
+    # an update: in the window, nothing to add
+    window.indexing.store_changed()
+    qtbot.waitUntil(lambda: not window.indexing.running, timeout=20_000)
+    assert sha256(db) == before  # the agent's store is only read
+
+
+def test_a_child_that_cannot_open_the_store_leaves_the_build_to_the_window(qtbot, window, tmp_path: Path):
+    """The child fails (here: it is told another target than the store opened): the
+    window builds the index itself, and says nothing in the user's way."""
+    db = write_flux_store(tmp_path / "flux.db", SESSIONS)
+    _open(qtbot, window, str(db))
+    qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(index_path(window.store.store_key)) + suffix).unlink(missing_ok=True)
+    window.stores.opened = window.stores.opened.__class__(
+        str(tmp_path / "elsewhere.db"), window.stores.opened.options, "elsewhere")
+    window.indexing.report = None
+    window.indexing.set_store(window.store)
+    qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
+    assert window.indexing.report.added == 600 and window.indexing.child is None
+    assert not window.error_bar.isVisible()

@@ -262,3 +262,36 @@ async def test_a_redis_store_follows_its_change_markers(redis_prefix: str) -> No
             await store.close()
     finally:
         await client.aclose()
+
+
+def test_a_search_does_not_wait_for_a_build_holding_the_write_lock(tmp_path: Path) -> None:
+    """Another process building the index holds its write lock for a batch: opening the
+    file to search takes no write lock, so it answers at once."""
+    import sqlite3
+    import threading
+
+    from fluxgui.services.index.indexfile import Record
+
+    path = tmp_path / "index.sqlite"
+    idx = IndexFile(path, "k")
+    idx.add([Record(1, "s", 1, "user", "Order A-1234 was refunded")], watermark=1)
+    idx.set_state(ready="1")
+    idx.close()
+    builder = sqlite3.connect(path, isolation_level=None)
+    builder.execute("BEGIN IMMEDIATE")  # a build's transaction in progress
+    found: list[Any] = []
+
+    def look() -> None:
+        reader = IndexFile(path, "k", reading=True)
+        try:
+            found.extend(row for rows in reader.matches("a-1234") for row in rows)
+        finally:
+            reader.close()
+
+    t = threading.Thread(target=look, daemon=True)
+    t.start()
+    t.join(timeout=10)
+    builder.execute("ROLLBACK")
+    builder.close()
+    assert not t.is_alive(), "the search waited for the build's write lock"
+    assert [(r[1], r[4]) for r in found] == [("s", "Order A-1234 was refunded")]

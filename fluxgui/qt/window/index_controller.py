@@ -1,8 +1,11 @@
 """The search index in the window: built in the background when a store opens, kept up
 to date when the store changes, its progress a small bar in the status bar.
 
-The build runs as a background task of the bridge (it never makes the window "busy" and
-never blocks it: the index file is written in a worker thread). Until the index is
+A first build runs in a child process (:class:`~.index_process.IndexProcess`): parsing
+a million rows in this process would hold the interpreter lock the UI thread needs many
+times per frame. Later updates (a few new rows) run as a background task of the bridge
+(never "busy"; the index file is written in a worker thread), and so does a build the
+child could not do. Until the index is
 ready, the session list's search scans the store (see
 :func:`fluxgui.services.index.found_session_ids`). A store whose server keeps a trigram
 index on its text (Postgres with ``pg_trgm``), or the OpenAI Conversations API, gets no
@@ -11,6 +14,7 @@ local copy: the team's server answers.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -20,6 +24,9 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services.index import UpdateReport, update_index
+from fluxgui.services.index.indexfile import peek_state
+
+from .index_process import IndexProcess
 
 if TYPE_CHECKING:
     from .main import MainWindow
@@ -41,6 +48,8 @@ class IndexController:
         #: the last update's report (``None`` until one finished)
         self.report: UpdateReport | None = None
         self.skipped = False  # the server answers searches: no local index
+        #: the child process building the index (``None``: none running)
+        self.child: IndexProcess | None = None
         self._again = False
         self._shown_at = 0.0
         self._finished_at = -UPDATE_EVERY
@@ -60,11 +69,19 @@ class IndexController:
 
     @property
     def running(self) -> bool:
-        return self._window.bridge.running(KEY)
+        return self._window.bridge.running(KEY) or self.child is not None
+
+    def stop(self) -> None:
+        """End a build or update in progress (the index stays consistent)."""
+        self._window.bridge.cancel(KEY)
+        if self.child is not None:
+            child, self.child = self.child, None
+            child.stop()
+            child.deleteLater()
 
     def set_store(self, store: Store | None) -> None:
         """A store was opened (or closed): build or update its index."""
-        self._window.bridge.cancel(KEY)
+        self.stop()
         self._later.stop()
         self._finished_at = -UPDATE_EVERY
         self.store, self.report, self.skipped, self._again = store, None, False, False
@@ -101,12 +118,52 @@ class IndexController:
 
     def _start(self, store: Store) -> None:
         self._window.bridge.start(
+            KEY, self._plan(store), lambda plan: self._run(store, plan), self._on_failed,
+            background=True,
+        )
+
+    async def _plan(self, store: Store) -> str:
+        """``server`` (its trigram index answers), ``build`` (no finished index yet) or
+        ``update``."""
+        if store.capabilities.server_search and await store.server_text_index():
+            return "server"
+        state = await asyncio.to_thread(peek_state, store.store_key)
+        return "update" if state.get("ready") == "1" else "build"
+
+    def _run(self, store: Store, plan: str) -> None:
+        if store is not self.store:
+            return
+        if plan == "server":
+            self._on_done(None)
+            return
+        opened = self._window.stores.opened
+        if plan == "build" and opened is not None:
+            child = IndexProcess(self._window, opened.target, opened.options, store.store_key)
+            child.progress.connect(self._on_progress)
+            child.done.connect(lambda report, c=child: self._child_ended(c, report))
+            child.failed.connect(lambda reason, c=child: self._child_ended(c, None, reason))
+            self.child = child
+            return
+        self._update_here(store)
+
+    def _update_here(self, store: Store) -> None:
+        self._window.bridge.start(
             KEY, self._update(store), self._on_done, self._on_failed, background=True
         )
 
-    async def _update(self, store: Store) -> UpdateReport | None:
-        if store.capabilities.server_search and await store.server_text_index():
-            return None
+    def _child_ended(self, child: IndexProcess, report: UpdateReport | None, reason: str = "") -> None:
+        if child is not self.child:
+            return
+        self.child = None
+        child.deleteLater()
+        if report is not None:
+            self._on_done(report)
+            return
+        log.info("the index process failed (%s): building in the window instead", reason)
+        if self.store is not None:
+            self._update_here(self.store)
+
+    async def _update(self, store: Store) -> UpdateReport:
         # smaller batches than the command line: each one is a short step of the loop
         return await update_index(store, progress=self._on_progress, batch=2000)
 

@@ -451,6 +451,7 @@ class MainWindow(QMainWindow):
         """Cancel running loads and close the store (call before the loop stops)."""
         await self.watcher.aclose()
         await self.reviews.aclose()
+        self.indexing.stop()
         self.sessions.set_store(None)
         await self.bridge.aclose()
         await self.stores.aclose()

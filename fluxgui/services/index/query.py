@@ -218,18 +218,13 @@ async def _scan_session(store: SessionStore, sid: str, needle: str, out: _Collec
 
 
 async def _indexed(store: SessionStore, needle: str, limit: int | None, *, update: bool) -> SearchResult:
-    idx: IndexFile = await asyncio.to_thread(open_index, store)
+    idx: IndexFile = await asyncio.to_thread(lambda: open_index(store, reading=not update))
     try:
         if update:
             await update_index(store, idx)
         out = _Collector(limit)
-        ids = await asyncio.to_thread(idx.session_ids)
-        for sid in ids:
-            if not out.add(id_hit(sid, needle)):
-                break
-        if not out.truncated:
-            await asyncio.to_thread(_index_hits, idx, needle, out)
-        sealed_sessions = await asyncio.to_thread(idx.sealed_sessions)
+        # one hand-off: the session ids, the index's candidates and the sealed sessions
+        sealed_sessions = await asyncio.to_thread(_from_index, idx, needle, out)
         notes: list[str] = []
         if sealed_sessions and store.has_key and not out.truncated:
             for sid in sealed_sessions:
@@ -242,6 +237,19 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
         return SearchResult(out.hits, "index", notes, out.truncated)
     finally:
         await asyncio.to_thread(idx.close)
+
+
+def _from_index(idx: IndexFile, needle: str, out: _Collector) -> list[str]:
+    """Hits on session ids, then on messages, into ``out``; the sessions holding
+    encrypted rows."""
+    folded = fold(needle)
+    for sid in idx.session_ids():
+        # most ids do not hold the needle: the plain test first, the hit only for those
+        if folded in fold(sid) and not out.add(id_hit(sid, needle)):
+            break
+    if not out.truncated:
+        _index_hits(idx, needle, out)
+    return idx.sealed_sessions()
 
 
 def _index_hits(idx: IndexFile, needle: str, out: _Collector) -> None:

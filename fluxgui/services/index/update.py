@@ -70,9 +70,10 @@ def record(sid: str, m: Message, *, rid: int | None, encrypted: bool) -> Record:
     return Record(rid, sid, int(m.id), m.role, text)
 
 
-def open_index(store: SessionStore) -> IndexFile:
-    """The store's index file (made empty when missing). Blocking: a worker thread."""
-    return IndexFile.for_store(store.store_key)
+def open_index(store: SessionStore, *, reading: bool = False) -> IndexFile:
+    """The store's index file (made empty when missing; ``reading``: to search it, no
+    write lock when it is current). Blocking: a worker thread."""
+    return IndexFile(index_path(store.store_key), store.store_key, reading=reading)
 
 
 def has_index(store: SessionStore) -> bool:
