@@ -225,16 +225,19 @@ class FluxStore(SqlStore):
 
     async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
         check_branch(self, branch)
-        row = await self.backend.fetchone(
-            """SELECT COUNT(*),
+        if self.backend.dialect == "sqlite":
+            # Each an index look-up; only the count walks the session's entries (one
+            # aggregate of COUNT and MAX would step MAX through all of them too).
+            sql = f"SELECT {_per_session(':s')}"
+        else:
+            sql = """SELECT COUNT(*),
                       (SELECT f.created_at FROM messages f WHERE f.session_id = :s
                        ORDER BY f.id LIMIT 1),
                       (SELECT l.created_at FROM messages l WHERE l.session_id = :s
                        ORDER BY l.id DESC LIMIT 1),
                       MAX(id)
-               FROM messages WHERE session_id = :s""",
-            {"s": session_id},
-        )
+               FROM messages WHERE session_id = :s"""
+        row = await self.backend.fetchone(sql, {"s": session_id})
         if row is None or not row[0]:
             return None
         return self._info(session_id, row[0], row[1], row[2], row[3])
