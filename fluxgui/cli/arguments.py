@@ -105,4 +105,7 @@ class Parser(argparse.ArgumentParser):
     through :mod:`shutil`; a command's start-up need not load it."""
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)
+        formatter = self.formatter_class(prog=self.prog, width=terminal_columns() - 2)
+        if hasattr(formatter, "_set_color"):  # Python 3.14's coloured help, as argparse does
+            formatter._set_color(getattr(self, "color", False))
+        return formatter
