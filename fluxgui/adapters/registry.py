@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import NotASessionStore, SeveralStores, TargetError, show_id
 from fluxgui.core.ports import OpenOptions, OptionSpec
-from fluxgui.core.records import record
 from fluxgui.core.redact import redact_text, redact_url
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
@@ -156,7 +156,7 @@ def kind_of(target: str) -> str:
     return "sql"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Target:
     """A parsed target: a SQLite file path or an async SQLAlchemy URL."""
 

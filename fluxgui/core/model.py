@@ -8,12 +8,12 @@ shape or malformed JSON becomes ``kind="other"`` with its raw text kept.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache, partial
 from typing import Any
 
 from .items import is_compaction_item
-from .records import field, record
 
 KINDS = ("message", "tool_call", "tool_output", "reasoning", "compaction", "other")
 #: the role shown for a compaction item (it has none: ``responses.compact`` made it)
@@ -46,7 +46,7 @@ _loads: Callable[[str | bytes], Any] = _first_loads
 _dumps: Callable[[Any], str] = _first_dumps
 
 
-@record
+@dataclass
 class Message:
     """A stored item as a person reads it.
 
@@ -73,23 +73,6 @@ class Message:
     #: the length of the stored text ``raw`` and ``metadata`` were parsed from, when
     #: known: no string inside them is longer (a writer need not measure them)
     stored_chars: int | None = field(default=None, repr=False, compare=False)
-
-    # Written out (one per row read; record checks it matches the fields).
-    def __init__(
-        self, id: int, role: str, kind: str, text: str, metadata: Any = None,
-        created_at: str | None = None, raw: Any = None, sort_key: tuple[Any, ...] = (),
-        ref: str | None = None, stored_chars: int | None = None,
-    ) -> None:
-        self.id = id
-        self.role = role
-        self.kind = kind
-        self.text = text
-        self.metadata = metadata
-        self.created_at = created_at
-        self.raw = raw
-        self.sort_key = sort_key
-        self.ref = ref
-        self.stored_chars = stored_chars
 
     @property
     def label(self) -> str:
@@ -139,7 +122,7 @@ def is_compaction(m: Message) -> bool:
     return m.kind == "compaction"
 
 
-@record
+@dataclass
 class SessionInfo:
     """One row of a session list. ``messages`` is the count; when ``count_exact`` is
     false it is only a lower bound (a server that tells no count: "≥ N")."""
@@ -152,19 +135,6 @@ class SessionInfo:
     count_exact: bool = True
     #: how many branches the session has (stores with branches; 0: not told)
     branches: int = 0
-
-    # Written out (one per session listed; record checks it matches the fields).
-    def __init__(
-        self, id: str, messages: int, created_at: str | None, updated_at: str | None,
-        sort_key: tuple[Any, ...] = (), count_exact: bool = True, branches: int = 0,
-    ) -> None:
-        self.id = id
-        self.messages = messages
-        self.created_at = created_at
-        self.updated_at = updated_at
-        self.sort_key = sort_key
-        self.count_exact = count_exact
-        self.branches = branches
 
     @property
     def count_text(self) -> str:

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .model import Message, meta_dict
-from .records import record
 
 __all__ = [
     "MessageCall", "ToolPairs", "call_key", "message_calls", "output_key", "pair_messages",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class MessageCall:
     """One call of an assistant message's ``metadata.tool_calls`` (a flux row): its id
     (``""`` when it has none), the tool's name and the arguments as stored (text)."""

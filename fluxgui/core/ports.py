@@ -22,14 +22,13 @@ adapters implement it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from typing import TYPE_CHECKING
 
 from .model import Message, SessionInfo
-from .records import field, record
 
 if TYPE_CHECKING:  # annotations only: a command that lists sessions never loads them
     from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
@@ -48,7 +47,7 @@ MAIN = "main"
 StoreKind = Literal["sql", "redis", "folder", "conversations"]
 
 
-@record
+@dataclass
 class SessionPage:
     """A page of the session list; ``cursor`` fetches the next page (``None``: the end)."""
 
@@ -56,7 +55,7 @@ class SessionPage:
     cursor: tuple[Any, ...] | None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Capabilities:
     """What a store can do beyond reading (what it supports at all; whether it may now —
     opened writable, key given — is its ``can_write``/``check_*`` answer)."""
@@ -95,7 +94,7 @@ class Capabilities:
     server_search: bool = False
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class OpenOptions:
     """How to open a target (see :func:`fluxgui.adapters.registry.open_store`).
 
@@ -135,7 +134,7 @@ class OpenOptions:
         return tuple(dict.fromkeys(k for k in given if k))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class OptionSpec:
     """One option a store kind takes, declared once: the command line's flag and the
     Open dialog's field are built from it."""

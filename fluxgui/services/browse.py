@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import MAIN, SessionStore as Store
-from fluxgui.core.records import record
 
 
-@record
+@dataclass
 class SessionListing:
-    """A listing's sessions, in the store's format; ``cursor`` pages on (``None``: the end)."""
-
     format: str
     sessions: list[SessionInfo]
     cursor: tuple[Any, ...] | None = None

@@ -6,8 +6,8 @@ JSON folder store, nor SQLAlchemy; an Agents SDK file loads its store and the en
 reader, still without ``cryptography`` (no key given) or the other formats.
 
 ``fluxgui ls`` and ``show`` of a plain SQLite store load only what they use (issue 19): no
-other command's code or parser, no search or export pieces, no dataclass whose methods
-are generated at import (speed targets live in benchmarks/bench_search.py's CLI part).
+other command's code or parser, no search or export pieces (speed targets live in
+benchmarks/bench_search.py's CLI part).
 """
 
 from __future__ import annotations
@@ -77,18 +77,8 @@ from fluxgui.cli import main
 
 code = main(sys.argv[1:])
 modules = sorted(sys.modules)
-# dataclasses whose methods were generated from source at import (their code's file is
-# "<string>"): fluxgui.core.records makes the ones a command loads without that
-import dataclasses
-generated = sorted(
-    f"{name}.{cls.__qualname__}"
-    for name, module in list(sys.modules.items()) if name.startswith("fluxgui")
-    for cls in list(vars(module).values())
-    if isinstance(cls, type) and cls.__module__ == name and dataclasses.is_dataclass(cls)
-    and "__init__" in vars(cls) and cls.__init__.__code__.co_filename == "<string>"
-)
 import json
-print(json.dumps({"code": code, "modules": modules, "generated": generated}), file=sys.stderr)
+print(json.dumps({"code": code, "modules": modules}), file=sys.stderr)
 """
 
 #: what ``ls`` and ``show`` of a plain SQLite store never load: other formats and their
@@ -131,15 +121,3 @@ def test_the_commands_of_a_plain_sqlite_store_import_only_what_they_use(tmp_path
     assert report["code"] == 0 and "s1" in result.stdout
     assert matching(report["modules"], CLI_NEVER + (LS_NEVER if command == "ls" else ())) == []
     assert "fluxgui.adapters.sql.flux" in report["modules"]  # the check names real modules
-    assert report["generated"] == []
-
-
-def test_the_check_of_generated_dataclasses_sees_one(tmp_path):
-    """The check above sees a dataclass whose methods were generated from source
-    (``fluxgui.core.hits.Hit`` is a plain dataclass, which search loads)."""
-    script = CLI_SCRIPT.replace("code = main(sys.argv[1:])",
-                                "import fluxgui.core.hits; code = 0")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            env=cli_env(), timeout=120)
-    report = json.loads(result.stderr.strip().splitlines()[-1])
-    assert "fluxgui.core.hits.Hit" in report["generated"]
