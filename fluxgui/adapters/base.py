@@ -22,7 +22,7 @@ import contextlib
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, SessionNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
@@ -49,6 +49,9 @@ __all__ = [
     "check_order",
     "cut_page",
 ]
+
+if TYPE_CHECKING:  # the export's pages: loaded when an export reads
+    from fluxgui.core.jsonrecords import RowPage
 
 
 class StoreBackend(Protocol):
@@ -291,6 +294,16 @@ class Store(Refusals, Generic[B]):
             if len(page) < batch:
                 return
             anchor = page[-1].sort_key
+
+    async def iter_row_pages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message] | RowPage]:
+        """:meth:`iter_messages` (main branch) for a reader that writes pages out in
+        another thread (an export): a SQL format yields its pages of plain rows as
+        :class:`~fluxgui.core.jsonrecords.RowPage`, to be read (or written straight as
+        JSON) in that thread; this default, and a page that must be read here, Messages."""
+        async for page in self.iter_messages(session_id, batch=batch):
+            yield page
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from fluxgui.core.errors import TargetError
 from fluxgui.core.export import EXPORT_FORMATS, make_writer
 from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
+from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
@@ -88,10 +89,14 @@ async def export_to_stream(
             pipe.add(writer.session, info)
             if annotate is not None:
                 pipe.add(writer.notes, await annotate(info.id))
-            async for page in store.iter_messages(info.id):
-                pipe.add(writer.messages, page)
+            async for page in store.iter_row_pages(info.id):
+                if isinstance(page, RowPage):  # rows, read in the worker thread
+                    pipe.add(writer.rows, page)
+                    batched_chars += page.chars()
+                else:
+                    pipe.add(writer.messages, page)
+                    batched_chars += sum(len(m.text) for m in page)
                 batched += len(page)
-                batched_chars += sum(len(m.text) for m in page)
                 done += len(page)
                 if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
                     await pipe.flush()

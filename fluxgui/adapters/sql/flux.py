@@ -27,6 +27,7 @@ from .store import SqlStore
 
 if TYPE_CHECKING:
     from fluxgui.core.changes import Row
+    from fluxgui.core.jsonrecords import RowPage
 
     from .editor import TableEditor
 from .textsearch import (
@@ -59,6 +60,9 @@ GENERIC_DDL = [
 ]
 
 _COLS = "id, role, content, metadata, created_at"
+#: a session's rows after id :b, oldest first
+_FORWARD = f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id > :b
+               ORDER BY id LIMIT :n"""
 
 
 def _per_session(sid: str) -> str:
@@ -332,12 +336,28 @@ class FluxStore(SqlStore):
             rows.reverse()
         else:
             bound = int(anchor[0]) if anchor else -MAX_KEY
-            rows = await self.backend.fetchall(
-                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id > :b
-                    ORDER BY id LIMIT :n""",
-                {"s": session_id, "b": bound, "n": limit},
-            )
+            rows = await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": limit})
         return [self._message(r) for r in rows]
+
+    async def iter_row_pages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message] | RowPage]:
+        """The pages of :meth:`iter_messages` as rows, read where they are written out."""
+        if type(self).page_messages is not FluxStore.page_messages:  # a format reading otherwise
+            async for page in super().iter_row_pages(session_id, batch=batch):
+                yield page
+            return
+        from fluxgui.core.jsonrecords import RowPage
+
+        bound = -MAX_KEY
+        while True:
+            rows = await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": batch})
+            if not rows:
+                return
+            yield RowPage("flux", rows, self._message, self._utc)
+            if len(rows) < batch:
+                return
+            bound = int(rows[-1][0])
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None

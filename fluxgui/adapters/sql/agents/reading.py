@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import KeyNeeded
 from fluxgui.core.model import Message, meta_dict, is_compaction
@@ -28,6 +29,9 @@ from ..textsearch import (
     after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
 )
 from .listing import AgentsListing
+
+if TYPE_CHECKING:  # the export's pages: loaded when an export reads
+    from fluxgui.core.jsonrecords import RowPage
 
 
 #: How many of the latest rows (besides the first) :meth:`AgentsReader.detect_encryption`
@@ -57,6 +61,18 @@ def _count_user_items(
 
 
 _sealed = sealed  # whether a message was stored as an envelope (opened or not)
+
+
+def _plain_rows(rows: list[tuple[Any, ...]]) -> bool:
+    """Whether no row ``(id, message_data, created_at)`` may be an envelope (each item
+    is text without the envelope's mark where :func:`looks_encrypted` looks for it)."""
+    return all(type(r[1]) is str and ENVELOPE_MARK not in r[1][:64] for r in rows)
+
+
+def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bool) -> Message:
+    """A row of :func:`_plain_rows` as :meth:`AgentsReader._message` reads it."""
+    key = (row[2], int(row[0])) if by_time else (int(row[0]),)
+    return stored_message(row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=key)
 
 
 class AgentsReader(AgentsListing):
@@ -296,8 +312,16 @@ class AgentsReader(AgentsListing):
         branch: str | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
-        params: Params = {"s": session_id, "n": limit}
         backward = direction == "backward"
+        rows = await self._page_rows(session_id, limit, anchor, backward)
+        return await self._messages(rows, session_id)
+
+    async def _page_rows(
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` rows ``(id, message_data, created_at)`` next to ``anchor``,
+        oldest first (see :meth:`page_messages`)."""
+        params: Params = {"s": session_id, "n": limit}
         order = "DESC" if backward else "ASC"
         op = "<" if backward else ">"
         if self._by_time:
@@ -319,7 +343,34 @@ class AgentsReader(AgentsListing):
         )
         if backward:
             rows.reverse()
-        return await self._messages(rows, session_id)
+        return rows
+
+    async def iter_row_pages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message] | RowPage]:
+        """The pages of :meth:`iter_messages` as rows, read where they are written out;
+        a page that may hold an envelope, or read with a key, is read here as Messages
+        (reading it may change what the store knows: see :meth:`_messages`)."""
+        if type(self).page_messages is not AgentsReader.page_messages:  # a format reading otherwise
+            async for page in super().iter_row_pages(session_id, batch=batch):
+                yield page
+            return
+        from fluxgui.core.jsonrecords import RowPage
+
+        read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
+        anchor: tuple[Any, ...] | None = None
+        while True:
+            rows = await self._page_rows(session_id, batch, anchor, False)
+            if not rows:
+                return
+            if self.cipher is None and not self.encrypted and _plain_rows(rows):
+                yield RowPage("agents", rows, read, self._utc)
+            else:
+                yield await self._messages(rows, session_id)
+            if len(rows) < batch:
+                return
+            last = rows[-1]
+            anchor = (last[2], int(last[0])) if self._by_time else (int(last[0]),)
 
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         check_branch(self, branch)
