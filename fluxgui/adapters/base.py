@@ -305,6 +305,15 @@ class Store(Refusals, Generic[B]):
         async for page in self.iter_messages(session_id, batch=batch):
             yield page
 
+    async def row_pages_of(
+        self, session_ids: list[str], *, limit: int
+    ) -> dict[str, list[Message] | RowPage]:
+        """Several small sessions (counts adding up to at most ``limit``) read at once:
+        session id → all its messages in one page (as :meth:`iter_row_pages` gives
+        them; an empty list: none), for each session read whole. A session left out is
+        to be read with :meth:`iter_row_pages`; this default reads none."""
+        return {}
+
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None
     ) -> tuple[Any, ...] | None:

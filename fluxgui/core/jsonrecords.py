@@ -33,8 +33,8 @@ try:
 except ImportError:  # pragma: no cover - CPython always has it
     _c_make_encoder = None
 
-#: the row layouts: flux ``(id, role, content, metadata, created_at)``; Agents SDK
-#: ``(id, message_data, created_at)``
+#: the row layouts: flux ``(id, role, content, metadata, created_at, …)``; Agents SDK
+#: ``(id, message_data, created_at, …)`` (more columns after those may follow)
 LAYOUTS = ("flux", "agents")
 
 Row = tuple[Any, ...]
@@ -148,7 +148,7 @@ def flux_records(page: RowPage, head: str, metadata: bool) -> list[str | None]:
     kinds = _KIND_JSON
     for row in page.rows:
         try:
-            rid, role, content, meta, created = row
+            rid, role, content, meta, created = row[0], row[1], row[2], row[3], row[4]
             if (
                 type(rid) is not int or type(role) is not str
                 or (content is not None and (type(content) is not str or len(content) > BIG))
@@ -189,7 +189,7 @@ def agents_records(page: RowPage, head: str, drop_text_raw: bool) -> list[str | 
     es = encode_basestring
     for row in page.rows:
         try:
-            rid, data, created = row
+            rid, data, created = row[0], row[1], row[2]
             if type(rid) is not int or type(data) is not str or len(data) > BIG:
                 add(None)
                 continue

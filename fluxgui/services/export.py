@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fluxgui.core.errors import TargetError
-from fluxgui.core.export import EXPORT_FORMATS, make_writer
+from fluxgui.core.export import EXPORT_FORMATS, ExportWriter, make_writer
 from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
 from fluxgui.core.jsonrecords import RowPage
+from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
@@ -76,41 +77,34 @@ async def export_to_stream(
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}")
-    done = 0
     sessions = iter_infos(infos) if infos is not None else session_infos(store, None)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. The next batch is read
     # while the last one is written (one in flight: memory stays within two batches).
-    pipe = _Pipeline()
+    # Small sessions are read a group at a time (one query for a page's worth of them).
+    run = _Run(store, writer, progress, total, annotate)
     try:
-        batched = batched_chars = 0
+        group: list[SessionInfo] = []
+        grouped = 0
         async for info in sessions:
-            pipe.add(writer.session, info)
-            if annotate is not None:
-                pipe.add(writer.notes, await annotate(info.id))
-            async for page in store.iter_row_pages(info.id):
-                if isinstance(page, RowPage):  # rows, read in the worker thread
-                    pipe.add(writer.rows, page)
-                    batched_chars += page.chars()
-                else:
-                    pipe.add(writer.messages, page)
-                    batched_chars += sum(len(m.text) for m in page)
-                batched += len(page)
-                done += len(page)
-                if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
-                    await pipe.flush()
-                    batched = batched_chars = 0
-                if progress:
-                    progress(done, max(total, done))
-            pipe.add(writer.end_session)
-            result.sessions += 1
-        pipe.add(writer.end)
-        await pipe.flush()
-        await pipe.drain(raise_errors=True)
+            if not info.count_exact or info.messages > _GROUP_ROWS:
+                await run.sessions(group)
+                group, grouped = [], 0
+                await run.sessions([info])
+                continue
+            if grouped + info.messages > _GROUP_ROWS:
+                await run.sessions(group)
+                group, grouped = [], 0
+            group.append(info)
+            grouped += info.messages
+        await run.sessions(group)
+        run.pipe.add(writer.end)
+        await run.pipe.flush()
+        await run.pipe.drain(raise_errors=True)
     finally:
-        await pipe.drain()
-    result.messages = done
+        await run.pipe.drain()
+    result.sessions, result.messages = run.sessions_done, run.done
     if writer.replaced_non_finite:
         n = writer.replaced_non_finite
         result.notes.append(
@@ -122,6 +116,59 @@ async def export_to_stream(
 
 _EXPORT_BATCH = 2000
 _EXPORT_BATCH_CHARS = 8_000_000
+#: sessions of at most this many messages in all are read together (one query): a page
+#: (what one read of a session holds at most) so that a group holds no more rows
+_GROUP_ROWS = 500
+
+
+class _Run:
+    """One export's reading loop: sessions read (a group of small ones at once), their
+    pages queued to the writer, batches handed to the worker thread."""
+
+    def __init__(
+        self, store: Store, writer: ExportWriter, progress: Progress | None, total: int,
+        annotate: Annotate | None,
+    ) -> None:
+        self.store, self.writer, self.progress, self.total = store, writer, progress, total
+        self.annotate = annotate
+        self.pipe = _Pipeline()
+        self.done = self.sessions_done = 0
+        self._batched = self._batched_chars = 0
+
+    async def sessions(self, infos: list[SessionInfo]) -> None:
+        """Write these sessions, in this order."""
+        if not infos:
+            return
+        ids = [i.id for i in infos]
+        found = await self.store.row_pages_of(ids, limit=_GROUP_ROWS) if len(ids) > 1 else {}
+        for info in infos:
+            self.pipe.add(self.writer.session, info)
+            if self.annotate is not None:
+                self.pipe.add(self.writer.notes, await self.annotate(info.id))
+            if info.id in found:
+                await self._page(found.pop(info.id))
+            else:
+                async for page in self.store.iter_row_pages(info.id):
+                    await self._page(page)
+            self.pipe.add(self.writer.end_session)
+            self.sessions_done += 1
+
+    async def _page(self, page: list[Message] | RowPage) -> None:
+        if not len(page):
+            return
+        if isinstance(page, RowPage):  # rows, read in the worker thread
+            self.pipe.add(self.writer.rows, page)
+            self._batched_chars += page.chars()
+        else:
+            self.pipe.add(self.writer.messages, page)
+            self._batched_chars += sum(len(m.text) for m in page)
+        self._batched += len(page)
+        self.done += len(page)
+        if self._batched >= _EXPORT_BATCH or self._batched_chars >= _EXPORT_BATCH_CHARS:
+            await self.pipe.flush()
+            self._batched = self._batched_chars = 0
+        if self.progress:
+            self.progress(self.done, max(self.total, self.done))
 
 
 class _Pipeline:

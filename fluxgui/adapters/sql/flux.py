@@ -23,6 +23,7 @@ from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 from .fluxpages import latest_sessions
+from .sessionrows import RowReads
 from .store import SqlStore
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def _plain_message(item: dict[str, Any]) -> bool:
     )
 
 
-class FluxStore(SqlStore):
+class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
@@ -326,38 +327,35 @@ class FluxStore(SqlStore):
         branch: str | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
-        if direction == "backward":
-            bound = int(anchor[0]) if anchor else MAX_KEY
-            rows = await self.backend.fetchall(
-                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id < :b
-                    ORDER BY id DESC LIMIT :n""",
-                {"s": session_id, "b": bound, "n": limit},
-            )
-            rows.reverse()
-        else:
-            bound = int(anchor[0]) if anchor else -MAX_KEY
-            rows = await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": limit})
+        rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
         return [self._message(r) for r in rows]
 
-    async def iter_row_pages(
-        self, session_id: str, *, batch: int = 500
-    ) -> AsyncIterator[list[Message] | RowPage]:
-        """The pages of :meth:`iter_messages` as rows, read where they are written out."""
-        if type(self).page_messages is not FluxStore.page_messages:  # a format reading otherwise
-            async for page in super().iter_row_pages(session_id, batch=batch):
-                yield page
-            return
+    async def _page_rows(
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` rows (:data:`_COLS`) next to ``anchor``, oldest first."""
+        if not backward:
+            bound = int(anchor[0]) if anchor else -MAX_KEY
+            return await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": limit})
+        bound = int(anchor[0]) if anchor else MAX_KEY
+        rows = await self.backend.fetchall(
+            f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id < :b
+                ORDER BY id DESC LIMIT :n""",
+            {"s": session_id, "b": bound, "n": limit},
+        )
+        rows.reverse()
+        return rows
+
+    # (the export's reads: RowReads)
+    _row_table, _row_columns, _row_order = TABLE, _COLS, "id"
+
+    def _row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (int(row[0]),)
+
+    async def _row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> RowPage:
         from fluxgui.core.jsonrecords import RowPage
 
-        bound = -MAX_KEY
-        while True:
-            rows = await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": batch})
-            if not rows:
-                return
-            yield RowPage("flux", rows, self._message, self._utc)
-            if len(rows) < batch:
-                return
-            bound = int(rows[-1][0])
+        return RowPage("flux", rows, self._message, self._utc)
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None

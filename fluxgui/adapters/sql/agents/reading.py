@@ -25,6 +25,7 @@ from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
 from ..search import contains, like_any, search_ids, search_patterns
+from ..sessionrows import RowReads
 from ..textsearch import (
     after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
 )
@@ -75,7 +76,7 @@ def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bo
     return stored_message(row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=key)
 
 
-class AgentsReader(AgentsListing):
+class AgentsReader(RowReads, AgentsListing):
     """Reading a session's items, envelopes opened (the second layer of
     :class:`~.writing.AgentsStore`)."""
 
@@ -345,32 +346,30 @@ class AgentsReader(AgentsListing):
             rows.reverse()
         return rows
 
-    async def iter_row_pages(
-        self, session_id: str, *, batch: int = 500
-    ) -> AsyncIterator[list[Message] | RowPage]:
-        """The pages of :meth:`iter_messages` as rows, read where they are written out;
-        a page that may hold an envelope, or read with a key, is read here as Messages
-        (reading it may change what the store knows: see :meth:`_messages`)."""
-        if type(self).page_messages is not AgentsReader.page_messages:  # a format reading otherwise
-            async for page in super().iter_row_pages(session_id, batch=batch):
-                yield page
-            return
+    # (the export's reads: RowReads)
+    _row_columns = "id, message_data, created_at"
+
+    @property
+    def _row_table(self) -> str:
+        return self._M
+
+    @property
+    def _row_order(self) -> str:
+        return "created_at, id" if self._by_time else "id"
+
+    def _row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (row[2], int(row[0])) if self._by_time else (int(row[0]),)
+
+    async def _row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message] | RowPage:
+        """Rows ``(id, message_data, created_at, …)`` of a session as a page to export:
+        plain items as rows; read here as Messages when one may be an envelope, or with
+        a key (reading one may change what the store knows: see :meth:`_messages`)."""
         from fluxgui.core.jsonrecords import RowPage
 
-        read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
-        anchor: tuple[Any, ...] | None = None
-        while True:
-            rows = await self._page_rows(session_id, batch, anchor, False)
-            if not rows:
-                return
-            if self.cipher is None and not self.encrypted and _plain_rows(rows):
-                yield RowPage("agents", rows, read, self._utc)
-            else:
-                yield await self._messages(rows, session_id)
-            if len(rows) < batch:
-                return
-            last = rows[-1]
-            anchor = (last[2], int(last[0])) if self._by_time else (int(last[0]),)
+        if self.cipher is None and not self.encrypted and _plain_rows(rows):
+            read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
+            return RowPage("agents", rows, read, self._utc)
+        return await self._messages(rows, session_id)
 
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
         check_branch(self, branch)
