@@ -167,13 +167,18 @@ class _JsonRecords(ExportWriter):
         self.messages_written += len(page)
 
     def rows(self, page: RowPage) -> None:
-        records = row_records(page, self._head, metadata=self.metadata, store_format=self.store_format)
-        for row, text in zip(page.rows, records):
-            if text is None:
-                self._message(page.read(row))
-            else:
-                self._put(self._sep() + text + self._end)
-        self._flush()
+        records = row_records(
+            page, self._head, "}" + self._end, metadata=self.metadata, store_format=self.store_format
+        )
+        if None not in records:  # all of them straight from the rows: one piece
+            if records:
+                self._put(self._sep() + self._between.join(records))
+        else:
+            for row, text in zip(page.rows, records):
+                if text is None:
+                    self._message(page.read(row))
+                else:
+                    self._put(self._sep() + text)
         self.messages_written += len(page.rows)
 
     def _sep(self) -> str:

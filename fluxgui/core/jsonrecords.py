@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from json.decoder import JSONDecoder
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any
 
 from .jsonsafe import BIG, is_big
@@ -84,7 +85,10 @@ class RowPage:
     def chars(self) -> int:
         """About how much text the rows hold (their stored text columns)."""
         cols = (2, 3) if self.layout == "flux" else (1,)
-        return sum(len(v) for r in self.rows for i in cols if type(v := r[i]) is str)
+        try:
+            return sum(sum(map(len, filter(None, map(itemgetter(i), self.rows)))) for i in cols)
+        except TypeError:  # a value without a length (a number)
+            return sum(len(v) for r in self.rows for i in cols if isinstance(v := r[i], (str, bytes)))
 
 
 def _not_json(value: Any) -> Any:
@@ -114,90 +118,84 @@ def _parse(text: str) -> Any:
     return value if end == len(text) else json.loads(text)
 
 
-def _times(utc: bool) -> Callable[[Any], str | None]:
-    """The JSON text of a stored time (``None``: not a plain one), cached: neighbouring
-    rows share their timestamps."""
-    cache: dict[str | None, str] = {}
-
-    def when(value: Any) -> str | None:
-        text = cache.get(value)
-        if text is None:
-            t = type(value)
-            if t is not str and value is not None:
-                return None
-            iso = iso_time(value, utc=utc)
-            text = "null" if iso is None else encode_basestring(iso)
-            if len(cache) < 4096:
-                cache[value] = text
-        return text
-
-    return when
+def _time_json(value: Any, utc: bool, cache: dict[str, str]) -> str | None:
+    """The JSON text of a stored time ``value`` (``str`` or ``None``; ``None`` for any
+    other type), as the Message's ``created_at``; remembered in ``cache``."""
+    if value is None:
+        return "null"
+    if type(value) is not str:
+        return None
+    text = cache.get(value)
+    if text is None:
+        iso = iso_time(value, utc=utc)
+        text = "null" if iso is None else encode_basestring(iso)
+        if len(cache) < 4096:
+            cache[value] = text
+    return text
 
 
-_KIND_JSON = {"tool": '"tool_output"'}
+_EMPTY = '""'
 
 
-def flux_records(page: RowPage, head: str, metadata: bool) -> list[str | None]:
-    """The record of each flux row ``(id, role, content, metadata, created_at)``, each
-    beginning with ``head`` (``{``, or ``{"session_id": …, ``); ``None`` for a row to
-    read as a Message. ``metadata``: the writer keeps metadata."""
-    when = _times(page.utc)
+def flux_records(page: RowPage, head: str, tail: str, metadata: bool) -> list[str | None]:
+    """The record of each flux row ``(id, role, content, metadata, created_at, …)``,
+    from ``head`` (``{``, or ``{"session_id": …, ``) to ``tail`` (``}``, and what
+    follows it); ``None`` for a row to read as a Message. ``metadata``: the writer keeps
+    metadata."""
+    utc, times = page.utc, {}
+    roles: dict[str, str] = {}  # role -> its "role" and "kind" fields
     out: list[str | None] = []
     add = out.append
-    es = encode_basestring
-    kinds = _KIND_JSON
+    es, parse, dump = encode_basestring, _parse, _dump
     for row in page.rows:
         try:
-            rid, role, content, meta, created = row[0], row[1], row[2], row[3], row[4]
+            rid, role, content, meta = row[0], row[1], row[2], row[3]
             if (
                 type(rid) is not int or type(role) is not str
                 or (content is not None and (type(content) is not str or len(content) > BIG))
                 or (meta is not None and (type(meta) is not str or len(meta) > BIG))
+                or (at := _time_json(row[4], utc, times)) is None
             ):
                 add(None)
                 continue
-            at = when(created)
-            if at is None:
-                add(None)
-                continue
+            who = roles.get(role)
+            if who is None:
+                kind = "tool_output" if role == "tool" else "message"
+                who = roles[role] = f'"role": {es(role or "user")}, "kind": "{kind}"'
             if meta:
                 # (metadata that does not parse makes the row "other": the Message path)
-                value = _parse(meta)
-                meta_json = _dump(value) if metadata else "null"
+                value = parse(meta)
+                meta = dump(value) if metadata else "null"
             else:
-                meta_json = "null"
+                meta = "null"
+            text = es(content) if content else _EMPTY
             add(
-                f'{head}"id": {rid}, "role": {es(role or "user")}, '
-                f'"kind": {kinds.get(role, _MESSAGE)}, "text": {es(content or "")}, '
-                f'"metadata": {meta_json}, "created_at": {at}, "raw": null}}'
+                f'{head}"id": {rid}, {who}, "text": {text}, '
+                f'"metadata": {meta}, "created_at": {at}, "raw": null{tail}'
             )
         except Exception:  # invalid JSON, a non-finite number, …: read as a Message
             add(None)
     return out
 
 
-_MESSAGE = '"message"'
-
-
-def agents_records(page: RowPage, head: str, drop_text_raw: bool) -> list[str | None]:
-    """The record of each Agents SDK row ``(id, message_data, created_at)``, each
-    beginning with ``head``; ``None`` for a row to read as a Message. ``drop_text_raw``:
-    a ``raw`` that is a string is left out (a flux export without metadata)."""
-    when = _times(page.utc)
+def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> list[str | None]:
+    """The record of each Agents SDK row ``(id, message_data, created_at, …)``, from
+    ``head`` to ``tail``; ``None`` for a row to read as a Message. ``drop_text_raw``: a
+    ``raw`` that is a string is left out (a flux export without metadata)."""
+    utc, times = page.utc, {}
     out: list[str | None] = []
     add = out.append
-    es = encode_basestring
+    es, parse, dump = encode_basestring, _parse, _dump
     for row in page.rows:
         try:
-            rid, data, created = row[0], row[1], row[2]
-            if type(rid) is not int or type(data) is not str or len(data) > BIG:
+            rid, data = row[0], row[1]
+            if (
+                type(rid) is not int or type(data) is not str or len(data) > BIG
+                or (at := _time_json(row[2], utc, times)) is None
+            ):
                 add(None)
                 continue
-            at = when(created)
-            if at is None:
-                add(None)
-                continue
-            item = _parse(data)
+            item = parse(data)
             if drop_text_raw and type(item) is str:
                 add(None)
                 continue
@@ -208,19 +206,21 @@ def agents_records(page: RowPage, head: str, drop_text_raw: bool) -> list[str | 
                 continue
             add(
                 f'{head}"id": {rid}, "role": {es(_item_role(item, kind))}, "kind": "{kind}", '
-                f'"text": {es(text)}, "metadata": null, "created_at": {at}, "raw": {_dump(item)}}}'
+                f'"text": {es(text)}, "metadata": null, "created_at": {at}, "raw": {dump(item)}{tail}'
             )
         except Exception:  # not JSON, a non-finite number, …: read as a Message
             add(None)
     return out
 
 
-def row_records(page: RowPage, head: str, *, metadata: bool, store_format: str) -> list[str | None]:
-    """The JSON record of each row of ``page`` (see the module text), each beginning
-    with ``head``; ``None`` for a row to read as a Message. ``metadata`` and
-    ``store_format`` are the writer's (as for :func:`message_record`)."""
+def row_records(
+    page: RowPage, head: str, tail: str, *, metadata: bool, store_format: str
+) -> list[str | None]:
+    """The JSON record of each row of ``page`` (see the module text), from ``head`` to
+    ``tail``; ``None`` for a row to read as a Message. ``metadata`` and ``store_format``
+    are the writer's (as for :func:`message_record`)."""
     if page.layout == "flux":
-        return flux_records(page, head, metadata)
+        return flux_records(page, head, tail, metadata)
     if page.layout == "agents":
-        return agents_records(page, head, not metadata and store_format == "flux")
+        return agents_records(page, head, tail, not metadata and store_format == "flux")
     return [None] * len(page.rows)

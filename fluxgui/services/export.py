@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,6 +22,7 @@ from fluxgui.core.export import EXPORT_FORMATS, ExportWriter, make_writer
 from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
 from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.ports import SessionPage
 from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
@@ -35,7 +36,6 @@ from .transfer_common import (
     in_thread,
     iter_infos,
     resolve,
-    session_infos,
 )
 
 
@@ -77,7 +77,7 @@ async def export_to_stream(
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}")
-    sessions = iter_infos(infos) if infos is not None else session_infos(store, None)
+    sessions = iter_infos(infos) if infos is not None else _every_session(store)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. The next batch is read
@@ -87,17 +87,18 @@ async def export_to_stream(
     try:
         group: list[SessionInfo] = []
         grouped = 0
-        async for info in sessions:
-            if not info.count_exact or info.messages > _GROUP_ROWS:
-                await run.sessions(group)
-                group, grouped = [], 0
-                await run.sessions([info])
-                continue
-            if grouped + info.messages > _GROUP_ROWS:
-                await run.sessions(group)
-                group, grouped = [], 0
-            group.append(info)
-            grouped += info.messages
+        async with contextlib.aclosing(sessions) as listed:
+            async for info in listed:
+                if not info.count_exact or info.messages > _GROUP_ROWS:
+                    await run.sessions(group)
+                    group, grouped = [], 0
+                    await run.sessions([info])
+                    continue
+                if grouped + info.messages > _GROUP_ROWS:
+                    await run.sessions(group)
+                    group, grouped = [], 0
+                group.append(info)
+                grouped += info.messages
         await run.sessions(group)
         run.pipe.add(writer.end)
         await run.pipe.flush()
@@ -119,6 +120,30 @@ _EXPORT_BATCH_CHARS = 8_000_000
 #: sessions of at most this many messages in all are read together (one query): a page
 #: (what one read of a session holds at most) so that a group holds no more rows
 _GROUP_ROWS = 500
+
+
+async def _every_session(store: Store) -> AsyncIterator[SessionInfo]:
+    """Every session in :func:`~.transfer_common.session_infos`' order (the least
+    recently active first), the next page of the list read while this one's sessions are
+    exported (listing is the database's work, which can run beside the writer's)."""
+    ahead: asyncio.Future[SessionPage] | None = asyncio.ensure_future(_list_page(store, None))
+    try:
+        while ahead is not None:
+            page = await ahead
+            ahead = asyncio.ensure_future(_list_page(store, page.cursor)) if page.cursor else None
+            for info in page.sessions:
+                yield info
+    finally:
+        if ahead is not None:
+            ahead.cancel()
+            await asyncio.wait({ahead})
+
+
+async def _list_page(store: Store, cursor: tuple[Any, ...] | None) -> SessionPage:
+    return await store.list_sessions(limit=_LIST_PAGE, cursor=cursor, descending=False)
+
+
+_LIST_PAGE = 200
 
 
 class _Run:

@@ -65,7 +65,12 @@ class RowReads:
         found = await rows_of_sessions(
             self.backend, self._row_table, self._row_columns, self._row_order, session_ids, limit
         )
-        return {sid: await self._row_page(rows, sid) for sid, rows in found.items()}  # type: ignore[attr-defined]
+        # in the order asked for: reading a page may change what the store knows (an
+        # envelope met), and so how the next ones read, as session by session
+        return {
+            sid: await self._row_page(found[sid], sid)  # type: ignore[attr-defined]
+            for sid in session_ids if sid in found
+        }
 
 
 async def rows_of_sessions(

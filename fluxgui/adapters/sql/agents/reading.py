@@ -14,6 +14,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import KeyNeeded
@@ -65,9 +66,14 @@ _sealed = sealed  # whether a message was stored as an envelope (opened or not)
 
 
 def _plain_rows(rows: list[tuple[Any, ...]]) -> bool:
-    """Whether no row ``(id, message_data, created_at)`` may be an envelope (each item
-    is text without the envelope's mark where :func:`looks_encrypted` looks for it)."""
-    return all(type(r[1]) is str and ENVELOPE_MARK not in r[1][:64] for r in rows)
+    """Whether no row ``(id, message_data, created_at, …)`` may be an envelope: every
+    item is text, and none holds the envelope's mark (:func:`looks_encrypted` looks for
+    it in an item's head)."""
+    try:
+        items = "\0".join(map(itemgetter(1), rows))  # (the mark holds no NUL)
+    except TypeError:  # bytes, NULL: read here
+        return False
+    return ENVELOPE_MARK not in items
 
 
 def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bool) -> Message:
