@@ -154,7 +154,8 @@ def flux_records(page: RowPage, head: str, tail: str, metadata: bool) -> list[st
                 type(rid) is not int or type(role) is not str
                 or (content is not None and (type(content) is not str or len(content) > BIG))
                 or (meta is not None and (type(meta) is not str or len(meta) > BIG))
-                or (at := _time_json(row[4], utc, times)) is None
+                or (at := times.get(row[4]) if type(row[4]) is str else None) is None
+                and (at := _time_json(row[4], utc, times)) is None
             ):
                 add(None)
                 continue
@@ -178,6 +179,16 @@ def flux_records(page: RowPage, head: str, tail: str, metadata: bool) -> list[st
     return out
 
 
+#: item type -> (kind, role when the item names none), as model.item_kind and _item_role
+#: give them for the commonest items; _EASY: an item without a type but with a role
+_PLAIN_KINDS = {
+    "message": ("message", "unknown"),
+    "function_call": ("tool_call", "assistant"),
+    "function_call_output": ("tool_output", "tool"),
+}
+_EASY = _PLAIN_KINDS["message"]
+
+
 def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> list[str | None]:
     """The record of each Agents SDK row ``(id, message_data, created_at, …)``, from
     ``head`` to ``tail``; ``None`` for a row to read as a Message. ``drop_text_raw``: a
@@ -191,7 +202,8 @@ def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> 
             rid, data = row[0], row[1]
             if (
                 type(rid) is not int or type(data) is not str or len(data) > BIG
-                or (at := _time_json(row[2], utc, times)) is None
+                or (at := times.get(row[2]) if type(row[2]) is str else None) is None
+                and (at := _time_json(row[2], utc, times)) is None
             ):
                 add(None)
                 continue
@@ -199,13 +211,27 @@ def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> 
             if drop_text_raw and type(item) is str:
                 add(None)
                 continue
-            kind = item_kind(item)
+            # the common items' kind and role at a glance; any other as from_item reads it
+            plain = None
+            if type(item) is dict:
+                t = item.get("type")
+                if t is None:
+                    plain = _EASY if "role" in item else None
+                elif type(t) is str:
+                    plain = _PLAIN_KINDS.get(t)
+            if plain is not None:
+                kind, role = plain[0], item.get("role")
+                if type(role) is not str:
+                    role = plain[1]
+            else:
+                kind = item_kind(item)
+                role = _item_role(item, kind)
             text = item_text(item, kind)
             if len(text) > BIG:
                 add(None)
                 continue
             add(
-                f'{head}"id": {rid}, "role": {es(_item_role(item, kind))}, "kind": "{kind}", '
+                f'{head}"id": {rid}, "role": {es(role)}, "kind": "{kind}", '
                 f'"text": {es(text)}, "metadata": null, "created_at": {at}, "raw": {dump(item)}{tail}'
             )
         except Exception:  # not JSON, a non-finite number, …: read as a Message

@@ -82,24 +82,15 @@ async def export_to_stream(
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. The next batch is read
     # while the last one is written (one in flight: memory stays within two batches).
-    # Small sessions are read a group at a time (one query for a page's worth of them).
+    # SQL stores hand over their rows unread (RowPage): the worker makes the JSON records
+    # straight from them, or reads them as Messages. Small sessions are read a group at
+    # a time (one query for many), which keeps the round trips to the database few.
     run = _Run(store, writer, progress, total, annotate)
     try:
-        group: list[SessionInfo] = []
-        grouped = 0
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
-                if not info.count_exact or info.messages > _GROUP_ROWS:
-                    await run.sessions(group)
-                    group, grouped = [], 0
-                    await run.sessions([info])
-                    continue
-                if grouped + info.messages > _GROUP_ROWS:
-                    await run.sessions(group)
-                    group, grouped = [], 0
-                group.append(info)
-                grouped += info.messages
-        await run.sessions(group)
+                await run.add(info)
+        await run.flush_group()
         run.pipe.add(writer.end)
         await run.pipe.flush()
         await run.pipe.drain(raise_errors=True)
@@ -115,11 +106,14 @@ async def export_to_stream(
     return result
 
 
-_EXPORT_BATCH = 2000
+_EXPORT_BATCH = 8000
 _EXPORT_BATCH_CHARS = 8_000_000
-#: sessions of at most this many messages in all are read together (one query): a page
-#: (what one read of a session holds at most) so that a group holds no more rows
+#: small sessions are read together, a group of them in one query: at most this many
+#: rows in all at first (a page: what one read of a session holds at most), then as
+#: many as hold about _EXPORT_BATCH_CHARS of text at the size of the rows read so far,
+#: up to _GROUP_MAX (fewer reads, each a round trip to the database's thread)
 _GROUP_ROWS = 500
+_GROUP_MAX = 4000
 
 
 async def _every_session(store: Store) -> AsyncIterator[SessionInfo]:
@@ -159,13 +153,41 @@ class _Run:
         self.pipe = _Pipeline()
         self.done = self.sessions_done = 0
         self._batched = self._batched_chars = 0
+        self._rows = self._chars = 0  # read so far
+        self._group: list[SessionInfo] = []
+        self._grouped = 0
 
-    async def sessions(self, infos: list[SessionInfo]) -> None:
-        """Write these sessions, in this order."""
-        if not infos:
+    async def add(self, info: SessionInfo) -> None:
+        """Export the session ``info`` (next in order): with the group of small ones
+        gathered, or (a big one, or one of unknown size) on its own."""
+        limit = self._group_limit()
+        if not info.count_exact or info.messages > limit:
+            await self.flush_group()
+            await self._sessions([info], {})
             return
-        ids = [i.id for i in infos]
-        found = await self.store.row_pages_of(ids, limit=_GROUP_ROWS) if len(ids) > 1 else {}
+        if self._grouped + info.messages > limit:
+            await self.flush_group()
+        self._group.append(info)
+        self._grouped += info.messages
+
+    async def flush_group(self) -> None:
+        """Export the small sessions gathered (one read for all of them)."""
+        group, grouped = self._group, self._grouped
+        self._group, self._grouped = [], 0
+        if len(group) > 1:  # (rows past the counts: a session cut short is read alone)
+            found = await self.store.row_pages_of([i.id for i in group], limit=grouped)
+            await self._sessions(group, found)
+        elif group:
+            await self._sessions(group, {})
+
+    def _group_limit(self) -> int:
+        if not self._rows:
+            return _GROUP_ROWS
+        per_row = max(1, self._chars // self._rows)
+        return max(_GROUP_ROWS, min(_GROUP_MAX, _EXPORT_BATCH_CHARS // per_row))
+
+    async def _sessions(self, infos: list[SessionInfo], found: dict[str, list[Message] | RowPage]) -> None:
+        """Write these sessions, in this order (their pages in ``found``, or read now)."""
         for info in infos:
             self.pipe.add(self.writer.session, info)
             if self.annotate is not None:
@@ -183,12 +205,15 @@ class _Run:
             return
         if isinstance(page, RowPage):  # rows, read in the worker thread
             self.pipe.add(self.writer.rows, page)
-            self._batched_chars += page.chars()
+            chars = page.chars()
         else:
             self.pipe.add(self.writer.messages, page)
-            self._batched_chars += sum(len(m.text) for m in page)
+            chars = sum(len(m.text) for m in page)
         self._batched += len(page)
+        self._batched_chars += chars
         self.done += len(page)
+        self._rows += len(page)
+        self._chars += chars
         if self._batched >= _EXPORT_BATCH or self._batched_chars >= _EXPORT_BATCH_CHARS:
             await self.pipe.flush()
             self._batched = self._batched_chars = 0
