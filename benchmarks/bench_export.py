@@ -207,17 +207,20 @@ def child_imports(which: str) -> dict[str, Any]:
 def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     """The real export with timers around each stage (all numbers in seconds).
 
-    * list: ``store.list_sessions`` pages (``_session_infos``), awaited
-    * fetch: ``backend.fetchall`` of the message pages, awaited (aiosqlite: the SQL in
+    * list: ``store.list_sessions`` pages (the export reads the next page while it
+      writes: this runs beside the other stages)
+    * fetch: ``backend.fetchall`` of the message reads (``row_pages_of`` for a group of
+      small sessions, ``iter_row_pages`` for the others), awaited (aiosqlite: the SQL in
       its thread, the queue and the wake-up of the event loop)
-    * to Message: the rest of ``page_messages``: rows -> ``Message`` (event-loop thread)
-    * to_thread: ``await asyncio.to_thread(writer.messages, page)`` as the loop sees it;
-      inside it ``encode`` (building the text) and ``write`` (``out.write``: UTF-8
-      encoding + buffered write)
-    * fsync; other = wall - all of the above (the loop, generators, bookkeeping)
+    * pages: the rest of those reads: rows -> pages (``RowPage``, or Messages when rows
+      must be read on the loop), event-loop thread
+    * wait: the loop waiting for the worker's batch in flight; the worker meanwhile runs
+      ``writer.rows`` / ``writer.messages`` (building the text) and ``write``
+      (``out.write``: UTF-8 encoding + buffered write), beside the loop
+    * fsync; other = wall - reads - wait - fsync (the loop, generators, bookkeeping)
 
-    Then the same SQL replayed through plain ``sqlite3`` (no aiosqlite), and the rows ->
-    Message conversion and the writer timed on their own, single-threaded.
+    Then the same reads replayed through plain ``sqlite3`` (no aiosqlite, one thread),
+    and the writer on those rows, timed on its own.
     """
     import asyncio
     import io
@@ -226,12 +229,13 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
 
     from fluxgui.adapters import open_store
     from fluxgui.core import export as export_mod
+    from fluxgui.core.jsonrecords import RowPage
     from fluxgui.services import export as transfer
 
     tm: dict[str, float] = {k: 0.0 for k in (
         "list", "fetch", "page_messages", "to_thread", "writer.messages", "write", "fsync")}
     counts = {"fetch": 0, "pages": 0, "list": 0, "to_thread": 0}
-    sql_log: list[tuple[str, dict]] = []
+    sql_log: list[str] = []
 
     class TimedOut:
         def __init__(self, f: Any) -> None:
@@ -250,18 +254,19 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
 
     def make_writer(fmt: str, f: Any, *, metadata: bool = True) -> Any:
         w = real_make_writer(fmt, TimedOut(f), metadata=metadata)
-        real_messages = w.messages
+        for name in ("messages", "rows"):
+            real = getattr(w, name)
 
-        def messages(page: list[Any]) -> None:
-            t = time.perf_counter()
-            real_messages(page)
-            tm["writer.messages"] += time.perf_counter() - t
+            def timed(page: Any, real: Any = real) -> None:
+                t = time.perf_counter()
+                real(page)
+                tm["writer.messages"] += time.perf_counter() - t
 
-        w.messages = messages
+            setattr(w, name, timed)
         return w
 
-    if not hasattr(transfer, "make_writer") or not hasattr(transfer, "_flush"):
-        raise SystemExit("fluxgui.services.export changed: no make_writer/_flush to time")
+    if not all(hasattr(transfer, n) for n in ("make_writer", "_flush", "_Pipeline", "_run_calls")):
+        raise SystemExit("fluxgui.services.export changed: no make_writer/_flush/_Pipeline to time")
     transfer.make_writer = make_writer
     real_flush = transfer._flush
 
@@ -271,54 +276,66 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
         tm["fsync"] += time.perf_counter() - t
 
     transfer._flush = timed_flush
-    real_to_thread = asyncio.to_thread
+    real_drain, real_run_calls = transfer._Pipeline.drain, transfer._run_calls
 
-    async def to_thread(fn: Any, *a: Any, **kw: Any) -> Any:
+    async def drain(self: Any, **kw: Any) -> None:  # the loop waiting for the worker
         t = time.perf_counter()
         try:
-            return await real_to_thread(fn, *a, **kw)
+            await real_drain(self, **kw)
         finally:
             tm["to_thread"] += time.perf_counter() - t
-            counts["to_thread"] += 1
 
-    import types
+    def run_calls(calls: Any) -> None:
+        counts["to_thread"] += 1
+        real_run_calls(calls)
 
-    shim = types.SimpleNamespace(**vars(asyncio))
-    shim.to_thread = to_thread
-    transfer.asyncio = shim  # only transfer's view of asyncio
+    transfer._Pipeline.drain, transfer._run_calls = drain, run_calls
 
     async def run() -> tuple[float, Any]:
         t0 = time.perf_counter()
         store = await open_store(db)
         backend = store.backend
         real_fetchall = backend.fetchall
-        in_page = [False]
+        reading = [False]
 
         async def fetchall(sql: str, params: dict | None = None) -> Any:
-            if not in_page[0]:
+            if not reading[0]:
                 return await real_fetchall(sql, params)
             t = time.perf_counter()
             rows = await real_fetchall(sql, params)
             tm["fetch"] += time.perf_counter() - t
             counts["fetch"] += 1
-            if len(sql_log) < 1:
-                sql_log.append((sql, dict(params or {})))
+            if "IN (" in sql and not sql_log:
+                sql_log.append(sql)
             return rows
 
         backend.fetchall = fetchall
-        real_page = store.page_messages
 
-        async def page_messages(*a: Any, **kw: Any) -> Any:
+        async def timed_read(coro: Any) -> Any:
             t = time.perf_counter()
-            in_page[0] = True
+            reading[0] = True
             try:
-                return await real_page(*a, **kw)
+                return await coro
             finally:
-                in_page[0] = False
+                reading[0] = False
                 tm["page_messages"] += time.perf_counter() - t
                 counts["pages"] += 1
 
-        store.page_messages = page_messages
+        real_of, real_iter = store.row_pages_of, store.iter_row_pages
+
+        async def row_pages_of(*a: Any, **kw: Any) -> Any:
+            return await timed_read(real_of(*a, **kw))
+
+        async def iter_row_pages(*a: Any, **kw: Any) -> Any:
+            pages = real_iter(*a, **kw)
+            while True:
+                try:
+                    page = await timed_read(pages.__anext__())
+                except StopAsyncIteration:
+                    return
+                yield page
+
+        store.row_pages_of, store.iter_row_pages = row_pages_of, iter_row_pages
         real_list = store.list_sessions
 
         async def list_sessions(*a: Any, **kw: Any) -> Any:
@@ -342,14 +359,10 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
 
     # -- the same work single-threaded, piece by piece ------------------------------
     async def sessions_and_store() -> Any:
+        from fluxgui.services.transfer_common import session_infos
+
         store = await open_store(db)
-        infos, cursor = [], None
-        while True:
-            page = await store.list_sessions(limit=200, cursor=cursor)
-            infos += page.sessions
-            if page.cursor is None:
-                return store, infos
-            cursor = page.cursor
+        return store, [i async for i in session_infos(store, None)]
 
     async def close(store: Any) -> None:
         await store.close()
@@ -357,52 +370,51 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     loop = asyncio.new_event_loop()
     store, infos = loop.run_until_complete(sessions_and_store())
     conn = _connect(db)
-    sql = sql_log[0][0] if sql_log else ""
+    table, cols = (("messages", "id, role, content, metadata, created_at") if store.format == "flux"
+                   else ("agent_messages", "id, message_data, created_at"))
     sql_rows = conv = enc = 0.0
     sink = io.StringIO()
     writer = real_make_writer(export_fmt, sink)
     writer.begin(store.format, "x")
-    anchor_name = "b" if store.format == "flux" else "i"
-    batch = 500
-    for info in infos:
-        writer.session(info)
-        params: dict[str, Any] = {"s": info.id, "n": batch}
-        if store.format == "flux":
-            params["b"] = -(1 << 62)
-        while True:
-            t = time.perf_counter()
-            rows = [tuple(r) for r in conn.execute(_first_or_next(sql, store.format, params), params)]
-            t1 = time.perf_counter()
-            msgs = [store._message(r) for r in rows]
-            t2 = time.perf_counter()
-            writer.messages(msgs)
-            if sink.tell() > 8_000_000:
-                sink.seek(0)
-                sink.truncate()
-            t3 = time.perf_counter()
-            sql_rows += t1 - t
-            conv += t2 - t1
-            enc += t3 - t2
-            if len(rows) < batch:
-                break
-            params[anchor_name] = msgs[-1].sort_key[0]
-        writer.end_session()
+    read = store._message if store.format == "flux" else (lambda r: store._message(r, str(r[-1])))
+    groups: list[list[Any]] = [[]]
+    grouped = 0
+    for info in infos:  # the export's grouping: small sessions a page of rows at a time
+        if grouped + info.messages > transfer._GROUP_ROWS and groups[-1]:
+            groups.append([])
+            grouped = 0
+        groups[-1].append(info)
+        grouped += info.messages
+    for group in groups:
+        ids = [i.id for i in group]
+        t = time.perf_counter()
+        rows = conn.execute(
+            f"SELECT {cols}, session_id FROM {table} WHERE session_id IN ({', '.join('?' * len(ids))}) "
+            "ORDER BY session_id, id", ids).fetchall()
+        t1 = time.perf_counter()
+        by_session: dict[str, list[Any]] = {}
+        for r in rows:
+            by_session.setdefault(r[-1], []).append(r)
+        t2 = time.perf_counter()
+        for info in group:
+            writer.session(info)
+            if info.id in by_session:
+                writer.rows(RowPage(store.format, by_session[info.id], read))
+            writer.end_session()
+        if sink.tell() > 8_000_000:
+            sink.seek(0)
+            sink.truncate()
+        t3 = time.perf_counter()
+        sql_rows += t1 - t
+        conv += t2 - t1
+        enc += t3 - t2
     conn.close()
     loop.run_until_complete(close(store))
     loop.close()
 
     return {"seconds": wall, "messages": res.messages, "sessions": res.sessions, "bytes": size,
-            "peak_kb": _peak_kb(), "stages": tm, "counts": counts, "sql": sql,
-            "solo": {"sql": sql_rows, "to Message": conv, "writer (to memory)": enc}}
-
-
-def _first_or_next(sql: str, store_fmt: str, params: dict[str, Any]) -> str:
-    """fluxgui's forward page SQL for these params (the agents first page has no id bound)."""
-    if store_fmt == "flux":
-        return sql
-    base = ("SELECT id, message_data, created_at FROM agent_messages WHERE session_id = :s{b} "
-            "ORDER BY id ASC LIMIT :n")
-    return base.format(b=" AND id > :i" if "i" in params else "")
+            "peak_kb": _peak_kb(), "stages": tm, "counts": counts, "sql": sql_log[0] if sql_log else "",
+            "solo": {"sql": sql_rows, "to pages": conv, "writer (to memory)": enc}}
 
 
 # -- cProfile in every thread -------------------------------------------------------
@@ -678,16 +690,17 @@ def breakdowns(fmt: str, path: str, exports: list[str], tmpdir: str,
             "build": tm["writer.messages"] - tm["write"],
             "write": tm["write"],
             "fsync": tm["fsync"],
-            "hop": tm["to_thread"] - tm["writer.messages"] - tm["fsync"],
-            "other": wall - tm["list"] - tm["page_messages"] - tm["to_thread"],
+            "wait": tm["to_thread"],
+            "other": wall - tm["page_messages"] - tm["to_thread"] - tm["fsync"],
         }
 
     cols = {e: col(e) for e in exports}
     any_res = results[exports[0]]
     c = any_res["counts"]
     print(f"\n  Where the time goes, {fmt} store: the real export with timers around each stage "
-          f"(seconds; % of that export's wall time). {c['pages']:,} message pages, "
-          f"{c['to_thread']:,} to_thread hand-offs, {c['list']} session-list pages per export.")
+          f"(seconds; % of that export's wall time). {c['pages']:,} message reads "
+          f"({c['fetch']:,} queries), {c['to_thread']:,} worker hand-offs, {c['list']} "
+          "session-list pages per export.")
     bt = Table(["stage", *exports])
 
     def cell(e: str, v: float, pct: bool = True) -> str:
@@ -697,20 +710,20 @@ def breakdowns(fmt: str, path: str, exports: list[str], tmpdir: str,
     bt.add("  (wall time without them, table above)",
            *[f"{plain[e]:.2f}" if e in plain else "-" for e in exports])
     for key, label in (
-        ("list", "list sessions (list_sessions pages, awaited)"),
-        ("fetch", "fetch message pages (backend.fetchall awaited)"),
-        ("conv", "rows -> Message (rest of page_messages)"),
-        ("build", "writer.messages: build the text (worker)"),
-        ("write", "writer.messages: out.write (worker)"),
+        ("list", "list sessions (pages read ahead, beside the rest)"),
+        ("fetch", "fetch message rows (backend.fetchall awaited)"),
+        ("conv", "rows -> pages (rest of the reads, loop)"),
+        ("build", "  worker: build the text (beside the loop)"),
+        ("write", "  worker: out.write (beside the loop)"),
         ("fsync", "fsync (worker)"),
-        ("hop", "to_thread hand-offs (await minus work)"),
+        ("wait", "loop waiting for the worker's batches"),
         ("other", "other: event loop, async plumbing"),
     ):
         bt.add("  " + label, *[cell(e, cols[e][key]) for e in exports])
     bt.add("same pieces single-threaded (one process, no file):", *["" for _ in exports])
-    for key, label in (("sql", "  fluxgui's page SQL via plain sqlite3"),
-                       ("to Message", "  rows -> Message (store._message)"),
-                       ("writer (to memory)", "  writer.messages into memory")):
+    for key, label in (("sql", "  fluxgui's group SQL via plain sqlite3"),
+                       ("to pages", "  rows split by session"),
+                       ("writer (to memory)", "  writer.rows into memory")):
         bt.add(label, *[f"{results[e]['solo'][key]:.2f}" for e in exports])
     bt.add("  sum", *[f"{sum(results[e]['solo'].values()):.2f}" for e in exports])
     bt.add("for reference: baseline stream / stream + parse", *[f"{stream:.2f} / {parse:.2f}" for _ in exports])

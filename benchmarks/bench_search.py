@@ -368,8 +368,8 @@ async def bench_export(fmt: str, src: Path) -> None:
     from fluxgui.services.export import export_sessions
 
     print(f"\n== export, {fmt} ==", flush=True)
-    out = DATA / f"bench19-export.{fmt}.jsonl"
-    base_out = DATA / "bench19-baseline.jsonl"
+    out = DATA / f"bench19-export.{os.getpid()}.{fmt}.jsonl"  # (another run may share DATA)
+    base_out = DATA / f"bench19-baseline.{os.getpid()}.jsonl"
     table, cols = ("messages", "session_id, id, role, content, metadata, created_at") if fmt == "flux" else (
         "agent_messages", "session_id, id, message_data, created_at")
     t = time.perf_counter()

@@ -49,6 +49,9 @@ __all__ = [
     "cut_page",
 ]
 
+if TYPE_CHECKING:  # the export's pages: loaded when an export reads
+    from fluxgui.core.jsonrecords import RowPage
+
 
 class StoreBackend(Protocol):
     """What a :class:`Store` needs of its back-end, whatever the storage."""
@@ -292,6 +295,25 @@ class Store(Refusals, Generic[B]):
             if len(page) < batch:
                 return
             anchor = page[-1].sort_key
+
+    async def iter_row_pages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message] | RowPage]:
+        """:meth:`iter_messages` (main branch) for a reader that writes pages out in
+        another thread (an export): a SQL format yields its pages of plain rows as
+        :class:`~fluxgui.core.jsonrecords.RowPage`, to be read (or written straight as
+        JSON) in that thread; this default, and a page that must be read here, Messages."""
+        async for page in self.iter_messages(session_id, batch=batch):
+            yield page
+
+    async def row_pages_of(
+        self, session_ids: list[str], *, limit: int
+    ) -> dict[str, list[Message] | RowPage]:
+        """Several small sessions (counts adding up to at most ``limit``) read at once:
+        session id → all its messages in one page (as :meth:`iter_row_pages` gives
+        them; an empty list: none), for each session read whole. A session left out is
+        to be read with :meth:`iter_row_pages`; this default reads none."""
+        return {}
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 
 from . import mdsafe
 from .display import compaction_summary
+from .jsonrecords import RowPage, big_message, message_record, row_records
 from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
 from .mdsafe import SLICE, slices
 from .model import Message, SessionInfo
@@ -54,28 +55,6 @@ SUFFIXES = {"json": ".json", "jsonl": ".jsonl", "md": ".md", "html": ".html"}
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def message_record(m: Message, *, metadata: bool = True, store_format: str = "") -> dict[str, Any]:
-    """The exported form of a message; without ``metadata`` its metadata is left out
-    (for a flux row whose metadata is not a JSON object, ``raw`` holds that text: it goes
-    too)."""
-    out = m.to_dict()
-    if not metadata:
-        out["metadata"] = None
-        if store_format == "flux" and isinstance(m.raw, str):
-            out["raw"] = None
-    return out
-
-
-def _big_message(m: Message) -> bool:
-    """Whether ``m`` holds more than :data:`BIG` characters (text, raw item, metadata).
-    A message read from stored text no longer than that needs no walk of its item."""
-    if len(m.text) > BIG:
-        return True
-    if m.stored_chars is not None and m.stored_chars <= BIG:
-        return False
-    return is_big(m.raw) or is_big(m.metadata)
 
 
 class ExportWriter(ABC):
@@ -156,6 +135,10 @@ class ExportWriter(ABC):
     @abstractmethod
     def messages(self, page: list[Message]) -> None: ...
 
+    def rows(self, page: RowPage) -> None:
+        """A page of stored rows (:mod:`.rowjson`), read as Messages here."""
+        self.messages(page.messages())
+
     def end_session(self) -> None:
         pass
 
@@ -168,25 +151,61 @@ class ExportWriter(ABC):
 
 
 class _JsonRecords(ExportWriter):
-    """Shared by JSON and JSONL: one record per message, valid JSON, big ones streamed."""
+    """Shared by JSON and JSONL: one record per message, valid JSON, big ones streamed.
+    Stored rows become records straight from the rows (:mod:`.rowjson`); a row that
+    path leaves is read as a Message and written as the others are."""
 
-    def _record(self, sep: str, record: dict[str, Any], big: bool, end: str = "") -> None:
-        if big:
-            self._put(sep)
-            self._put_all(iter_json(record, self._counter))
-            self._put(end)
+    _head = "{"  # how a record starts (JSONL: with its session id)
+    _open = _between = _end = ""  # before a session's first record, between two, after each
+    _first = True
+    _sid: str | None = None  # JSONL: the session's id, in each record
+
+    def messages(self, page: list[Message]) -> None:
+        for m in page:
+            self._message(m)
+        self._flush()
+        self.messages_written += len(page)
+
+    def rows(self, page: RowPage) -> None:
+        records = row_records(
+            page, self._head, "}" + self._end, metadata=self.metadata, store_format=self.store_format
+        )
+        if None not in records:  # all of them straight from the rows: one piece
+            if records:
+                self._put(self._sep() + self._between.join(records))
         else:
-            self._put(sep + dumps(record, self._counter) + end)
+            for row, text in zip(page.rows, records):
+                if text is None:
+                    self._message(page.read(row))
+                else:
+                    self._put(self._sep() + text)
+        self.messages_written += len(page.rows)
+
+    def _sep(self) -> str:
+        first, self._first = self._first, False
+        return self._open if first else self._between
+
+    def _message(self, m: Message) -> None:
+        record = message_record(m, metadata=self.metadata, store_format=self.store_format)
+        if self._sid is not None:
+            record = {"session_id": self._sid, **record}
+        if big_message(m):
+            self._put(self._sep())
+            self._put_all(iter_json(record, self._counter))
+            self._put(self._end)
+        else:
+            self._put(self._sep() + dumps(record, self._counter) + self._end)
 
 
 class JsonWriter(_JsonRecords):
+    _open, _between = "\n", ",\n"
+
     def begin(self, store_format: str, title: str = "") -> None:
         super().begin(store_format, title)
         self.out.write(
             f'{{"fluxgui_export": {EXPORT_VERSION}, "format": {_dumps(store_format)}, '
             '"sessions": ['
         )
-        self._first_message = True
 
     def session(self, info: SessionInfo) -> None:
         head = info.to_dict()
@@ -195,15 +214,7 @@ class JsonWriter(_JsonRecords):
         fields = ", ".join(f"{_dumps(k)}: {dumps(v, self._counter)}" for k, v in head.items())
         self._put(f'{prefix}{{{fields}, "messages": [')
         self.sessions += 1
-        self._first_message = True
-
-    def messages(self, page: list[Message]) -> None:
-        for m in page:
-            record = message_record(m, metadata=self.metadata, store_format=self.store_format)
-            self._record("\n" if self._first_message else ",\n", record, _big_message(m))
-            self._first_message = False
-        self._flush()
-        self.messages_written += len(page)
+        self._first = True
 
     def end_session(self) -> None:
         self._put("]}")
@@ -214,19 +225,12 @@ class JsonWriter(_JsonRecords):
 
 
 class JsonlWriter(_JsonRecords):
+    _end = "\n"
+
     def session(self, info: SessionInfo) -> None:
         self._sid = info.id
+        self._head = f'{{"session_id": {dumps(info.id, self._counter)}, '
         self.sessions += 1
-
-    def messages(self, page: list[Message]) -> None:
-        for m in page:
-            record = {
-                "session_id": self._sid,
-                **message_record(m, metadata=self.metadata, store_format=self.store_format),
-            }
-            self._record("", record, _big_message(m), "\n")
-        self._flush()
-        self.messages_written += len(page)
 
     def end(self) -> None:
         self._flush()

@@ -33,6 +33,7 @@ from .model import Message, SessionInfo
 if TYPE_CHECKING:  # annotations only: a command that lists sessions never loads them
     from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
     from .changes import Change
+    from .jsonrecords import RowPage
     from .structure import StructureReport
 
 Direction = Literal["backward", "forward"]
@@ -215,6 +216,11 @@ class SessionStore(Protocol):
     def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Message]]: ...
+    def iter_row_pages(
+        self, session_id: str, *, batch: int = 500
+    ) -> AsyncIterator[list[Message] | RowPage]:
+        """:meth:`iter_messages` for a reader that writes pages out in another thread:
+        pages of plain stored rows come as a :class:`~.jsonrecords.RowPage`, read there."""
     async def latest_messages(self, session_id: str, limit: int | None, *, branch: str | None = None) -> list[Message]: ...
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int: ...
     async def count_turns_before(self, session_id: str, anchor: tuple[Any, ...], *, branch: str | None = None) -> int: ...

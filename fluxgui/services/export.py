@@ -13,13 +13,16 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from fluxgui.core.errors import TargetError
-from fluxgui.core.export import EXPORT_FORMATS, make_writer
+from fluxgui.core.export import EXPORT_FORMATS, ExportWriter, make_writer
 from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync_folder
+from fluxgui.core.jsonrecords import RowPage
+from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.ports import SessionPage
 from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
@@ -33,7 +36,6 @@ from .transfer_common import (
     in_thread,
     iter_infos,
     resolve,
-    session_infos,
 )
 
 
@@ -75,37 +77,26 @@ async def export_to_stream(
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}")
-    done = 0
-    sessions = iter_infos(infos) if infos is not None else session_infos(store, None)
+    sessions = iter_infos(infos) if infos is not None else _every_session(store)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. The next batch is read
     # while the last one is written (one in flight: memory stays within two batches).
-    pipe = _Pipeline()
+    # SQL stores hand over their rows unread (RowPage): the worker makes the JSON records
+    # straight from them, or reads them as Messages. Small sessions are read a group at
+    # a time (one query for many), which keeps the round trips to the database few.
+    run = _Run(store, writer, progress, total, annotate)
     try:
-        batched = batched_chars = 0
-        async for info in sessions:
-            pipe.add(writer.session, info)
-            if annotate is not None:
-                pipe.add(writer.notes, await annotate(info.id))
-            async for page in store.iter_messages(info.id):
-                pipe.add(writer.messages, page)
-                batched += len(page)
-                batched_chars += sum(len(m.text) for m in page)
-                done += len(page)
-                if batched >= _EXPORT_BATCH or batched_chars >= _EXPORT_BATCH_CHARS:
-                    await pipe.flush()
-                    batched = batched_chars = 0
-                if progress:
-                    progress(done, max(total, done))
-            pipe.add(writer.end_session)
-            result.sessions += 1
-        pipe.add(writer.end)
-        await pipe.flush()
-        await pipe.drain(raise_errors=True)
+        async with contextlib.aclosing(sessions) as listed:
+            async for info in listed:
+                await run.add(info)
+        await run.flush_group()
+        run.pipe.add(writer.end)
+        await run.pipe.flush()
+        await run.pipe.drain(raise_errors=True)
     finally:
-        await pipe.drain()
-    result.messages = done
+        await run.pipe.drain()
+    result.sessions, result.messages = run.sessions_done, run.done
     if writer.replaced_non_finite:
         n = writer.replaced_non_finite
         result.notes.append(
@@ -115,8 +106,119 @@ async def export_to_stream(
     return result
 
 
-_EXPORT_BATCH = 2000
+_EXPORT_BATCH = 8000
 _EXPORT_BATCH_CHARS = 8_000_000
+#: small sessions are read together, a group of them in one query: at most this many
+#: rows in all at first (a page: what one read of a session holds at most), then as
+#: many as hold about _EXPORT_BATCH_CHARS of text at the size of the rows read so far,
+#: up to _GROUP_MAX (fewer reads, each a round trip to the database's thread)
+_GROUP_ROWS = 500
+_GROUP_MAX = 4000
+
+
+async def _every_session(store: Store) -> AsyncIterator[SessionInfo]:
+    """Every session in :func:`~.transfer_common.session_infos`' order (the least
+    recently active first), the next page of the list read while this one's sessions are
+    exported (listing is the database's work, which can run beside the writer's)."""
+    ahead: asyncio.Future[SessionPage] | None = asyncio.ensure_future(_list_page(store, None))
+    try:
+        while ahead is not None:
+            page = await ahead
+            ahead = asyncio.ensure_future(_list_page(store, page.cursor)) if page.cursor else None
+            for info in page.sessions:
+                yield info
+    finally:
+        if ahead is not None:
+            ahead.cancel()
+            await asyncio.wait({ahead})
+
+
+async def _list_page(store: Store, cursor: tuple[Any, ...] | None) -> SessionPage:
+    return await store.list_sessions(limit=_LIST_PAGE, cursor=cursor, descending=False)
+
+
+_LIST_PAGE = 200
+
+
+class _Run:
+    """One export's reading loop: sessions read (a group of small ones at once), their
+    pages queued to the writer, batches handed to the worker thread."""
+
+    def __init__(
+        self, store: Store, writer: ExportWriter, progress: Progress | None, total: int,
+        annotate: Annotate | None,
+    ) -> None:
+        self.store, self.writer, self.progress, self.total = store, writer, progress, total
+        self.annotate = annotate
+        self.pipe = _Pipeline()
+        self.done = self.sessions_done = 0
+        self._batched = self._batched_chars = 0
+        self._rows = self._chars = 0  # read so far
+        self._group: list[SessionInfo] = []
+        self._grouped = 0
+
+    async def add(self, info: SessionInfo) -> None:
+        """Export the session ``info`` (next in order): with the group of small ones
+        gathered, or (a big one, or one of unknown size) on its own."""
+        limit = self._group_limit()
+        if not info.count_exact or info.messages > limit:
+            await self.flush_group()
+            await self._sessions([info], {})
+            return
+        if self._grouped + info.messages > limit:
+            await self.flush_group()
+        self._group.append(info)
+        self._grouped += info.messages
+
+    async def flush_group(self) -> None:
+        """Export the small sessions gathered (one read for all of them)."""
+        group, grouped = self._group, self._grouped
+        self._group, self._grouped = [], 0
+        if len(group) > 1:  # (rows past the counts: a session cut short is read alone)
+            found = await self.store.row_pages_of([i.id for i in group], limit=grouped)
+            await self._sessions(group, found)
+        elif group:
+            await self._sessions(group, {})
+
+    def _group_limit(self) -> int:
+        if not self._rows:
+            return _GROUP_ROWS
+        per_row = max(1, self._chars // self._rows)
+        return max(_GROUP_ROWS, min(_GROUP_MAX, _EXPORT_BATCH_CHARS // per_row))
+
+    async def _sessions(self, infos: list[SessionInfo], found: dict[str, list[Message] | RowPage]) -> None:
+        """Write these sessions, in this order (their pages in ``found``, or read now)."""
+        for info in infos:
+            self.pipe.add(self.writer.session, info)
+            if self.annotate is not None:
+                self.pipe.add(self.writer.notes, await self.annotate(info.id))
+            if info.id in found:
+                await self._page(found.pop(info.id))
+            else:
+                async for page in self.store.iter_row_pages(info.id):
+                    await self._page(page)
+            self.pipe.add(self.writer.end_session)
+            self.sessions_done += 1
+
+    async def _page(self, page: list[Message] | RowPage) -> None:
+        if not len(page):
+            return
+        if isinstance(page, RowPage):  # rows, read in the worker thread
+            self.pipe.add(self.writer.rows, page)
+            chars = page.chars()
+        else:
+            self.pipe.add(self.writer.messages, page)
+            chars = sum(len(m.text) for m in page)
+        self._batched += len(page)
+        self._batched_chars += chars
+        self.done += len(page)
+        self._rows += len(page)
+        self._chars += chars
+        if self._batched >= _EXPORT_BATCH or self._batched_chars >= _EXPORT_BATCH_CHARS:
+            await self.pipe.flush()
+            self._batched = self._batched_chars = 0
+        if self.progress:
+            self.progress(self.done, max(self.total, self.done))
 
 
 class _Pipeline:

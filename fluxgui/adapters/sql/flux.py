@@ -21,10 +21,12 @@ from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
+from .sessionrows import RowReads
 from .store import SqlStore
 
 if TYPE_CHECKING:
     from fluxgui.core.changes import Row
+    from fluxgui.core.jsonrecords import RowPage
 
     from .editor import TableEditor
 
@@ -54,6 +56,9 @@ GENERIC_DDL = [
 ]
 
 _COLS = "id, role, content, metadata, created_at"
+#: a session's rows after id :b, oldest first
+_FORWARD = f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id > :b
+               ORDER BY id LIMIT :n"""
 
 
 def _per_session(sid: str) -> str:
@@ -102,7 +107,7 @@ def _plain_message(item: dict[str, Any]) -> bool:
     )
 
 
-class FluxStore(SqlStore):
+class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
@@ -337,22 +342,35 @@ class FluxStore(SqlStore):
         branch: str | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
-        if direction == "backward":
-            bound = int(anchor[0]) if anchor else MAX_KEY
-            rows = await self.backend.fetchall(
-                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id < :b
-                    ORDER BY id DESC LIMIT :n""",
-                {"s": session_id, "b": bound, "n": limit},
-            )
-            rows.reverse()
-        else:
-            bound = int(anchor[0]) if anchor else -MAX_KEY
-            rows = await self.backend.fetchall(
-                f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id > :b
-                    ORDER BY id LIMIT :n""",
-                {"s": session_id, "b": bound, "n": limit},
-            )
+        rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
         return [self._message(r) for r in rows]
+
+    async def _page_rows(
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` rows (:data:`_COLS`) next to ``anchor``, oldest first."""
+        if not backward:
+            bound = int(anchor[0]) if anchor else -MAX_KEY
+            return await self.backend.fetchall(_FORWARD, {"s": session_id, "b": bound, "n": limit})
+        bound = int(anchor[0]) if anchor else MAX_KEY
+        rows = await self.backend.fetchall(
+            f"""SELECT {_COLS} FROM messages WHERE session_id = :s AND id < :b
+                ORDER BY id DESC LIMIT :n""",
+            {"s": session_id, "b": bound, "n": limit},
+        )
+        rows.reverse()
+        return rows
+
+    # (the export's reads: RowReads)
+    _row_table, _row_columns, _row_order = TABLE, _COLS, "id"
+
+    def _row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (int(row[0]),)
+
+    async def _row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> RowPage:
+        from fluxgui.core.jsonrecords import RowPage
+
+        return RowPage("flux", rows, self._message, self._utc)
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None

@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from functools import partial
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import KeyNeeded
 from fluxgui.core.model import Message, meta_dict, is_compaction
@@ -25,10 +27,14 @@ from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable,
 from ..backend import Params
 from ...textmatch import contains
 from ..search import like_any, search_ids, search_patterns
+from ..sessionrows import RowReads
 from ..textsearch import (
     after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
 )
 from .listing import AgentsListing
+
+if TYPE_CHECKING:  # the export's pages: loaded when an export reads
+    from fluxgui.core.jsonrecords import RowPage
 
 
 #: How many of the latest rows (besides the first) :meth:`AgentsReader.detect_encryption`
@@ -60,7 +66,24 @@ def _count_user_items(
 _sealed = sealed  # whether a message was stored as an envelope (opened or not)
 
 
-class AgentsReader(AgentsListing):
+def _plain_rows(rows: list[tuple[Any, ...]]) -> bool:
+    """Whether no row ``(id, message_data, created_at, …)`` may be an envelope: every
+    item is text, and none holds the envelope's mark (:func:`looks_encrypted` looks for
+    it in an item's head)."""
+    try:
+        items = "\0".join(map(itemgetter(1), rows))  # (the mark holds no NUL)
+    except TypeError:  # bytes, NULL: read here
+        return False
+    return ENVELOPE_MARK not in items
+
+
+def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bool) -> Message:
+    """A row of :func:`_plain_rows` as :meth:`AgentsReader._message` reads it."""
+    key = (row[2], int(row[0])) if by_time else (int(row[0]),)
+    return stored_message(row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=key)
+
+
+class AgentsReader(RowReads, AgentsListing):
     """Reading a session's items, envelopes opened (the second layer of
     :class:`~.writing.AgentsStore`)."""
 
@@ -297,8 +320,16 @@ class AgentsReader(AgentsListing):
         branch: str | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
-        params: Params = {"s": session_id, "n": limit}
         backward = direction == "backward"
+        rows = await self._page_rows(session_id, limit, anchor, backward)
+        return await self._messages(rows, session_id)
+
+    async def _page_rows(
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` rows ``(id, message_data, created_at)`` next to ``anchor``,
+        oldest first (see :meth:`page_messages`)."""
+        params: Params = {"s": session_id, "n": limit}
         order = "DESC" if backward else "ASC"
         op = "<" if backward else ">"
         if self._by_time:
@@ -320,6 +351,31 @@ class AgentsReader(AgentsListing):
         )
         if backward:
             rows.reverse()
+        return rows
+
+    # (the export's reads: RowReads)
+    _row_columns = "id, message_data, created_at"
+
+    @property
+    def _row_table(self) -> str:
+        return self._M
+
+    @property
+    def _row_order(self) -> str:
+        return "created_at, id" if self._by_time else "id"
+
+    def _row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (row[2], int(row[0])) if self._by_time else (int(row[0]),)
+
+    async def _row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message] | RowPage:
+        """Rows ``(id, message_data, created_at, …)`` of a session as a page to export:
+        plain items as rows; read here as Messages when one may be an envelope, or with
+        a key (reading one may change what the store knows: see :meth:`_messages`)."""
+        from fluxgui.core.jsonrecords import RowPage
+
+        if self.cipher is None and not self.encrypted and _plain_rows(rows):
+            read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
+            return RowPage("agents", rows, read, self._utc)
         return await self._messages(rows, session_id)
 
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
