@@ -7,7 +7,6 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,9 @@ from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
 from .sessionrows import RowReads
+from .fluxvalues import plain_message as _plain_message
+from .fluxvalues import storable as _storable
+from .fluxvalues import text_value as _text_value
 from .store import SqlStore
 
 if TYPE_CHECKING:
@@ -70,41 +72,6 @@ def _per_session(sid: str) -> str:
                (SELECT l.created_at FROM messages l WHERE l.session_id = {sid}
                 ORDER BY l.id DESC LIMIT 1),
                (SELECT MAX(x.id) FROM messages x WHERE x.session_id = {sid})"""
-
-
-def _text_value(value: Any) -> Any:
-    """The text flux's column ends up holding for a content value (SQLite's TEXT affinity
-    turns a number into its text; other back-ends need the text given)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    import json  # (json loads when a write needs it: listing sessions never does)
-
-    return json.dumps(value, ensure_ascii=False)
-
-
-#: (compiled by re when a write first needs it: a range this wide takes milliseconds)
-_SURROGATE = "[\ud800-\udfff]"
-
-
-def _storable(text: str) -> str:
-    """Text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot)
-    becomes U+FFFD."""
-    return text if text.isascii() else re.sub(_SURROGATE, "\ufffd", text)
-
-
-def _plain_message(item: dict[str, Any]) -> bool:
-    """An item flux's role + content columns hold entirely."""
-    return (
-        set(item) <= {"role", "content"}
-        and isinstance(item.get("content"), str)
-        and isinstance(item.get("role"), str)
-    )
 
 
 class FluxStore(RowReads, SqlStore):

@@ -1,0 +1,42 @@
+"""What flux's columns hold for a value fluxgui writes: the text of a content value, text
+a database can store, and whether an item fits the role + content columns whole."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def text_value(value: Any) -> Any:
+    """The text flux's column ends up holding for a content value (SQLite's TEXT affinity
+    turns a number into its text; other back-ends need the text given)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    import json  # (json loads when a write needs it: listing sessions never does)
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+#: (compiled by re when a write first needs it: a range this wide takes milliseconds)
+_SURROGATE = "[\ud800-\udfff]"
+
+
+def storable(text: str) -> str:
+    """Text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot)
+    becomes U+FFFD."""
+    return text if text.isascii() else re.sub(_SURROGATE, "\ufffd", text)
+
+
+def plain_message(item: dict[str, Any]) -> bool:
+    """An item flux's role + content columns hold entirely."""
+    return (
+        set(item) <= {"role", "content"}
+        and isinstance(item.get("content"), str)
+        and isinstance(item.get("role"), str)
+    )
