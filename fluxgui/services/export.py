@@ -80,8 +80,8 @@ async def export_to_stream(
     sessions = iter_infos(infos) if infos is not None else _every_session(store)
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
-    # by size too, so big messages are not held many at a time. The next batch is read
-    # while the last one is written (one in flight: memory stays within two batches).
+    # by size too, so big messages are not held many at a time. Reading and writing take
+    # turns (see _Pipeline): memory stays within a batch.
     # SQL stores hand over their rows unread (RowPage): the worker makes the JSON records
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
@@ -222,8 +222,11 @@ class _Run:
 
 
 class _Pipeline:
-    """Writer calls queued on the event loop and run in a worker thread, one batch in
-    flight while the next is gathered."""
+    """Writer calls queued on the event loop and run in a worker thread, a batch at a
+    time: the next batch is read once the last one is written. (Reading alongside would
+    gain nothing and cost much: both are Python work, which runs one thread at a time,
+    and a SQLite read in its thread would wait for the interpreter at each row. The list
+    of sessions, mostly the database's own work, is still read ahead.)"""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
@@ -233,11 +236,13 @@ class _Pipeline:
         self.calls.append((fn, args))
 
     async def flush(self) -> None:
-        """Wait for the batch in flight (its error is raised here), send the next."""
+        """Run the calls gathered in the worker thread and wait for them (their error is
+        raised here)."""
         await self.drain(raise_errors=True)
         if self.calls:
             calls, self.calls = self.calls, []
             self.writing = asyncio.ensure_future(in_thread(_run_calls, calls))
+            await self.drain(raise_errors=True)
 
     async def drain(self, *, raise_errors: bool = False) -> None:
         """Wait for the batch in flight: nothing keeps writing to a file being closed."""
