@@ -77,7 +77,8 @@ async def export_to_stream(
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}")
-    sessions = iter_infos(infos) if infos is not None else _every_session(store)
+    listing = _SessionList(store) if infos is None else None
+    sessions = iter_infos(infos) if listing is None else listing()
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. Reading and writing take
@@ -85,7 +86,7 @@ async def export_to_stream(
     # SQL stores hand over their rows unread (RowPage): the worker makes the JSON records
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
-    run = _Run(store, writer, progress, total, annotate)
+    run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -116,25 +117,37 @@ _GROUP_ROWS = 500
 _GROUP_MAX = 4000
 
 
-async def _every_session(store: Store) -> AsyncIterator[SessionInfo]:
+class _SessionList:
     """Every session in :func:`~.transfer_common.session_infos`' order (the least
-    recently active first), the next page of the list read while this one's sessions are
-    exported (listing is the database's work, which can run beside the writer's)."""
-    ahead: asyncio.Future[SessionPage] | None = asyncio.ensure_future(_list_page(store, None))
-    try:
-        while ahead is not None:
-            page = await ahead
-            ahead = asyncio.ensure_future(_list_page(store, page.cursor)) if page.cursor else None
-            for info in page.sessions:
-                yield info
-    finally:
-        if ahead is not None:
-            ahead.cancel()
-            await asyncio.wait({ahead})
+    recently active first). :meth:`read_ahead` has the next page of the list read now:
+    called as the worker starts a batch, the database lists while the worker writes."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cursor: tuple[Any, ...] | None = None
+        self._ended = False
+        self._ahead: asyncio.Future[SessionPage] | None = None
 
-async def _list_page(store: Store, cursor: tuple[Any, ...] | None) -> SessionPage:
-    return await store.list_sessions(limit=_LIST_PAGE, cursor=cursor, descending=False)
+    def read_ahead(self) -> None:
+        if self._ahead is None and not self._ended:
+            self._ahead = asyncio.ensure_future(
+                self.store.list_sessions(limit=_LIST_PAGE, cursor=self._cursor, descending=False)
+            )
+
+    async def __call__(self) -> AsyncIterator[SessionInfo]:
+        try:
+            while not self._ended:
+                self.read_ahead()
+                assert self._ahead is not None
+                ahead, self._ahead = self._ahead, None
+                page = await ahead
+                self._cursor, self._ended = page.cursor, page.cursor is None
+                for info in page.sessions:
+                    yield info
+        finally:
+            if self._ahead is not None:
+                self._ahead.cancel()
+                await asyncio.wait({self._ahead})
 
 
 _LIST_PAGE = 200
@@ -146,10 +159,10 @@ class _Run:
 
     def __init__(
         self, store: Store, writer: ExportWriter, progress: Progress | None, total: int,
-        annotate: Annotate | None,
+        annotate: Annotate | None, beside: Callable[[], None] | None,
     ) -> None:
         self.store, self.writer, self.progress, self.total = store, writer, progress, total
-        self.annotate = annotate
+        self.annotate, self.beside = annotate, beside  # beside: called as a batch starts
         self.pipe = _Pipeline()
         self.done = self.sessions_done = 0
         self._batched = self._batched_chars = 0
@@ -215,6 +228,8 @@ class _Run:
         self._rows += len(page)
         self._chars += chars
         if self._batched >= _EXPORT_BATCH or self._batched_chars >= _EXPORT_BATCH_CHARS:
+            if self.beside is not None:
+                self.beside()
             await self.pipe.flush()
             self._batched = self._batched_chars = 0
         if self.progress:
