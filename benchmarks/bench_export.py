@@ -223,6 +223,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     and the writer on those rows, timed on its own.
     """
     import asyncio
+    import contextvars
     import io
 
     import aiosqlite  # noqa: F401
@@ -296,10 +297,10 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
         store = await open_store(db)
         backend = store.backend
         real_fetchall = backend.fetchall
-        reading = [False]
+        reading = contextvars.ContextVar("reading", default=False)  # (the list reads beside)
 
         async def fetchall(sql: str, params: dict | None = None) -> Any:
-            if not reading[0]:
+            if not reading.get():
                 return await real_fetchall(sql, params)
             t = time.perf_counter()
             rows = await real_fetchall(sql, params)
@@ -313,11 +314,11 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
 
         async def timed_read(coro: Any) -> Any:
             t = time.perf_counter()
-            reading[0] = True
+            token = reading.set(True)
             try:
                 return await coro
             finally:
-                reading[0] = False
+                reading.reset(token)
                 tm["page_messages"] += time.perf_counter() - t
                 counts["pages"] += 1
 
@@ -713,10 +714,10 @@ def breakdowns(fmt: str, path: str, exports: list[str], tmpdir: str,
         ("list", "list sessions (pages read ahead, beside the rest)"),
         ("fetch", "fetch message rows (backend.fetchall awaited)"),
         ("conv", "rows -> pages (rest of the reads, loop)"),
-        ("build", "  worker: build the text (beside the loop)"),
-        ("write", "  worker: out.write (beside the loop)"),
+        ("build", "  worker: build the text"),
+        ("write", "  worker: out.write"),
         ("fsync", "fsync (worker)"),
-        ("wait", "loop waiting for the worker's batches"),
+        ("wait", "loop waiting for the worker's batches (turns)"),
         ("other", "other: event loop, async plumbing"),
     ):
         bt.add("  " + label, *[cell(e, cols[e][key]) for e in exports])

@@ -77,15 +77,16 @@ async def export_to_stream(
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}")
-    sessions = iter_infos(infos) if infos is not None else _every_session(store)
+    listing = _SessionList(store) if infos is None else None
+    sessions = iter_infos(infos) if listing is None else listing()
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
-    # by size too, so big messages are not held many at a time. The next batch is read
-    # while the last one is written (one in flight: memory stays within two batches).
+    # by size too, so big messages are not held many at a time. Reading and writing take
+    # turns (see _Pipeline): memory stays within a batch.
     # SQL stores hand over their rows unread (RowPage): the worker makes the JSON records
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
-    run = _Run(store, writer, progress, total, annotate)
+    run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -116,25 +117,37 @@ _GROUP_ROWS = 500
 _GROUP_MAX = 4000
 
 
-async def _every_session(store: Store) -> AsyncIterator[SessionInfo]:
+class _SessionList:
     """Every session in :func:`~.transfer_common.session_infos`' order (the least
-    recently active first), the next page of the list read while this one's sessions are
-    exported (listing is the database's work, which can run beside the writer's)."""
-    ahead: asyncio.Future[SessionPage] | None = asyncio.ensure_future(_list_page(store, None))
-    try:
-        while ahead is not None:
-            page = await ahead
-            ahead = asyncio.ensure_future(_list_page(store, page.cursor)) if page.cursor else None
-            for info in page.sessions:
-                yield info
-    finally:
-        if ahead is not None:
-            ahead.cancel()
-            await asyncio.wait({ahead})
+    recently active first). :meth:`read_ahead` has the next page of the list read now:
+    called as the worker starts a batch, the database lists while the worker writes."""
 
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cursor: tuple[Any, ...] | None = None
+        self._ended = False
+        self._ahead: asyncio.Future[SessionPage] | None = None
 
-async def _list_page(store: Store, cursor: tuple[Any, ...] | None) -> SessionPage:
-    return await store.list_sessions(limit=_LIST_PAGE, cursor=cursor, descending=False)
+    def read_ahead(self) -> None:
+        if self._ahead is None and not self._ended:
+            self._ahead = asyncio.ensure_future(
+                self.store.list_sessions(limit=_LIST_PAGE, cursor=self._cursor, descending=False)
+            )
+
+    async def __call__(self) -> AsyncIterator[SessionInfo]:
+        try:
+            while not self._ended:
+                self.read_ahead()
+                assert self._ahead is not None
+                ahead, self._ahead = self._ahead, None
+                page = await ahead
+                self._cursor, self._ended = page.cursor, page.cursor is None
+                for info in page.sessions:
+                    yield info
+        finally:
+            if self._ahead is not None:
+                self._ahead.cancel()
+                await asyncio.wait({self._ahead})
 
 
 _LIST_PAGE = 200
@@ -146,10 +159,10 @@ class _Run:
 
     def __init__(
         self, store: Store, writer: ExportWriter, progress: Progress | None, total: int,
-        annotate: Annotate | None,
+        annotate: Annotate | None, beside: Callable[[], None] | None,
     ) -> None:
         self.store, self.writer, self.progress, self.total = store, writer, progress, total
-        self.annotate = annotate
+        self.annotate, self.beside = annotate, beside  # beside: called as a batch starts
         self.pipe = _Pipeline()
         self.done = self.sessions_done = 0
         self._batched = self._batched_chars = 0
@@ -215,6 +228,8 @@ class _Run:
         self._rows += len(page)
         self._chars += chars
         if self._batched >= _EXPORT_BATCH or self._batched_chars >= _EXPORT_BATCH_CHARS:
+            if self.beside is not None:
+                self.beside()
             await self.pipe.flush()
             self._batched = self._batched_chars = 0
         if self.progress:
@@ -222,8 +237,11 @@ class _Run:
 
 
 class _Pipeline:
-    """Writer calls queued on the event loop and run in a worker thread, one batch in
-    flight while the next is gathered."""
+    """Writer calls queued on the event loop and run in a worker thread, a batch at a
+    time: the next batch is read once the last one is written. (Reading alongside would
+    gain nothing and cost much: both are Python work, which runs one thread at a time,
+    and a SQLite read in its thread would wait for the interpreter at each row. The list
+    of sessions, mostly the database's own work, is still read ahead.)"""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
@@ -233,11 +251,13 @@ class _Pipeline:
         self.calls.append((fn, args))
 
     async def flush(self) -> None:
-        """Wait for the batch in flight (its error is raised here), send the next."""
+        """Run the calls gathered in the worker thread and wait for them (their error is
+        raised here)."""
         await self.drain(raise_errors=True)
         if self.calls:
             calls, self.calls = self.calls, []
             self.writing = asyncio.ensure_future(in_thread(_run_calls, calls))
+            await self.drain(raise_errors=True)
 
     async def drain(self, *, raise_errors: bool = False) -> None:
         """Wait for the batch in flight: nothing keeps writing to a file being closed."""
