@@ -135,9 +135,9 @@ class IndexFile:
         return state.get("version") == SCHEMA_VERSION and state.get("store_key") == self.store_key
 
     @classmethod
-    def for_store(cls, store_key: str) -> IndexFile:
+    def for_store(cls, store_key: str, *, reading: bool = False) -> IndexFile:
         """The index of the store named ``store_key`` (made empty when missing)."""
-        return cls(index_path(store_key), store_key)
+        return cls(index_path(store_key), store_key, reading=reading)
 
     def _setup(self) -> None:
         db = self._db

@@ -73,7 +73,7 @@ def record(sid: str, m: Message, *, rid: int | None, encrypted: bool) -> Record:
 def open_index(store: SessionStore, *, reading: bool = False) -> IndexFile:
     """The store's index file (made empty when missing; ``reading``: to search it, no
     write lock when it is current). Blocking: a worker thread."""
-    return IndexFile(index_path(store.store_key), store.store_key, reading=reading)
+    return IndexFile.for_store(store.store_key, reading=reading)
 
 
 def has_index(store: SessionStore) -> bool:
