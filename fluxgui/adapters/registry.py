@@ -27,7 +27,7 @@ from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
-from .conversations.target import SCHEME as CONVERSATIONS_SCHEME
+from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (for the open dialog)
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:

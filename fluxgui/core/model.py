@@ -232,10 +232,11 @@ def _parts_text(content: Any) -> str:
         if isinstance(part, str):
             texts.append(part)
         elif isinstance(part, dict):
-            if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+            kind = part.get("type")  # (any JSON value: a list is no part type)
+            if kind == "refusal" and isinstance(part.get("refusal"), str):
                 texts.append(part["refusal"])
             elif isinstance(part.get("text"), str) and (
-                part.get("type") in _TEXT_PART_TYPES or "type" not in part
+                (isinstance(kind, str) and kind in _TEXT_PART_TYPES) or "type" not in part
             ):
                 texts.append(part["text"])
     return "\n".join(texts)

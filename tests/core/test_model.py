@@ -198,6 +198,18 @@ def test_unknown_item_type_is_other_with_its_json():
     assert json.loads(m.text) == item
 
 
+@pytest.mark.parametrize("part_type", [["output_text"], {"x": 1}, 3, None])
+def test_content_part_whose_type_is_no_string_is_skipped_not_a_crash(part_type):
+    # a hand-edited or foreign item: the part's "type" may be any JSON value
+    item = {"type": "message", "role": "assistant", "content": [
+        {"type": part_type, "text": "odd"}, {"type": "output_text", "text": "kept"}]}
+    m = row(item)
+    assert m.kind == "message"
+    assert m.text == "kept"
+    out = row({"type": "function_call_output", "call_id": "c", "output": [{"type": ["x"], "text": "y"}]})
+    assert out.kind == "tool_output" and out.text == ""
+
+
 @pytest.mark.parametrize("value", [[1, 2, 3], "just a string", 42, None, True])
 def test_non_object_json_is_other(value):
     m = row(value)

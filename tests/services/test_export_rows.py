@@ -70,6 +70,7 @@ AGENT_DAMAGE = [
     "not json", ' {"role": "user", "content": "spaced"} ', '{"role":"user","content":"compact"}',
     '"just a string"', "42", "null", "[1, 2]", '{"role": "user", "content": "\\ud800 lone"}',
     '{"role": "user", "content": "a"} extra', "1e400", "[" * 100_000 + "]" * 100_000,
+    '{"role": "assistant", "content": [{"type": ["output_text"], "text": "a list for a type"}]}',
 ]
 
 
