@@ -136,3 +136,24 @@ def test_qasync_runs_asyncio_on_the_qt_loop(qapp):
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def test_orjson_reads_as_json_does_but_for_what_the_export_checks():
+    """fluxgui.core.jsonrecords parses stored items with orjson and trusts it where json
+    would give the same value: orjson refuses (never misreads) NaN, 1e400, lone
+    surrogates and deep nesting, keeps json's key order for duplicate keys, and reads an
+    integer beyond 64 bits as a float of at least 2**63 (which the export detects by the
+    ``e+`` of its dump)."""
+    import orjson
+
+    for text in ("NaN", "-Infinity", "1e400", '"\\ud800"', "[" * 1100 + "]" * 1100):
+        with pytest.raises(orjson.JSONDecodeError):
+            orjson.loads(text)
+    assert list(orjson.loads('{"a": 1, "b": 2, "a": 3}').items()) == [("a", 3), ("b", 2)]
+    for text in ("18446744073709551615", "-9223372036854775808", "1234567890123456789"):
+        assert orjson.loads(text) == json.loads(text) and type(orjson.loads(text)) is int
+    for text in ("18446744073709551616", "-9223372036854775809", "1" * 30):
+        value = orjson.loads(text)
+        assert type(value) is float and abs(value) >= 2**63 and "e+" in json.dumps(value)
+    for text in ("0.1", "-0.0", "1E5", "2.5e-7", "1e-400", "123456.789e3"):
+        assert repr(orjson.loads(text)) == repr(json.loads(text))

@@ -64,6 +64,8 @@ FLUX_DAMAGE = [
     ("metadata", '{"x": 1} trailing'), ("role", ""), ("content", None),
     ("created_at", "2024-01-02T03:04:05Z"), ("created_at", "not a time"), ("created_at", None),
     ("created_at", 1700000000), ("content", 42), ("metadata", "[" * 100_000 + "]" * 100_000),
+    ("metadata", '{"n": -9223372036854775809, "m": 18446744073709551616, "e": "e+1", "f": 1E5}'),
+    ("metadata", '{"v": NaN}'), ("metadata", '{"d": ' + "[" * 1100 + "]" * 1100 + "}"),
 ]
 #: message_data values written by SQL into Agents SDK rows
 AGENT_DAMAGE = [
@@ -71,6 +73,14 @@ AGENT_DAMAGE = [
     '"just a string"', "42", "null", "[1, 2]", '{"role": "user", "content": "\\ud800 lone"}',
     '{"role": "user", "content": "a"} extra', "1e400", "[" * 100_000 + "]" * 100_000,
     '{"role": "assistant", "content": [{"type": ["output_text"], "text": "a list for a type"}]}',
+    # what orjson (the export's fast parser) reads otherwise than json, or refuses
+    '{"role": "user", "content": "ints", "n": [-9223372036854775809, 18446744073709551616, '
+    '18446744073709551615, -9223372036854775808, 1234567890123456789]}',
+    '{"role": "user", "content": "e+ in a string, 1e+30", "x": 1E5, "y": 2.5e-7}',
+    '{"role": "user", "content": "NaN", "v": NaN, "w": -Infinity}',
+    '{"role": "user", "content": "dup", "k": 1, "z": 2, "k": 3}',
+    '{"role": "user", "content": "deep", "d": ' + "[" * 1100 + "]" * 1100 + "}",
+    '{"role": "user", "content": "escapes \\u00e9\\/ \\ud83d\\ude00"}',
 ]
 
 
