@@ -63,6 +63,12 @@ BASELINE_LABELS = {
     "parse": "baseline: stream + parse JSON col",
 }
 SLOW = 3.0  # fluxgui vs the streaming baseline above this: break it down
+TARGET_RATE = 0.8  # issue 19: export output MB/s at least this times the streaming baseline's
+
+
+def _rate(res: dict[str, Any]) -> float:
+    """Output MB/s of a measurement."""
+    return res["bytes"] / 1e6 / res["seconds"]
 
 # Rows session by session, the way an export reads them (index scan, no sort).
 ROWS_SQL = {
@@ -599,18 +605,20 @@ def bench_store_exports(fmt: str, meta: dict[str, Any], exports: list[str], runs
           f"{_mb(imp['fluxgui']['peak_kb']):.0f} MB", flush=True)
 
     t = Table(["export", "seconds", "of which fsync", "output MB", "MB/s", "k msg/s",
-               "peak RSS MB", "time vs stream", "check"])
+               "peak RSS MB", "time vs stream", "MB/s vs stream", "check"])
     rows: list[dict[str, Any]] = []
     out = os.path.join(tmpdir, f"export-{fmt}")
 
     def add(label: str, kind: str, export: str, res: dict[str, Any]) -> None:
-        stream_s = next((r["seconds"] for r in rows if r["kind"] == "stream"), None)
+        stream = next((r for r in rows if r["kind"] == "stream"), None)
+        stream_s = stream["seconds"] if stream else None
         ok = res["messages"] == n and (res["sessions"] is None or res["sessions"] == n_sessions)
         rows.append({"label": label, "kind": kind, "export": export, **res})
         t.add(label, res["seconds"], res["fsync"], res["bytes"] / 1e6,
               res["bytes"] / 1e6 / res["seconds"], n / res["seconds"] / 1000,
               _mb(res["peak_kb"]),
               f"{res['seconds'] / stream_s:.2f}x" if stream_s else "-",
+              f"{_rate(res) / _rate(stream):.2f}x" if stream else "-",
               ("OK" if ok else f"MISMATCH ({res['messages']:,} msgs)")
               + (" (*)" if res.get("src_changed") else ""))
 
@@ -843,8 +851,12 @@ def main(argv: list[str] | None = None) -> int:
                 if r["kind"] != "fluxgui":
                     continue
                 ratio = r["seconds"] / stream["seconds"]
+                rate = _rate(r) / _rate(stream)
                 summary.append(f"{fmt} {r['export']:<5}: {r['seconds']:6.1f} s = {ratio:4.1f}x the "
-                               f"streaming baseline, peak RSS {_mb(r['peak_kb']):.0f} MB")
+                               f"streaming baseline's time; {_rate(r):.1f} MB/s = {rate:.2f}x its "
+                               f"{_rate(stream):.1f} MB/s (target >= {TARGET_RATE}x: "
+                               f"{'OK' if rate >= TARGET_RATE else 'NOT MET'}); peak RSS "
+                               f"{_mb(r['peak_kb']):.0f} MB")
                 if args.profile == "always" or (args.profile == "auto" and ratio > SLOW):
                     slow.append((ratio, r))
             summary.append(f"{fmt} memory: json export peak {small_peak:.0f} MB on "
