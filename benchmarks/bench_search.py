@@ -47,6 +47,9 @@ os.environ.setdefault("FLUXGUI_CACHE_DIR", str(DATA / "index-cache"))
 PG_DB = "fluxgui_bench19"
 SRC_SUFFIX = ""
 NEEDLES = [("zanzibar", "rare word"), ("weather forecast", "common phrase"), ("zürich", "non-ASCII")]
+#: on Postgres also a word in 8% of the rows: the server's planner walks the primary key
+#: backwards for a LIMIT (a rare phrase of common trigrams rechecks every candidate)
+PG_NEEDLES = NEEDLES[:2] + [("weather", "common word")]
 ROWS: list[tuple[str, str, str, str]] = []
 
 
@@ -262,7 +265,7 @@ async def bench_pg(base: str, n_messages: int, n_sessions: int) -> None:
         same = {s.id for s in page.sessions} == {r[0] for r in raw_rows}
         row(f"{fmt}: first page (50 sessions)", ms(t_page),
             f"raw asyncpg {ms(t_raw)} (same sessions: {same})", "≤ 50 ms")
-        for needle, what in NEEDLES[:2]:
+        for needle, what in PG_NEEDLES:
             t_srv, res = await timed(lambda n=needle: search(store, n, limit=50))
             conn = await asyncpg.connect(url)
             table, col = ("messages", "content") if fmt == "flux" else ("agent_messages", "message_data")

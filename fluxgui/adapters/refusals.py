@@ -208,7 +208,9 @@ class Refusals(ABC):
         """What a DBA could create for server-side search."""
         raise self._no_search_support("search on the server")
 
-    def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+    def search_messages(
+        self, text: str, limit: int | None = None
+    ) -> AsyncIterator[list[tuple[str, Message]]]:
         """Candidate messages from the server's search."""
         raise self._no_search_support("search on the server")
 

@@ -242,9 +242,13 @@ class SessionStore(Protocol):
         """The name of the server's trigram index on the text column, ``None`` if none."""
     def text_index_advice(self) -> str:
         """The statements a DBA could run to create that index (fluxgui never runs them)."""
-    def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+    def search_messages(
+        self, text: str, limit: int | None = None
+    ) -> AsyncIterator[list[tuple[str, Message]]]:
         """Messages (with their session ids) the server's pre-filter lets through for
-        ``text``, newest first, in batches; the caller checks each."""
+        ``text``, newest first, in batches; the caller checks each. ``limit``: the hits
+        the caller wants (it stops reading once it has them), which lets the server plan
+        for the first rows."""
     async def index_advice(self) -> list[str]:
         """Sentences naming an index the database lacks that makes listing slow, each
         with the exact ``CREATE INDEX`` a DBA could run (fluxgui never runs it)."""

@@ -19,6 +19,7 @@ from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 from helpers import cli_env
 
 from fluxgui.adapters import open_store
+from fluxgui.adapters.sql import textsearch
 from fluxgui.core.ports import OpenOptions
 from fluxgui.services.index import scan, search
 
@@ -158,3 +159,35 @@ async def test_the_local_index_of_a_postgres_store(pg_url: str) -> None:
         await store.close()
     assert await snapshot(pg_url) == before
     asyncio.get_running_loop()
+
+
+@pytest.mark.parametrize("fmt", ["agents", "flux"])
+async def test_a_limited_server_search_pages_by_id_and_keeps_the_order(
+    pg_url: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 360 rows, 120 of them hold "ord" ("Order …", "plain words …"); with small first
+    # pages (one candidate per hit wanted) most limits need the rest streamed after it
+    await (write_agents(pg_url, 120) if fmt == "agents" else write_flux(pg_url, 120))
+    column = ("agent_messages", "message_data") if fmt == "agents" else ("messages", "content")
+    await pg(pg_url, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    await pg(pg_url, f"CREATE INDEX trgm_19p ON {column[0]} USING gin ({column[1]} gin_trgm_ops)")
+    store = await open_store(pg_url)
+    try:
+        full = await search(store, "ORD")
+        assert full.path == "server" and len(full.hits) == 120 and not full.truncated
+        ids = [h.message_id for h in full.hits]
+        assert ids == sorted(ids, reverse=True)  # newest first
+        for small_pages in (False, True):
+            if small_pages:
+                monkeypatch.setattr(textsearch, "_FIRST_PAGE_PER_HIT", 1)
+                monkeypatch.setattr(textsearch, "_MIN_PAGE", 2)
+            for limit in (1, 7, 70, 119, 120, 200):
+                part = await search(store, "ORD", limit=limit)
+                assert part.path == "server"
+                assert [h.message_id for h in part.hits] == ids[:limit], limit
+                assert part.truncated == (limit < 120), limit
+        # candidates the check turns down (the JSON's keys, not its text) are read past
+        none = await search(store, "content" if fmt == "agents" else "xyzzy", limit=5)
+        assert none.path == "server" and none.hits == [] and not none.truncated
+    finally:
+        await store.close()

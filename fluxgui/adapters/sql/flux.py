@@ -288,14 +288,18 @@ class FluxStore(RowReads, SqlStore):
             self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
         )
 
-    async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
-        from .textsearch import as_messages
+    async def search_messages(
+        self, text: str, limit: int | None = None
+    ) -> AsyncIterator[list[tuple[str, Message]]]:
+        from .textsearch import candidates
 
         params: Params = {}
         cond = like_any(self.backend, "content", search_patterns(text), params, "p")
-        sql = f"SELECT session_id, {_COLS} FROM messages WHERE {cond} ORDER BY id DESC"
-        async for rows in self.backend.stream(sql, params):
-            yield await as_messages(rows, lambda r: self._message(r[1:]))
+        head = f"SELECT session_id, {_COLS} FROM messages"
+        async for batch in candidates(
+            self.backend, head, cond, params, lambda r: self._message(r[1:]), limit
+        ):
+            yield batch
 
     # -- messages ------------------------------------------------------------------
 

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fluxgui.core.model import Message
 
-from .backend import Backend, quote_ident
+from .backend import Backend, Params, quote_ident
 
 #: a batch of more rows than this is turned into Messages in a worker thread
 INLINE_ROWS = 256
@@ -97,6 +97,49 @@ async def as_messages(
     if len(rows) > INLINE_ROWS:
         return await asyncio.to_thread(run)
     return run()
+
+
+#: the first page of candidates a limited server search asks for: this many per hit
+#: wanted (the server's pre-filter lets through more than the check keeps), at least
+#: _MIN_PAGE
+_FIRST_PAGE_PER_HIT = 8
+_MIN_PAGE = 200
+
+
+async def candidates(
+    backend: Backend,
+    head: str,
+    cond: str,
+    params: Params,
+    convert: Callable[[tuple[Any, ...]], Message],
+    limit: int | None,
+) -> AsyncIterator[list[tuple[str, Message]]]:
+    """The rows of ``head WHERE cond`` (``head`` selects ``session_id, id, …``) newest
+    first, as (session id, Message) batches.
+
+    With a ``limit`` (the hits the caller wants), a first page is asked for with
+    ``ORDER BY id DESC LIMIT :n``: the LIMIT lets the planner walk the primary key
+    backwards and stop after a few rows when the text is common (5 ms where matching and
+    sorting every row takes 750 ms on a million), and a rare text is still looked up in
+    the trigram index. Only when the caller wants more than that page held are the older
+    rows streamed, in one more query (a text whose trigrams are common but which itself
+    is rare costs the server the same for any LIMIT: one more query, not one per page).
+    Without a limit the rows stream from the start."""
+    order = " ORDER BY id DESC"
+    before: int | None = None
+    if limit is not None:
+        n = max(_MIN_PAGE, _FIRST_PAGE_PER_HIT * (limit + 1))
+        rows = await backend.fetchall(f"{head} WHERE {cond}{order} LIMIT :n", {**params, "n": n})
+        if rows:
+            yield await as_messages(rows, convert)
+        if len(rows) < n:
+            return
+        before = int(rows[-1][1])
+    where, rest = cond, params
+    if before is not None:
+        where, rest = f"({cond}) AND id < :before", {**params, "before": before}
+    async for rows in backend.stream(f"{head} WHERE {where}{order}", rest):
+        yield await as_messages(rows, convert)
 
 
 async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:

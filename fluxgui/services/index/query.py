@@ -278,7 +278,7 @@ async def _server(store: SessionStore, needle: str, limit: int | None) -> Search
     # Message text only: matching session ids would need a pass over every session,
     # which the server's text index cannot speed up.
     out = _Collector(limit)
-    async with contextlib.aclosing(store.search_messages(needle)) as batches:
+    async with contextlib.aclosing(store.search_messages(needle, limit)) as batches:
         async for batch in batches:
             if not all(out.add(message_hit(sid, m, needle)) for sid, m in batch):
                 break

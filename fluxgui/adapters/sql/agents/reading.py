@@ -29,7 +29,7 @@ from ...textmatch import contains
 from ..search import like_any, search_ids, search_patterns
 from ..sessionrows import RowReads
 from ..textsearch import (
-    after_sql, as_messages, marks, missing_index, trigram_advice, trigram_index,
+    after_sql, as_messages, candidates, marks, missing_index, trigram_advice, trigram_index,
 )
 from .listing import AgentsListing
 
@@ -293,7 +293,9 @@ class AgentsReader(RowReads, AgentsListing):
             "counting and paging each session's items",
         )
 
-    async def search_messages(self, text: str) -> AsyncIterator[list[tuple[str, Message]]]:
+    async def search_messages(
+        self, text: str, limit: int | None = None
+    ) -> AsyncIterator[list[tuple[str, Message]]]:
         """The rows ``ILIKE`` lets through (with a key, every envelope too: the server
         cannot look inside one), newest first."""
         params: Params = {}
@@ -301,12 +303,9 @@ class AgentsReader(RowReads, AgentsListing):
         if self.cipher is not None:
             params["env"] = ENVELOPE_LIKE
             cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
-        sql = (
-            f"SELECT session_id, id, message_data, created_at FROM {self._M} "
-            f"WHERE {cond} ORDER BY id DESC"
-        )
-        async for rows in self.backend.stream(sql, params):
-            yield await as_messages(rows, self._row_message)
+        head = f"SELECT session_id, id, message_data, created_at FROM {self._M}"
+        async for batch in candidates(self.backend, head, cond, params, self._row_message, limit):
+            yield batch
 
     # -- messages ------------------------------------------------------------------
 
