@@ -38,13 +38,14 @@ TEXTS = [
     "zero\u200bwidth and \u202eoverride",
     "line one\nline two\r\nline three",
     "café CAFÉ cafe\u0301",
+    "nul \x00 byte, then more",
     "",
 ]
 NEEDLES = [
     "a-1234", "strasse", "straße", "MASSE", "file", "ﬁle", "istanbul", "i̇stanbul", "σίσυφος",
     "ΣΊΣΥΦΟΣ", "😀🎉", "family", "👩‍👩‍👧", "مرحبا", "עולם", "\x1b[31m", '"near"', "and or",
     "* ^", "drop table", "zero\u200bwidth", "one\nline", "café", "cafe\u0301", "nothing-here",
-    "ok ok", "sess",
+    "ok ok", "sess", "\x00 byte", "then more", "l \x00 b", "\x00",
 ]
 
 
