@@ -36,6 +36,17 @@ _Index = QModelIndex | QPersistentModelIndex
 
 #: item data role of the :class:`~fluxgui.core.model.SessionInfo` itself
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
+# The roles data() answers, and its constant answers, as plain values made once (an enum
+# operation per call would cost more than the rest of the call).
+_DISPLAY, _DECORATION, _TOOLTIP, _ALIGN, _SESSION = (
+    int(Qt.ItemDataRole.DisplayRole), int(Qt.ItemDataRole.DecorationRole),
+    int(Qt.ItemDataRole.ToolTipRole), int(Qt.ItemDataRole.TextAlignmentRole), int(SESSION_ROLE),
+)
+_ANSWERED = frozenset((_DISPLAY, _DECORATION, _TOOLTIP, _ALIGN, _SESSION))
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
 
 
 @dataclass(frozen=True)
@@ -144,15 +155,25 @@ class SessionTable(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.COLUMNS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.parent().isValid():
+        # Called for every role of every visible cell at each paint (Qt passes roles as
+        # ints): the roles answered are looked up first, with plain ints, and nothing is
+        # worked out for a role that is not asked for.
+        if role not in _ANSWERED or not index.isValid():
             return None
-        info = self.session_at(index.row())
-        if info is None:
+        row = index.row()
+        if not 0 <= row < len(self._rows):
             return None
         col = index.column()
-        note = self._branches.get(info.id)
+        if role == _ALIGN:
+            return _RIGHT if col == self.COUNT else _LEFT
+        info = self._rows[row]
+        if role == _SESSION:
+            return info
         mark = self.row_marks(info) if self.row_marks is not None else None
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DECORATION:
+            return mark.icon if col == self.ID and mark is not None else None
+        note = self._branches.get(info.id)
+        if role == _DISPLAY:
             if col == self.ID:
                 # one line: an id with a newline must not break the row; "" is a visible
                 # placeholder, not a blank row
@@ -166,34 +187,26 @@ class SessionTable(QAbstractTableModel):
                 return str(note[1]) if note is not None else info.count_text
             if col == self.UPDATED:
                 return short_time(info.updated_at or info.created_at, seconds=False, zone=False)
-        elif role == Qt.ItemDataRole.ToolTipRole:
-            lines = [session_label(info.id), plural(info.messages, "message") if info.count_exact
-                     else f"{info.count_text} messages"]
-            if info.created_at:
-                lines.append(f"started {short_time(info.created_at)}")
-            if info.updated_at:
-                lines.append(f"last active {short_time(info.updated_at)}")
-            if note is not None:
-                lines.append(
-                    f"{plural(note[2], 'branch', 'branches')}; showing branch {note[0]} "
-                    f"({plural(note[1], 'message')})"
-                )
-            elif info.branches > 1:
-                lines.append(f"{plural(info.branches, 'branch', 'branches')} (counted: main)")
-            if mark is not None and mark.tip:
-                lines.append(mark.tip)
-            # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
-            # id escaped, so an id that looks like markup stays text.
-            return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
-        elif role == Qt.ItemDataRole.TextAlignmentRole:
-            if col == self.COUNT:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        elif role == Qt.ItemDataRole.DecorationRole and col == self.ID and mark is not None:
-            return mark.icon
-        elif role == SESSION_ROLE:
-            return info
-        return None
+            return None
+        # the tooltip
+        lines = [session_label(info.id), plural(info.messages, "message") if info.count_exact
+                 else f"{info.count_text} messages"]
+        if info.created_at:
+            lines.append(f"started {short_time(info.created_at)}")
+        if info.updated_at:
+            lines.append(f"last active {short_time(info.updated_at)}")
+        if note is not None:
+            lines.append(
+                f"{plural(note[2], 'branch', 'branches')}; showing branch {note[0]} "
+                f"({plural(note[1], 'message')})"
+            )
+        elif info.branches > 1:
+            lines.append(f"{plural(info.branches, 'branch', 'branches')} (counted: main)")
+        if mark is not None and mark.tip:
+            lines.append(mark.tip)
+        # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
+        # id escaped, so an id that looks like markup stays text.
+        return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
 
     def marks_changed(self, rows: list[int] | None = None) -> None:
         """The row marks of ``rows`` (all when ``None``) changed: repaint their id cells."""
@@ -222,9 +235,7 @@ class SessionTable(QAbstractTableModel):
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+        return _FLAGS if index.isValid() else _NO_FLAGS
 
 
     # -- row changes ---------------------------------------------------------------------
