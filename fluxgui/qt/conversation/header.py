@@ -93,8 +93,33 @@ class CardHeader:
         badges (``badge``: encryption or the doctor's; ``hidden``: hidden characters)
         and ``right`` (time and id). No two parts overlap, and none leaves ``rect``:
         when the line is too narrow, the time goes first, then the id, then the middle
-        is elided; the badges and the role keep their room longest."""
+        is elided; the badges and the role keep their room longest.
+
+        Laid out once per message, size and content of the line (every paint asks, and
+        measuring text costs more than the painting): kept by what it depends on."""
         fonts = self._header_fonts()
+        badges = (("badge", self.badge(m)), ("hidden", self.hidden_badge(m)))
+        words = self.middle_words(m)
+        key = (
+            m.id, m.role, m.created_at, m.short_label, rect.width(), rect.height(),
+            tuple((name, b[0] if b else None) for name, b in badges), tuple(words),
+            fonts[0].key(), fonts[2].key(),
+        )
+        cache: dict[tuple[object, ...], list[HeaderPart]] = self.__dict__.setdefault("_header_cache", {})
+        parts = cache.get(key)
+        if parts is None:
+            if len(cache) >= 4096:
+                cache.clear()
+            parts = cache[key] = self._lay_out_header(
+                QRect(0, 0, rect.width(), rect.height()), m, fonts, badges, words
+            )
+        dx, dy = rect.left(), rect.top()
+        return [HeaderPart(p.name, p.rect.translated(dx, dy), p.text) for p in parts]
+
+    def _lay_out_header(
+        self, rect: QRect, m: Message, fonts: tuple[QFont, QFont, QFont],
+        found: tuple[tuple[str, tuple[str, str, str] | None], ...], words: list[str],
+    ) -> list[HeaderPart]:
         bold_fm, fm, small_fm = (QFontMetrics(f) for f in fonts)
         top, height = rect.top(), rect.height()
         right_edge = rect.left() + rect.width()
@@ -112,7 +137,7 @@ class CardHeader:
 
         badges: list[tuple[str, str, int]] = []  # (name, text, width with its gap)
         room = right_edge - x
-        for name, badge in (("badge", self.badge(m)), ("hidden", self.hidden_badge(m))):
+        for name, badge in found:
             if badge is None:
                 continue
             w = self._badge_width(badge[0], fonts[2]) + BADGE_GAP
@@ -121,7 +146,6 @@ class CardHeader:
                 room -= w
         badges_w = sum(b[2] for b in badges)
 
-        words = self.middle_words(m)
         middle = ("  ·  " + "  ·  ".join(words)) if words else ""
         middle_w = fm.horizontalAdvance(middle)
         time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
