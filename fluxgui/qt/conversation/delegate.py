@@ -60,7 +60,7 @@ from .geometry import (
 from .background import BackgroundLayout
 from .chunks import ChunkedBody
 from .find_marks import find_selections
-from .header import CardHeader, CardHost
+from .header import CardHeader, CardHost, HeaderPart
 from .interaction import CardInteraction
 from .model import MESSAGE_ROLE, MessageListModel
 
@@ -86,6 +86,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         self._docs: OrderedDict[tuple[Any, ...], SafeDocument] = OrderedDict()
         self._heights: dict[tuple[Any, ...], tuple[int, float]] = {}
         self._sizes: dict[int, tuple[int, QSize]] = {}  # message id -> (view width, size)
+        self._header_cache: dict[tuple[Any, ...], list[HeaderPart]] = {}  # see header_parts
         self._metrics: tuple[int, int] | None = None  # header and footer line heights
         self._long: dict[int, int] = {}  # message id -> body size in bytes when long, else 0
         self._hidden: dict[int, list[str]] = {}  # message id -> hidden characters listed
@@ -124,6 +125,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         self._docs.clear()
         self._heights.clear()
         self._sizes.clear()
+        self._header_cache.clear()
         self._long.clear()
         self._hidden.clear()
         self._chars.clear()

@@ -13,7 +13,7 @@ the pane it paints for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
@@ -82,6 +82,7 @@ class CardHeader:
     theme: DocTheme
     expanded: set[int]
     _hidden: dict[int, list[str]]  # message id → the hidden characters its text holds
+    _header_cache: dict[tuple[Any, ...], list[HeaderPart]]  # header_parts' layouts
 
     if TYPE_CHECKING:
 
@@ -105,7 +106,7 @@ class CardHeader:
             tuple((name, b[0] if b else None) for name, b in badges), tuple(words),
             fonts[0].key(), fonts[2].key(),
         )
-        cache: dict[tuple[object, ...], list[HeaderPart]] = self.__dict__.setdefault("_header_cache", {})
+        cache = self._header_cache
         parts = cache.get(key)
         if parts is None:
             if len(cache) >= 4096:

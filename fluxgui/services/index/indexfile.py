@@ -290,12 +290,10 @@ class IndexFile:
                 db.executemany("DELETE FROM msg WHERE rid = ?", ((rid,) for rid, _s, _t in old))
                 touched.update(sid for _rid, sid, _t in old)
         insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
+        fts_insert = "INSERT INTO fts(rowid, t) VALUES (?, ?)"
         if len(given) == len(records):
-            rows = [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records]
-            fts_rows = [(r.rid, fts_text(r.text)) for r in records if r.text is not None]
-            _insert_all(db, insert, rows)
-            _insert_all(db, "INSERT INTO fts(rowid, t) VALUES (?, ?)", fts_rows)
-            fts_rows = []
+            _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
+            _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in records if r.text is not None])
         else:
             cur = db.cursor()
             fts_rows = []
@@ -303,8 +301,7 @@ class IndexFile:
                 cur.execute(insert, (r.rid, r.session_id, r.message_id, r.role, r.text))
                 if r.text is not None:
                     fts_rows.append((cur.lastrowid, fts_text(r.text)))
-        if fts_rows:
-            db.executemany("INSERT INTO fts(rowid, t) VALUES (?, ?)", fts_rows)
+            db.executemany(fts_insert, fts_rows)
         if touched:  # rows were replaced: count those sessions again
             touched.update(r.session_id for r in records)
             db.executemany(
@@ -339,15 +336,18 @@ class IndexFile:
         the lock while iterated: read it to the end or close it."""
         query = match_query(needle)
         with self._lock:
-            cur = self._db.execute(
-                """SELECT m.rid, m.session_id, m.message_id, m.role, m.text
-                   FROM fts JOIN msg m ON m.rid = fts.rowid
-                   WHERE fts MATCH ? ORDER BY fts.rowid DESC""",
-                (query,),
-            ) if query is not None else self._db.execute(
-                """SELECT rid, session_id, message_id, role, text FROM msg
-                   WHERE text IS NOT NULL ORDER BY rid DESC"""
-            )
+            if query is not None:
+                cur = self._db.execute(
+                    """SELECT m.rid, m.session_id, m.message_id, m.role, m.text
+                       FROM fts JOIN msg m ON m.rid = fts.rowid
+                       WHERE fts MATCH ? ORDER BY fts.rowid DESC""",
+                    (query,),
+                )
+            else:  # no trigram to ask for: every indexed row is a candidate
+                cur = self._db.execute(
+                    """SELECT rid, session_id, message_id, role, text FROM msg
+                       WHERE text IS NOT NULL ORDER BY rid DESC"""
+                )
             try:
                 # a small first batch: a search usually wants a page of hits, no more
                 size = min(batch, 64)
@@ -372,9 +372,8 @@ def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ..
     """``executemany(insert, rows)``, but as one statement over a JSON array of the rows
     where SQLite has JSON built in (3.38): one step, during which the interpreter lock is
     free for the whole batch, where ``executemany`` gives it up and waits for it again at
-    every row (and another thread converting the next batch holds it up to 5 ms each
-    time). Rows with a NUL character go through ``executemany`` (SQLite's JSON reading
-    ends a string there)."""
+    every row, while another thread converts the next batch. Rows with a NUL character go
+    through ``executemany`` (SQLite's JSON reading ends a string there)."""
     if not _JSON_BUILT_IN:
         db.executemany(insert, rows)
         return
