@@ -233,3 +233,41 @@ def test_flux_tool_calls_show_in_the_assistant_card_and_pair_with_the_tool_rows(
     assert pane.current_message() is call
     pane.view.viewport().grab()
     json.dumps(final.metadata)  # still JSON
+
+
+def test_a_page_of_tool_calls_is_built_once_before_it_is_shown(qtbot, pane, opened, tmp_path):
+    # A document shows its calls' outputs: built before they were paired, each would be
+    # built again when the page goes in (a stall when an earlier page comes in).
+    turns = []
+    for n in range(150):
+        turns += [
+            {"role": "user", "content": f"Weather {n}?"},
+            {"role": "assistant", "content": f"Checking {n}.", "metadata": {"tool_calls": [
+                {"id": f"call_{n}", "type": "function",
+                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}},
+            {"role": "tool", "content": f"{n} C", "metadata": {"tool_call_id": f"call_{n}"}},
+        ]
+    path = write_flux_store(tmp_path / "calls.db", {"s": turns})
+    store = opened(path)
+    delegate = pane.delegate
+    with qtbot.waitSignal(pane.loaded, timeout=20_000):
+        pane.show_session(store, "s")
+    qtbot.waitUntil(lambda: not pane.busy, timeout=20_000)
+    last_call = pane.model.message(pane.model.rowCount() - 2)
+    assert delegate.call_outputs(last_call) == {
+        "call_149": f"→ output {pane.model.message(pane.model.rowCount() - 1).short_label}"}
+    pane.view.viewport().grab()
+    assert delegate.built == pane.loaded_count  # one document per message, none twice
+    bar = pane.view.verticalScrollBar()
+    for _ in range(2):
+        loaded, built = pane.loaded_count, delegate.built
+        with qtbot.waitSignal(pane.earlierLoaded, timeout=20_000) as blocker:
+            bar.setValue(0)
+        qtbot.waitUntil(lambda: not pane.busy, timeout=20_000)
+        assert blocker.args == [pane.page_size] and pane.loaded_count == loaded + pane.page_size
+        for row in range(0, pane.page_size, 10):  # paint the new page's rows
+            pane.view.scrollTo(pane.model.index(row, 0))
+            pane.view.viewport().grab()
+        assert delegate.built - built == pane.page_size, "documents built twice"
+    calls = [m for m in pane.model.messages if m.kind == "message" and m.metadata]
+    assert all("no output" not in delegate.call_outputs(m).values() for m in calls[1:])

@@ -111,7 +111,15 @@ class PaneLoading(PaneState):
             self.busyChanged.emit(what is not None)
 
     async def _prepare(self, generation: int, messages: list[Message]) -> None:
-        """Build the documents of a page in slices, letting the event loop run between."""
+        """Build the documents of a page in slices, letting the event loop run between.
+
+        The page's calls and outputs are paired first: a document shows its calls'
+        outputs, and one built before they were known would be built again on paint.
+        (Adding is idempotent; the page's own insert adds them again.)
+        """
+        if generation != self._generation:
+            return
+        self.pairs.add(messages)
         # pygments is pure Python: lex the page's code blocks in a worker thread, so that
         # building a document on the UI thread only applies colours.
         full = set(self.delegate.full)
