@@ -177,10 +177,9 @@ def launch(args: argparse.Namespace) -> int:
                      getattr(args, "reviews", None), getattr(args, "store_label", None))
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    from . import window  # noqa: F401 - import the whole UI before the freeze
-    from .collector import MainThreadCollector, freeze_startup
+    from .collector import MainThreadCollector
 
-    freeze_startup()
+    warm_start()
     collector = MainThreadCollector(app)
     try:
         with loop:
@@ -190,6 +189,18 @@ def launch(args: argparse.Namespace) -> int:
     finally:
         collector.stop()
         asyncio.set_event_loop(None)
+
+
+def warm_start() -> None:
+    """Import the whole UI and the SQLite stores' code (an import on the UI thread is a
+    stall), then freeze what start-up made out of the collector's sight."""
+    from fluxgui.adapters.registry import preload_files
+
+    from . import window  # noqa: F401
+    from .collector import freeze_startup
+
+    preload_files()
+    freeze_startup()
 
 
 async def _interactive(app: Any, request: Launch) -> int:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QListView
 
 #: how long one slice of background layout work may run (seconds): well under a frame
-WORK_SLICE = 0.006
+WORK_SLICE = 0.004
 #: how often a huge body being measured re-lays out the list at most (seconds)
 RELAYOUT_EVERY = 0.25
 

@@ -110,7 +110,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         #: the global "show as plain text" (the window keeps it in the settings)
         self.all_plain = False
         self.theme = DocTheme.from_palette(view.palette(), view.font())
-        warm_up_qt(self.theme)
+        warm_up_qt(self.theme, self._header_fonts())
         #: documents built so far (for tests and the benchmark)
         self.built = 0
         #: text found in the conversation (Ctrl+F, a search hit): highlighted in the cards;

@@ -26,7 +26,7 @@ from .model import MESSAGE_ROLE
 from .state import PaneState, Restore
 
 #: build documents for at most this long before letting the event loop run (seconds)
-SLICE = 0.006
+SLICE = 0.004
 
 
 class PaneLoading(PaneState):

@@ -11,12 +11,14 @@ markup, so there is nothing to escape.
 
 from __future__ import annotations
 
+import string
 from collections import deque
 from typing import Any
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import (
     QFont,
+    QGuiApplication,
     QImage,
     QPainter,
     QTextBlockFormat,
@@ -216,12 +218,33 @@ def _plan_document(plan: BodyPlan, theme: DocTheme) -> SafeDocument:
     return markdown_document(plan.text, theme)
 
 
-def warm_up_qt(theme: DocTheme) -> None:
+#: what a card's first paint draws most: each glyph is rasterised the first time it is
+#: drawn in a font (with the fonts' loading, ~10 ms for a conversation's first paint)
+WARM_GLYPHS = string.ascii_letters + string.digits + string.punctuation + " →←▾▴⑂·…"
+_warm_fonts: set[str] = set()  # (QFont.key() of the fonts drawn so far)
+
+
+def warm_up_qt(theme: DocTheme, fonts: tuple[QFont, ...] = ()) -> None:
     """Lay out one small document of every sort once: Qt's first Markdown parse, text
-    shaping and table layout cost ~15 ms, better paid when the pane is built."""
+    shaping and table layout cost ~15 ms, better paid when the pane is built. Then draw
+    :data:`WARM_GLYPHS` in the documents' fonts (regular, bold, italic, code) and in
+    ``fonts``, which fills Qt's glyph caches for the first conversation's paint."""
     image = QImage(64, 64, QImage.Format.Format_ARGB32_Premultiplied)
+    screen = QGuiApplication.primaryScreen()
+    if screen is not None:  # glyphs are cached per scale: the window's
+        image.setDevicePixelRatio(screen.devicePixelRatio())
     painter = QPainter(image)
     try:
+        for font in (theme.font, theme.mono, *fonts):
+            if font.key() in _warm_fonts:
+                continue
+            _warm_fonts.add(font.key())
+            for bold, italic in ((False, False), (True, False), (False, True)):
+                styled = QFont(font)
+                styled.setBold(bold)
+                styled.setItalic(italic)
+                painter.setFont(styled)
+                painter.drawText(0, 32, WARM_GLYPHS)
         for doc in (
             markdown_document(
                 "**a** `b` *c*\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- x\n", theme

@@ -160,9 +160,7 @@ async def _follow_ids(
             await asyncio.wait({writing})
     # Sessions changed behind the watermark: deleted, cleared, rows moved or removed.
     marks = await store.session_marks()
-    held = await asyncio.to_thread(idx.sessions)
-    gone = [sid for sid in held if sid not in marks]
-    changed = [sid for sid, m in marks.items() if held.get(sid, (None, None))[:2] != m]
+    gone, changed = await asyncio.to_thread(_differences, idx, marks)
     if gone:
         await asyncio.to_thread(idx.replace_sessions, {sid: [] for sid in gone})
         report.dropped += len(gone)
@@ -176,6 +174,15 @@ async def _follow_ids(
         report.reindexed += 1
     if progress is not None:
         progress(done, max(total or 0, done))
+
+
+def _differences(idx: IndexFile, marks: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """The sessions the index holds that the store no longer has, and those whose
+    (count, last id) marks differ from the index's own (blocking: a worker thread)."""
+    held = idx.sessions()
+    gone = [sid for sid in held if sid not in marks]
+    changed = [sid for sid, m in marks.items() if held.get(sid, (None, None))[:2] != m]
+    return gone, changed
 
 
 async def _follow_marks(
