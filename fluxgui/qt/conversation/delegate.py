@@ -27,9 +27,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QPainter,
-    QPainterPath,
     QPalette,
-    QPen,
 )
 from PySide6.QtWidgets import (
     QListView,
@@ -152,6 +150,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
 
     def refresh_theme(self) -> None:
         self.theme = DocTheme.from_palette(self._view.palette(), self._view.font())
+        self.forget_fonts()
         self._docs.clear()
         self._heights.clear()
         self._sizes.clear()
@@ -378,26 +377,14 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         elif hover:
             background = mix(background, text, 0.02)
 
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        card = QRectF(rows.card).adjusted(0.5, 0.5, -0.5, -0.5)
-        path = QPainterPath()
-        path.addRoundedRect(card, RADIUS, RADIUS)
-        painter.fillPath(path, background)
-        painter.save()
-        painter.setClipPath(path)
-        painter.fillRect(QRectF(card.left(), card.top(), BAR, card.height()), colour)
-        painter.restore()
         if selected:
-            border = QPen(palette.color(QPalette.ColorRole.Highlight), 1.5)
+            border, width = palette.color(QPalette.ColorRole.Highlight), 1.5
         elif current:
-            border = QPen(mix(palette.color(QPalette.ColorRole.Highlight), base, 0.4), 1.0)
+            border, width = mix(palette.color(QPalette.ColorRole.Highlight), base, 0.4), 1.0
         else:
-            border = QPen(mix(text, base, 0.85), 1.0)
-        painter.setPen(border)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(path)
-
+            border, width = mix(text, base, 0.85), 1.0
+        painter.save()
+        self._paint_card(painter, QRectF(rows.card), background, colour, border, width)
         self._paint_header(painter, rows.header, m, colour, palette)
         self._paint_body(painter, rows.body, m, palette, option.rect)
         if rows.footer is not None:
@@ -405,6 +392,30 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
             painter.setPen(palette.color(QPalette.ColorRole.Link))
             painter.drawText(rows.footer, Qt.AlignmentFlag.AlignLeft, self.footer_text(m))
         painter.restore()
+
+    @staticmethod
+    def _paint_card(
+        painter: QPainter, rect: QRectF, background: QColor, bar: QColor, border: QColor,
+        width: float,
+    ) -> None:
+        """The card: a rounded frame ``width`` wide (a rounded rect in the border's colour
+        with the background's inside it: filling is several times cheaper than stroking
+        a path or clipping to one), and the role's bar along its left side."""
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        card = rect.adjusted(0.5, 0.5, -0.5, -0.5)  # the middle of the frame's line
+        half = width / 2
+        painter.setBrush(border)
+        painter.drawRoundedRect(card.adjusted(-half, -half, half, half), RADIUS + half, RADIUS + half)
+        inner = card.adjusted(half, half, -half, -half)
+        painter.setBrush(background)
+        painter.drawRoundedRect(inner, RADIUS - half, RADIUS - half)
+        painter.save()
+        painter.setClipRect(QRectF(inner.left(), inner.top(), BAR, inner.height()))
+        painter.setBrush(bar)
+        painter.drawRoundedRect(inner, RADIUS - half, RADIUS - half)
+        painter.restore()
+        painter.setBrush(Qt.BrushStyle.NoBrush)
 
     def footer_text(self, m: Message) -> str:
         if m.id in self.full:

@@ -83,6 +83,8 @@ class CardHeader:
     expanded: set[int]
     _hidden: dict[int, list[str]]  # message id → the hidden characters its text holds
     _header_cache: dict[tuple[Any, ...], list[HeaderPart]]  # header_parts' layouts
+    _fonts: tuple[QFont, QFont, QFont] | None = None  # see _header_fonts
+    _font_keys: tuple[str, str] = ("", "")
 
     if TYPE_CHECKING:
 
@@ -104,7 +106,7 @@ class CardHeader:
         key = (
             m.id, m.role, m.created_at, m.short_label, rect.width(), rect.height(),
             tuple((name, b[0] if b else None) for name, b in badges), tuple(words),
-            fonts[0].key(), fonts[2].key(),
+            self._font_keys,
         )
         cache = self._header_cache
         parts = cache.get(key)
@@ -174,14 +176,23 @@ class CardHeader:
         return parts
 
     def _header_fonts(self) -> tuple[QFont, QFont, QFont]:
-        """(bold: the role, the view's font: the middle, small: time, id and badges)."""
-        font = QFont(self._view.font())
-        bold = QFont(font)
-        bold.setBold(True)
-        small = QFont(font)
-        if small.pointSizeF() > 0:
-            small.setPointSizeF(small.pointSizeF() * 0.92)
-        return bold, font, small
+        """(bold: the role, the view's font: the middle, small: time, id and badges);
+        made once per font of the view (see :meth:`forget_fonts`)."""
+        if self._fonts is None:
+            font = QFont(self._view.font())
+            bold = QFont(font)
+            bold.setBold(True)
+            small = QFont(font)
+            if small.pointSizeF() > 0:
+                small.setPointSizeF(small.pointSizeF() * 0.92)
+            self._fonts = (bold, font, small)
+            self._font_keys = (bold.key(), small.key())
+        return self._fonts
+
+    def forget_fonts(self) -> None:
+        """The view's font changed: the header's fonts are made again."""
+        self._fonts = None
+        self._header_cache.clear()
 
     def middle_words(self, m: Message) -> list[str]:
         """The header's middle: turn (and its tokens), kind, the tool pairing note."""
