@@ -378,8 +378,9 @@ async def bench_export(fmt: str, src: Path) -> None:
     t = time.perf_counter()
     conn = raw_sqlite(src)
     with open(base_out, "w", encoding="utf-8") as f:
+        # (as bench_export.py's streaming baseline: the text as it is, not \u-escaped)
         for r in conn.execute(f"SELECT {cols} FROM {table} ORDER BY session_id, id"):
-            f.write(json.dumps(r))
+            f.write(json.dumps(r, ensure_ascii=False))
             f.write("\n")
         f.flush()
         os.fsync(f.fileno())
