@@ -203,6 +203,31 @@ def warm_start() -> None:
     freeze_startup()
 
 
+async def first_paint(widget: Any, timeout: float = 0.25) -> None:
+    """Until ``widget`` (just shown) has been painted once, or ``timeout`` seconds (a
+    window that is not exposed is not painted). The first paint of a whole window takes
+    10-15 ms: the store opens after it, not in the same turn of the loop."""
+    from PySide6.QtCore import QEvent, QObject
+
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    class Watch(QObject):
+        def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint and not done.done():
+                loop.call_soon(lambda: done.done() or done.set_result(None))  # after it
+            return False
+
+    watch = Watch()
+    widget.installEventFilter(watch)
+    try:
+        await asyncio.wait_for(done, timeout)
+    except TimeoutError:
+        pass
+    finally:
+        widget.removeEventFilter(watch)
+
+
 async def _interactive(app: Any, request: Launch) -> int:
     from .window import MainWindow
 
@@ -223,6 +248,7 @@ async def _interactive(app: Any, request: Launch) -> int:
         pass
     window = MainWindow()
     window.show()
+    await first_paint(window)  # the window appears, then the store opens
     _reviews(window, request)
     request = await request.resolved()
     if not request.target:  # the recent URL's password is not known, and no demo store

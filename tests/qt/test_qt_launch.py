@@ -190,3 +190,37 @@ async def test_demo_store_opens_through_the_adapters():
     finally:
         await store.close()
     assert demo_store_path().read_bytes() == before  # type: ignore[union-attr]
+
+
+def test_first_paint_waits_for_the_windows_first_paint(qtbot, qloop):
+    # The app opens its store after the window's first paint, not in the same turn.
+    import time
+
+    from PySide6.QtWidgets import QWidget
+    from qt_helpers import run_on
+
+    from fluxgui.qt.launch import first_paint
+
+    class Counting(QWidget):
+        paints = 0
+
+        def paintEvent(self, event):  # noqa: N802 - Qt's name
+            Counting.paints += 1
+            super().paintEvent(event)
+
+    shown = Counting()
+    qtbot.addWidget(shown)
+    shown.resize(200, 100)
+
+    async def show_and_wait() -> int:
+        shown.show()
+        before = Counting.paints
+        await first_paint(shown, timeout=5.0)
+        return before
+
+    assert run_on(qtbot, qloop, show_and_wait()) == 0 and Counting.paints >= 1
+    hidden = QWidget()  # never shown, never painted: the wait ends at its timeout
+    qtbot.addWidget(hidden)
+    started = time.monotonic()
+    run_on(qtbot, qloop, first_paint(hidden, timeout=0.2))
+    assert 0.15 <= time.monotonic() - started < 5.0  # (Qt's coarse timers end a little early)
