@@ -148,11 +148,11 @@ async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:
         f"SELECT session_id, COUNT(*), MAX(id) FROM {quote_ident(table)} GROUP BY session_id"
     )
 
-    def table() -> dict[str, tuple[int, int]]:
+    def by_session() -> dict[str, tuple[int, int]]:
         return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
     # (ten thousand sessions: milliseconds of Python, not on the event loop)
-    return await asyncio.to_thread(table) if len(rows) > INLINE_ROWS else table()
+    return await asyncio.to_thread(by_session) if len(rows) > INLINE_ROWS else by_session()
 
 
 def after_sql(table: str, columns: str, session_id: str | None) -> str:
