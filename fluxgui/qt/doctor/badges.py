@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QPainter
-from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
+from PySide6.QtWidgets import QAbstractItemView, QStyleOptionViewItem, QToolTip, QWidget
 
 from fluxgui.core.display import badge_colours, esc
 from fluxgui.core.model import SessionInfo
@@ -23,6 +23,7 @@ from fluxgui.services.doctor import SessionReport, check_session
 
 from ..bridge import AsyncBridge
 from ..sessions import SessionListModel
+from ..sessions.cells import SessionCells
 from ..sessions.table import SESSION_ROLE
 
 #: sessions larger than this get no badge (the Doctor panel checks them when shown)
@@ -46,7 +47,7 @@ class SessionBadges(QObject):
         self._kick.setSingleShot(True)
         self._kick.setInterval(0)
         self._kick.timeout.connect(self._next)
-        self.delegate = BadgeDelegate(self, view)
+        self.delegate = BadgeDelegate(self, model, view)
         view.setItemDelegateForColumn(SessionListModel.ID, self.delegate)
 
     # -- the cache ---------------------------------------------------------------------
@@ -130,11 +131,11 @@ class SessionBadges(QObject):
             self._view.update(self._model.index(row, SessionListModel.ID))
 
 
-class BadgeDelegate(QStyledItemDelegate):
+class BadgeDelegate(SessionCells):
     """The session id cell, with the problem count painted at its right."""
 
-    def __init__(self, badges: SessionBadges, parent: QObject) -> None:
-        super().__init__(parent)
+    def __init__(self, badges: SessionBadges, model: SessionListModel, parent: QWidget) -> None:
+        super().__init__(model, parent)
         self._badges = badges
 
     def _info(self, index: QModelIndex | QPersistentModelIndex) -> SessionInfo | None:
@@ -143,7 +144,7 @@ class BadgeDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        info = self._info(index)
+        info = self._table.session_at(index.row())  # (not index.data: a paint is hot)
         count = self._badges.count(info.id) if info is not None else None
         if info is not None and count is None:
             self._badges.seen(info)

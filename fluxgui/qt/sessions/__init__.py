@@ -2,6 +2,7 @@
 
 * :mod:`.model` — :class:`SessionListModel` (listing, sorting, search, live refresh);
 * :mod:`.table` — :class:`SessionTable`, its rows as Qt shows them and the row changes;
+* :mod:`.cells` — :class:`~.cells.SessionCells`, the painter of the list's cells;
 * :mod:`.search_box` — :class:`SearchBox`, the field that asks for a search once typing
   pauses.
 

@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from fluxgui.core.display import esc, short_time
+from fluxgui.core.display import esc, short_time, time_zone
 from fluxgui.core.model import SessionInfo
 from fluxgui.core.text import plural, session_label
 from fluxgui.core.ports import SessionOrder
@@ -83,6 +83,7 @@ class SessionTable(QAbstractTableModel):
         #: session id → (branch shown, its message count, how many branches): a session
         #: with branches whose branches were listed (the branch bar tells)
         self._branches: dict[str, tuple[str, int, int]] = {}
+        self._times: dict[tuple[str | None, str], str] = {}  # (ISO time, zone) → text shown
 
     # -- branches ----------------------------------------------------------------------
 
@@ -172,22 +173,9 @@ class SessionTable(QAbstractTableModel):
         mark = self.row_marks(info) if self.row_marks is not None else None
         if role == _DECORATION:
             return mark.icon if col == self.ID and mark is not None else None
-        note = self._branches.get(info.id)
         if role == _DISPLAY:
-            if col == self.ID:
-                # one line: an id with a newline must not break the row; "" is a visible
-                # placeholder, not a blank row
-                shown = " ".join(info.id.split()) or session_label(info.id)
-                branches = note[2] if note is not None else info.branches
-                if branches > 1:
-                    shown = f"{shown}  ⑂{branches}"
-                # the review's tags (and who holds its claim), when reviews are on
-                return f"{shown}   {mark.suffix}" if mark is not None and mark.suffix else shown
-            if col == self.COUNT:
-                return str(note[1]) if note is not None else info.count_text
-            if col == self.UPDATED:
-                return short_time(info.updated_at or info.created_at, seconds=False, zone=False)
-            return None
+            return self._display(info, col, mark)
+        note = self._branches.get(info.id)
         # the tooltip
         lines = [session_label(info.id), plural(info.messages, "message") if info.count_exact
                  else f"{info.count_text} messages"]
@@ -207,6 +195,50 @@ class SessionTable(QAbstractTableModel):
         # Qt guesses whether a tooltip is rich text; make it HTML we wrote, with the
         # id escaped, so an id that looks like markup stays text.
         return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
+
+    def display_text(self, row: int, col: int) -> str | None:
+        """What the cell at ``row``, ``col`` shows (its ``DisplayRole``), for the cell
+        painter: no role dispatch and no model index on the way."""
+        if not 0 <= row < len(self._rows):
+            return None
+        info = self._rows[row]
+        return self._display(info, col, self.row_marks(info) if self.row_marks is not None else None)
+
+    def has_icon(self, row: int) -> bool:
+        """Whether the row's id cell shows an icon (a review mark)."""
+        if self.row_marks is None or not 0 <= row < len(self._rows):
+            return False
+        mark = self.row_marks(self._rows[row])
+        return mark is not None and mark.icon is not None
+
+    def _display(self, info: SessionInfo, col: int, mark: RowMark | None) -> str | None:
+        if col == self.ID:
+            # one line: an id with a newline must not break the row; "" is a visible
+            # placeholder, not a blank row
+            shown = " ".join(info.id.split()) or session_label(info.id)
+            note = self._branches.get(info.id)
+            branches = note[2] if note is not None else info.branches
+            if branches > 1:
+                shown = f"{shown}  ⑂{branches}"
+            # the review's tags (and who holds its claim), when reviews are on
+            return f"{shown}   {mark.suffix}" if mark is not None and mark.suffix else shown
+        if col == self.COUNT:
+            note = self._branches.get(info.id)
+            return str(note[1]) if note is not None else info.count_text
+        if col == self.UPDATED:
+            return self._time_text(info.updated_at or info.created_at)
+        return None
+
+    def _time_text(self, iso: str | None) -> str:
+        """The Last active text: parsing and formatting a time costs more than painting
+        it, and each visible row is painted again at every scroll step."""
+        key = (iso, time_zone())
+        text = self._times.get(key)
+        if text is None:
+            if len(self._times) >= 4096:
+                self._times.clear()
+            text = self._times[key] = short_time(iso, seconds=False, zone=False)
+        return text
 
     def marks_changed(self, rows: list[int] | None = None) -> None:
         """The row marks of ``rows`` (all when ``None``) changed: repaint their id cells."""

@@ -20,6 +20,7 @@ from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
 
 from ..sessions import SessionListModel
+from ..sessions.cells import SessionCells
 
 if TYPE_CHECKING:
     from .main import MainWindow
@@ -30,6 +31,7 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
     and copy, the current row is the one shown; sorted by the header, newest first."""
     view = QTableView(parent)
     view.setModel(model)
+    view.setItemDelegate(SessionCells(model, view))  # each scroll step repaints every row
     view.horizontalHeader().setSortIndicator(
         SessionListModel.UPDATED, Qt.SortOrder.DescendingOrder
     )
