@@ -139,3 +139,52 @@ def test_output_types_are_the_sdks():
     from agents.run_internal.items import _TOOL_CALL_TO_OUTPUT_TYPE
 
     assert {k: v for k, v in OUTPUT_TYPE.items() if k != "mcp_approval_request"} == _TOOL_CALL_TO_OUTPUT_TYPE
+
+
+@pytest.mark.parametrize("fmt", ["agents", "flux"])
+async def test_a_big_session_is_read_and_checked_off_the_event_loop(tmp_path, monkeypatch, fmt):
+    """The window checks the sessions it lists (the problem badges) on its event loop: a
+    session of thousands of messages is turned into Messages and checked in a worker
+    thread, with the same findings."""
+    import threading
+
+    import fluxgui.services.doctor as doctor
+    from fluxgui.adapters.sql.store import INLINE_PAGE
+
+    path = tmp_path / f"{fmt}.db"
+    n = max(INLINE_PAGE, doctor.INLINE_CHECK) * 3
+    turns = [user(f"q{i}") for i in range(n)] + [call("c1")]  # an unanswered call at the end
+    if fmt == "agents":
+        await add_agents(path, {"big": turns})
+    else:
+        await add_flux(path, {"big": [{"role": "user", "content": f"q{i}"} for i in range(n)]})
+    loop_thread = threading.get_ident()
+    checked_in: list[int] = []
+    real_check = doctor.check_messages
+
+    def check(*args, **kwargs):
+        checked_in.append(threading.get_ident())
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(doctor, "check_messages", check)
+    store = await open_store(str(path))
+    try:
+        converted_in: set[int] = set()
+        real_message = store._message
+
+        def message(*row):
+            converted_in.add(threading.get_ident())
+            return real_message(*row)
+
+        monkeypatch.setattr(store, "_message", message)
+        report = await check_session(store, "big")
+        assert converted_in and loop_thread not in converted_in
+        assert checked_in and loop_thread not in checked_in
+        expected_codes = {"orphan_call"} if fmt == "agents" else set()
+        assert {p.code for p in report.problems} == expected_codes
+        # a page the window shows stays on the loop (no thread hop for 100 rows)
+        converted_in.clear()
+        page = await store.page_messages("big", limit=100)
+        assert len(page) == 100 and converted_in == {loop_thread}
+    finally:
+        await store.close()

@@ -105,9 +105,13 @@ class SessionCells(QStyledItemDelegate):
         if static is None:
             if len(self._texts) >= CACHE_SIZE:
                 self._texts.clear()
-            static = QStaticText(metrics.elidedText(text, elide, width))
+            static = QStaticText(text)
             static.setTextFormat(_PLAIN)
             static.prepare(font=font)
+            if static.size().width() > width:  # (most texts fit: one shaping for them)
+                static = QStaticText(metrics.elidedText(text, elide, width))
+                static.setTextFormat(_PLAIN)
+                static.prepare(font=font)
             self._texts[key] = static
         group = _NORMAL if state & _ENABLED else _DISABLED
         if group == _NORMAL and not state & _ACTIVE:

@@ -14,6 +14,7 @@ This module runs the checks on a store: :func:`check_session` for one session,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 from fluxgui.core.model import Message
@@ -23,6 +24,10 @@ from .checks import check_messages
 from .problems import CODES, LABELS, Problem, SessionReport
 from .reading import read_messages
 from .structure import structure_problems
+
+#: sessions of more messages than this are checked in a worker thread (~8 µs a message:
+#: a session of 10,000 would hold the window's event loop for 80 ms)
+INLINE_CHECK = 200
 
 __all__ = [
     "CODES",
@@ -42,7 +47,11 @@ async def report_for(
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
-    report = check_messages(session_id, messages, items=store.format == "agents", limit=limit)
+    items = store.format == "agents"
+    if len(messages) > INLINE_CHECK:  # off the window's event loop
+        report = await asyncio.to_thread(check_messages, session_id, messages, items=items, limit=limit)
+    else:
+        report = check_messages(session_id, messages, items=items, limit=limit)
     if not store.capabilities.branches:
         return report
     extra = structure_problems(session_id, await store.structure_report(session_id))
