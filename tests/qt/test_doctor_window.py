@@ -56,6 +56,40 @@ def test_badges_appear_lazily_for_listed_sessions(qtbot, window, tmp_path):
     window.grab().save(str(tmp_path / "badges.png"))
 
 
+def test_checks_on_the_event_loop_stay_small(qtbot, window, tmp_path, monkeypatch):
+    """A badge check runs on the window's event loop: a session over MAX_MESSAGES gets no
+    badge (nor an automatic check when shown, until the Doctor opens), one at the bound
+    is checked, read CHECK_BATCH messages at a time."""
+    from fluxgui.qt.doctor.badges import CHECK_BATCH, MAX_MESSAGES
+
+    user = {"role": "user", "content": "again"}
+    path = write_agents_store(tmp_path / "sizes.db", {
+        "at-the-bound": [[user] * MAX_MESSAGES],
+        "over-the-bound": [[user] * (MAX_MESSAGES + 1)],
+    })
+    pages: list[int] = []
+    from fluxgui.adapters.sql.agents.reading import AgentsReader
+
+    real = AgentsReader.page_messages
+
+    async def page_messages(self, *args, **kwargs):  # records each page's size
+        page = await real(self, *args, **kwargs)
+        if kwargs.get("direction") == "forward":
+            pages.append(kwargs.get("limit"))
+        return page
+
+    monkeypatch.setattr(AgentsReader, "page_messages", page_messages)
+    window.open_target(str(path), session_id="over-the-bound")
+    badges = window.doctor.badges
+    qtbot.waitUntil(lambda: badges.count("at-the-bound") is not None, timeout=20_000)
+    _settle(qtbot, window)
+    assert badges.count("at-the-bound") == 0
+    assert badges.count("over-the-bound") is None  # never checked, not queued
+    assert "over-the-bound" not in badges._queue
+    assert window.doctor.problems.summary.text() == "A large session: open the Doctor to check it."
+    assert pages and set(pages) == {CHECK_BATCH}
+
+
 def test_markers_on_the_cards_involved(qtbot, window, tmp_path):
     path = _store(tmp_path)
     _open(qtbot, window, path, "duplicate-id")

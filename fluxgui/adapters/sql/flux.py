@@ -24,7 +24,7 @@ from .sessionrows import RowReads
 from .fluxvalues import plain_message as _plain_message
 from .fluxvalues import storable as _storable
 from .fluxvalues import text_value as _text_value
-from .store import SqlStore, rows_to_messages
+from .store import SqlStore
 
 if TYPE_CHECKING:
     from fluxgui.core.changes import Row
@@ -314,7 +314,7 @@ class FluxStore(RowReads, SqlStore):
     ) -> list[Message]:
         check_branch(self, branch)
         rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
-        return await rows_to_messages(rows, self._message)
+        return [self._message(r) for r in rows]
 
     async def _page_rows(
         self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool

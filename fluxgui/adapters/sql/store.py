@@ -11,9 +11,8 @@ inverse (undo). Importing a session writes it whole in one transaction
 
 from __future__ import annotations
 
-import asyncio
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from fluxgui.core.errors import show_id
@@ -27,22 +26,6 @@ if TYPE_CHECKING:  # the editing machinery loads when a store first edits or for
     from fluxgui.core.changes import Change, Row, Where
     from .editor import TableEditor
     from .rewrite import Insertion
-
-
-#: a page of more rows than this is read into Messages in a worker thread: JSON parsing
-#: and the checks cost ~10 µs a row, and a 1,000-row page (the doctor's, an index's) would
-#: hold the window's event loop for 10 ms; a page the window shows (100 rows) stays here
-INLINE_PAGE = 200
-
-
-async def rows_to_messages(
-    rows: list[tuple[Any, ...]], convert: Callable[[tuple[Any, ...]], Message]
-) -> list[Message]:
-    """``convert`` applied to each row, in a worker thread for a page over
-    :data:`INLINE_PAGE` rows."""
-    if len(rows) > INLINE_PAGE:
-        return await asyncio.to_thread(lambda: [convert(r) for r in rows])
-    return [convert(r) for r in rows]
 
 
 class SqlStore(Store[Backend]):

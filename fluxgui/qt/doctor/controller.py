@@ -23,7 +23,7 @@ from fluxgui.services.doctor.repairs import Plan, apply_plan, plan_repair, plan_
 from fluxgui.services.doctor.text import markers
 
 from ..errors import describe_error
-from .badges import MAX_MESSAGES, SessionBadges
+from .badges import CHECK_BATCH, MAX_MESSAGES, SessionBadges
 from .ledger_view import LedgerView
 from .preflight_view import PreflightView
 from .problems_tab import ProblemsTab
@@ -113,7 +113,7 @@ class DoctorController(QObject):
         self.preflight_view.clear()
         self.ledger_view.clear()
         self._window.bridge.start(
-            "doctor:check", check_session(store, sid, branch=self._branch()),
+            "doctor:check", check_session(store, sid, branch=self._branch(), batch=CHECK_BATCH),
             lambda r, s=store: self._on_checked(s, r), self._on_failed,
         )
 

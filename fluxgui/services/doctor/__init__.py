@@ -14,7 +14,6 @@ This module runs the checks on a store: :func:`check_session` for one session,
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 from fluxgui.core.model import Message
@@ -24,10 +23,6 @@ from .checks import check_messages
 from .problems import CODES, LABELS, Problem, SessionReport
 from .reading import read_messages
 from .structure import structure_problems
-
-#: sessions of more messages than this are checked in a worker thread (~8 µs a message:
-#: a session of 10,000 would hold the window's event loop for 80 ms)
-INLINE_CHECK = 200
 
 __all__ = [
     "CODES",
@@ -47,11 +42,7 @@ async def report_for(
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
-    items = store.format == "agents"
-    if len(messages) > INLINE_CHECK:  # off the window's event loop
-        report = await asyncio.to_thread(check_messages, session_id, messages, items=items, limit=limit)
-    else:
-        report = check_messages(session_id, messages, items=items, limit=limit)
+    report = check_messages(session_id, messages, items=store.format == "agents", limit=limit)
     if not store.capabilities.branches:
         return report
     extra = structure_problems(session_id, await store.structure_report(session_id))
@@ -59,11 +50,12 @@ async def report_for(
 
 
 async def check_session(
-    store: SessionStore, session_id: str, *, limit: int | None = None, branch: str | None = None
+    store: SessionStore, session_id: str, *, limit: int | None = None, branch: str | None = None,
+    batch: int = 1000,
 ) -> SessionReport:
     """The problems of one session (of ``branch``; an Advanced store's ``main`` by
-    default, the branch a fresh reader resumes)."""
-    messages = await read_messages(store, session_id, branch=branch)
+    default, the branch a fresh reader resumes), read ``batch`` messages at a time."""
+    messages = await read_messages(store, session_id, branch=branch, batch=batch)
     return await report_for(store, session_id, messages, limit=limit)
 
 

@@ -8,12 +8,14 @@ from fluxgui.core.ports import SessionStore
 
 
 async def read_messages(
-    store: SessionStore, session_id: str, *, branch: str | None = None
+    store: SessionStore, session_id: str, *, branch: str | None = None, batch: int = 1000
 ) -> list[Message]:
     """All messages of ``session_id`` (``branch``: an Advanced store's; default main) in
-    stored order; :class:`~fluxgui.core.errors.SessionNotFound` for an unknown session."""
+    stored order, ``batch`` at a time (the window reads smaller pages: each is turned into
+    Messages on its event loop); :class:`~fluxgui.core.errors.SessionNotFound` for an
+    unknown session."""
     await store.require_session(session_id)
     out: list[Message] = []
-    async for page in store.iter_messages(session_id, batch=1000, branch=branch):
+    async for page in store.iter_messages(session_id, batch=batch, branch=branch):
         out.extend(page)
     return out

@@ -28,7 +28,6 @@ from ..backend import Params
 from ...textmatch import contains
 from ..search import like_any, search_ids, search_patterns
 from ..sessionrows import RowReads
-from ..store import INLINE_PAGE
 from ..textsearch import (
     after_sql, as_messages, candidates, marks, missing_index, trigram_advice, trigram_index,
 )
@@ -181,8 +180,8 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def _messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
         """Rows ``(id, message_data, created_at)`` of one session as Messages, envelopes
-        opened (in a worker thread when there are many to decrypt, or a big page)."""
-        if len(rows) > (INLINE_ROWS if self.cipher is not None else INLINE_PAGE):
+        opened (in a worker thread when there are many to decrypt)."""
+        if self.cipher is not None and len(rows) > INLINE_ROWS:
             out = await asyncio.to_thread(lambda: [self._message(r, session_id) for r in rows])
         else:
             out = [self._message(r, session_id) for r in rows]
