@@ -87,6 +87,43 @@ async def until(predicate: Any, timeout: float = float(os.environ.get("BENCH_TIM
         await asyncio.sleep(0.005)
 
 
+#: lines printed after a format's table (the session list's repaint figures)
+NOTES: list[str] = []
+
+
+def list_repaint(window: Any, runs: int = 21) -> str:
+    """The session list's full repaint (median ms): fluxgui's cell painter with its texts
+    kept and with every text new (a page of rows just listed), against Qt's own item
+    delegate, the baseline it paints the same pixels as."""
+    from PySide6.QtWidgets import QStyledItemDelegate
+
+    view = window.session_view
+    viewport = view.viewport()
+    own, first = view.itemDelegate(), view.itemDelegateForColumn(0)
+
+    def median(forget: bool) -> float:
+        times = []
+        for _ in range(runs):
+            if forget:
+                own._texts.clear()
+                first._texts.clear()
+            t0 = time.perf_counter()
+            viewport.repaint()
+            times.append((time.perf_counter() - t0) * 1000)
+        return sorted(times)[runs // 2]
+
+    kept, new = median(False), median(True)
+    view.setItemDelegate(QStyledItemDelegate(view))
+    view.setItemDelegateForColumn(0, None)
+    qt = median(False)
+    view.setItemDelegate(own)
+    view.setItemDelegateForColumn(0, first)
+    rows = view.rowAt(viewport.height() - 1) - view.rowAt(0) + 1
+    return (f"  session list repaint ({rows} rows shown, median of {runs}): cell painter "
+            f"{kept:.1f} ms (texts kept), {new:.1f} ms (all texts new); Qt's item delegate "
+            f"{qt:.1f} ms")
+
+
 async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, float, float, int]]:
     from fluxgui.qt.window import MainWindow
 
@@ -147,6 +184,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
          (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame)
     )
     traced("scroll session list")
+    NOTES.append(list_repaint(window))
 
     await phase(
         'search "zanzibar" (all results listed)',
@@ -265,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                 first_paint_worst = max(first_paint_worst, stall)
             else:
                 worst_all = max(worst_all, stall)
+        for note in NOTES:
+            print(note)
+        NOTES.clear()
     if metas:
         print(f"\nlongest stall over all steps: {worst_all:.1f} ms "
               f"({'within' if worst_all <= FRAME_MS else 'OVER'} one frame); the window's first "
