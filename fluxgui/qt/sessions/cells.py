@@ -1,13 +1,16 @@
 """The session list's cell painter: what Qt's own item delegate paints for a plain text
-cell, at a third of its cost.
+cell, pixel for pixel, for less when a row is painted again.
 
-Each scroll step repaints every visible row. Qt's delegate asks the model for about ten
-roles per cell (each a call into Python) and lays out and shapes the cell's text again
-at each paint. :class:`SessionCells` asks the table for the text once
-(:meth:`~fluxgui.qt.sessions.table.SessionTable.display_text`), keeps the elided,
-shaped text (a prepared :class:`QStaticText`) while it stays the same, and draws the
-background and selection with the style's own primitive. A cell it does not draw the
-same way (an icon, the focused cell, a font or layout of its own) goes to Qt's delegate.
+Every repaint of the list paints every visible cell again (a selection, a badge that
+arrived, a scroll step). Qt's delegate asks the model for about ten roles per cell (each
+a call into Python) and lays out and shapes the cell's text each time; the id column's
+badges were a Python delegate on top of that. :class:`SessionCells` asks the table for
+the text (:meth:`~fluxgui.qt.sessions.table.SessionTable.display_text`), draws a text
+the first time as it is, keeps it elided and then shaped (a prepared
+:class:`QStaticText`) for the next paints, and draws the background and selection with
+the style's own primitive. ``benchmarks/bench_ui.py`` prints the repaint of 30 rows next
+to Qt's delegate alone (about 0.75x of it with texts kept, 1.2x with every text new). A
+cell it does not draw the same way (an icon, the focused cell) goes to Qt's delegate.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, Qt
-from PySide6.QtGui import QFontMetrics, QPainter, QPalette, QStaticText
+from PySide6.QtGui import QFontMetrics, QFontMetricsF, QPainter, QPalette, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from .table import SessionTable
@@ -50,7 +53,9 @@ class SessionCells(QStyledItemDelegate):
         super().__init__(parent)
         self._table = table
         self._view = parent
-        self._texts: dict[tuple[str, int, int], QStaticText] = {}
+        #: (text, width, elide mode) → (what is shown, its width) after one paint, its
+        #: prepared QStaticText from the second on
+        self._texts: dict[tuple[str, int, int], tuple[str, float] | QStaticText] = {}
         #: cells painted by the fast path (for tests)
         self.fast = 0
         self._look: tuple[Any, ...] | None = None
@@ -76,7 +81,9 @@ class SessionCells(QStyledItemDelegate):
         }
         # The text rectangle of Qt's item layout: the focus frame's margin and one pixel.
         margin = style.pixelMetric(_FOCUS_MARGIN, None, view) + 1
-        self._look = (style, margin, font, metrics.height(), metrics, colours)
+        exact = QFontMetricsF(font)
+        self._look = (style, margin, font, metrics.height(), exact.ascent(), metrics,
+                      exact, colours)
         return self._look
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
@@ -92,7 +99,7 @@ class SessionCells(QStyledItemDelegate):
         ):
             super().paint(painter, option, index)
             return
-        style, margin, font, height, metrics, colours = self._look or self._looks()
+        style, margin, font, height, ascent, metrics, exact, colours = self._look or self._looks()
         widget = option.widget
         style.drawPrimitive(_PANEL, option, painter, widget)
         rect = option.rect
@@ -101,29 +108,40 @@ class SessionCells(QStyledItemDelegate):
             return
         elide = option.textElideMode
         key = (text, width, elide.value)
-        static = self._texts.get(key)
-        if static is None:
+        kept = self._texts.get(key)
+        if kept is None:
+            # A text painted for the first time (a page of rows just listed) is drawn as it
+            # is: preparing a QStaticText costs twice as much, and pays only from the
+            # second paint on. What it shows (elided or not) is kept for that.
             if len(self._texts) >= CACHE_SIZE:
                 self._texts.clear()
-            static = QStaticText(text)
+            advance = exact.horizontalAdvance(text)
+            if advance > width:
+                text = metrics.elidedText(text, elide, width)
+                advance = exact.horizontalAdvance(text)
+            kept = self._texts[key] = (text, advance)
+        elif isinstance(kept, tuple):  # painted again: prepared from now on
+            static = QStaticText(kept[0])
             static.setTextFormat(_PLAIN)
             static.prepare(font=font)
-            if static.size().width() > width:  # (most texts fit: one shaping for them)
-                static = QStaticText(metrics.elidedText(text, elide, width))
-                static.setTextFormat(_PLAIN)
-                static.prepare(font=font)
-            self._texts[key] = static
+            kept = self._texts[key] = static
         group = _NORMAL if state & _ENABLED else _DISABLED
         if group == _NORMAL and not state & _ACTIVE:
             group = _INACTIVE
         painter.save()
         painter.setFont(font)
         painter.setPen(colours[group, bool(state & _SELECTED)])
-        if col == _COUNT:  # right-aligned, as the table's alignment says
-            x = rect.right() + 1 - margin - static.size().width()
+        top = rect.top() + (rect.height() - height) // 2
+        if isinstance(kept, tuple):
+            shown, advance = kept
+            # at a fractional x, as Qt's own layout puts a right-aligned line
+            x = rect.right() + 1 - margin - advance if col == _COUNT else rect.left() + margin
+            painter.drawText(QPointF(x, top + ascent), shown)
         else:
-            x = rect.left() + margin
-        # at a fractional x, as Qt's own layout puts a right-aligned line
-        painter.drawStaticText(QPointF(x, rect.top() + (rect.height() - height) // 2), static)
+            if col == _COUNT:  # right-aligned, as the table's alignment says
+                x = rect.right() + 1 - margin - kept.size().width()
+            else:
+                x = rect.left() + margin
+            painter.drawStaticText(QPointF(x, top), kept)
         painter.restore()
         self.fast += 1
