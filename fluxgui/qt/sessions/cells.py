@@ -5,7 +5,7 @@ Every repaint of the list paints every visible cell again (a selection, a badge 
 arrived, a scroll step). Qt's delegate asks the model for about ten roles per cell (each
 a call into Python) and lays out and shapes the cell's text each time; the id column's
 badges were a Python delegate on top of that. :class:`SessionCells` asks the table for
-the text (:meth:`~fluxgui.qt.sessions.table.SessionTable.display_text`), draws a text
+the text (:meth:`~fluxgui.qt.sessions.table.SessionTable.cell`), draws a text
 the first time as it is, keeps it elided and then shaped (a prepared
 :class:`QStaticText`) for the next paints, and draws the background and selection with
 the style's own primitive. ``benchmarks/bench_ui.py`` prints the repaint of 30 rows next
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from .table import SessionTable
 
-_ID, _COUNT = SessionTable.ID, SessionTable.COUNT
+_COUNT = SessionTable.COUNT
 #: prepared texts kept (a few screens of cells); the cache starts again when full
 CACHE_SIZE = 2048
 
@@ -68,8 +68,9 @@ class SessionCells(QStyledItemDelegate):
         return False
 
     def _looks(self) -> tuple[Any, ...]:
-        """(style, text margin, font, its metrics' height, metrics, colours by group and
-        selection) of the view, worked out once until it changes."""
+        """(style, text margin, font, its height, its exact ascent, its metrics, exact and
+        rounded, colours by group and selection) of the view, worked out once until it
+        changes."""
         view = self._view
         style = view.style()
         font = view.font()
@@ -82,21 +83,16 @@ class SessionCells(QStyledItemDelegate):
         # The text rectangle of Qt's item layout: the focus frame's margin and one pixel.
         margin = style.pixelMetric(_FOCUS_MARGIN, None, view) + 1
         exact = QFontMetricsF(font)
-        self._look = (style, margin, font, metrics.height(), exact.ascent(), metrics,
-                      exact, colours)
+        self._look = (style, margin, font, metrics.height(), exact.ascent(), metrics, exact,
+                      colours)
         return self._look
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        row, col = index.row(), index.column()
-        table = self._table
-        text = table.display_text(row, col)
+        col = index.column()
+        text, icon = self._table.cell(index.row(), col)
         state = option.state.value
-        if (
-            text is None
-            or state & _FOCUS  # Qt's focus frame, one cell per paint
-            or (col == _ID and table.has_icon(row))
-        ):
+        if text is None or icon or state & _FOCUS:  # (the focus frame: one cell per paint)
             super().paint(painter, option, index)
             return
         style, margin, font, height, ascent, metrics, exact, colours = self._look or self._looks()

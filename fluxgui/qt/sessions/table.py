@@ -196,20 +196,15 @@ class SessionTable(QAbstractTableModel):
         # id escaped, so an id that looks like markup stays text.
         return "<p style='white-space:pre-wrap'>" + esc("\n".join(lines)) + "</p>"
 
-    def display_text(self, row: int, col: int) -> str | None:
-        """What the cell at ``row``, ``col`` shows (its ``DisplayRole``), for the cell
-        painter: no role dispatch and no model index on the way."""
+    def cell(self, row: int, col: int) -> tuple[str | None, bool]:
+        """What the cell at ``row``, ``col`` shows (its ``DisplayRole``) and whether it
+        shows an icon (a review mark on the id), for the cell painter: no role dispatch,
+        no model index, and the row's mark asked for once, in the id column only."""
         if not 0 <= row < len(self._rows):
-            return None
+            return None, False
         info = self._rows[row]
-        return self._display(info, col, self.row_marks(info) if self.row_marks is not None else None)
-
-    def has_icon(self, row: int) -> bool:
-        """Whether the row's id cell shows an icon (a review mark)."""
-        if self.row_marks is None or not 0 <= row < len(self._rows):
-            return False
-        mark = self.row_marks(self._rows[row])
-        return mark is not None and mark.icon is not None
+        mark = self.row_marks(info) if col == self.ID and self.row_marks is not None else None
+        return self._display(info, col, mark), mark is not None and mark.icon is not None
 
     def _display(self, info: SessionInfo, col: int, mark: RowMark | None) -> str | None:
         if col == self.ID:
