@@ -371,3 +371,50 @@ async def test_flux_sqlite_id_order_reads_only_the_page(tmp_path):
             assert any("USING COVERING INDEX idx_session (session_id" in s for s in plan), plan
     finally:
         conn.close()
+
+
+async def test_agents_postgres_sessions_with_equal_update_times(pg_url):
+    """Sessions whose ``updated_at`` ties (written in one transaction: an import, a batch)
+    are ordered by their latest item, by ``(created_at, id)`` as ``SQLAlchemySession``
+    reads it; a session's key is the same in every order's pages and in ``session_info``
+    (the latest item is looked up only for tied sessions)."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(pg_url)
+    try:
+        await _write_agents(lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True))
+    finally:
+        await engine.dispose()
+    # The library wrote every row; then groups of sessions get one update time, as when
+    # one transaction touched them all (the SDK stamps updated_at with the server's time).
+    groups = [IDS[0:5], IDS[5:7], IDS[10:18] + [EMPTIED]]
+    conn = await asyncpg.connect(_plain_pg(pg_url))
+    try:
+        for i, group in enumerate(groups):
+            await conn.execute(
+                "UPDATE agent_sessions SET updated_at = TIMESTAMP '2026-01-01' + $1 * INTERVAL '1 hour'"
+                " WHERE session_id = ANY($2::text[])", i, group)
+    finally:
+        await conn.close()
+    expectation = _agents_expectation(
+        pg_url,
+        await _pg_rows(pg_url, "SELECT session_id, updated_at FROM agent_sessions"),
+        await _pg_rows(pg_url, "SELECT id, session_id, created_at FROM agent_messages"),
+        by_time=True,
+    )
+    expectation.rank = await _rank("postgres", pg_url, list(expectation.count))
+    expectation.activity = {sid: (*key, expectation.rank[sid]) for sid, key in expectation.activity.items()}
+    async with await open_store(pg_url) as store:
+        for descending in (True, False):
+            for page_size in (1, 2, 3, 7, 100):
+                listed = await walk(store, "activity", descending, page_size)
+                assert [s.id for s in listed] == expectation.expected("activity", descending), (
+                    descending, page_size)
+        keys = {s.id: s.sort_key for s in await walk(store, "activity", True, 4)}
+        tied = {sid for group in groups for sid in group}
+        assert {sid for sid, key in keys.items() if key[1]} == tied - {EMPTIED}
+        for order in ORDERS:
+            assert {s.id: s.sort_key for s in await walk(store, order, False, 6)} == keys, order
+        for sid in expectation.count:
+            assert (await store.session_info(sid)).sort_key == keys[sid]
+        assert {s.id: s.sort_key for s in await store.sessions_by_ids(list(keys))} == keys
