@@ -177,15 +177,19 @@ async def test_a_limited_server_search_pages_by_id_and_keeps_the_order(
         assert full.path == "server" and len(full.hits) == 120 and not full.truncated
         ids = [h.message_id for h in full.hits]
         assert ids == sorted(ids, reverse=True)  # newest first
-        for small_pages in (False, True):
+        # windows of newest rows read one by one: all rows, a few (the rest through the
+        # index's ids), none but the newest
+        for small_pages, window in [(p, w) for p in (False, True) for w in (2_000, 40, 1)]:
+            monkeypatch.setattr(textsearch, "_MIN_WINDOW", window)
+            monkeypatch.setattr(textsearch, "_MAX_WINDOW", window)
             if small_pages:
                 monkeypatch.setattr(textsearch, "_FIRST_PAGE_PER_HIT", 1)
                 monkeypatch.setattr(textsearch, "_MIN_PAGE", 2)
             for limit in (1, 7, 70, 119, 120, 200):
                 part = await search(store, "ORD", limit=limit)
                 assert part.path == "server"
-                assert [h.message_id for h in part.hits] == ids[:limit], limit
-                assert part.truncated == (limit < 120), limit
+                assert [h.message_id for h in part.hits] == ids[:limit], (limit, window)
+                assert part.truncated == (limit < 120), (limit, window)
         # candidates the check turns down (the JSON's keys, not its text) are read past
         none = await search(store, "content" if fmt == "agents" else "xyzzy", limit=5)
         assert none.path == "server" and none.hits == [] and not none.truncated

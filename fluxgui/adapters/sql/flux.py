@@ -295,9 +295,9 @@ class FluxStore(RowReads, SqlStore):
 
         params: Params = {}
         cond = like_any(self.backend, "content", search_patterns(text), params, "p")
-        head = f"SELECT session_id, {_COLS} FROM messages"
         async for batch in candidates(
-            self.backend, head, cond, params, lambda r: self._message(r[1:]), limit
+            self.backend, TABLE, f"session_id, {_COLS}", cond, params,
+            lambda r: self._message(r[1:]), limit,
         ):
             yield batch
 

@@ -104,42 +104,70 @@ async def as_messages(
 #: _MIN_PAGE
 _FIRST_PAGE_PER_HIT = 8
 _MIN_PAGE = 200
+#: the newest rows a limited search reads one by one, per hit wanted, before it asks
+#: the trigram index for the older ones (between _MIN_WINDOW and _MAX_WINDOW ids)
+_WINDOW_PER_HIT = 100
+_MIN_WINDOW = 2_000
+_MAX_WINDOW = 20_000
 
 
 async def candidates(
     backend: Backend,
-    head: str,
+    table: str,
+    columns: str,
     cond: str,
     params: Params,
     convert: Callable[[tuple[Any, ...]], Message],
     limit: int | None,
 ) -> AsyncIterator[list[tuple[str, Message]]]:
-    """The rows of ``head WHERE cond`` (``head`` selects ``session_id, id, …``) newest
-    first, as (session id, Message) batches.
+    """The rows of ``table`` (``columns``: ``session_id, id, …``) matching ``cond``,
+    newest first, as (session id, Message) batches.
 
-    With a ``limit`` (the hits the caller wants), a first page is asked for with
-    ``ORDER BY id DESC LIMIT :n``: the LIMIT lets the planner walk the primary key
-    backwards and stop after a few rows when the text is common (5 ms where matching and
-    sorting every row takes 750 ms on a million), and a rare text is still looked up in
-    the trigram index. Only when the caller wants more than that page held are the older
-    rows streamed, in one more query (a text whose trigrams are common but which itself
-    is rare costs the server the same for any LIMIT: one more query, not one per page).
-    Without a limit the rows stream from the start."""
+    Postgres' planner guesses how common a text is from its statistics, and a wrong
+    guess costs a hundredfold: for ``ORDER BY id DESC LIMIT n`` it walks the primary key
+    backwards, which stops after a few rows for a common text but reads most of the table
+    for a rare one it took for common (850 ms against 2 ms through the trigram index, on
+    a million rows). So the plan is not left to the guess:
+
+    1. with a ``limit`` (the hits the caller wants), the newest rows are read one by one,
+       a bounded window of ids (``OFFSET 0`` keeps the text condition outside it, so no
+       other plan can be chosen): a common text fills the first page there, in a few ms;
+    2. the rows below that window (all rows without a limit) come from the ids the text
+       condition finds through the trigram index, all of them first (a ``MATERIALIZED``
+       CTE, which no ``LIMIT`` reaches into), then read newest first, streamed: this
+       costs the index scan and its recheck, whatever the planner thinks of the text;
+    3. a text that filled the first page in the window goes on walking the key there."""
     order = " ORDER BY id DESC"
-    before: int | None = None
+    below: int | None = None
     if limit is not None:
+        top = await backend.fetchone(f"SELECT MAX(id) FROM {table}")
+        if top is None or top[0] is None:
+            return
         n = max(_MIN_PAGE, _FIRST_PAGE_PER_HIT * (limit + 1))
-        rows = await backend.fetchall(f"{head} WHERE {cond}{order} LIMIT :n", {**params, "n": n})
+        window = min(max(_WINDOW_PER_HIT * (limit + 1), _MIN_WINDOW), _MAX_WINDOW)
+        below = int(top[0]) - window
+        newest = f"(SELECT * FROM {table} WHERE id > :lo ORDER BY id DESC OFFSET 0) w"
+        rows = await backend.fetchall(
+            f"SELECT {columns} FROM {newest} WHERE {cond}{order} LIMIT :n",
+            {**params, "lo": below, "n": n},
+        )
         if rows:
             yield await as_messages(rows, convert)
-        if len(rows) < n:
+        if len(rows) == n:  # common: walk on below the last row
+            rest = {**params, "before": int(rows[-1][1])}
+            sql = f"SELECT {columns} FROM {table} WHERE ({cond}) AND id < :before{order}"
+            async for part in backend.stream(sql, rest):
+                yield await as_messages(part, convert)
             return
-        before = int(rows[-1][1])
-    where, rest = cond, params
-    if before is not None:
-        where, rest = f"({cond}) AND id < :before", {**params, "before": before}
-    async for rows in backend.stream(f"{head} WHERE {where}{order}", rest):
-        yield await as_messages(rows, convert)
+    bound, rest = "", dict(params)
+    if below is not None:
+        bound, rest["lo"] = " WHERE id <= :lo", below
+    sql = (
+        f"WITH found AS MATERIALIZED (SELECT id FROM {table} WHERE {cond}) "
+        f"SELECT {columns} FROM {table} WHERE id IN (SELECT id FROM found{bound}){order}"
+    )
+    async for part in backend.stream(sql, rest):
+        yield await as_messages(part, convert)
 
 
 async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:

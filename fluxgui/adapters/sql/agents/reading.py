@@ -303,8 +303,10 @@ class AgentsReader(RowReads, AgentsListing):
         if self.cipher is not None:
             params["env"] = ENVELOPE_LIKE
             cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
-        head = f"SELECT session_id, id, message_data, created_at FROM {self._M}"
-        async for batch in candidates(self.backend, head, cond, params, self._row_message, limit):
+        cols = "session_id, id, message_data, created_at"
+        async for batch in candidates(
+            self.backend, self._M, cols, cond, params, self._row_message, limit
+        ):
             yield batch
 
     # -- messages ------------------------------------------------------------------
