@@ -131,6 +131,17 @@ async def _write_agents(make_session) -> None:
             close()
 
 
+async def _write_agents_pg(url: str) -> None:
+    """The plan written to Postgres by ``SQLAlchemySession``, one engine for all."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        await _write_agents(lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True))
+    finally:
+        await engine.dispose()
+
+
 def _plain_pg(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
@@ -210,15 +221,7 @@ async def written(target) -> Written:
                 url, await _pg_rows(url, "SELECT id, session_id FROM messages")
             )
         else:
-            from sqlalchemy.ext.asyncio import create_async_engine
-
-            engine = create_async_engine(url)
-            try:
-                await _write_agents(
-                    lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True)
-                )
-            finally:
-                await engine.dispose()
+            await _write_agents_pg(url)
             expectation = _agents_expectation(
                 url,
                 await _pg_rows(url, "SELECT session_id, updated_at FROM agent_sessions"),
@@ -378,13 +381,7 @@ async def test_agents_postgres_sessions_with_equal_update_times(pg_url):
     are ordered by their latest item, by ``(created_at, id)`` as ``SQLAlchemySession``
     reads it; a session's key is the same in every order's pages and in ``session_info``
     (the latest item is looked up only for tied sessions)."""
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(pg_url)
-    try:
-        await _write_agents(lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True))
-    finally:
-        await engine.dispose()
+    await _write_agents_pg(pg_url)
     # The library wrote every row; then groups of sessions get one update time, as when
     # one transaction touched them all (the SDK stamps updated_at with the server's time).
     groups = [IDS[0:5], IDS[5:7], IDS[10:18] + [EMPTIED]]
