@@ -120,6 +120,7 @@ class Store(Refusals, Generic[B]):
         self.target = target
         #: the other Agents SDK table pairs the database holds (see the ports)
         self.other_tables: list[tuple[str, str]] = []
+        self.table_sessions: dict[tuple[str, str], int] = {}
 
     @property
     def capabilities(self) -> Capabilities:

@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.errors import NotASessionStore, SeveralStores, TargetError, show_id
+from fluxgui.core.errors import (
+    FluxguiError,
+    NotASessionStore,
+    SeveralStores,
+    TargetError,
+    show_id,
+)
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
+from fluxgui.core.text import plural
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
 from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (for the open dialog)
@@ -315,11 +322,17 @@ async def _make_store(
     if found is None and not (sessions_table or messages_table):
         pairs = detect.table_pairs(tables)
         if len(pairs) > 1:
-            shown = "; ".join(f"{show_id(s)} + {show_id(m)}" for s, m in pairs)
+            counts = await _sessions_per_pair(backend, pairs)
+            shown = "; ".join(
+                f"{show_id(s)} + {show_id(m)}"
+                + (f": {plural(counts[s, m], 'session')}" if (s, m) in counts else "")
+                for s, m in pairs
+            )
             raise SeveralStores(
                 f"{display} holds {len(pairs)} Agents SDK stores (tables {shown}): "
                 "choose one with --sessions-table and --messages-table",
                 pairs,
+                counts,
             )
     if found is None:
         raise NotASessionStore(
@@ -335,22 +348,41 @@ async def _make_store(
         return FluxStore(backend, display)
     assert s is not None and m is not None
     others = [pair for pair in detect.table_pairs(tables) if pair != (s, m)]
+    counts = await _sessions_per_pair(backend, [(s, m), *others]) if others else {}
     if detect.is_advanced(tables, backend.dialect):
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
         from .sql.advanced import AdvancedStore
 
         advanced = AdvancedStore(backend, display, s, m, tables=set(tables))
-        advanced.other_tables = others
+        advanced.other_tables, advanced.table_sessions = others, counts
         return advanced
     from .sql.agents import AgentsStore
 
     store = AgentsStore(
         backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher
     )
-    store.other_tables = others
+    store.other_tables, store.table_sessions = others, counts
     await store.detect_encryption()
     return store
+
+
+async def _sessions_per_pair(
+    backend: Backend, pairs: list[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """How many sessions each pair's sessions table holds, to choose a store by; a table
+    that cannot be counted (no privilege, a broken view) is left out."""
+    from .sql.backend import quote_ident
+
+    counts: dict[tuple[str, str], int] = {}
+    for pair in pairs:
+        try:
+            row = await backend.fetchone(f"SELECT COUNT(*) FROM {quote_ident(pair[0])}")
+        except FluxguiError:
+            continue
+        if row is not None:
+            counts[pair] = int(row[0])
+    return counts
 
 
 async def _new_store(

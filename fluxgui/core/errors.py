@@ -25,11 +25,19 @@ class NotASessionStore(FluxguiError):
 
 class SeveralStores(NotASessionStore):
     """The database holds more than one Agents SDK table pair and none was named:
-    ``pairs`` are the (sessions table, messages table) found, to choose from."""
+    ``pairs`` are the (sessions table, messages table) found, to choose from; ``sessions``
+    how many sessions each pair holds (a pair whose table could not be counted is left
+    out)."""
 
-    def __init__(self, message: str, pairs: list[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        message: str,
+        pairs: list[tuple[str, str]],
+        sessions: dict[tuple[str, str], int] | None = None,
+    ) -> None:
         super().__init__(message)
         self.pairs = list(pairs)
+        self.sessions = dict(sessions or {})
 
 
 class StoreUnavailable(FluxguiError):

@@ -188,6 +188,9 @@ class SessionStore(Protocol):
     #: the other Agents SDK table pairs (sessions table, messages table) the database
     #: holds besides the one opened (empty for most stores)
     other_tables: list[tuple[str, str]]
+    #: when the database holds several pairs: how many sessions each holds (the one
+    #: opened too; a table that could not be counted is left out)
+    table_sessions: dict[tuple[str, str], int]
 
     @property
     def store_key(self) -> str:

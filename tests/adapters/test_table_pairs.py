@@ -49,8 +49,58 @@ async def test_opening_without_tables_lists_the_pairs(two_pairs: Path) -> None:
         ("sales_sessions", "sales_messages"),
         ("support_sessions", "support_messages"),
     ]
+    assert caught.value.sessions == {
+        ("sales_sessions", "sales_messages"): 2,
+        ("support_sessions", "support_messages"): 1,
+    }
     assert isinstance(caught.value, NotASessionStore)  # still "no store" to old callers
     assert "--sessions-table" in str(caught.value)
+    assert '"sales_sessions" + "sales_messages": 2 sessions;' in str(caught.value)
+
+
+@pytest.mark.postgres
+async def test_a_pair_that_cannot_be_counted_is_listed_without_a_count(pg_url: str) -> None:
+    # Two pairs written by SQLAlchemySession; a login that may not read one sessions table
+    # still lists both, the other with its count, and opens the one it may read.
+    import uuid
+
+    import asyncpg
+    from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+    from sqlalchemy import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(pg_url)
+    try:
+        for sid, tables in (("ticket-1", SUPPORT), ("lead-1", SALES), ("lead-2", SALES)):
+            session = SQLAlchemySession(sid, engine=engine, create_tables=True, **tables)
+            await session.add_items([{"role": "user", "content": f"hello from {sid}"}])
+    finally:
+        await engine.dispose()
+    role = f"fluxgui_r_{uuid.uuid4().hex[:8]}"
+    plain = pg_url.replace("+asyncpg", "")
+    admin = await asyncpg.connect(plain)
+    try:
+        await admin.execute(f"CREATE ROLE {role} LOGIN")
+        await admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+        await admin.execute(f"REVOKE SELECT ON support_sessions FROM {role}")
+        user_url = make_url(pg_url).set(username=role).render_as_string(hide_password=False)
+        with pytest.raises(SeveralStores) as caught:
+            await open_store(user_url)
+        assert set(caught.value.pairs) == {("sales_sessions", "sales_messages"),
+                                           ("support_sessions", "support_messages")}
+        assert caught.value.sessions == {("sales_sessions", "sales_messages"): 2}
+        assert '; "support_sessions" + "support_messages")' in str(caught.value)
+        store = await open_store(user_url, **SALES)
+        try:
+            assert store.other_tables == [("support_sessions", "support_messages")]
+            assert store.table_sessions == {("sales_sessions", "sales_messages"): 2}
+            assert [s.id for s in (await store.list_sessions(limit=5)).sessions] == ["lead-2", "lead-1"]
+        finally:
+            await store.close()
+    finally:
+        await admin.execute(f"DROP OWNED BY {role}")
+        await admin.execute(f"DROP ROLE IF EXISTS {role}")
+        await admin.close()
 
 
 async def test_naming_the_tables_opens_that_store(two_pairs: Path) -> None:
@@ -64,6 +114,7 @@ async def test_naming_the_tables_opens_that_store(two_pairs: Path) -> None:
 
 def test_cli_says_which_pairs_and_takes_the_flags(two_pairs: Path) -> None:
     line = assert_known_error(run_cli("ls", str(two_pairs)), "2 Agents SDK stores", "support_sessions", "sales_messages")
+    assert '"support_sessions" + "support_messages": 1 session)' in line
     assert "--messages-table" in line
     result = run_cli("ls", str(two_pairs), "--sessions-table", "support_sessions", "--messages-table", "support_messages")
     assert result.returncode == 0, result.stderr

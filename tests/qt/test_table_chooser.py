@@ -53,7 +53,8 @@ def test_two_table_pairs_open_through_the_chooser(qtbot, window, two_pairs):
     dialog = _chooser(window)
     assert dialog is not None
     rows = [dialog.list.item(i).text() for i in range(dialog.list.count())]
-    assert rows == ["sales_sessions  +  sales_messages", "support_sessions  +  support_messages"]
+    assert rows == ["2 sessions  ·  sales_sessions  +  sales_messages",
+                    "1 session  ·  support_sessions  +  support_messages"]
     assert window.error_bar.isHidden()  # no "not a session store"
     dialog.choose(1)
     with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
@@ -104,10 +105,13 @@ def test_a_default_pair_beside_another_says_so_and_offers_it(qtbot, window, tmp_
     assert shown.args == ["default-1"]  # the default pair opens, as on the command line
     bar = window.tables_bar
     qtbot.waitUntil(bar.isVisible)
-    assert "1 other Agents SDK store" in bar.text() and "audit_sessions + audit_messages" in bar.text()
+    assert "1 other Agents SDK store" in bar.text()
+    assert "audit_sessions + audit_messages: 1 session" in bar.text()
     bar.button.click()
     qtbot.waitUntil(lambda: _chooser(window) is not None, timeout=5_000)
     assert _chooser(window).chosen() == ("audit_sessions", "audit_messages")
+    rows = [_chooser(window).list.item(i).text() for i in range(_chooser(window).list.count())]
+    assert rows == ["1 session  ·  audit_sessions  +  audit_messages"]
     with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
         _chooser(window).accept()
     assert shown.args == ["audit-1"]

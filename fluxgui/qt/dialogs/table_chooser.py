@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
 
 from .buttons import StandardButton, ok_cancel
@@ -20,7 +21,12 @@ class TableChooser(QDialog):
     """A list of (sessions table, messages table) pairs; OK opens the one chosen."""
 
     def __init__(
-        self, pairs: list[tuple[str, str]], parent: QWidget | None = None, *, where: str = ""
+        self,
+        pairs: list[tuple[str, str]],
+        parent: QWidget | None = None,
+        *,
+        where: str = "",
+        sessions: dict[tuple[str, str], int] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Choose the tables")
@@ -34,12 +40,14 @@ class TableChooser(QDialog):
         intro.setTextFormat(Qt.TextFormat.PlainText)  # table and file names are data
         intro.setWordWrap(True)
         self.list = QListWidget(self)
-        for sessions, messages in pairs:
-            item = QListWidgetItem(
-                f"{visible(sessions, keep_layout=False)}  +  {visible(messages, keep_layout=False)}"
-            )
-            item.setData(Qt.ItemDataRole.UserRole, (sessions, messages))
-            item.setToolTip(f"sessions table: {sessions}\nmessages table: {messages}")
+        counts = sessions or {}
+        for pair in pairs:
+            names = "  +  ".join(visible(name, keep_layout=False) for name in pair)
+            # the count first: a long table name would push it out of sight
+            count = f"{plural(counts[pair], 'session')}  ·  " if pair in counts else ""
+            item = QListWidgetItem(count + names)
+            item.setData(Qt.ItemDataRole.UserRole, pair)
+            item.setToolTip(f"sessions table: {pair[0]}\nmessages table: {pair[1]}")
             self.list.addItem(item)
         self.list.setCurrentRow(0)
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())

@@ -349,7 +349,7 @@ class StoreController:
         if isinstance(error, SeveralStores) and opening is not None:
             # Several Agents SDK table pairs: ask which (the open one stays meanwhile).
             window.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
-            self.choose_tables(opening, error.pairs, request)
+            self.choose_tables(opening, error.pairs, request, error.sessions)
             return
         window.open_error = error
         window.forget_selection()
@@ -369,7 +369,11 @@ class StoreController:
         if not others:
             bar.hide()
             return
-        shown = "; ".join(f"{s} + {m}" for s, m in others)
+        counts = store.table_sessions if store is not None else {}
+        shown = "; ".join(
+            f"{s} + {m}" + (f": {plural(counts[s, m], 'session')}" if (s, m) in counts else "")
+            for s, m in others
+        )
         bar.show_notice(
             f"This database holds {plural(len(others), 'other Agents SDK store')} "
             f"(tables {visible(shown, keep_layout=False)}).",
@@ -385,14 +389,19 @@ class StoreController:
         pairs = list(store.other_tables)
         if None not in current:
             pairs.insert(0, (str(current[0]), str(current[1])))
-        return self.choose_tables(opened, pairs, None)
+        return self.choose_tables(opened, pairs, None, store.table_sessions)
 
     def choose_tables(
-        self, opening: OpenedStore, pairs: list[tuple[str, str]], request: OpenRequest | None
+        self,
+        opening: OpenedStore,
+        pairs: list[tuple[str, str]],
+        request: OpenRequest | None,
+        sessions: dict[tuple[str, str], int] | None = None,
     ) -> TableChooser:
         """Ask which of a database's Agents SDK stores to open (a window-modal dialog,
-        returned already shown); OK opens it with those table names."""
-        dialog = TableChooser(pairs, self._window, where=opening.shown)
+        returned already shown, each pair with its session count when known); OK opens
+        it with those table names."""
+        dialog = TableChooser(pairs, self._window, where=opening.shown, sessions=sessions)
         self.table_chooser = dialog
 
         def done(result: int) -> None:
