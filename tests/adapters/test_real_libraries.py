@@ -257,6 +257,39 @@ async def test_agents_sqlite_default_and_renamed_tables_in_one_file(tmp_path):
         assert [m.raw for m in await all_messages(store, "in-renamed")] == ref_renamed
 
 
+@pytest.mark.parametrize("fmt", ["flux", "agents"])
+async def test_a_virtual_table_this_sqlite_cannot_load_does_not_hide_the_store(tmp_path, fmt):
+    # An agent that keeps embeddings beside its sessions (sqlite-vec's vec0 virtual
+    # table): the libraries read their own tables and never touch it; this SQLite has no
+    # vec0 module, so the table's columns cannot be read — the store must open all the
+    # same. The schema row is the one sqlite-vec writes (its module cannot load here).
+    path = tmp_path / "with-vectors.db"
+    if fmt == "flux":
+        await write_flux(path, {"s1": [{"role": "user", "content": "hello"}]})
+        ref = await FluxSQLiteSession(str(path), session_id="s1").get_messages()
+        expected = [(m["role"], m["content"]) for m in ref]
+    else:
+        ref = await write_agents_sqlite(path, "s1", [AGENT_ITEMS[:3]])
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute("INSERT INTO sqlite_master VALUES ('table', 'memories', 'memories', 0, "
+                     "'CREATE VIRTUAL TABLE memories USING vec0(embedding float[4])')")
+    conn.close()
+    with sqlite3.connect(path) as conn, pytest.raises(sqlite3.OperationalError, match="vec0"):
+        conn.execute("SELECT * FROM pragma_table_info('memories')").fetchall()
+    conn.close()
+    before = path.read_bytes()
+    async with await open_store(str(path)) as store:
+        assert store.format == fmt
+        assert [s.id for s in await all_sessions(store)] == ["s1"]
+        ours = await all_messages(store, "s1")
+        if fmt == "flux":
+            assert [(m.role, m.text) for m in ours] == expected
+        else:
+            assert [m.raw for m in ours] == ref
+    assert path.read_bytes() == before
+
+
 async def test_agents_pop_to_empty_session_is_listed_with_zero_messages(tmp_path):
     path = tmp_path / "pop.db"
     session = AgentsSQLiteSession("popped", str(path))

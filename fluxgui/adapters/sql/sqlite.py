@@ -242,15 +242,32 @@ class SqliteBackend(Backend):
         return cached if cached is not None else await self._read_tables()
 
     async def _read_tables(self) -> dict[str, list[str]]:
-        rows = await self.fetchall(
-            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p "
-            "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-            "ORDER BY m.name, p.cid"
-        )
+        try:
+            rows = await self.fetchall(
+                f"SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p "
+                f"WHERE {_TABLES} ORDER BY m.name, p.cid"
+            )
+        except TargetError:
+            # A table whose columns this SQLite cannot read — a virtual table of a module
+            # it lacks (sqlite-vec's vec0 beside an agent's sessions, say) — fails the
+            # query for all: read them one by one and leave that one out.
+            rows = await self._tables_one_by_one()
         out: dict[str, list[str]] = {}
         for table, column in rows:
             out.setdefault(table, []).append(column)
         return out
+
+    async def _tables_one_by_one(self) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for (name,) in await self.fetchall(f"SELECT m.name FROM sqlite_master m WHERE {_TABLES}"):
+            try:
+                columns = await self.fetchall(
+                    "SELECT name FROM pragma_table_info(:t) ORDER BY cid", {"t": name}
+                )
+            except TargetError:
+                continue
+            rows += [(name, column) for (column,) in columns]
+        return rows
 
     def local_paths(self) -> list[Path]:
         return [self.path]
@@ -318,6 +335,10 @@ def _drop_copy(copy: Path | None) -> None:
         import shutil
 
         shutil.rmtree(copy.parent, ignore_errors=True)
+
+
+#: the tables of the schema, but SQLite's own
+_TABLES = "m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 
 
 def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> FluxguiError:
