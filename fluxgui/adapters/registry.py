@@ -31,7 +31,7 @@ from fluxgui.core.errors import (
 )
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
-from fluxgui.core.text import plural
+from fluxgui.core.text import COUNT_CAP, bounded_plural
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
 from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (for the open dialog)
@@ -325,7 +325,7 @@ async def _make_store(
             counts = await _sessions_per_pair(backend, pairs)
             shown = "; ".join(
                 f"{show_id(s)} + {show_id(m)}"
-                + (f": {plural(counts[s, m], 'session')}" if (s, m) in counts else "")
+                + (f": {bounded_plural(counts[s, m], 'session')}" if (s, m) in counts else "")
                 for s, m in pairs
             )
             raise SeveralStores(
@@ -370,14 +370,18 @@ async def _make_store(
 async def _sessions_per_pair(
     backend: Backend, pairs: list[tuple[str, str]]
 ) -> dict[tuple[str, str], int]:
-    """How many sessions each pair's sessions table holds, to choose a store by; a table
-    that cannot be counted (no privilege, a broken view) is left out."""
+    """How many sessions each pair's sessions table holds, to choose a store by (counted
+    up to :data:`~fluxgui.core.text.COUNT_CAP` and one: a bigger table is "more than");
+    a table that cannot be counted (no privilege, a broken view) is left out."""
     from .sql.backend import quote_ident
 
     counts: dict[tuple[str, str], int] = {}
     for pair in pairs:
         try:
-            row = await backend.fetchone(f"SELECT COUNT(*) FROM {quote_ident(pair[0])}")
+            row = await backend.fetchone(
+                f"SELECT COUNT(*) FROM (SELECT 1 FROM {quote_ident(pair[0])} LIMIT :cap) c",
+                {"cap": COUNT_CAP + 1},
+            )
         except FluxguiError:
             continue
         if row is not None:

@@ -9,6 +9,17 @@ def plural(n: int, word: str, plural_word: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else many}"
 
 
+#: a table's rows are counted up to this many to choose it by (a count of millions on a
+#: server costs seconds): :func:`bounded_plural` shows a count above it as "more than"
+COUNT_CAP = 100_000
+
+
+def bounded_plural(n: int, word: str) -> str:
+    """:func:`plural`, or ``more than 100,000 sessions`` for a count stopped above
+    :data:`COUNT_CAP`."""
+    return f"more than {plural(COUNT_CAP, word)}" if n > COUNT_CAP else plural(n, word)
+
+
 #: how a session whose id is the empty string is named on screen (a blank row otherwise)
 EMPTY_ID = "(empty id)"
 

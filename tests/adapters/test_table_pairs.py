@@ -58,6 +58,30 @@ async def test_opening_without_tables_lists_the_pairs(two_pairs: Path) -> None:
     assert '"sales_sessions" + "sales_messages": 2 sessions;' in str(caught.value)
 
 
+async def test_a_big_sessions_table_is_counted_up_to_the_cap(
+    two_pairs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # counted up to the cap and one, never further: a bigger table is "more than"
+    import fluxgui.adapters.registry as registry
+    import fluxgui.core.text as text
+
+    from agents import SQLiteSession
+
+    third = SQLiteSession("lead-3", str(two_pairs), **SALES)
+    await third.add_items([{"role": "user", "content": "a third lead"}])
+    third.close()
+    monkeypatch.setattr(registry, "COUNT_CAP", 1)
+    monkeypatch.setattr(text, "COUNT_CAP", 1)
+    with pytest.raises(SeveralStores) as caught:
+        await open_store(str(two_pairs))
+    assert caught.value.sessions == {
+        ("sales_sessions", "sales_messages"): 2,  # of 3: the count stopped at the cap + 1
+        ("support_sessions", "support_messages"): 1,
+    }
+    assert '"sales_messages": more than 1 session;' in str(caught.value)
+    assert '"support_messages": 1 session)' in str(caught.value)
+
+
 @pytest.mark.postgres
 async def test_a_pair_that_cannot_be_counted_is_listed_without_a_count(pg_url: str) -> None:
     # Two pairs written by SQLAlchemySession; a login that may not read one sessions table

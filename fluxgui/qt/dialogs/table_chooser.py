@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from fluxgui.core.text import plural
+from fluxgui.core.text import bounded_plural
 from fluxgui.core.visible import visible
 
 from .buttons import StandardButton, ok_cancel
@@ -44,7 +44,7 @@ class TableChooser(QDialog):
         for pair in pairs:
             names = "  +  ".join(visible(name, keep_layout=False) for name in pair)
             # the count first: a long table name would push it out of sight
-            count = f"{plural(counts[pair], 'session')}  ·  " if pair in counts else ""
+            count = f"{bounded_plural(counts[pair], 'session')}  ·  " if pair in counts else ""
             item = QListWidgetItem(count + names)
             item.setData(Qt.ItemDataRole.UserRole, pair)
             item.setToolTip(f"sessions table: {pair[0]}\nmessages table: {pair[1]}")

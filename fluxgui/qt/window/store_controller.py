@@ -27,7 +27,7 @@ from fluxgui.core.errors import FluxguiError, SeveralStores
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
-from fluxgui.core.text import plural
+from fluxgui.core.text import bounded_plural, plural
 from fluxgui.core.visible import visible
 from fluxgui.services.demo import demo_store_path
 
@@ -371,7 +371,8 @@ class StoreController:
             return
         counts = store.table_sessions if store is not None else {}
         shown = "; ".join(
-            f"{s} + {m}" + (f": {plural(counts[s, m], 'session')}" if (s, m) in counts else "")
+            f"{s} + {m}"
+            + (f": {bounded_plural(counts[s, m], 'session')}" if (s, m) in counts else "")
             for s, m in others
         )
         bar.show_notice(
