@@ -53,6 +53,15 @@ def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
     qtbot.waitUntil(lambda: window.reviews.key is not None and not window.busy, timeout=10_000)
 
 
+def _open_polled(qtbot: Any, window: Any, path: Path, reviews: str) -> tuple[Any, str]:
+    """Opened as :func:`_open`, the review database polled once: the controller and the
+    session shown."""
+    _open(qtbot, window, path, reviews)
+    c = window.reviews
+    qtbot.waitUntil(lambda: c._marker is not None, timeout=10_000)
+    return c, window.current_session_id
+
+
 def _db(qtbot: Any, qloop: Any, url: str) -> ReviewDB:
     return run_on(qtbot, qloop, ReviewDB.open(url))
 
@@ -266,10 +275,7 @@ def test_notes_on_messages_are_kept_and_marked_on_their_cards(qtbot, window, qlo
 
 def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, store_path, team_reviews):
     reviews = team_reviews
-    _open(qtbot, window, store_path, reviews)
-    c = window.reviews
-    shown = window.current_session_id
-    qtbot.waitUntil(lambda: c._marker is not None, timeout=10_000)  # polled once
+    c, shown = _open_polled(qtbot, window, store_path, reviews)
     db = _db(qtbot, qloop, reviews)
     try:
         run_on(qtbot, qloop, db.change(c.key, shown, Edit(state="flagged", add_tags=["from-bob"]), reviewer="bob"))
@@ -280,6 +286,41 @@ def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, sto
     qtbot.waitUntil(lambda: "#from-bob" in window.sessions.data(window.sessions.index(row, 0)), timeout=6_000)
     assert "bob" in c.panel.claim.text()
     qtbot.waitUntil(lambda: "bob: tag – → from-bob" in c.panel.claim.toolTip(), timeout=6_000)
+
+
+def test_the_shown_claim_is_kept_alive_and_no_one_elses(qtbot, window, qloop, store_path, team_reviews):
+    from datetime import datetime, timedelta
+
+    from fluxgui.services.reviews import claims
+    from fluxgui.services.reviews.model import now
+
+    reviews = team_reviews
+    c, shown = _open_polled(qtbot, window, store_path, reviews)
+    db = _db(qtbot, qloop, reviews)
+    try:
+        # the reviewer's own claim on the shown session, about to run out (a minute left)
+        assert run_on(qtbot, qloop, claims.claim(db, c.key, shown, c.reviewer, seconds=60))
+        history = run_on(qtbot, qloop, db.history(c.key, shown))
+
+        def until(sid: str) -> datetime:
+            return datetime.fromisoformat(run_on(qtbot, qloop, db.get(c.key, sid)).claimed_until)
+
+        qtbot.waitUntil(lambda: c.lease.renewed >= 1, timeout=10_000)  # seen by the poll, renewed
+        assert until(shown) > now() + timedelta(minutes=25)
+        qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.claimed_until is not None
+                        and datetime.fromisoformat(c.panel.review.claimed_until) > now() + timedelta(minutes=25),
+                        timeout=10_000)  # the panel shows the new time
+        assert run_on(qtbot, qloop, db.history(c.key, shown)) == history  # no history row
+        # bob's claim on the shown session (after the reviewer's was released) is his
+        assert run_on(qtbot, qloop, db.release(c.key, shown, c.reviewer))
+        assert run_on(qtbot, qloop, claims.claim(db, c.key, shown, "bob", seconds=60))
+        qtbot.waitUntil(lambda: c.panel.review is not None and c.panel.review.claimed_by == "bob", timeout=10_000)
+        renewed, bobs = c.lease.renewed, until(shown)
+        c.lease.check()  # the minute's tick
+        qtbot.waitUntil(lambda: not window.bridge.running("reviews:renew"), timeout=5_000)
+        assert c.lease.renewed == renewed and until(shown) == bobs
+    finally:
+        run_on(qtbot, qloop, db.close())
 
 
 def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_path, reviews, tmp_path):

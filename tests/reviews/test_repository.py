@@ -135,6 +135,28 @@ async def test_claims_never_collide_and_expire(reviews_url):
         await db.close()
 
 
+async def test_a_claim_is_renewed_only_by_its_holder(reviews_url):
+    db = await ReviewDB.open(reviews_url)
+    try:
+        assert await claims.claim(db, KEY, "s", "ann", seconds=60)
+        before = await db.get(KEY, "s")
+        history = await db.history(KEY, "s")
+        assert not await claims.renew(db, KEY, "s", "bob")  # not bob's
+        assert (await db.get(KEY, "s")).claimed_until == before.claimed_until
+        assert await claims.renew(db, KEY, "s", "ann", seconds=3600)
+        after = await db.get(KEY, "s")
+        assert after.claimed_until > before.claimed_until and after.claimed_by == "ann"
+        # nothing else changes: same version, update time and history
+        assert (after.version, after.updated_at, after.state) == (before.version, before.updated_at, "in-review")
+        assert await db.history(KEY, "s") == history
+        # reviewed (or never claimed): nothing to renew
+        await db.change(KEY, "s", Edit(state="reviewed"), reviewer="ann")
+        assert not await claims.renew(db, KEY, "s", "ann")
+        assert not await claims.renew(db, KEY, "never", "ann")
+    finally:
+        await db.close()
+
+
 async def test_default_database_is_a_private_file_in_the_data_folder(tmp_path):
     db = await ReviewDB.open(None)
     try:

@@ -25,6 +25,7 @@ from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
 
 from .filter_bar import ReviewFilterBar
+from .lease import ClaimLease
 from .marks import ReviewMarks
 from .panel import ReviewPanel
 from .queue import QueueKeys, cheat_sheet
@@ -89,6 +90,7 @@ class ReviewController(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.poll)
+        self.lease = ClaimLease(self)
         self.panel.reviewer.setText(str(self.settings.value(REVIEWER, "") or default_reviewer()))
         self.panel.database.setText(str(self.settings.value(URL, "") or ""))
         self.panel.stateRequested.connect(lambda s: self.change(Edit(state=s), guard=True))
@@ -129,6 +131,7 @@ class ReviewController(QObject):
             self.window.sessions.row_marks = None
             self.window.sessions.marks_changed()
             self._poll.stop()
+            self.lease.stop()
             if self.filter.active:
                 self.filter_bar.set_value(ReviewFilter())  # the whole list again
             self.window.bridge.cancel("reviews:open")
@@ -164,6 +167,7 @@ class ReviewController(QObject):
         self.marks.reviewer = self.reviewer
         self.window.sessions.row_marks = self.marks.mark
         self._poll.start()
+        self.lease.start()
         self._maybe_new_store(force=True)
         self.ready.emit(None)
 
@@ -195,6 +199,7 @@ class ReviewController(QObject):
 
     async def aclose(self) -> None:
         self._poll.stop()
+        self.lease.stop()
         self.queue.set_on(False)  # (the mode stays remembered for the next window)
         if self.db is not None:
             db, self.db = self.db, None
@@ -271,6 +276,10 @@ class ReviewController(QObject):
         self.window.bridge.start(f"reviews:shown:{next(self._seq)}", db.get(key, session_id),
                                  lambda r, k=key: self._review_loaded(k, r))
 
+    def reload_shown(self) -> None:
+        """Read the shown session's review again (after a change made elsewhere)."""
+        self._on_shown(self.window.current_session_id)
+
     def _review_loaded(self, key: str, review: Any) -> None:
         if key != self.key:
             return
@@ -281,6 +290,7 @@ class ReviewController(QObject):
         if review.session_id == self.window.current_session_id:
             self.panel.show_review(review.session_id, review, self.reviewer)
             self._mark_cards(review)
+            self.lease.check()  # the reviewer's own claim, shown: kept alive
             if self.db is not None:
                 sid = review.session_id
                 self.window.bridge.start(f"reviews:history:{next(self._seq)}", self.db.history(key, sid),

@@ -8,7 +8,8 @@ for it, one inserts and the other sees the conflict); one with a row is locked w
 ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL; SQLite writes are serialised by
 ``BEGIN IMMEDIATE``) and taken only if it is unreviewed or its claim has expired. So no
 two reviewers are ever handed the same session, and an abandoned claim comes back once
-its time is up.
+its time is up. A claim being worked on is kept alive with :func:`renew` (the window
+renews the one it shows), so only an abandoned one runs out.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ async def claim(db: ReviewDB, store_key: str, session_id: str, reviewer: str, *,
             store_key=store_key, session_id=session_id, field="state", old='"unreviewed"',
             new='"in-review"', reviewer=reviewer, at=at))
     return True
+
+
+async def renew(db: ReviewDB, store_key: str, session_id: str, reviewer: str, *, seconds: float = CLAIM_SECONDS) -> bool:
+    """Make ``reviewer``'s claim on a session last ``seconds`` from now; ``False`` when it
+    is not theirs (any more: reviewed, released, or claimed by another after it ran out).
+    The review is not changed otherwise (no history row, same version and update time)."""
+    r = s.reviews.c
+    async with db.engine.begin() as conn:
+        done = await conn.execute(update(s.reviews).where(
+            r.store_key == store_key, r.session_id == session_id, r.state == IN_REVIEW,
+            r.claimed_by == reviewer).values(claimed_until=later(seconds)))
+    return bool(done.rowcount)
 
 
 async def next_session(
