@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from helpers import snapshot
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QGuiApplication
 from qt_helpers import OFFSCREEN_NOISE, run_on, write_flux_store
 
@@ -286,6 +286,38 @@ def test_other_reviewers_changes_appear_within_seconds(qtbot, window, qloop, sto
     qtbot.waitUntil(lambda: "#from-bob" in window.sessions.data(window.sessions.index(row, 0)), timeout=6_000)
     assert "bob" in c.panel.claim.text()
     qtbot.waitUntil(lambda: "bob: tag – → from-bob" in c.panel.claim.toolTip(), timeout=6_000)
+
+
+def test_a_list_the_review_database_answers_sorts_by_the_column_chosen(qtbot, window, qloop, store_path, reviews):
+    from fluxgui.qt.sessions.model import SessionListModel as M
+
+    _open(qtbot, window, store_path, reviews)
+    key = window.reviews.key
+    model = window.sessions
+    reviewed = ["s07", "s02", "s10", "s05", "s11"]  # in this order: s11 reviewed last
+    qtbot.waitUntil(lambda: model.rowCount() == N, timeout=10_000)
+    by_activity = [sid for sid in _ids(model) if sid in reviewed]  # the header's order: Last active ▼
+    db = _db(qtbot, qloop, reviews)
+    try:
+        for sid in reviewed:
+            run_on(qtbot, qloop, db.change(key, sid, Edit(state="reviewed"), reviewer="ann"))
+    finally:
+        run_on(qtbot, qloop, db.close())
+    model._page_size = 2  # pages of two (the view fetches them all): later ones land where they sort
+    seen: list[list[str]] = []
+    model.pageLoaded.connect(lambda _added, _more: seen.append(_ids(model)))
+    window.reviews.filter_bar.state.setCurrentText("reviewed")
+    qtbot.waitUntil(lambda: model.rowCount() == len(reviewed) and not model.loading
+                    and not model.canFetchMore(QModelIndex()), timeout=10_000)
+    assert _ids(model) == by_activity  # as the header says, not in the review database's order
+    assert seen[0] == [sid for sid in by_activity if sid in ("s11", "s05")]  # its first page
+    assert len(seen) >= 3 and all(ids == [s for s in by_activity if s in ids] for ids in seen), seen
+    window.session_view.sortByColumn(M.ID, Qt.SortOrder.AscendingOrder)
+    assert _ids(model) == sorted(reviewed)  # sorted in place, not read again
+    window.session_view.sortByColumn(M.ID, Qt.SortOrder.DescendingOrder)
+    assert _ids(model) == sorted(reviewed, reverse=True)
+    model.sort(-1)  # no column: the order the rows came in, last reviewed first
+    assert _ids(model) == reviewed[::-1]
 
 
 def test_the_shown_claim_is_kept_alive_and_no_one_elses(qtbot, window, qloop, store_path, team_reviews):

@@ -185,9 +185,16 @@ class SessionListModel(SessionTable):
     def review_filter(self) -> Any:
         return self._filter
 
+    @property
+    def _sorted_here(self) -> bool:
+        """The rows come in an order of their own and are sorted here: search results,
+        and the pages of a review filter the review database answers (its order)."""
+        return bool(self._search_text) or not getattr(self._filter, "by_store", True)
+
     def set_review_filter(self, pages: Any) -> None:
         """List only the sessions ``pages`` (a ``FilteredPages``; ``None``: no filter)
-        lets through, still a page at a time; a running search is run again through it.
+        lets through, still a page at a time (pages in the review database's order are
+        sorted here, as search results are); a running search is run again through it.
         While a filter is set, a live refresh leaves the rows alone (the review workflow
         reloads when reviews change)."""
         self._filter = pages
@@ -283,7 +290,7 @@ class SessionListModel(SessionTable):
             return
         before = self.list_order
         self._sort_column, self._sort_order = column, order
-        if self._search_text:
+        if self._sorted_here:
             self._rearrange()
         elif self.list_order != before:
             self._bridge.cancel(self._key)
@@ -332,7 +339,10 @@ class SessionListModel(SessionTable):
     def _on_page(self, page: SessionPage) -> None:
         self._loading = False
         fresh = [info for info in page.sessions if info.id not in self._known]
-        self._append_rows(fresh)
+        if self._sorted_here:
+            self._insert_found(fresh)
+        else:
+            self._append_rows(fresh)
         self._cursor = page.cursor
         # An empty page that still has a cursor would make views ask forever.
         self._at_end = page.cursor is None or not page.sessions
@@ -381,23 +391,14 @@ class SessionListModel(SessionTable):
         fresh: list[SessionInfo] = []
         for sid in ids:  # in the order found (sessions_by_ids answers in any order)
             info = by_id.get(sid)
-            if info is None or sid in self._known:
-                continue  # gone since (or listed twice)
-            self._known.add(sid)
-            self._found_order[sid] = len(self._found_order)
-            fresh.append(info)
+            if info is not None and sid not in self._known:  # (not gone since, listed once)
+                fresh.append(info)
+                self._known.add(sid)
         if not fresh:
             return
-        self._insert_sorted(fresh, *self._search_key())
+        self._insert_found(fresh)
         self.pageLoaded.emit(len(fresh), True)
         self.searchProgress.emit(len(self._rows))
-
-    def _rearrange(self) -> None:
-        """Put the search results in the current sort's order (a layout change, so that
-        selections and persistent indexes follow their rows)."""
-        if not self._rows:
-            return
-        self._sort_rows(*self._search_key())
 
     # -- live refresh ------------------------------------------------------------------
 

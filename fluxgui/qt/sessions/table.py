@@ -292,6 +292,19 @@ class SessionTable(QAbstractTableModel):
         keys.extend(key for key, _ in keyed)
         keys.sort()  # two sorted runs: linear
 
+    def _insert_found(self, fresh: list[SessionInfo]) -> None:
+        """Rows that come in an order of their own (search results, a review filter's
+        pages): that order remembered, each row inserted where the sort puts it."""
+        for info in fresh:
+            self._known.add(info.id)
+            self._found_order[info.id] = len(self._found_order)
+        self._insert_sorted(fresh, *self._search_key())
+
+    def _rearrange(self) -> None:
+        """Put rows inserted by :meth:`_insert_found` in the current sort's order."""
+        if self._rows:
+            self._sort_rows(*self._search_key())
+
     def _rekey(self, key_of: SortKey) -> None:
         """Take the rows' keys again (after rows changed or left)."""
         self._keys = sorted(key_of(info) for info in self._rows)

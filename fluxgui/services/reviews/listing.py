@@ -5,7 +5,8 @@ Two roads, so that neither reads a whole store:
 * a filter the review database answers (reviewed, flagged, in review, a tag, a reviewer,
   has notes): a page of matching ids from the review database (most recently reviewed
   first, keyset-paged), then the store's rows for just those ids (``sessions_by_ids``);
-  sessions the store no longer holds drop out;
+  sessions the store no longer holds drop out (the window sorts the rows it has by the
+  column chosen, inserting each later page's where they sort, as for search results);
 * "unreviewed" alone: the store's own pages in the list's order, the reviewed and
   claimed sessions of each page dropped (a page may come back short; the cursor goes on).
 
