@@ -13,9 +13,12 @@ from helpers import all_messages
 
 async def test_count_turns_before_every_message(kind):  # noqa: F811
     async with await open_store(kind.target, writable=True) as store:
-        # A malformed row and a user-role tool output must not count.
+        # A malformed row and a user-role tool output must not count; a user message
+        # whose metadata is a list or a text (flux keeps any JSON value) does.
         extra = (
-            [{"role": "user", "content": "tail", "metadata": None}]
+            [{"role": "user", "content": "listed", "metadata": [1, 2]},
+             {"role": "user", "content": "noted", "metadata": "a note"},
+             {"role": "user", "content": "tail", "metadata": None}]
             if kind.fmt == "flux"
             else [{"type": "function_call_output", "call_id": "c", "output": "user"},
                   {"role": "user", "content": [{"type": "input_text", "text": "tail"}]}]

@@ -365,11 +365,12 @@ class FluxStore(RowReads, SqlStore):
         if self.backend.dialect != "sqlite":
             return await super().count_turns_before(session_id, anchor)
         # A user row opens a turn unless its metadata is unreadable (then it shows as
-        # "other"): the same rule as from_flux_row, counted by SQLite.
+        # "other"): the same rule as from_flux_row (any JSON value reads, an empty text
+        # is none), counted by SQLite.
         row = await self.backend.fetchone(
             """SELECT COUNT(*) FROM messages WHERE session_id = :s AND id < :a
-               AND role = 'user' AND (metadata IS NULL OR (json_valid(metadata)
-               AND json_type(metadata) IN ('object', 'null')))""",
+               AND role = 'user' AND (metadata IS NULL OR CAST(metadata AS TEXT) = ''
+               OR json_valid(CAST(metadata AS TEXT)))""",
             {"s": session_id, "a": int(anchor[0])},
         )
         return int(row[0]) if row else 0
