@@ -126,8 +126,15 @@ def validate_item(item: Any, *, original_type: str | None = None) -> dict[str, A
     return item
 
 
-def validate_flux_message(message: Any) -> dict[str, Any]:
-    """Check a flux message dict (``role``, ``content``, optional ``metadata`` object)."""
+def kept_as_stored(metadata: Any, stored: Any) -> bool:
+    """Metadata that is not an object, written back exactly as the row held it (flux's
+    own are objects; fluxgui makes no other kind, but keeps one it finds)."""
+    return stored is not None and type(metadata) is type(stored) and metadata == stored
+
+
+def validate_flux_message(message: Any, *, stored_metadata: Any = None) -> dict[str, Any]:
+    """Check a flux message dict (``role``, ``content``, optional ``metadata`` object,
+    or the message's ``stored_metadata`` unchanged, whatever JSON value it is)."""
     if not isinstance(message, dict):
         raise InvalidItem(f"a message must be a JSON object, not {json_type(message)}")
     role = message.get("role", "user")
@@ -137,7 +144,7 @@ def validate_flux_message(message: Any) -> dict[str, Any]:
     if content is not None and not isinstance(content, str):
         raise InvalidItem(f"a message's content must be text, not {json_type(content)}")
     metadata = message.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
+    if not (metadata is None or isinstance(metadata, dict) or kept_as_stored(metadata, stored_metadata)):
         raise InvalidItem(f"metadata must be a JSON object, not {json_type(metadata)}")
     return message
 

@@ -18,7 +18,7 @@ import json
 import unicodedata
 from typing import Any
 
-from .items import json_type
+from .items import json_type, kept_as_stored
 from .model import Message
 
 #: longest session id (after escaping) a confirmation shows whole
@@ -166,16 +166,18 @@ def parse_json(text: str) -> Any:
         raise JsonProblem("JSON error: nested too deeply") from None
 
 
-def flux_spec(role: str, text: str, metadata_source: str) -> dict[str, Any]:
+def flux_spec(role: str, text: str, metadata_source: str, stored: Any = None) -> dict[str, Any]:
     """A flux message from an editor's fields; raises :class:`FieldProblem` (field
-    ``"metadata"``) when the metadata is not empty and not a JSON object."""
+    ``"metadata"``) when the metadata is not empty and not a JSON object — unless it is
+    the message's ``stored`` metadata unchanged (flux reads any JSON value: a row whose
+    metadata is a list stays editable without turning it into an object)."""
     metadata: Any = None
     if metadata_source.strip():
         try:
             metadata = parse_json(metadata_source)
         except JsonProblem as exc:
             raise FieldProblem(f"Metadata: {exc}", "metadata", exc.line) from None
-        if metadata is not None and not isinstance(metadata, dict):
+        if not (metadata is None or isinstance(metadata, dict) or kept_as_stored(metadata, stored)):
             raise FieldProblem(
                 f"Metadata must be a JSON object ({{…}}), not {json_type(metadata)}", "metadata"
             )

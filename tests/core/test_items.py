@@ -229,3 +229,11 @@ def test_invalid_flux_messages(message, words):
         validate_flux_message(message)
     for word in words:
         assert word in str(err.value)
+
+
+def test_flux_metadata_that_is_not_an_object_is_kept_only_as_stored():
+    for stored in ([1, "two"], "a note", 3, True):
+        assert validate_flux_message({"role": "user", "metadata": stored}, stored_metadata=stored)
+    for given, stored in (([1], [1, "two"]), ([1, "two"], None), (1, True), ("3", 3)):
+        with pytest.raises(InvalidItem):
+            validate_flux_message({"role": "user", "metadata": given}, stored_metadata=stored)

@@ -237,6 +237,41 @@ def test_flux_edit_spec_after_typing(qtbot, flux):
     assert d.result_spec == expected
 
 
+def test_flux_metadata_that_is_not_an_object_stays_editable(qtbot, tmp_path):
+    # flux reads any JSON value as metadata: a row the library wrote with a list keeps
+    # it through an edit of its text; typing a new list (or changing its type) is refused
+    from flux.sessions import SQLiteSession
+
+    path = write_flux_store(tmp_path / "listed.db", {"listed": [
+        {"role": "user", "content": "before", "metadata": [1, "two"]},
+        {"role": "user", "content": "also", "metadata": "a note"}]})
+    store, messages = run_async(_load(path, "listed"))
+    assert [m.metadata for m in messages] == [[1, "two"], "a note"]
+    d = make(qtbot, store, messages[0])
+    d.text_edit.setPlainText("after")
+    wait_valid(qtbot, d)
+    spec = d.spec()
+    assert spec["metadata"] == [1, "two"] and store.edit_values(spec, original=messages[0])["metadata"] == '[1, "two"]'
+    d.metadata_edit.setPlainText("[1]")  # another list: not flux's kind of metadata
+    wait_invalid(qtbot, d, "Metadata must be a JSON object", "not a list")
+    d.metadata_edit.setPlainText('{"now": "an object"}')
+    wait_valid(qtbot, d)
+    e = make(qtbot, store, messages[1])
+    wait_valid(qtbot, e)  # the stored text metadata, unchanged
+    with pytest.raises(InvalidItem):  # another message's list is not this one's
+        store.edit_values({"role": "user", "content": "x", "metadata": [1, "two"]}, original=messages[1])
+
+    async def write_and_read() -> list[dict[str, Any]]:
+        writable = await open_store(str(path), writable=True)
+        try:
+            await writable.update_message("listed", messages[0].id, spec, original=messages[0])
+        finally:
+            await writable.close()
+        return await SQLiteSession(db_path=str(path), session_id="listed").get_messages()
+
+    assert run_async(write_and_read())[0] == {"role": "user", "content": "after", "metadata": [1, "two"]}
+
+
 def test_flux_metadata_errors_disable_save(qtbot, flux):
     store, messages = flux
     d = make(qtbot, store, messages[0])

@@ -441,7 +441,7 @@ class FluxStore(RowReads, SqlStore):
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
         import json
 
-        m = validate_flux_message(spec)
+        m = validate_flux_message(spec, stored_metadata=original.metadata if original else None)
         return {
             "role": m.get("role") or "user",
             "content": _text_value(m.get("content", "")),

@@ -276,7 +276,8 @@ class MessageEditDialog(QDialog):
             text = editor_text(self.text_edit)
             if text == self._shown_text:
                 text = self._original_text
-            return flux_spec(self.role_combo.currentText(), text, editor_text(self.metadata_edit))
+            stored = self.message.metadata if self.message is not None else None
+            return flux_spec(self.role_combo.currentText(), text, editor_text(self.metadata_edit), stored)
         assert self.json_edit is not None
         return item_spec(editor_text(self.json_edit))
 
