@@ -86,7 +86,8 @@ class ItemCipher:
     """Decrypts and seals items with a key ring — one master key or several — deriving
     each session's key as ``EncryptedSession`` does. A session is read with whichever
     key opens its items (the one that opened it last is tried first); a session no key
-    has opened yet is sealed with the first key. ``ttl`` (seconds) decides which items
+    has opened yet is sealed with the first key, a copy of another (a fork) with the key
+    of its source. ``ttl`` (seconds) decides which items
     count as expired."""
 
     def __init__(self, key: str | Sequence[str], ttl: int = DEFAULT_TTL) -> None:
@@ -177,10 +178,14 @@ class ItemCipher:
     ) -> dict[str, Any] | None:
         """``envelope`` of ``from_session`` sealed for ``to_session`` (the session id is
         the key's salt, so an envelope copied as it is would not open there), keeping
-        its encryption time; ``None`` when it does not open with this key."""
+        its encryption time and its key — the one that opened it, so that whoever reads
+        the source reads the copy (a fork of a session sealed with the ring's second key
+        opens with that key alone) — unless ``to_session`` has a key of its own already;
+        ``None`` when it does not open with this key."""
         opened = self.open(from_session, envelope)
         if opened.item is None or opened.encrypted_at is None:
             return None
+        self._chosen.setdefault(to_session, self._chosen[from_session])
         return self.seal(to_session, opened.item, at=opened.encrypted_at.timestamp())
 
     def check(self, session_id: str, envelope: dict[str, Any], where: str) -> None:

@@ -92,6 +92,21 @@ async def test_writes_are_sealed_with_the_sessions_own_key(store_path: Path) -> 
     assert [i["content"] if isinstance(i.get("content"), str) else i["content"][0]["text"] for i in theirs][-1] == "shipped today"
 
 
+async def test_a_fork_is_sealed_with_its_sources_key(store_path: Path) -> None:
+    # bob's agent holds KEY_B only: the fork a reviewer with both keys makes of bob's
+    # session must open with it (the session id salts the key: each item is sealed again)
+    async with await open_store(str(store_path), key=(KEY_A, KEY_B), writable=True) as store:
+        [first] = await store.page_messages("bob", limit=1)
+        await store.fork_session("bob", first.id, "bob-fork")
+        await store.add_messages("bob-fork", [{"role": "assistant", "content": "on the fork"}])
+    async with await open_store(str(store_path), key=(KEY_A, KEY_B), writable=True) as store:
+        await store.add_messages("bob-fork", [{"role": "assistant", "content": "later"}])
+    theirs = await _library_items(store_path, "bob-fork", KEY_B)
+    texts = [i["content"] if isinstance(i.get("content"), str) else i["content"][0]["text"] for i in theirs]
+    assert texts == [BOB[0]["content"], "on the fork", "later"]
+    assert await _library_items(store_path, "bob-fork", KEY_A) == []  # not with the other key
+
+
 def test_cli_takes_key_more_than_once(store_path: Path) -> None:
     result = run_cli("show", str(store_path), "bob", "--json", "--key", KEY_A, "--key", KEY_B)
     assert result.returncode == 0, result.stderr
@@ -122,5 +137,11 @@ async def test_a_redis_store_with_two_keys(redis_prefix: str) -> None:
         under = RedisSession("bob", redis_client=client, key_prefix=redis_prefix)
         theirs = await EncryptedSession("bob", under, encryption_key=KEY_B).get_items()
         assert len(theirs) == 2
+        # a fork of bob's session opens with bob's key alone
+        async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=(KEY_A, KEY_B), writable=True) as store:
+            shown = await all_messages(store, "bob")
+            await store.fork_session("bob", shown[-1].id, "bob-fork")
+        under = RedisSession("bob-fork", redis_client=client, key_prefix=redis_prefix)
+        assert len(await EncryptedSession("bob-fork", under, encryption_key=KEY_B).get_items()) == 2
     finally:
         await client.aclose()
