@@ -236,6 +236,24 @@ def test_index_file_keeps_the_schema_it_was_made_with(tmp_path: Path) -> None:
     asyncio.get_event_loop_policy()
 
 
+def test_openers_of_a_new_index_file_never_find_it_locked(tmp_path: Path) -> None:
+    # the window and a command (here: threads) opening a new index at once; switching it
+    # to WAL is not waited for by SQLite's busy handler
+    from concurrent.futures import ThreadPoolExecutor
+
+    def open_close(path: Path) -> str:
+        idx = IndexFile(path, "key")
+        try:
+            return idx.state()["watermark"]
+        finally:
+            idx.close()
+
+    with ThreadPoolExecutor(6) as pool:
+        for n in range(40):
+            path = tmp_path / f"new-{n}.sqlite"
+            assert list(pool.map(open_close, [path] * 6)) == ["0"] * 6
+
+
 @pytest.mark.redis
 async def test_a_redis_store_follows_its_change_markers(redis_prefix: str) -> None:
     import redis.asyncio as aioredis

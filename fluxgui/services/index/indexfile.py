@@ -38,6 +38,7 @@ from pathlib import Path
 
 from fluxgui.core.hits import fold as hits_fold
 from fluxgui.core.paths import cache_dir, private_file
+from fluxgui.core.walmode import use_wal
 
 SCHEMA_VERSION = "4"
 
@@ -131,7 +132,7 @@ class IndexFile:
         private_file(path)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 30000")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        use_wal(self._db.execute)  # (another process may be switching the new file)
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute("PRAGMA cache_size = -65536")
         with self._lock:

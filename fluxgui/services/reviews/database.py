@@ -15,6 +15,7 @@ from typing import Any
 from fluxgui.core.errors import StoreUnavailable
 from fluxgui.core.paths import data_dir, private_file
 from fluxgui.core.redact import redact_url
+from fluxgui.core.walmode import use_wal
 
 from .model import ReviewError
 
@@ -68,8 +69,8 @@ def make_engine(url: str, *, writer: bool = True) -> Any:
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA busy_timeout=30000")
+            use_wal(cursor.execute)  # (another opener may be switching the new file)
             # WAL + NORMAL: a killed process loses nothing committed (a power cut may
             # lose the last changes), and a change does not wait for an fsync
             cursor.execute("PRAGMA synchronous=NORMAL")
