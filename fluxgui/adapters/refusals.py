@@ -200,6 +200,10 @@ class Refusals(ABC):
         """Each session's (count, largest id)."""
         raise self._no_search_support("list messages by id")
 
+    async def message_total(self) -> int:
+        """How many messages the store holds."""
+        raise self._no_search_support("list messages by id")
+
     async def server_text_index(self) -> str | None:
         """The server's trigram index on the text column (database servers only)."""
         return None

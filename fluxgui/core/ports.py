@@ -86,7 +86,7 @@ class Capabilities:
     #: id, so no id can be taken)
     names_new_sessions: bool = False
     #: message ids increase across the whole store and are never reused (the SQL
-    #: formats): ``messages_after`` and ``session_marks`` answer, so a search index
+    #: formats): ``messages_after``, ``session_marks`` and ``message_total`` answer, so a search index
     #: follows new rows by id and finds changed sessions by their counts and last ids
     watermark: bool = False
     #: a database server that may hold a trigram index on the text column (Postgres):
@@ -241,6 +241,8 @@ class SessionStore(Protocol):
         session id (only ``session_id``'s when given; every branch's rows)."""
     async def session_marks(self) -> dict[str, tuple[int, int]]:
         """Each session's (message count, largest message id), in one query."""
+    async def message_total(self) -> int:
+        """How many messages the store holds (every branch's rows), one ``COUNT``."""
     async def server_text_index(self) -> str | None:
         """The name of the server's trigram index on the text column, ``None`` if none."""
     def text_index_advice(self) -> str:

@@ -165,6 +165,43 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
         await w.close()
 
 
+@pytest.mark.parametrize("fmt", ["flux", "agents"])
+async def test_each_change_alone_is_followed(fmt: str, tmp_path: Path) -> None:
+    # One change between two updates, each kind alone: the update skips the sessions'
+    # marks when the store holds as many rows as the index, so every change that leaves
+    # no new row must change that number (or tell the index, as an edit in place does).
+    target = tmp_path / "store.db"
+    await write_store(fmt, target)
+    from fluxgui.services.edits import insert_message, update_message
+
+    async with await open_store(str(target), OpenOptions(writable=True)) as w:
+        await update_index(w)
+        ids = [s.id for s in (await w.list_sessions(limit=100)).sessions]
+
+        async def rows(sid: str) -> list[Any]:
+            return [m async for page in w.iter_messages(sid) for m in page]
+
+        nothing = await update_index(w)
+        assert (nothing.added, nothing.reindexed, nothing.dropped) == (0, 0, 0)
+        spec = {"role": "user", "content": "now says Straße"}
+        changes = [
+            ("delete a message", lambda: w.delete_messages(ids[0], [rows_of[ids[0]][1].id])),
+            ("pop the last", lambda: w.pop_message(ids[1])),
+            ("clear", lambda: w.clear_messages(ids[2])),
+            ("delete a session", lambda: w.delete_session(ids[3])),
+            ("edit in place", lambda: update_message(w, ids[4], rows_of[ids[4]][2], spec)),
+            ("insert in the middle", lambda: insert_message(w, ids[5], spec, anchor=rows_of[ids[5]][1].id)),
+        ]
+        rows_of = {sid: await rows(sid) for sid in ids[:6]}
+        for what, change in changes:
+            await change()
+            report = await update_index(w)
+            assert report.reindexed + report.dropped + report.added >= 1, what
+            await assert_same(w, ["straße", "ok ok", "a-1234", "istanbul"])
+        found = {h.session_id for h in (await search(w, "now says", update=False)).hits}
+        assert found == {ids[4], ids[5]}
+
+
 async def test_an_unfinished_build_continues_and_a_wrong_file_starts_again(tmp_path: Path) -> None:
     target = tmp_path / "store.db"
     await write_store("flux", target, sessions=30)

@@ -271,6 +271,11 @@ class FluxStore(RowReads, SqlStore):
 
         return await marks(self.backend, TABLE)
 
+    async def message_total(self) -> int:
+        from .textsearch import total
+
+        return await total(self.backend, TABLE)
+
     async def server_text_index(self) -> str | None:
         from .textsearch import trigram_index
 

@@ -202,6 +202,11 @@ class IndexFile:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM msg").fetchone()[0])
 
+    def total(self) -> int:
+        """The rows indexed, by the sessions' counts (no pass over the text table)."""
+        with self._lock:
+            return int(self._db.execute("SELECT COALESCE(SUM(n), 0) FROM sess").fetchone()[0])
+
     def sessions(self) -> dict[str, tuple[int, int, int, str | None]]:
         """Each indexed session's (count, last id, encrypted rows, mark)."""
         with self._lock:

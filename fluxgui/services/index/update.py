@@ -7,8 +7,9 @@ Two ways to follow a store, chosen by what it declares:
   transaction that also moves the watermark; then the store's per-session (count, last
   id) marks (``session_marks``, one query) are compared with the index's own: a session
   the store no longer has is dropped, one whose marks differ (rows deleted, cleared,
-  moved by an insert) is read again whole. Neither library updates a row in place; an
-  edit fluxgui makes in place is told with :func:`note_changed`.
+  moved by an insert) is read again whole — looked for only when the store's row count
+  (``message_total``) differs from the index's. Neither library updates a row in place;
+  an edit fluxgui makes in place is told with :func:`note_changed`.
 * otherwise (Redis lists, JSON folders): the session list's own change marker — message
   count and last activity (the hash's ``updated_at``, the file's ``saved_at``) — names
   the sessions to read again.
@@ -159,6 +160,16 @@ async def _follow_ids(
         if writing is not None:  # cancelled: let the transaction in flight end first
             await asyncio.wait({writing})
     # Sessions changed behind the watermark: deleted, cleared, rows moved or removed.
+    # Ids only grow and are never reused, so each of those changes the number of rows
+    # the store holds against the index's, as does a row a busy server committed late,
+    # below the watermark (an edit fluxgui makes in place takes its session out of the
+    # index: note_changed): when they agree, one COUNT saves reading every session's
+    # marks (5 ms against 68 on a million rows on SQLite; 23 ms against 148 on Postgres).
+    # Only a deletion and a late row between two updates would cancel out there.
+    if await store.message_total() == await asyncio.to_thread(idx.total):
+        if progress is not None:
+            progress(done, max(total or 0, done))
+        return
     marks = await store.session_marks()
     gone, changed = await asyncio.to_thread(_differences, idx, marks)
     if gone:

@@ -29,7 +29,7 @@ from ...textmatch import contains
 from ..search import like_any, search_ids, search_patterns
 from ..sessionrows import RowReads
 from ..textsearch import (
-    after_sql, as_messages, candidates, marks, missing_index, trigram_advice, trigram_index,
+    after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
 )
 from .listing import AgentsListing
 
@@ -280,6 +280,9 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def session_marks(self) -> dict[str, tuple[int, int]]:
         return await marks(self.backend, self.messages_table)
+
+    async def message_total(self) -> int:
+        return await total(self.backend, self.messages_table)
 
     async def server_text_index(self) -> str | None:
         return await trigram_index(self.backend, self.messages_table, "message_data")
