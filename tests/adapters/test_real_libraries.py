@@ -290,6 +290,31 @@ async def test_a_virtual_table_this_sqlite_cannot_load_does_not_hide_the_store(t
     assert path.read_bytes() == before
 
 
+async def test_a_file_a_writer_holds_says_so_and_opens_once_it_is_done(tmp_path, monkeypatch):
+    # A rollback-journal file (WAL, as the libraries write, never makes a reader wait)
+    # while another process writes: "locked", not "not a readable SQLite database".
+    from fluxgui.adapters.sql import sqlite as sqlite_backend
+    from fluxgui.core.errors import StoreUnavailable
+
+    path = tmp_path / "journal.db"
+    ref = await write_agents_sqlite(path, "s1", [AGENT_ITEMS[:2]])
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    conn.close()
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT", 0.2)
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailable) as caught:
+            await open_store(str(path))
+        assert "locked by another process" in str(caught.value) and "not a readable" not in str(caught.value)
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+    async with await open_store(str(path)) as store:
+        assert [m.raw for m in await all_messages(store, "s1")] == ref
+
+
 async def test_agents_pop_to_empty_session_is_listed_with_zero_messages(tmp_path):
     path = tmp_path / "pop.db"
     session = AgentsSQLiteSession("popped", str(path))

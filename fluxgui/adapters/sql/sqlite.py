@@ -26,6 +26,9 @@ from .sqlitetext import TextMode, blob_heads
 T = TypeVar("T")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: how long a read waits for a writer's lock (seconds; WAL files, as the libraries write
+#: them, never make a reader wait)
+BUSY_TIMEOUT = 5.0
 
 def _sqlite_header(path: Path) -> bytes:
     with path.open("rb") as fh:
@@ -179,7 +182,7 @@ class SqliteBackend(Backend):
             attempts -= 1
             open_uri = uri or sqlite_read_uri(copy or path)
             try:
-                conn = await aiosqlite.connect(open_uri, uri=True, isolation_level=None, timeout=5.0)
+                conn = await aiosqlite.connect(open_uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT)
             except sqlite3.Error as exc:
                 _drop_copy(copy)
                 raise TargetError(f"cannot open {path}: {exc}") from None
@@ -206,6 +209,11 @@ class SqliteBackend(Backend):
                     raise TargetError(
                         f"{path} has a hot journal (a writer died mid-transaction) and "
                         "could not be read: open it writable to roll it back"
+                    ) from None
+                if _busy(exc):  # readable, but a writer holds it (a rollback-journal file)
+                    raise StoreUnavailable(
+                        f"{path} is locked by another process (a write in progress): "
+                        "try again once it is done"
                     ) from None
                 raise TargetError(f"{path} is not a readable SQLite database: {exc}") from None
             return backend
@@ -341,9 +349,16 @@ def _drop_copy(copy: Path | None) -> None:
 _TABLES = "m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 
 
+def _busy(exc: BaseException) -> bool:
+    """Whether SQLite answered "database is locked" (or busy): another connection holds
+    the lock it waited for."""
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
 def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> FluxguiError:
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    if _busy(exc):
         return StoreUnavailable(f"{path} is locked by another process: {text}")
     if "readonly" in text or "read-only" in text:
         return ReadOnlyError(f"{path} cannot be written: {text}")
