@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import NoReturn
 
 #: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
 MAX_COUNT = 2**31 - 1
@@ -103,6 +104,17 @@ class Parser(argparse.ArgumentParser):
     """argparse's parser, with formatters as wide as argparse makes them (the terminal's
     width less 2). argparse makes one for every argument added and finds the width
     through :mod:`shutil`; a command's start-up need not load it."""
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error; an option whose value starts with ``-`` (a Fernet key
+        may: ``-kX3…``) says how to give it, as argparse takes it for another option."""
+        import re
+
+        found = re.fullmatch(r"argument (\S+): expected one argument", message)
+        if found:
+            option = found.group(1).split("/")[-1]
+            message += f" (a value that starts with '-' is given as {option}=VALUE)"
+        super().error(message)
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         formatter = self.formatter_class(prog=self.prog, width=terminal_columns() - 2)

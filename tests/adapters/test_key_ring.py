@@ -108,14 +108,38 @@ async def test_a_fork_is_sealed_with_its_sources_key(store_path: Path) -> None:
 
 
 def test_cli_takes_key_more_than_once(store_path: Path) -> None:
-    result = run_cli("show", str(store_path), "bob", "--json", "--key", KEY_A, "--key", KEY_B)
+    # (--key=KEY: a Fernet key may start with "-", which argparse takes for an option)
+    result = run_cli("show", str(store_path), "bob", "--json", f"--key={KEY_A}", "--key", KEY_B)
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
     texts = [m["text"] for m in shown["messages"]]
     assert texts == [BOB[0]["content"]]
     assert KEY_A not in result.stdout + result.stderr and KEY_B not in result.stdout + result.stderr
-    one = run_cli("show", str(store_path), "bob", "--key", KEY_A)
+    one = run_cli("show", str(store_path), "bob", f"--key={KEY_A}")
     assert one.returncode == 0 and "unreadable" in "\n".join(ok_lines(one))
+
+
+def test_a_key_that_starts_with_a_dash(tmp_path: Path) -> None:
+    import asyncio
+    import base64
+
+    key = base64.urlsafe_b64encode(bytes([0xF8]) + bytes(range(31))).decode()  # "-…"
+    assert key.startswith("-")
+    path = tmp_path / "dash.db"
+
+    async def write() -> None:
+        under = SQLiteSession("s", str(path))
+        try:
+            await EncryptedSession("s", under, encryption_key=key).add_items(BOB)  # type: ignore[arg-type]
+        finally:
+            under.close()
+
+    asyncio.run(write())
+    shown = run_cli("show", str(path), "s", "--json", f"--key={key}")
+    assert shown.returncode == 0, shown.stderr
+    assert [m["text"] for m in json.loads(shown.stdout)["messages"]] == [BOB[0]["content"]]
+    refused = run_cli("show", str(path), "s", "--key", key)  # argparse: an option, not a value
+    assert refused.returncode == 2 and "--key=VALUE" in refused.stderr and key not in refused.stderr
 
 
 async def test_a_redis_store_with_two_keys(redis_prefix: str) -> None:
