@@ -64,6 +64,14 @@ def seconds(text: str) -> float:
     return value
 
 
+def needle(text: str) -> str:
+    """A text to search for: not empty (spaces are a text; an empty one would match
+    nothing on one path and everything on another)."""
+    if not text:
+        raise argparse.ArgumentTypeError("TEXT is empty: give the text to find")
+    return text
+
+
 #: the TARGET that names the bundled demo store (unless a file of that name is here)
 DEMO = "demo"
 

@@ -37,7 +37,7 @@ def add_search(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui search sessions.db A-1234", "fluxgui search sessions.db refund --json --limit 10"],
     )
     target(search)
-    search.add_argument("text", metavar="TEXT", help="the text to find (3 characters or more use the index)")
+    search.add_argument("text", metavar="TEXT", type=arguments.needle, help="the text to find (3 characters or more use the index)")
     json_flag(search)
     search.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N hits (0: all; default 50)")
     add_store_options(search)

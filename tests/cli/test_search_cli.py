@@ -78,6 +78,10 @@ def test_search_ls_and_index_commands(tmp_path: Path) -> None:
     assert lines[-1] == "(3 hits by index (more not shown: --limit))"
     short = cli("search", str(db), "s0", "--json")
     assert json.loads(short.stdout)["path"] == "scan"
+    empty = cli("search", str(db), "")  # not "0 hits": a usage error, one line
+    assert empty.returncode == 2 and empty.stderr.splitlines()[-1].endswith("TEXT is empty: give the text to find")
+    spaces = cli("search", str(db), "   ", "--json")  # spaces are a text
+    assert spaces.returncode == 0 and json.loads(spaces.stdout)["path"] == "index"
     assert sha256(db) == before
 
 
