@@ -208,6 +208,10 @@ class Refusals(ABC):
         """The server's trigram index on the text column (database servers only)."""
         return None
 
+    async def ids_holding(self, text: str) -> list[str]:
+        """Session ids that may hold ``text`` (database servers only)."""
+        raise self._no_search_support("search session ids on the server")
+
     def text_index_advice(self) -> str:
         """What a DBA could create for server-side search."""
         raise self._no_search_support("search on the server")

@@ -90,7 +90,7 @@ class Capabilities:
     #: follows new rows by id and finds changed sessions by their counts and last ids
     watermark: bool = False
     #: a database server that may hold a trigram index on the text column (Postgres):
-    #: ``server_text_index`` and ``search_messages`` answer, ``text_index_advice`` says
+    #: ``server_text_index``, ``search_messages`` and ``ids_holding`` answer, ``text_index_advice`` says
     #: what a DBA could create
     server_search: bool = False
 
@@ -245,6 +245,9 @@ class SessionStore(Protocol):
         """How many messages the store holds (every branch's rows), one ``COUNT``."""
     async def server_text_index(self) -> str | None:
         """The name of the server's trigram index on the text column, ``None`` if none."""
+    async def ids_holding(self, text: str) -> list[str]:
+        """The session ids that may hold ``text`` (a server's ``ILIKE`` on the id column:
+        each is checked by the caller), without reading any message text."""
     def text_index_advice(self) -> str:
         """The statements a DBA could run to create that index (fluxgui never runs them)."""
     def search_messages(

@@ -45,6 +45,15 @@ async def pg(url: str, sql: str) -> list[Any]:
         await conn.close()
 
 
+async def trigram_index(url: str, fmt: str, name: str) -> tuple[str, str]:
+    """Create the pg_trgm GIN index a DBA would on the format's text column (its table
+    and column)."""
+    column = ("agent_messages", "message_data") if fmt == "agents" else ("messages", "content")
+    await pg(url, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    await pg(url, f"CREATE INDEX {name} ON {column[0]} USING gin ({column[1]} gin_trgm_ops)")
+    return column
+
+
 async def snapshot(url: str) -> tuple[Any, ...]:
     """What the database holds: its tables' rows and its indexes."""
     tables = [r[0] for r in await pg(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")]
@@ -122,8 +131,7 @@ async def test_a_trigram_index_sends_search_to_the_server(pg_url: str, fmt: str)
         assert f'ON "{column[0]}" USING gin ("{column[1]}" gin_trgm_ops)' in plain.notes[0]
     finally:
         await store.close()
-    await pg(pg_url, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    await pg(pg_url, f"CREATE INDEX trgm_19 ON {column[0]} USING gin ({column[1]} gin_trgm_ops)")
+    await trigram_index(pg_url, fmt, "trgm_19")
     before = await snapshot(pg_url)
     store = await open_store(pg_url)
     try:
@@ -140,6 +148,39 @@ async def test_a_trigram_index_sends_search_to_the_server(pg_url: str, fmt: str)
                          capture_output=True, text=True,
                          env={**cli_env(), "FLUXGUI_CACHE_DIR": os.environ["FLUXGUI_CACHE_DIR"]})
     assert out.returncode == 0 and json.loads(out.stdout)["path"] == "server"
+    assert await snapshot(pg_url) == before
+
+
+@pytest.mark.parametrize("fmt", ["agents", "flux"])
+async def test_the_windows_search_goes_to_the_servers_index(pg_url: str, fmt: str) -> None:
+    # The session list's search (found_session_ids) on a store whose server has a trigram
+    # index: the same sessions as the store's own search (a scan), message hits from the
+    # server's candidates (with the message to open at), session ids matched too.
+    from fluxgui.services.index import found_session_ids
+
+    await (write_agents(pg_url) if fmt == "agents" else write_flux(pg_url))
+    store = await open_store(pg_url, OpenOptions(writable=True))
+    try:
+        await store.add_messages("ticket-9981", [{"role": "user", "content": "plain words only"}])
+    finally:
+        await store.close()
+    await trigram_index(pg_url, fmt, "trgm_19w")
+    before = await snapshot(pg_url)
+    store = await open_store(pg_url)
+    try:
+        for needle in ("straße", "STRASSE", "a-1234", "😀 party", "مرحبا", "ticket-99", "9981", "nothing here"):
+            hits: dict[str, int] = {}
+            found = [sid async for sid in found_session_ids(store, needle, hits)]
+            scanned = [sid async for sid in store.search_session_ids(needle)]
+            assert sorted(found) == sorted(scanned) and len(found) == len(set(found)), needle
+            oldest: dict[str, int] = {}
+            for h in (await scan(store, needle)).hits:
+                if h.message_id is not None:
+                    oldest[h.session_id] = min(h.message_id, oldest.get(h.session_id, h.message_id))
+            assert hits == oldest, needle  # each session opens at its first match
+        assert "ticket-9981" in [sid async for sid in found_session_ids(store, "ticket-99")]
+    finally:
+        await store.close()
     assert await snapshot(pg_url) == before
 
 
@@ -168,9 +209,7 @@ async def test_a_limited_server_search_pages_by_id_and_keeps_the_order(
     # 360 rows, 120 of them hold "ord" ("Order …", "plain words …"); with small first
     # pages (one candidate per hit wanted) most limits need the rest streamed after it
     await (write_agents(pg_url, 120) if fmt == "agents" else write_flux(pg_url, 120))
-    column = ("agent_messages", "message_data") if fmt == "agents" else ("messages", "content")
-    await pg(pg_url, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    await pg(pg_url, f"CREATE INDEX trgm_19p ON {column[0]} USING gin ({column[1]} gin_trgm_ops)")
+    await trigram_index(pg_url, fmt, "trgm_19p")
     store = await open_store(pg_url)
     try:
         full = await search(store, "ORD")

@@ -281,6 +281,14 @@ class FluxStore(RowReads, SqlStore):
 
         return await trigram_index(self.backend, TABLE, "content")
 
+    async def ids_holding(self, text: str) -> list[str]:
+        params: Params = {}
+        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
+        rows = await self.backend.fetchall(
+            f"SELECT DISTINCT session_id FROM messages WHERE {cond}", params
+        )
+        return [str(r[0]) for r in rows]
+
     def text_index_advice(self) -> str:
         from .textsearch import trigram_advice
 

@@ -90,9 +90,11 @@ async def found_session_ids(
     store: SessionStore, needle: str, hits: dict[str, int] | None = None
 ) -> AsyncIterator[str]:
     """The window's search: ids of the sessions whose id or messages hold ``needle``, from
-    the index when it is ready (not updated here), else by the store's own search (a
-    scan) until it is. ``hits`` receives each session's first matching message id, in
-    stored order (index path only), for opening the session at it."""
+    the index when it is ready (not updated here); on a server with a trigram index
+    (which gets no local index) from the server's candidates; else by the store's own
+    search (a scan) until the index is ready. ``hits`` receives each session's first
+    matching message id, in stored order (index and server paths), for opening the
+    session at it."""
     if indexable(needle) and await index_ready(store):
         result = await search(store, needle, use="index", update=False)
         for h in result.hits:  # newest first: each session keeps its first match
@@ -101,8 +103,37 @@ async def found_session_ids(
         for sid in result.session_ids():
             yield sid
         return
+    if indexable(needle) and store.capabilities.server_search and await store.server_text_index():
+        async with contextlib.aclosing(_server_session_ids(store, needle, hits)) as ids:
+            async for sid in ids:
+                yield sid
+        return
     async with contextlib.aclosing(store.search_session_ids(needle)) as ids:
         async for sid in ids:
+            yield sid
+
+
+async def _server_session_ids(
+    store: SessionStore, needle: str, hits: dict[str, int] | None
+) -> AsyncIterator[str]:
+    """The sessions whose messages hold ``needle`` (the server's trigram index finds the
+    candidates, each checked here), then those whose id does (``ids_holding``: a store's
+    own search asks for both in one ``OR``, which keeps the server from its index)."""
+    seen: set[str] = set()
+    folded = fold(needle)
+    async with contextlib.aclosing(store.search_messages(needle, None)) as batches:
+        async for batch in batches:  # newest first: each session keeps its first match
+            for sid, m in batch:
+                if message_hit(sid, m, needle) is None:
+                    continue
+                if hits is not None:
+                    hits[sid] = int(m.id)
+                if sid not in seen:
+                    seen.add(sid)
+                    yield sid
+    for sid in await store.ids_holding(needle):
+        if sid not in seen and folded in fold(sid) and id_hit(sid, needle) is not None:
+            seen.add(sid)
             yield sid
 
 

@@ -287,6 +287,12 @@ class AgentsReader(RowReads, AgentsListing):
     async def server_text_index(self) -> str | None:
         return await trigram_index(self.backend, self.messages_table, "message_data")
 
+    async def ids_holding(self, text: str) -> list[str]:
+        params: Params = {}
+        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
+        rows = await self.backend.fetchall(f"SELECT session_id FROM {self._S} WHERE {cond}", params)
+        return [str(r[0]) for r in rows]
+
     def text_index_advice(self) -> str:
         return trigram_advice(self.messages_table, "message_data")
 
