@@ -122,15 +122,21 @@ async def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
 
 async def search_sessions(store: SessionStore, text: str, limit: int | None) -> list[SessionInfo]:
     """``ls --search``: the sessions whose id or any message holds ``text``, most recently
-    active first — through the store's index when it has one (updated first), else the
-    store's own search, saying so on stderr."""
-    from fluxgui.services.index import has_index, indexable, search
+    active first — through the store's index when it has one (updated first), or the
+    server's trigram index (Postgres with ``pg_trgm``), else the store's own search,
+    saying so on stderr."""
+    from fluxgui.services.index import found_session_ids, has_index, indexable, search
 
+    ids: list[str] | None = None
     if indexable(text) and has_index(store):
         result = await search(store, text, use="index")
         for line in result.notes:
             note(line)
         ids = result.session_ids()
+    elif indexable(text) and store.capabilities.server_search and await store.server_text_index():
+        # the server's trigram index, as the window's search uses it (no local copy)
+        ids = [sid async for sid in found_session_ids(store, text)]
+    if ids is not None:
         found: list[SessionInfo] = []
         for start in range(0, len(ids), 500):
             found.extend(await store.sessions_by_ids(ids[start : start + 500]))

@@ -179,8 +179,18 @@ async def test_the_windows_search_goes_to_the_servers_index(pg_url: str, fmt: st
                     oldest[h.session_id] = min(h.message_id, oldest.get(h.session_id, h.message_id))
             assert hits == oldest, needle  # each session opens at its first match
         assert "ticket-9981" in [sid async for sid in found_session_ids(store, "ticket-99")]
+        # ls --search takes the same road (no local index), in the store's order
+        from fluxgui.cli.search import search_sessions
+
+        for needle in ("straße", "ticket-99", "nothing here"):
+            ours = [i.id for i in await search_sessions(store, needle, None)]
+            assert ours == [i.id for i in await store.search_sessions(needle)], needle
     finally:
         await store.close()
+    out = subprocess.run([sys.executable, "-m", "fluxgui", "ls", pg_url, "--search", "straße", "--json"],
+                         capture_output=True, text=True,
+                         env={**cli_env(), "FLUXGUI_CACHE_DIR": os.environ["FLUXGUI_CACHE_DIR"]})
+    assert out.returncode == 0 and "scanning" not in out.stderr and json.loads(out.stdout)["sessions"]
     assert await snapshot(pg_url) == before
 
 
