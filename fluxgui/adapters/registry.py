@@ -31,7 +31,7 @@ from fluxgui.core.errors import (
 )
 from fluxgui.core.ports import OpenOptions, OptionSpec
 from fluxgui.core.redact import redact_text, redact_url
-from fluxgui.core.text import COUNT_CAP, bounded_plural
+from fluxgui.core.text import COUNT_CAP, table_pairs_text
 
 from .conversations.target import PUBLIC_BASE_URL, is_conversations_target
 from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (for the open dialog)
@@ -323,11 +323,7 @@ async def _make_store(
         pairs = detect.table_pairs(tables)
         if len(pairs) > 1:
             counts = await _sessions_per_pair(backend, pairs)
-            shown = "; ".join(
-                f"{show_id(s)} + {show_id(m)}"
-                + (f": {bounded_plural(counts[s, m], 'session')}" if (s, m) in counts else "")
-                for s, m in pairs
-            )
+            shown = table_pairs_text(pairs, counts, show_id)
             raise SeveralStores(
                 f"{display} holds {len(pairs)} Agents SDK stores (tables {shown}): "
                 "choose one with --sessions-table and --messages-table",

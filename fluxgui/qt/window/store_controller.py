@@ -27,7 +27,7 @@ from fluxgui.core.errors import FluxguiError, SeveralStores
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
-from fluxgui.core.text import bounded_plural, plural
+from fluxgui.core.text import plural, table_pairs_text
 from fluxgui.core.visible import visible
 from fluxgui.services.demo import demo_store_path
 
@@ -369,12 +369,7 @@ class StoreController:
         if not others:
             bar.hide()
             return
-        counts = store.table_sessions if store is not None else {}
-        shown = "; ".join(
-            f"{s} + {m}"
-            + (f": {bounded_plural(counts[s, m], 'session')}" if (s, m) in counts else "")
-            for s, m in others
-        )
+        shown = table_pairs_text(others, store.table_sessions if store is not None else {})
         bar.show_notice(
             f"This database holds {plural(len(others), 'other Agents SDK store')} "
             f"(tables {visible(shown, keep_layout=False)}).",

@@ -120,7 +120,6 @@ async def _server_session_ids(
     candidates, each checked here), then those whose id does (``ids_holding``: a store's
     own search asks for both in one ``OR``, which keeps the server from its index)."""
     seen: set[str] = set()
-    folded = fold(needle)
     async with contextlib.aclosing(store.search_messages(needle, None)) as batches:
         async for batch in batches:  # newest first: each session keeps its first match
             for sid, m in batch:
@@ -132,7 +131,7 @@ async def _server_session_ids(
                     seen.add(sid)
                     yield sid
     for sid in await store.ids_holding(needle):
-        if sid not in seen and folded in fold(sid) and id_hit(sid, needle) is not None:
+        if sid not in seen and id_hit(sid, needle) is not None:
             seen.add(sid)
             yield sid
 
