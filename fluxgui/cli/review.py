@@ -26,7 +26,7 @@ async def _opened(args: argparse.Namespace) -> Any:
 
     store = await open_target(args)
     try:
-        db = await ReviewDB.open(args.reviews)
+        db = await ReviewDB.open(args.reviews, stores=[store])
         try:
             yield store, db, review_key(store.store_key, args.store_label)
         finally:
@@ -200,20 +200,24 @@ async def cmd_rubric(args: argparse.Namespace, out: TextIO) -> int:
 
     from fluxgui.core.errors import NotASessionStore
 
-    url = args.reviews or (args.target if await _is_review_db(args.target) else None)
-    if url is None:
-        # a store (it must open: a typo must not pass) whose review database is the
-        # default one — or a database URL holding no store: the review database itself
-        try:
-            store = await open_target(argparse.Namespace(**{**vars(args), "target": _checked(args.target)}))
-            await store.close()
-        except NotASessionStore:
-            if "://" not in args.target:
-                raise
-            url = args.target
+    # TARGET is a store (it must open: a typo must not pass; its review database is
+    # --reviews or the default, never the store itself) — or the review database: a file
+    # with its tables, or a database URL holding no store
     if args.rubric_action == "set" and not args.file:
         raise Known("review rubric set: give the rubric's FILE.json")
-    db = await ReviewDB.open(url)
+    url, stores = args.reviews, []
+    try:
+        stores.append(await open_target(argparse.Namespace(**{**vars(args), "target": _checked(args.target)})))
+    except NotASessionStore:
+        if url is None:
+            if "://" not in args.target and not await _is_review_db(args.target):
+                raise
+            url = args.target
+    try:
+        db = await ReviewDB.open(url, stores=stores)
+    finally:
+        for store in stores:
+            await store.close()
     try:
         if args.rubric_action == "show":
             print_json(out, (await db.rubric()).to_dict())

@@ -198,6 +198,8 @@ class Rubric:
     def from_json(cls, text: str) -> Rubric:
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ReviewError("the rubric is nested too deeply to read as JSON") from None
         except ValueError as exc:
             raise ReviewError(f"the rubric is not valid JSON ({exc})") from None
         return cls.from_dict(data)

@@ -18,7 +18,9 @@ from typing import Any
 from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
 
 from fluxgui.core.errors import show_id
+from fluxgui.core.ports import SessionStore
 
+from . import apart
 from . import schema as s
 from .database import make_engine, resolve, shown, unreachable
 from .model import (
@@ -45,7 +47,13 @@ def _json(value: Any) -> str | None:
 
 
 def _unjson(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """A stored JSON value (a value no fluxgui wrote, in a shared database: its text)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 @dataclass
@@ -96,14 +104,25 @@ class ReviewDB:
         self.dialect = engine.dialect.name
 
     @classmethod
-    async def open(cls, url: str | None = None) -> ReviewDB:
-        """Open (create, upgrade) the review database ``url`` (see :mod:`.database`)."""
-        real = resolve(url)
+    async def open(cls, url: str | None = None, *, stores: Iterable[SessionStore | apart.Place] = ()) -> ReviewDB:
+        """Open (create, upgrade) the review database ``url`` (see :mod:`.database`),
+        refused when it is one of ``stores`` (the stores it keeps reviews of: see
+        :mod:`.apart`) before anything is written."""
+        places = apart.places(stores)
+        real = resolve(url, places)
         engine = make_engine(real)
         db = cls(engine, real, make_engine(real, writer=False) if real.startswith("sqlite") else None)
         try:
-            async with engine.begin() as conn:
-                await conn.run_sync(s.upgrade, db.where)
+            # a look first (a reader waits for no writer), the writer's lock only to
+            # create or upgrade the tables
+            async with db.reader.connect() as conn:
+                if db.dialect == "postgresql":
+                    await conn.run_sync(apart.check_schema, real, db.where, places)
+                found = await conn.run_sync(s.read_version)
+            s.check_version(found, db.where)
+            if found < s.SCHEMA_VERSION:
+                async with engine.begin() as conn:
+                    await conn.run_sync(s.upgrade, db.where)
         except ReviewError:
             await db.close()
             raise
@@ -119,6 +138,17 @@ class ReviewDB:
         await self.engine.dispose()
         if self.reader is not self.engine:
             await self.reader.dispose()
+
+    async def check_apart(self, stores: Iterable[SessionStore | apart.Place]) -> None:
+        """Refuse (:class:`ReviewError`) when this review database is one of ``stores``
+        (a store opened after it: see :mod:`.apart`)."""
+        places = apart.places(stores)
+        path = apart.sqlite_file(self.url)
+        if path is not None:
+            apart.check_file(path, self.where, places)
+        elif self.dialect == "postgresql":
+            async with self.reader.connect() as conn:
+                await conn.run_sync(apart.check_schema, self.url, self.where, places)
 
     async def schema_version(self) -> int:
         async with self.reader.connect() as conn:
