@@ -69,16 +69,21 @@ async def cmd_set(args: argparse.Namespace, out: TextIO) -> int:
     if args.message and not args.note:
         raise Known("review set: --message needs --note (the note on that message)")
     async with _opened(args) as (store, db, key):
+        # the review as it is now: a change someone makes before ours is written is
+        # refused (told), not overwritten
+        seen = await db.get(key, args.session_id)
         await store.require_session(args.session_id)
         if args.message and not await _message_exists(store, args.session_id, args.message):
             raise Known(f"session {show_id(args.session_id)} has no message {show_id(args.message)}")
         rubric = await db.rubric()
         scores = dict(rubric.parse(a) for a in args.score)
         edit = Edit(state=args.state, add_tags=args.tag, remove_tags=args.untag, scores=scores,
-                    note=args.note, message_id=args.message)
+                    note=args.note, message_id=args.message, take_over=args.take_over)
         if edit.empty:
-            raise Known("review set: nothing to change (give --state, --tag, --untag, --score or --note)")
-        review = await db.change(key, args.session_id, edit, reviewer=_reviewer(args), rubric=rubric)
+            raise Known("review set: nothing to change (give --state, --tag, --untag, --score, --note "
+                        "or --take-over)")
+        review = await db.change(key, args.session_id, edit, reviewer=_reviewer(args), rubric=rubric,
+                                 expected_version=seen.version)
     out.write(_line(review) + "\n")
     return 0
 

@@ -93,6 +93,8 @@ def add_review(sub: Any, name: str, command_parser: Any) -> None:
     s.add_argument("--score", action="append", default=[], metavar="NAME=VALUE", help="a rubric score (repeatable)")
     s.add_argument("--note", metavar="TEXT", help="add a note on the session (on a message with --message)")
     s.add_argument("--message", metavar="MESSAGE_ID", help="the message the note is about (its id, as 'show' prints it)")
+    s.add_argument("--take-over", action="store_true", help="change it though another reviewer holds "
+                   "its claim (the claim passes to you unless the change ends it)")
     _reviewer(s)
 
     ls = _action(actions, "ls", "List the store's reviews, most recently changed first; --state "

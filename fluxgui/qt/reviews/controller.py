@@ -84,6 +84,7 @@ class ReviewController(QObject):
         self._apart_from: Any = None  # the store the open review database was checked against
         self.queue_action: Any = None  # the Review menu's queue switch (actions.install_menu)
         self.copy_key: Any = None  # Ctrl+Shift+C in the list (actions.CopyIdKey)
+        self.held_by_others = 0  # the last bulk action's sessions other reviewers hold
         self._seq = itertools.count()
         self._writes: collections.deque[tuple[str, Edit, bool]] = collections.deque()
         self._writing = False
@@ -102,6 +103,7 @@ class ReviewController(QObject):
         self.panel.noteAdded.connect(lambda text: self.change(Edit(note=text)))
         self.panel.messageNoteAdded.connect(lambda mid, text: self.change(Edit(note=text, message_id=mid)))
         self.panel.copyIdRequested.connect(self.copy_shown_id)
+        self.panel.takeOverRequested.connect(lambda: self.change(Edit(take_over=True), guard=True))
         self.panel.settingsEdited.connect(self._settings_edited)
         self.filter_bar.filterChanged.connect(self.set_filter)
         self.dock.visibilityChanged.connect(lambda on: on and self.set_on(True))

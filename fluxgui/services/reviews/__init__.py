@@ -26,6 +26,7 @@ from .model import (
     REVIEWED,
     STATES,
     UNREVIEWED,
+    Claimed,
     Criterion,
     Note,
     Review,
@@ -44,6 +45,6 @@ def review_key(store_key: str, label: str | None) -> str:
 
 __all__ = [
     "DEFAULT_RUBRIC", "FLAGGED", "IN_REVIEW", "REVIEWED", "STATES", "UNREVIEWED",
-    "Criterion", "Edit", "Note", "Review", "ReviewDB", "ReviewError", "ReviewFilter",
+    "Claimed", "Criterion", "Edit", "Note", "Review", "ReviewDB", "ReviewError", "ReviewFilter",
     "Rubric", "default_reviewer", "review_key",
 ]

@@ -32,6 +32,14 @@ class ReviewError(FluxguiError):
     review database that is too new, a change that would overwrite someone else's."""
 
 
+class Claimed(ReviewError):
+    """A change refused because another reviewer holds a live claim on the session."""
+
+    def __init__(self, message: str, claimed_by: str) -> None:
+        super().__init__(message)
+        self.claimed_by = claimed_by
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 

@@ -30,6 +30,7 @@ from .model import (
     IN_REVIEW,
     UNREVIEWED,
     Change,
+    Claimed,
     Note,
     Review,
     ReviewError,
@@ -68,11 +69,14 @@ class Edit:
     note: str | None = None
     message_id: str | None = None
     claim_seconds: float = CLAIM_SECONDS
+    #: change it even though another reviewer holds a live claim on it (the claim then
+    #: passes to this reviewer, unless the change ends it)
+    take_over: bool = False
 
     @property
     def empty(self) -> bool:
         return not (self.state or self.add_tags or self.remove_tags or self.scores
-                    or self.clear_scores or self.note)
+                    or self.clear_scores or self.note or self.take_over)
 
 
 def insert_ignoring(dialect: str, table: Any) -> Any:
@@ -361,14 +365,24 @@ class ReviewDB:
                 store_key=key, session_id=sid, state=UNREVIEWED, updated_at=at, version=0))
             row = (await conn.execute(select(s.reviews).where(*pk).with_for_update())).first()
         version = row.version
+        old_state = effective_state(row.state, row.claimed_until, at)
+        held = old_state == IN_REVIEW and row.claimed_by not in (None, reviewer)
+        if held and not edit.take_over:
+            raise Claimed(
+                f"session {show_id(sid)} is claimed by {show_id(row.claimed_by)} until "
+                f"{row.claimed_until}: leave it to them, or take it over (--take-over)",
+                row.claimed_by,
+            )
         if expected is not None and version != expected:
             raise ReviewError(
                 f"the review of session {show_id(sid)} was changed by {row.reviewer or 'someone'} at "
                 f"{row.updated_at} since it was read: reload it and try again"
             )
         log: list[tuple[str, Any, Any]] = []
-        old_state = effective_state(row.state, row.claimed_until, at)
         values: dict[str, Any] = {"updated_at": at, "reviewer": reviewer, "version": version + 1}
+        if held and edit.state in (None, IN_REVIEW):  # taken over: the claim is the taker's now
+            values.update(claimed_by=reviewer, claimed_until=later(edit.claim_seconds))
+            log.append(("claim", row.claimed_by, reviewer))
         if edit.state:
             if edit.state == IN_REVIEW:
                 values.update(claimed_by=reviewer, claimed_until=later(edit.claim_seconds))
