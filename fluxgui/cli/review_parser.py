@@ -47,9 +47,10 @@ def add_window_review_options(parser: argparse.ArgumentParser) -> None:
 
 def add_export_review_options(parser: argparse.ArgumentParser) -> None:
     """``export --with-reviews``: each session's review results (state, scores, tags,
-    notes) in the Markdown and HTML transcripts."""
+    notes): under its title in Markdown and HTML, its ``"review"`` in JSON and JSONL."""
     parser.add_argument("--with-reviews", action="store_true", help="add each session's review "
-                        "(state, scores, tags, notes) to Markdown and HTML transcripts")
+                        "(state, scores, tags, notes): under its title in Markdown and HTML, as "
+                        "\"review\" in JSON and JSONL")
     _shared(parser)
 
 

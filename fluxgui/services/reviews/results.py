@@ -79,13 +79,16 @@ def review_lines(review: Review) -> list[str]:
 
 def annotator(db: Any, store_key: str) -> Any:
     """``annotate`` for :func:`fluxgui.services.export.export_to_stream`: each session's
-    review as :func:`review_lines` (nothing for an unreviewed session without notes)."""
+    review as :func:`review_lines` and as its record (``Review.to_dict`` without the
+    session id); nothing for an unreviewed session without notes."""
 
-    async def annotate(session_id: str) -> list[str]:
+    async def annotate(session_id: str) -> tuple[list[str], dict[str, Any] | None]:
         review = await db.get(store_key, session_id)
         if review.state == UNREVIEWED and not (review.scores or review.tags or review.notes):
-            return []
-        return review_lines(review)
+            return [], None
+        record = review.to_dict()
+        del record["session_id"]
+        return review_lines(review), record
 
     return annotate
 
