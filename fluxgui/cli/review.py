@@ -26,7 +26,7 @@ async def _opened(args: argparse.Namespace) -> Any:
 
     store = await open_target(args)
     try:
-        db = await ReviewDB.open(args.reviews)
+        db = await ReviewDB.open(args.reviews, stores=[store])
         try:
             yield store, db, review_key(store.store_key, args.store_label)
         finally:
@@ -69,16 +69,21 @@ async def cmd_set(args: argparse.Namespace, out: TextIO) -> int:
     if args.message and not args.note:
         raise Known("review set: --message needs --note (the note on that message)")
     async with _opened(args) as (store, db, key):
+        # the review as it is now: a change someone makes before ours is written is
+        # refused (told), not overwritten
+        seen = await db.get(key, args.session_id)
         await store.require_session(args.session_id)
         if args.message and not await _message_exists(store, args.session_id, args.message):
             raise Known(f"session {show_id(args.session_id)} has no message {show_id(args.message)}")
         rubric = await db.rubric()
         scores = dict(rubric.parse(a) for a in args.score)
         edit = Edit(state=args.state, add_tags=args.tag, remove_tags=args.untag, scores=scores,
-                    note=args.note, message_id=args.message)
+                    note=args.note, message_id=args.message, take_over=args.take_over)
         if edit.empty:
-            raise Known("review set: nothing to change (give --state, --tag, --untag, --score or --note)")
-        review = await db.change(key, args.session_id, edit, reviewer=_reviewer(args), rubric=rubric)
+            raise Known("review set: nothing to change (give --state, --tag, --untag, --score, --note "
+                        "or --take-over)")
+        review = await db.change(key, args.session_id, edit, reviewer=_reviewer(args), rubric=rubric,
+                                 expected_version=seen.version)
     out.write(_line(review) + "\n")
     return 0
 
@@ -200,20 +205,24 @@ async def cmd_rubric(args: argparse.Namespace, out: TextIO) -> int:
 
     from fluxgui.core.errors import NotASessionStore
 
-    url = args.reviews or (args.target if await _is_review_db(args.target) else None)
-    if url is None:
-        # a store (it must open: a typo must not pass) whose review database is the
-        # default one — or a database URL holding no store: the review database itself
-        try:
-            store = await open_target(argparse.Namespace(**{**vars(args), "target": _checked(args.target)}))
-            await store.close()
-        except NotASessionStore:
-            if "://" not in args.target:
-                raise
-            url = args.target
+    # TARGET is a store (it must open: a typo must not pass; its review database is
+    # --reviews or the default, never the store itself) — or the review database: a file
+    # with its tables, or a database URL holding no store
     if args.rubric_action == "set" and not args.file:
         raise Known("review rubric set: give the rubric's FILE.json")
-    db = await ReviewDB.open(url)
+    url, stores = args.reviews, []
+    try:
+        stores.append(await open_target(argparse.Namespace(**{**vars(args), "target": _checked(args.target)})))
+    except NotASessionStore:
+        if url is None:
+            if "://" not in args.target and not await _is_review_db(args.target):
+                raise
+            url = args.target
+    try:
+        db = await ReviewDB.open(url, stores=stores)
+    finally:
+        for store in stores:
+            await store.close()
     try:
         if args.rubric_action == "show":
             print_json(out, (await db.rubric()).to_dict())

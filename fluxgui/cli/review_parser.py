@@ -47,9 +47,10 @@ def add_window_review_options(parser: argparse.ArgumentParser) -> None:
 
 def add_export_review_options(parser: argparse.ArgumentParser) -> None:
     """``export --with-reviews``: each session's review results (state, scores, tags,
-    notes) in the Markdown and HTML transcripts."""
+    notes): under its title in Markdown and HTML, its ``"review"`` in JSON and JSONL."""
     parser.add_argument("--with-reviews", action="store_true", help="add each session's review "
-                        "(state, scores, tags, notes) to Markdown and HTML transcripts")
+                        "(state, scores, tags, notes): under its title in Markdown and HTML, as "
+                        "\"review\" in JSON and JSONL")
     _shared(parser)
 
 
@@ -93,6 +94,8 @@ def add_review(sub: Any, name: str, command_parser: Any) -> None:
     s.add_argument("--score", action="append", default=[], metavar="NAME=VALUE", help="a rubric score (repeatable)")
     s.add_argument("--note", metavar="TEXT", help="add a note on the session (on a message with --message)")
     s.add_argument("--message", metavar="MESSAGE_ID", help="the message the note is about (its id, as 'show' prints it)")
+    s.add_argument("--take-over", action="store_true", help="change it though another reviewer holds "
+                   "its claim (the claim passes to you unless the change ends it)")
     _reviewer(s)
 
     ls = _action(actions, "ls", "List the store's reviews, most recently changed first; --state "

@@ -57,7 +57,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             from fluxgui.services.reviews import ReviewDB, review_key
             from fluxgui.services.reviews.results import annotator
 
-            reviews = await ReviewDB.open(args.reviews)
+            reviews = await ReviewDB.open(args.reviews, stores=[store])
             annotate = annotator(reviews, review_key(store.store_key, args.store_label))
         if args.output == "-":
             result = await export_to_stream(

@@ -7,6 +7,10 @@ file (see :mod:`fluxgui.services.transfer`, which writes atomically).
 * **json** — ``{"fluxgui_export": 1, "format", "sessions": [{"id", "created_at",
   "updated_at", "messages": [Message, …]}, …]}``; round-trips through import.
 * **jsonl** — one Message per line, with its ``session_id``; round-trips too.
+* with reviews (``export --with-reviews``): a reviewed session's review record
+  (``{"state", "tags", "scores", "notes", "reviewer", "updated_at", …}``) is the JSON
+  session's ``"review"``, and in JSONL a line ``{"session_id", "review"}`` before the
+  session's messages (import skips it).
 * **md** — a readable transcript: roles, times, tool calls and outputs. Only assistant
   text is Markdown, made safe by :func:`fluxgui.core.mdsafe.markdown` (no raw HTML, no
   image, no link but http(s)/mailto, line breaks kept); user, system, developer and tool
@@ -42,6 +46,7 @@ from typing import Any, TextIO
 
 from . import mdsafe
 from .display import compaction_summary
+from .htmlstyle import CSP, CSS
 from .jsonrecords import RowPage, big_message, message_record, row_records
 from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
 from .mdsafe import SLICE, slices
@@ -142,9 +147,10 @@ class ExportWriter(ABC):
     def end_session(self) -> None:
         pass
 
-    def notes(self, lines: list[str]) -> None:
-        """Lines about the session just begun (its review: state, scores, tags, notes);
-        the transcripts show them, escaped as message text is; JSON leaves them out."""
+    def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
+        """The review of the session just begun: the transcripts show its ``lines``
+        (state, scores, tags, notes), escaped as message text is; JSON and JSONL write its
+        ``record`` (see the module)."""
 
     @abstractmethod
     def end(self) -> None: ...
@@ -199,6 +205,10 @@ class _JsonRecords(ExportWriter):
 
 class JsonWriter(_JsonRecords):
     _open, _between = "\n", ",\n"
+    _review: dict[str, Any] | None = None  # the session's, written after its messages
+
+    def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
+        self._review = record
 
     def begin(self, store_format: str, title: str = "") -> None:
         super().begin(store_format, title)
@@ -215,9 +225,11 @@ class JsonWriter(_JsonRecords):
         self._put(f'{prefix}{{{fields}, "messages": [')
         self.sessions += 1
         self._first = True
+        self._review = None
 
     def end_session(self) -> None:
-        self._put("]}")
+        review = self._review
+        self._put("]}" if review is None else f'], "review": {dumps(review, self._counter)}}}')
 
     def end(self) -> None:
         self._put("\n]}\n")
@@ -231,6 +243,10 @@ class JsonlWriter(_JsonRecords):
         self._sid = info.id
         self._head = f'{{"session_id": {dumps(info.id, self._counter)}, '
         self.sessions += 1
+
+    def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
+        if record is not None:  # a line of its own, before the session's messages
+            self._put(f'{self._head}"review": {dumps(record, self._counter)}}}\n')
 
     def end(self) -> None:
         self._flush()
@@ -309,9 +325,10 @@ class MarkdownWriter(_Transcript):
         sep = "\n---\n\n" if self.sessions > 1 else ""
         self._put(f"{sep}## Session {mdsafe.inline_text(info.id)}\n\n_{self._when(info)}_\n\n")
 
-    def notes(self, lines: list[str]) -> None:
-        if lines:
-            self._put("".join(f"> {mdsafe.inline_text(line)}\n>\n" for line in lines)[:-2] + "\n")
+    def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
+        if lines:  # (hidden characters as markers, as in message text)
+            self._put("".join(f"> {mdsafe.inline_text(visible(line))}\n>\n"
+                              for line in lines)[:-2] + "\n")
 
     def _message(self, m: Message, big: bool) -> Iterator[str]:
         head = [f"**{mdsafe.inline_text(visible(m.role, keep_layout=False))}**"]
@@ -358,31 +375,6 @@ class MarkdownWriter(_Transcript):
         self._flush()
 
 
-_CSS = """
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;color:#1d2126}
-main{max-width:920px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 16px}
-section{margin:0 0 32px}
-h2{font-size:18px;margin:24px 0 4px;word-break:break-all}
-.when{color:#5f6b7a;font-size:13px;margin:0 0 12px}
-.review{border-left:4px solid #0b4f8a;background:#eef5fc;padding:4px 10px;margin:0 0 12px;font-size:13px}.review p{margin:4px 0}
-article{background:#fff;border:1px solid #dde1e6;border-left:4px solid #8a94a3;border-radius:6px;margin:0 0 10px;padding:8px 12px}
-article.user{border-left-color:#2f6fde}
-article.assistant{border-left-color:#1f9d55}
-article.system,article.developer{border-left-color:#8e59c9}
-article.tool{border-left-color:#d9822b}
-article header{font-size:12px;color:#5f6b7a;margin:0 0 4px}
-article header b{color:#1d2126;font-size:13px}
-pre{white-space:pre-wrap;word-wrap:break-word;margin:0;font:13px/1.45 ui-monospace,Menlo,Consolas,monospace}
-.text{white-space:pre-wrap;word-wrap:break-word}
-.kind{background:#eef1f4;border-radius:3px;padding:0 5px;margin-left:6px}
-details{margin-top:6px;font-size:12px}
-@media (prefers-color-scheme:dark){body{background:#16181c;color:#e3e6ea}article{background:#1f2328;border-color:#343a42}
-article header b{color:#e3e6ea}.kind{background:#2c3138}}
-"""
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
-
-
 #: control characters HTML does not allow in text (NUL among them): shown as U+FFFD
 _HTML_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
@@ -416,10 +408,10 @@ class HtmlWriter(_Transcript):
         page_title = title or "fluxgui export"
         self._put(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
             "<meta name=\"referrer\" content=\"no-referrer\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{_h(page_title)}</title><style>{_CSS}</style></head>\n<body><main>"
+            f"<title>{_h(page_title)}</title><style>{CSS}</style></head>\n<body><main>"
             f"<h1>{_h(page_title)}</h1>\n"
         )
         self._open = False
@@ -432,7 +424,7 @@ class HtmlWriter(_Transcript):
         )
         self._open = True
 
-    def notes(self, lines: list[str]) -> None:
+    def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
         if lines:
             self._put("<div class=\"review\">" + "".join(f"<p>{_h(line)}</p>" for line in lines) + "</div>\n")
 

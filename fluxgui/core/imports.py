@@ -195,6 +195,8 @@ def _jsonl_record(
     sid = record.get("session_id") if isinstance(record, dict) else None
     if not isinstance(sid, str) or not sid:
         raise InvalidItem(f"{path}, line {line_no}: a line needs a \"session_id\" (text)")
+    if record.keys() == {"session_id", "review"}:
+        return  # a session's review (export --with-reviews), not a message
     yield sid, record, line_no
 
 

@@ -249,7 +249,6 @@ async def _interactive(app: Any, request: Launch) -> int:
     window = MainWindow()
     window.show()
     await first_paint(window)  # the window appears, then the store opens
-    _reviews(window, request)
     request = await request.resolved()
     if not request.target:  # the recent URL's password is not known, and no demo store
         _err(DEMO_MISSING)
@@ -258,6 +257,7 @@ async def _interactive(app: Any, request: Launch) -> int:
         window.deleteLater()
         return EXIT_KNOWN_ERROR
     request.open_in(window)
+    _reviews(window, request)  # (after: the review database is checked against the store)
     await closed.wait()
     window.hide()
     await window.aclose()
@@ -279,8 +279,8 @@ async def _screenshot(app: Any, request: Launch, path: str) -> int:
     window.settled.connect(on_settled)
     window.show()
     try:
-        _reviews(window, request)
         request.open_in(window)
+        _reviews(window, request)
         try:
             await asyncio.wait_for(asyncio.shield(settled), SCREENSHOT_TIMEOUT)
         except TimeoutError:

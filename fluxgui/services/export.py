@@ -27,8 +27,9 @@ from fluxgui.core.ports import SessionStore as Store
 
 from .outputs import check_output
 
-#: lines to show under a session's title in a transcript (its review), by session id
-Annotate = Callable[[str], Awaitable[list[str]]]
+#: a session's review, by session id: the lines a transcript shows under its title, and
+#: the record JSON and JSONL carry (``None``: none)
+Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -66,8 +67,8 @@ async def export_to_stream(
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
-    lines the Markdown and HTML transcripts show under each session's title (its review
-    results, when asked for)."""
+    each session's review results, when asked for: the lines the Markdown and HTML
+    transcripts show under its title, the record JSON and JSONL carry."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -204,7 +205,7 @@ class _Run:
         for info in infos:
             self.pipe.add(self.writer.session, info)
             if self.annotate is not None:
-                self.pipe.add(self.writer.notes, await self.annotate(info.id))
+                self.pipe.add(self.writer.notes, *await self.annotate(info.id))
             if info.id in found:
                 await self._page(found.pop(info.id))
             else:

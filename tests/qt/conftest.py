@@ -35,6 +35,15 @@ def private_settings(tmp_path_factory: Any, monkeypatch: Any) -> Iterator[None]:
         keyring.set_keyring(previous)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def team_reviews(request: Any, tmp_path: Path) -> str:
+    """A review database on SQLite, and one on the local PostgreSQL (a fresh database
+    of its own, dropped afterwards)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "reviews" / "team.db")
+    return request.getfixturevalue("pg_database")
+
+
 @pytest.fixture
 def agents_db(tmp_path: Path) -> Path:
     return write_agents_store(tmp_path / "agents.db", AGENTS_SESSIONS)

@@ -35,16 +35,6 @@ def reviews(tmp_path: Path) -> str:
     return str(tmp_path / "reviews" / "team.db")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def team_reviews(request, tmp_path: Path) -> Any:
-    """A review database on SQLite, and one on the local PostgreSQL (a fresh database
-    of its own, dropped afterwards)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "reviews" / "team.db")
-        return
-    yield request.getfixturevalue("pg_database")
-
-
 def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
     with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
         window.reviews.use(reviews, None)

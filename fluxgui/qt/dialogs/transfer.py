@@ -126,10 +126,10 @@ class ExportDialog(QDialog):
         self.metadata_check = QCheckBox("Include metadata", self)
         self.metadata_check.setChecked(True)
         form.addRow("", self.metadata_check)
-        #: the review results under each session (Markdown, HTML; shown when reviews are on)
+        #: each session's review results (shown when reviews are on)
         self.reviews_check = QCheckBox("Include review results", self)
-        self.reviews_check.setToolTip("State, scores, tags and notes under each session's title "
-                                      "(Markdown and HTML)")
+        self.reviews_check.setToolTip("State, scores, tags and notes: under each session's title "
+                                      "(Markdown, HTML), as its \"review\" (JSON, JSONL)")
         self.reviews_check.hide()
         form.addRow("", self.reviews_check)
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu
 
-from fluxgui.services.reviews import STATES, Edit
+from fluxgui.services.reviews import STATES, Claimed, Edit
 from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
 
@@ -113,13 +113,18 @@ async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everythi
     assert db is not None and key is not None
     if everything:
         ids = await _all_matching(c)
-    done = 0
+    done = held = 0
     for sid in ids:
         if edit is None:
             done += await claims.claim(db, key, sid, c.reviewer)
-        else:
+            continue
+        try:
             await db.change(key, sid, Edit(state=edit.state, add_tags=list(edit.add_tags)), reviewer=c.reviewer)
+        except Claimed:  # another reviewer's: left to them
+            held += 1
+        else:
             done += 1
+    c.held_by_others = held
     return done
 
 
@@ -127,7 +132,9 @@ def _bulk_done(c: ReviewController, n: int) -> None:
     c.marks.clear()
     c._fetch_marks()
     c._on_shown(c.window.current_session_id)
-    c.window.statusBar().showMessage(f"Review: {n} sessions changed", 8000)
+    held = c.held_by_others
+    left = f"; {held} claimed by other reviewers left to them" if held else ""
+    c.window.statusBar().showMessage(f"Review: {n} sessions changed{left}", 8000)
     c.bulkDone.emit(n)
 
 

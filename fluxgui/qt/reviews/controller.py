@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QDockWidget, QWidget
 from fluxgui.core.redact import split_secrets
 from fluxgui.services.reviews import Edit, ReviewDB, ReviewFilter, default_reviewer, review_key
 from fluxgui.services.reviews import claims
+from fluxgui.services.reviews.apart import target_place
 from fluxgui.services.reviews.listing import FilteredPages
 
 from .filter_bar import ReviewFilterBar
@@ -80,8 +81,10 @@ class ReviewController(QObject):
         self.cheat: QWidget | None = None
         self.label_override: str | None = None
         self._url_in_use = ""  # the review database URL opened (or being opened)
+        self._apart_from: Any = None  # the store the open review database was checked against
         self.queue_action: Any = None  # the Review menu's queue switch (actions.install_menu)
         self.copy_key: Any = None  # Ctrl+Shift+C in the list (actions.CopyIdKey)
+        self.held_by_others = 0  # the last bulk action's sessions other reviewers hold
         self._seq = itertools.count()
         self._writes: collections.deque[tuple[str, Edit, bool]] = collections.deque()
         self._writing = False
@@ -100,6 +103,7 @@ class ReviewController(QObject):
         self.panel.noteAdded.connect(lambda text: self.change(Edit(note=text)))
         self.panel.messageNoteAdded.connect(lambda mid, text: self.change(Edit(note=text, message_id=mid)))
         self.panel.copyIdRequested.connect(self.copy_shown_id)
+        self.panel.takeOverRequested.connect(lambda: self.change(Edit(take_over=True), guard=True))
         self.panel.settingsEdited.connect(self._settings_edited)
         self.filter_bar.filterChanged.connect(self.set_filter)
         self.dock.visibilityChanged.connect(lambda on: on and self.set_on(True))
@@ -135,7 +139,7 @@ class ReviewController(QObject):
             if self.filter.active:
                 self.filter_bar.set_value(ReviewFilter())  # the whole list again
             self.window.bridge.cancel("reviews:open")
-            db, self.db, self.key, self.store = self.db, None, None, None
+            db, self.db, self.key, self.store, self._apart_from = self.db, None, None, None, None
             if db is not None:
                 self.window.bridge.start(f"reviews:close:{next(self._seq)}", db.close())
             return
@@ -146,7 +150,15 @@ class ReviewController(QObject):
         if self.db is None and not self.window.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None
             self._url_in_use = url or ""
-            self.window.bridge.start("reviews:open", ReviewDB.open(url), self._opened, self._open_failed)
+            self.window.bridge.start("reviews:open", ReviewDB.open(url, stores=self._stores()),
+                                     self._opened, self._open_failed)
+
+    def _stores(self) -> list[Any]:
+        """The stores the review database must not be: the open one, the one opening."""
+        window = self.window
+        opening = window.stores.opening
+        return ([window.store] if window.store is not None else []) + (
+            [target_place(opening.target)] if opening is not None else [])
 
     def use(self, url: str | None, label: str | None) -> None:
         """The command line's ``--reviews URL`` / ``--store-label NAME``: open the review
@@ -192,7 +204,7 @@ class ReviewController(QObject):
                 self._maybe_new_store(force=True)
 
     def _reopen(self) -> None:
-        old, self.db = self.db, None
+        old, self.db, self._apart_from = self.db, None, None
         if old is not None:
             self.window.bridge.start(f"reviews:close:{next(self._seq)}", old.close())
         self.set_on(True)
@@ -212,6 +224,12 @@ class ReviewController(QObject):
         if self.db is None or store is None or (store is self.store and not force):
             return
         self.store = store
+        if store is not self._apart_from:  # a store opened after the review database
+            self.key = None
+            db = self.db
+            self.window.bridge.start(f"reviews:apart:{next(self._seq)}", db.check_apart([store]),
+                                     lambda _ok: self._apart(db, store), self._refused)
+            return
         label = self.label_override or str(self.settings.value(LABEL + store.store_key, "") or "")
         self.panel.label.setText(label)
         self.panel.label.setPlaceholderText(store.store_key)
@@ -225,6 +243,17 @@ class ReviewController(QObject):
         self._on_shown(self.window.current_session_id)
         if self.queue.on:
             self._resume_position()
+
+    def _apart(self, db: ReviewDB, store: Any) -> None:
+        if db is self.db and store is self.window.store:
+            self._apart_from = store
+            self._maybe_new_store(force=True)
+
+    def _refused(self, error: Exception) -> None:
+        """The review database is the store opened: no reviews for it."""
+        self.key = None
+        self.panel.show_review(None, None)
+        self.window.show_error(error)
 
     async def _load_meta(self) -> tuple[Any, list[str]]:
         assert self.db is not None and self.key is not None

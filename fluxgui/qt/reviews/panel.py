@@ -55,6 +55,8 @@ class ReviewPanel(QWidget):
     noteAdded = Signal(str)
     messageNoteAdded = Signal(str, str)
     copyIdRequested = Signal()
+    #: take over the claim another reviewer holds on the session shown
+    takeOverRequested = Signal()
     settingsEdited = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -111,9 +113,18 @@ class ReviewPanel(QWidget):
         head.addWidget(self.title, 1)
         head.addWidget(self.copy_id)
         layout.addLayout(head)
+        claim_row = QHBoxLayout()
         self.claim = QLabel("", body)
         self.claim.setObjectName("reviewClaim")
-        layout.addWidget(self.claim)
+        self.take_over = QToolButton(body)
+        self.take_over.setText("Take over")
+        self.take_over.setToolTip("Another reviewer holds this session: take their claim, so that "
+                                  "your changes are not refused")
+        self.take_over.clicked.connect(self.takeOverRequested)
+        self.take_over.hide()
+        claim_row.addWidget(self.claim, 1)
+        claim_row.addWidget(self.take_over)
+        layout.addLayout(claim_row)
 
         states = QHBoxLayout()
         states.setSpacing(2)
@@ -220,6 +231,7 @@ class ReviewPanel(QWidget):
         self.review = review
         self.setEnabled(session_id is not None and review is not None)
         self.title.setText(session_id or "No session")
+        self.take_over.setVisible(review is not None and review.claimed and review.claimed_by != me)
         if review is None:
             return
         for state, button in self.state_buttons.items():

@@ -127,7 +127,7 @@ class TransferController:
         reviews: bool = False,
     ) -> None:
         """Export in the background with a progress dialog (Cancel leaves no file);
-        ``reviews``: with each session's review results (Markdown, HTML)."""
+        ``reviews``: with each session's review results."""
         window = self._window
         store = window.store
         if store is None:

@@ -4,7 +4,8 @@ data, kept in a review database beside the agent's store, never in it.
 * :mod:`.model` — states, the rubric (and the shipped default), review records, filters;
 * :mod:`.schema` — the tables, their version, the migrations;
 * :mod:`.database` — where the review database is (``--reviews``, ``FLUXGUI_REVIEWS``,
-  the data folder) and its engine;
+  the data folder), its engine, its errors in one line;
+* :mod:`.apart` — never a store being reviewed;
 * :mod:`.repository` — :class:`ReviewDB`: reading, changing (with history), filtering;
 * :mod:`.claims` — the queue: next unreviewed session, claims with row locks and expiry;
 * :mod:`.listing` — the session list under a review filter, still paged;
@@ -25,6 +26,7 @@ from .model import (
     REVIEWED,
     STATES,
     UNREVIEWED,
+    Claimed,
     Criterion,
     Note,
     Review,
@@ -43,6 +45,6 @@ def review_key(store_key: str, label: str | None) -> str:
 
 __all__ = [
     "DEFAULT_RUBRIC", "FLAGGED", "IN_REVIEW", "REVIEWED", "STATES", "UNREVIEWED",
-    "Criterion", "Edit", "Note", "Review", "ReviewDB", "ReviewError", "ReviewFilter",
+    "Claimed", "Criterion", "Edit", "Note", "Review", "ReviewDB", "ReviewError", "ReviewFilter",
     "Rubric", "default_reviewer", "review_key",
 ]

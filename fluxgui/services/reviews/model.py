@@ -32,6 +32,14 @@ class ReviewError(FluxguiError):
     review database that is too new, a change that would overwrite someone else's."""
 
 
+class Claimed(ReviewError):
+    """A change refused because another reviewer holds a live claim on the session."""
+
+    def __init__(self, message: str, claimed_by: str) -> None:
+        super().__init__(message)
+        self.claimed_by = claimed_by
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -198,6 +206,8 @@ class Rubric:
     def from_json(cls, text: str) -> Rubric:
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ReviewError("the rubric is nested too deeply to read as JSON") from None
         except ValueError as exc:
             raise ReviewError(f"the rubric is not valid JSON ({exc})") from None
         return cls.from_dict(data)

@@ -18,7 +18,9 @@ from typing import Any
 from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
 
 from fluxgui.core.errors import show_id
+from fluxgui.core.ports import SessionStore
 
+from . import apart
 from . import schema as s
 from .database import make_engine, resolve, shown, unreachable
 from .model import (
@@ -28,6 +30,7 @@ from .model import (
     IN_REVIEW,
     UNREVIEWED,
     Change,
+    Claimed,
     Note,
     Review,
     ReviewError,
@@ -45,7 +48,13 @@ def _json(value: Any) -> str | None:
 
 
 def _unjson(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """A stored JSON value (a value no fluxgui wrote, in a shared database: its text)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 @dataclass
@@ -60,11 +69,14 @@ class Edit:
     note: str | None = None
     message_id: str | None = None
     claim_seconds: float = CLAIM_SECONDS
+    #: change it even though another reviewer holds a live claim on it (the claim then
+    #: passes to this reviewer, unless the change ends it)
+    take_over: bool = False
 
     @property
     def empty(self) -> bool:
         return not (self.state or self.add_tags or self.remove_tags or self.scores
-                    or self.clear_scores or self.note)
+                    or self.clear_scores or self.note or self.take_over)
 
 
 def insert_ignoring(dialect: str, table: Any) -> Any:
@@ -96,14 +108,25 @@ class ReviewDB:
         self.dialect = engine.dialect.name
 
     @classmethod
-    async def open(cls, url: str | None = None) -> ReviewDB:
-        """Open (create, upgrade) the review database ``url`` (see :mod:`.database`)."""
-        real = resolve(url)
+    async def open(cls, url: str | None = None, *, stores: Iterable[SessionStore | apart.Place] = ()) -> ReviewDB:
+        """Open (create, upgrade) the review database ``url`` (see :mod:`.database`),
+        refused when it is one of ``stores`` (the stores it keeps reviews of: see
+        :mod:`.apart`) before anything is written."""
+        places = apart.places(stores)
+        real = resolve(url, places)
         engine = make_engine(real)
         db = cls(engine, real, make_engine(real, writer=False) if real.startswith("sqlite") else None)
         try:
-            async with engine.begin() as conn:
-                await conn.run_sync(s.upgrade, db.where)
+            # a look first (a reader waits for no writer), the writer's lock only to
+            # create or upgrade the tables
+            async with db.reader.connect() as conn:
+                if db.dialect == "postgresql":
+                    await conn.run_sync(apart.check_schema, real, db.where, places)
+                found = await conn.run_sync(s.read_version)
+            s.check_version(found, db.where)
+            if found < s.SCHEMA_VERSION:
+                async with engine.begin() as conn:
+                    await conn.run_sync(s.upgrade, db.where)
         except ReviewError:
             await db.close()
             raise
@@ -119,6 +142,17 @@ class ReviewDB:
         await self.engine.dispose()
         if self.reader is not self.engine:
             await self.reader.dispose()
+
+    async def check_apart(self, stores: Iterable[SessionStore | apart.Place]) -> None:
+        """Refuse (:class:`ReviewError`) when this review database is one of ``stores``
+        (a store opened after it: see :mod:`.apart`)."""
+        places = apart.places(stores)
+        path = apart.sqlite_file(self.url)
+        if path is not None:
+            apart.check_file(path, self.where, places)
+        elif self.dialect == "postgresql":
+            async with self.reader.connect() as conn:
+                await conn.run_sync(apart.check_schema, self.url, self.where, places)
 
     async def schema_version(self) -> int:
         async with self.reader.connect() as conn:
@@ -331,14 +365,24 @@ class ReviewDB:
                 store_key=key, session_id=sid, state=UNREVIEWED, updated_at=at, version=0))
             row = (await conn.execute(select(s.reviews).where(*pk).with_for_update())).first()
         version = row.version
+        old_state = effective_state(row.state, row.claimed_until, at)
+        held = old_state == IN_REVIEW and row.claimed_by not in (None, reviewer)
+        if held and not edit.take_over:
+            raise Claimed(
+                f"session {show_id(sid)} is claimed by {show_id(row.claimed_by)} until "
+                f"{row.claimed_until}: leave it to them, or take it over (--take-over)",
+                row.claimed_by,
+            )
         if expected is not None and version != expected:
             raise ReviewError(
                 f"the review of session {show_id(sid)} was changed by {row.reviewer or 'someone'} at "
                 f"{row.updated_at} since it was read: reload it and try again"
             )
         log: list[tuple[str, Any, Any]] = []
-        old_state = effective_state(row.state, row.claimed_until, at)
         values: dict[str, Any] = {"updated_at": at, "reviewer": reviewer, "version": version + 1}
+        if held and edit.state in (None, IN_REVIEW):  # taken over: the claim is the taker's now
+            values.update(claimed_by=reviewer, claimed_until=later(edit.claim_seconds))
+            log.append(("claim", row.claimed_by, reviewer))
         if edit.state:
             if edit.state == IN_REVIEW:
                 values.update(claimed_by=reviewer, claimed_until=later(edit.claim_seconds))

@@ -1,20 +1,22 @@
 """Review results out: ``review export`` rows (CSV, JSON) and the review block the
-Markdown and HTML session exports carry when asked.
+session exports carry when asked (``export --with-reviews``).
 
 CSV has one row per reviewed session: session id, state, reviewer, one column per rubric
 criterion, the tags joined with ``; ``, the number of notes, the first note's text and
 the time of the last change. JSON carries every review whole, message notes included.
-Both are written to a temporary file beside the target and renamed into place.
+Both are written to a temporary file beside the target and renamed into place; no CSV
+cell is one a spreadsheet reads as a formula (:mod:`fluxgui.core.csvcells`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 from collections.abc import Iterable
 from typing import Any
+
+from fluxgui.core import csvcells
 
 from .model import UNREVIEWED, Review, Rubric
 
@@ -33,7 +35,7 @@ def _cell(value: Any) -> str:
 def csv_text(reviews: Iterable[Review], rubric: Rubric) -> str:
     out = io.StringIO()
     names = [c.name for c in rubric.criteria]
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csvcells.writer(out, lineterminator="\n")  # (no cell a spreadsheet runs)
     writer.writerow([*CSV_FIXED, *names, *CSV_TAIL])
     for r in reviews:
         if r.state == UNREVIEWED and not r.scores and not r.notes and not r.tags:
@@ -77,13 +79,16 @@ def review_lines(review: Review) -> list[str]:
 
 def annotator(db: Any, store_key: str) -> Any:
     """``annotate`` for :func:`fluxgui.services.export.export_to_stream`: each session's
-    review as :func:`review_lines` (nothing for an unreviewed session without notes)."""
+    review as :func:`review_lines` and as its record (``Review.to_dict`` without the
+    session id); nothing for an unreviewed session without notes."""
 
-    async def annotate(session_id: str) -> list[str]:
+    async def annotate(session_id: str) -> tuple[list[str], dict[str, Any] | None]:
         review = await db.get(store_key, session_id)
         if review.state == UNREVIEWED and not (review.scores or review.tags or review.notes):
-            return []
-        return review_lines(review)
+            return [], None
+        record = review.to_dict()
+        del record["session_id"]
+        return review_lines(review), record
 
     return annotate
 
