@@ -25,7 +25,8 @@ unknown conversation is a 404, a missing or wrong key a 401, in the API's error 
 
 ``fail`` makes requests fail on purpose: ``ConversationsServer.fail = (429, {"retry-after":
 "300"})`` answers every request so until it is reset; ``hang`` accepts a request and
-answers nothing until the server stops. Every request is recorded (method, path, query).
+answers nothing until the server stops. Every request is recorded (method, path, query),
+and the items the listings served are counted (``served``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class ConversationsServer:
         self.conversations: dict[str, dict[str, Any]] = {}
         self.items: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
+        #: how many items the item listings served, in all
+        self.served = 0
         #: answer every request with this status and these headers (``None``: normally)
         self.fail: tuple[int, dict[str, str]] | None = None
         #: accept requests and answer nothing until the server stops
@@ -282,6 +285,7 @@ class ConversationsServer:
                 return 400, error_body(f"Invalid 'after': no item with id '{after}'.", "invalid_value", param="after")
             items = items[at + 1 :]
         page = items[:limit]
+        self.served += len(page)
         return 200, self._page(page, has_more=len(items) > limit)
 
     @staticmethod
