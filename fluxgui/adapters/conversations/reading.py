@@ -27,7 +27,8 @@ from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrde
 from ..base import Store, check_branch, cut_page
 from ..textmatch import contains
 from .client import ConversationsBackend
-from .items import dump, to_message
+from .answers import item_page
+from .items import to_message
 
 #: items read per listed conversation (its count when it holds no more)
 COUNT_PROBE = 100
@@ -67,13 +68,13 @@ class ConversationsReader(Store[ConversationsBackend]):
         self, cid: str, *, order: str, after: str | None = None, limit: int = PAGE_MAX
     ) -> tuple[list[dict[str, Any]], bool]:
         """One page of items (``order`` ``asc``/``desc``) and whether more follow;
-        :class:`SessionNotFound` for an unknown conversation."""
+        :class:`SessionNotFound` for an unknown conversation, another error (never an
+        empty page) for an answer that is not the API's."""
         kwargs: dict[str, Any] = {"order": order, "limit": max(1, min(limit, PAGE_MAX))}
         if after is not None:
             kwargs["after"] = after
         async def read(client: Any) -> tuple[list[dict[str, Any]], bool]:
-            page = await client.conversations.items.list(cid, **kwargs)
-            return [dump(i) for i in page.data], bool(page.has_more)
+            return item_page(await client.conversations.items.with_raw_response.list(cid, **kwargs))
 
         with self.backend.failing(cid):
             items, more = await self.backend.run(read)
@@ -106,14 +107,21 @@ class ConversationsReader(Store[ConversationsBackend]):
         return (cid, self._position(cid), len(items), not more)
 
     async def _rows_of(self, ids: list[str]) -> list[Row]:
+        """The rows of ``ids`` the server knows; the first error of any (the other reads
+        cancelled: none is left running)."""
         gate = asyncio.Semaphore(PARALLEL)
 
         async def one(cid: str) -> Row | None:
             async with gate:
                 return await self._row(cid)
 
-        found = await asyncio.gather(*(one(cid) for cid in ids))
-        return [r for r in found if r is not None]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(cid)) for cid in ids]
+        except BaseExceptionGroup as failed:
+            raise _first(failed) from None
+        return [r for r in (t.result() for t in tasks) if r is not None]
+
 
     async def _rows(self) -> list[Row]:
         if self._snapshot is None:
@@ -253,3 +261,9 @@ class ConversationsReader(Store[ConversationsBackend]):
         """The latest ``limit`` items (0/None: all) as flux dicts."""
         picked = await self.latest_messages(session_id, limit or None, branch=branch)
         return [{"role": m.role, "content": m.text} for m in picked]
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    """The first error of a task group's (nested groups opened)."""
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
