@@ -104,3 +104,25 @@ async def test_a_long_retry_after_is_not_waited_for_a_short_one_is(proxy):
         with pytest.raises(StoreUnavailable, match="also after the client's retries: retry after 1 s"):
             await store.session_info("conv_a")
         assert len(proxy.seen) == 1 + 3
+
+
+async def test_the_end_read_for_a_row_is_the_first_page_once(proxy):
+    server = proxy.upstream
+    async with await conversations(server.base_url, "conv_a", writable=True) as store:
+        server.served = 0
+        info = await store.require_session("conv_a")
+        last = await store.page_messages("conv_a", limit=50)
+        assert (info.messages, [m.text for m in last]) == (100, [f"m{i}" for i in range(191, 241)])
+        assert server.served == 100 and len(server.item_requests("conv_a")) == 1
+        # More than the row read: the rest after it.
+        await store.require_session("conv_a")
+        longer = await store.page_messages("conv_a", limit=150)
+        assert [m.text for m in longer] == [f"m{i}" for i in range(91, 241)]
+        assert server.served == 100 + 150
+        # Taken once; never by another task; never after a write.
+        server.served = 0
+        await store.require_session("conv_a")
+        await asyncio.create_task(store.page_messages("conv_a", limit=10))
+        assert server.served == 100 + 10
+        await store.add_messages("conv_a", [{"role": "user", "content": "new"}])
+        assert [m.text for m in await store.page_messages("conv_a", limit=1)] == ["new"]

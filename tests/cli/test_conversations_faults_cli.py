@@ -118,3 +118,16 @@ def test_a_short_retry_after_is_still_waited_for(proxy):
                      "--api-timeout", "5")
     one_line(result, "rate-limiting requests (429", "retry after 1 s")
     assert len(proxy.seen) == 3  # the client's own two retries
+
+
+def test_show_limit_reads_one_page(server):
+    server.seed("conv_250", texts(250))
+    result = run_cli("show", TARGET, "conv_250", "--limit", "50", "--json",
+                     "--base-url", server.base_url)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [m["text"] for m in doc["messages"]] == [f"m{i}" for i in range(200, 250)]
+    assert doc["session"]["messages"] == 100 and doc["session"]["count_exact"] is False
+    # Before: 150 items in two requests (the count's 100, then the 50 asked for).
+    assert server.served <= 100
+    assert len(server.item_requests("conv_250")) == 1
