@@ -86,6 +86,31 @@ def test_a_malformed_page_fails_a_copy_and_writes_nothing(proxy, tmp_path, page)
     assert sqlite_rows(db, "SELECT count(*) FROM agent_messages") == [(1,)]
 
 
+@pytest.mark.parametrize("page", (3, 5))
+def test_a_malformed_page_fails_a_copy_to_another_server_and_makes_no_conversation(proxy, page):
+    proxy.malformed_page = page
+    with ConversationsServer() as dest:
+        result = run_cli("copy", TARGET, TARGET, "conv_long", "--base-url", proxy.base_url,
+                         "--dest-base-url", dest.base_url)
+        one_line(result, "sent an answer fluxgui cannot read (not JSON)")
+        assert dest.conversations == {} and dest.requests == []
+
+
+def test_a_copy_between_conversations_servers_is_told_apart_by_base_url(server):
+    # Both targets are "openai-conversations:": the servers are the base URLs. (Before, a
+    # copy to another server was refused as "the store being read".)
+    same = run_cli("copy", TARGET, TARGET, "conv_long", "--base-url", server.base_url,
+                   "--dest-base-url", server.base_url + "/")
+    one_line(same, "refusing to copy into", "the server being read")
+    assert list(server.conversations) == ["conv_long"]
+    with ConversationsServer() as dest:
+        result = run_cli("copy", TARGET, TARGET, "conv_long", "--base-url", server.base_url,
+                         "--dest-base-url", dest.base_url)
+        assert result.returncode == 0, result.stderr
+        (made,) = dest.conversations
+        assert [i["content"] for i in dest.stored(made)] == [i["content"] for i in server.stored("conv_long")]
+
+
 @pytest.mark.parametrize("status", (400, 401, 403, 404, 429, 500))
 @pytest.mark.parametrize("key", (API_KEY, GATEWAY_KEY))
 def test_no_status_shows_the_key_a_server_echoes(proxy, monkeypatch, status, key):
