@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from conversations_server import ConversationsServer, error_body
+from conversations_server import ConversationsServer, error_body, send, serve, stop_serving
 
 #: the malformed body a broken proxy answers with
 MALFORMED = b"{not json"
@@ -63,34 +63,12 @@ class ChaosProxy:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def __enter__(self) -> ChaosProxy:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's names
-                owner._handle(self, "GET")
-
-            def do_POST(self) -> None:  # noqa: N802
-                owner._handle(self, "POST")
-
-            def do_DELETE(self) -> None:  # noqa: N802
-                owner._handle(self, "DELETE")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        self._server, self._thread = serve(self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
         assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        stop_serving(self._server, self._thread)
 
     # -- one request -------------------------------------------------------------------
 
@@ -107,15 +85,15 @@ class ChaosProxy:
             body_sent = self.malformed_body
         if retry is not None:
             doc = error_body("Rate limit reached for requests", "rate_limit_exceeded", "requests")
-            self._send(h, 429, json.dumps(doc).encode(), {"retry-after": retry})
+            send(h, 429, json.dumps(doc).encode(), {"retry-after": retry})
             return
         if echo is not None:
             given = h.headers.get("Authorization") or ""
             doc = error_body(f"bad auth header {given}", None)
-            self._send(h, echo, json.dumps(doc).encode())
+            send(h, echo, json.dumps(doc).encode())
             return
         if malformed is not None and listing == malformed:
-            self._send(h, 200, body_sent)
+            send(h, 200, body_sent)
             return
         self._forward(h, method, body)
 
@@ -129,21 +107,6 @@ class ChaosProxy:
             data = answer.read()
             kept = {k: v for k, v in answer.getheaders()
                     if k.lower() not in _HOP | _OWN}
-            self._send(h, answer.status, data, kept)
+            send(h, answer.status, data, kept)
         finally:
             conn.close()
-
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, data: bytes,
-              headers: dict[str, str] | None = None) -> None:
-        try:
-            h.send_response(status)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                h.send_header(name, value)
-            h.end_headers()
-            h.wfile.write(data)
-            h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away

@@ -12,7 +12,7 @@ import json
 import pytest
 from agents import SQLiteSession
 from chaos_proxy import ChaosProxy
-from conversations_server import API_KEY, ConversationsServer, texts
+from conversations_server import API_KEY, ConversationsServer, texts, use_test_key
 from helpers import run_cli, sqlite_rows
 
 TARGET = "openai-conversations:"
@@ -26,9 +26,7 @@ PAGES = (1, 2, 3, 4, 5)
 
 @pytest.fixture
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    use_test_key(monkeypatch)
     with ConversationsServer() as s:
         s.seed("conv_long", texts(241))
         yield s
