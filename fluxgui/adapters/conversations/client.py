@@ -49,8 +49,6 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 10.0
 #: the client's own retries of a failed request (its default)
 RETRIES = 2
-
-
 #: ids the client refuses to put in a path (it never sends them)
 UNSENDABLE = frozenset({"", ".", ".."})
 #: statuses the client tries again, after the wait the server asks for (its own rule)
