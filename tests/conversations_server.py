@@ -25,7 +25,8 @@ unknown conversation is a 404, a missing or wrong key a 401, in the API's error 
 
 ``fail`` makes requests fail on purpose: ``ConversationsServer.fail = (429, {"retry-after":
 "300"})`` answers every request so until it is reset; ``hang`` accepts a request and
-answers nothing until the server stops. Every request is recorded (method, path, query).
+answers nothing until the server stops. Every request is recorded (method, path, query),
+and the items the listings served are counted (``served``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -81,6 +83,8 @@ class ConversationsServer:
         self.conversations: dict[str, dict[str, Any]] = {}
         self.items: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
+        #: how many items the item listings served, in all
+        self.served = 0
         #: answer every request with this status and these headers (``None``: normally)
         self.fail: tuple[int, dict[str, str]] | None = None
         #: accept requests and answer nothing until the server stops
@@ -93,37 +97,13 @@ class ConversationsServer:
     # -- lifecycle -------------------------------------------------------------------
 
     def start(self) -> ConversationsServer:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's names
-                owner._handle(self, "GET")
-
-            def do_POST(self) -> None:  # noqa: N802
-                owner._handle(self, "POST")
-
-            def do_DELETE(self) -> None:  # noqa: N802
-                owner._handle(self, "DELETE")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
+        self._server, self._thread = serve(self._handle)
         return self
 
     def stop(self) -> None:
         self._stop.set()
         assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        stop_serving(self._server, self._thread)
 
     def __enter__(self) -> ConversationsServer:
         return self.start()
@@ -282,6 +262,7 @@ class ConversationsServer:
                 return 400, error_body(f"Invalid 'after': no item with id '{after}'.", "invalid_value", param="after")
             items = items[at + 1 :]
         page = items[:limit]
+        self.served += len(page)
         return 200, self._page(page, has_more=len(items) > limit)
 
     @staticmethod
@@ -297,18 +278,58 @@ class ConversationsServer:
     @staticmethod
     def _send(h: BaseHTTPRequestHandler, status: int, doc: dict[str, Any],
               headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(doc).encode("utf-8")
-        try:
-            h.send_response(status)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                h.send_header(name, value)
-            h.end_headers()
-            h.wfile.write(data)
-            h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away
+        send(h, status, json.dumps(doc).encode("utf-8"), headers)
+
+
+# --------------------------------------------------------------------------- HTTP plumbing
+
+
+def serve(handle: Callable[[BaseHTTPRequestHandler, str], None]) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """A loopback HTTP/1.1 server on a free port calling ``handle(handler, method)`` for
+    every GET, POST and DELETE, serving in a thread of its own."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's names
+            handle(self, "GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            handle(self, "POST")
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            handle(self, "DELETE")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    return server, thread
+
+
+def stop_serving(server: ThreadingHTTPServer, thread: threading.Thread) -> None:
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+def send(h: BaseHTTPRequestHandler, status: int, data: bytes,
+         headers: dict[str, str] | None = None) -> None:
+    """Answer ``status`` with the JSON body ``data`` (as bytes: it may be malformed)."""
+    try:
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            h.send_header(name, value)
+        h.end_headers()
+        h.wfile.write(data)
+        h.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client went away
 
 
 # --------------------------------------------------------------------------- test helpers
@@ -317,6 +338,14 @@ import contextlib  # noqa: E402 - helpers below the server
 from collections.abc import AsyncIterator  # noqa: E402
 
 import pytest  # noqa: E402
+
+
+def use_test_key(monkeypatch: Any) -> None:
+    """For commands run as processes: the test key in ``OPENAI_API_KEY``, no keyring, no
+    ``OPENAI_BASE_URL``."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from agents import SQLiteSession
-from conversations_server import API_KEY, ConversationsServer, sdk_items, sdk_write, texts
+from conversations_server import API_KEY, ConversationsServer, sdk_items, sdk_write, texts, use_test_key
 from helpers import closed_port, run_cli
 
 TARGET = "openai-conversations:"
@@ -19,9 +19,7 @@ TARGET = "openai-conversations:"
 
 @pytest.fixture
 def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    use_test_key(monkeypatch)
     with ConversationsServer() as s:
         yield s
 
