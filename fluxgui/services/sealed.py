@@ -73,9 +73,9 @@ async def sealed_in_copy(
     """The positions in ``infos`` of the sessions to copy without the envelopes no key
     opened (``drop``); without ``drop``, such a session that ``dest`` would write under
     another id raises :class:`UnreadableItems`. Reads the sessions to be renamed once."""
+    out: set[int] = set()
     if not source.capabilities.encryption:
-        return set()
-    out = set()
+        return out
     for n in await renamed(dest, [i.id for i in infos], rename=rename):
         sid, sealed = infos[n].id, Sealed()
         async for page in source.iter_messages(sid):
@@ -98,9 +98,10 @@ async def sealed_in_import(
 ) -> set[int]:
     """As :func:`sealed_in_copy` for the sessions of files to import, each given as
     (file name, session id, its encrypted items as the file holds them)."""
-    ids = [sid for _f, sid, _s in sessions]
-    out = set()
-    for n in await renamed(dest, ids, rename=rename) if any(s.lost for *_x, s in sessions) else []:
+    out: set[int] = set()
+    if not any(sealed.lost for _f, _s, sealed in sessions):
+        return out
+    for n in await renamed(dest, [sid for _f, sid, _s in sessions], rename=rename):
         name, sid, sealed = sessions[n]
         if sealed.opened:
             verb = "is" if sealed.lost == 1 else "are"
