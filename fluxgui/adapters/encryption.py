@@ -18,10 +18,10 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from fluxgui.core.errors import WrongKey, show_id
+from fluxgui.core.errors import KeyNeeded, UnreadableItems, WrongKey, show_id
 from fluxgui.core.model import Message, meta_dict, from_item, iso_time, unix_time
 from fluxgui.core.undecodable import Undecodable, from_agents_value
 
@@ -196,6 +196,82 @@ class ItemCipher:
                 f"{which} not decrypt the encrypted items of {where} "
                 f"(tried session {show_id(session_id)}): wrong key?"
             )
+
+
+T = TypeVar("T")
+
+
+def unreadable_items(
+    session_id: str, *, lost: int, opened: int, keys: int | None, action: str
+) -> UnreadableItems:
+    """The refusal of ``action`` (``"a fork"``, ``"a copy under a new id"``…), which would
+    write ``lost`` encrypted items of ``session_id`` that no key opens under a new id.
+    ``keys``: how many keys were given (``None``: not known here)."""
+    sid = show_id(session_id)
+    if opened == 0:
+        if keys == 0:
+            why = f"session {sid} holds encrypted items and no key was given"
+        elif keys == 1:
+            why = f"the key does not open the items of session {sid}"
+        elif keys is None:
+            why = f"no key given opens the items of session {sid}"
+        else:
+            why = f"none of the keys opens the items of session {sid}"
+        text = f"{why}; {action} needs the key that sealed them (nothing was written)"
+    else:
+        verb = "does" if lost == 1 else "do"
+        given = "the key given" if keys == 1 else "any key given"
+        text = (
+            f"{lost} of the {lost + opened} encrypted items of session {sid} {verb} not "
+            f"open with {given} and would be lost in {action}, which needs the key that "
+            "sealed them (nothing was written)"
+        )
+    return UnreadableItems(text, session_id, lost=lost, opened=opened)
+
+
+def resealed(
+    cipher: ItemCipher | None,
+    origin: str,
+    target: str,
+    rows: Sequence[T],
+    stored: Callable[[T], Any],
+    *,
+    drop: bool = False,
+    where: str = "",
+) -> list[tuple[T, dict[str, Any] | None]]:
+    """The rows of ``origin`` to copy into ``target`` (a fork), each beside its envelope
+    sealed again for ``target`` by :meth:`ItemCipher.reseal` (``None``: not an envelope,
+    copied as it is); ``stored(row)`` is the row's stored text.
+
+    An envelope that no key opens would never open under ``target`` either: it raises
+    :class:`UnreadableItems` before anything is written — unless ``drop`` and others
+    open, then it is left out. Without a key an envelope raises :class:`KeyNeeded`
+    (``where``: the store's name)."""
+    out: list[tuple[T, dict[str, Any] | None]] = []
+    lost = opened = 0
+    for row in rows:
+        value = stored(row)
+        if not looks_encrypted(value):
+            out.append((row, None))
+            continue
+        if cipher is None:
+            raise KeyNeeded(
+                f"session {show_id(origin)} in {where} holds encrypted items "
+                "(EncryptedSession): give its key to fork it"
+            )
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        again = cipher.reseal(origin, target, json.loads(text))
+        if again is None:
+            lost += 1
+            continue
+        opened += 1
+        out.append((row, again))
+    if lost and not (drop and opened):
+        raise unreadable_items(
+            origin, lost=lost, opened=opened, keys=cipher.key_count if cipher else 0,
+            action="a fork",
+        )
+    return out
 
 
 LOCKED_TEXT = "Encrypted item: open the store with its key to read it."

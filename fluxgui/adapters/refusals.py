@@ -126,9 +126,11 @@ class Refusals(ABC):
         new_id: str | None = None,
         *,
         branch: str | None = None,
+        drop_unreadable: bool = False,
     ) -> Any:
         """Fork: a new session holding the conversation (of ``branch``) up to and
-        including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…)."""
+        including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…);
+        ``drop_unreadable``: leave out encrypted items no key opens (when others open)."""
         check_branch(self, branch)
         raise self._refuse_edit()
 

@@ -11,10 +11,10 @@ import argparse
 import sys
 from typing import TextIO
 
-from fluxgui.core.errors import show_id
+from fluxgui.core.errors import UnreadableItems, show_id
 from fluxgui.core.text import plural
 
-from .errors import EXIT_DECLINED, EXIT_USAGE
+from .errors import EXIT_DECLINED, EXIT_USAGE, drop_hint
 from .stores import open_target
 
 #: what ``clear`` and ``rm`` do, as the question and the refusal say it
@@ -85,7 +85,12 @@ async def cmd_branch(args: argparse.Namespace, out: TextIO) -> int:
     try:
         # The store's own call, not services.edits.fork_session: that one trims the name
         # the user typed (a window field); here --name is taken exactly as given.
-        change = await store.fork_session(args.session_id, args.at, args.name)
+        try:
+            change = await store.fork_session(
+                args.session_id, args.at, args.name, drop_unreadable=args.drop_unreadable
+            )
+        except UnreadableItems as exc:
+            raise drop_hint(exc, "fork") from None
     finally:
         await store.close()
     out.write(

@@ -7,7 +7,7 @@ prints ``fluxgui: error: …`` on stderr and exits :data:`EXIT_KNOWN_ERROR`; see
 
 from __future__ import annotations
 
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, UnreadableItems
 
 #: a known error (one line on stderr)
 EXIT_KNOWN_ERROR = 3
@@ -20,3 +20,11 @@ EXIT_DECLINED = 1
 
 class Known(FluxguiError):
     """A known error reworded for the command line."""
+
+
+def drop_hint(exc: UnreadableItems, verb: str) -> FluxguiError:
+    """``exc`` with, when leaving the unreadable items out still leaves some that open,
+    the flag that does it."""
+    if not exc.droppable:
+        return exc
+    return Known(f"{exc}; pass --drop-unreadable to {verb} without them")

@@ -152,6 +152,8 @@ def _add_branch(sub: Subparsers, name: str) -> None:
     branch.add_argument("--at", type=arguments.message_id, required=True, metavar="MESSAGE_ID",
                         help="the last message the fork includes (its id, as `show` prints)")
     branch.add_argument("--name", metavar="NEW_ID", help="the new session's id (default: SESSION_ID-fork, …)")
+    branch.add_argument("--drop-unreadable", action="store_true",
+                        help="leave out the encrypted items no key given opens (they would never open in the fork)")
     add_store_options(branch)
 
 
@@ -231,6 +233,8 @@ def _add_import(sub: Subparsers, name: str) -> None:
     _target(imp, WRITE_TARGET_HELP)
     imp.add_argument("files", nargs="+", metavar="FILE", help="fluxgui exports (.json, .jsonl) or HelloAgent session files")
     imp.add_argument("--rename", action="store_true", help="import a session whose id is taken as <id>-2, <id>-3, …")
+    imp.add_argument("--drop-unreadable", action="store_true",
+                     help="leave out encrypted items still sealed in a session imported under a new id (they would never open there)")
     imp.add_argument(
         "--store-format", dest="format", choices=STORE_FORMATS,
         help="the format of a new store (default: agents when the files hold Agents SDK "
@@ -253,6 +257,8 @@ def _add_copy(sub: Subparsers, name: str) -> None:
     copy.add_argument("dest", type=arguments.target, metavar="DEST", help=WRITE_TARGET_HELP)
     copy.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
     copy.add_argument("--rename", action="store_true", help="copy a session whose id is taken in DEST as <id>-2, <id>-3, …")
+    copy.add_argument("--drop-unreadable", action="store_true",
+                      help="leave out encrypted items no key opens in a session copied under a new id (they would never open there)")
     copy.add_argument(
         "--dest-store-format", dest="dest_format", choices=STORE_FORMATS,
         help="the format of DEST when it is made (default: SOURCE's; json: a JSON session "

@@ -13,10 +13,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from fluxgui.core.errors import show_id
+from fluxgui.core.errors import UnreadableItems, show_id
 from fluxgui.core.text import plural
 
-from .errors import EXIT_USAGE, Known
+from .errors import EXIT_USAGE, Known, drop_hint
 from .output import one_line, size
 from .stores import open_options, open_target, option_values, warn_about
 
@@ -118,9 +118,14 @@ async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         args.target, plan, files, fmt=args.format, **option_values(open_options(args)),
     ) as store:
         try:
-            result = await import_files(store, files, rename=args.rename, plan=plan)
+            result = await import_files(
+                store, files, rename=args.rename, plan=plan,
+                drop_unreadable=args.drop_unreadable,
+            )
         except IdTaken as exc:
             raise _taken_hint(exc) from None
+        except UnreadableItems as exc:
+            raise drop_hint(exc, "import") from None
         where = store.target
     _report_written(out, "imported", result, where)
     return 0
@@ -146,10 +151,13 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
         ) as dest:
             try:
                 result = await copy_sessions(
-                    source, dest, args.session_ids or None, rename=args.rename
+                    source, dest, args.session_ids or None, rename=args.rename,
+                    drop_unreadable=args.drop_unreadable,
                 )
             except IdTaken as exc:
                 raise _taken_hint(exc) from None
+            except UnreadableItems as exc:
+                raise drop_hint(exc, "copy") from None
             where = dest.target
     finally:
         await source.close()

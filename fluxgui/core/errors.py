@@ -93,3 +93,22 @@ class BranchError(FluxguiError):
 class Unsupported(FluxguiError):
     """The store cannot do this at all (its :class:`~fluxgui.core.ports.Capabilities`
     say so); the message says why."""
+
+
+class UnreadableItems(FluxguiError):
+    """Encrypted items that no key given opens would be written under a new session id
+    (a fork, or a copy or import renamed on the way), where no key ever opens them again
+    (the session id salts the key): nothing was written. ``lost`` of the session's
+    encrypted items do not open, ``opened`` do; when some open (``droppable``), the user
+    may ask for the rest to be left out."""
+
+    def __init__(self, message: str, session_id: str, *, lost: int, opened: int) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.lost = lost
+        self.opened = opened
+
+    @property
+    def droppable(self) -> bool:
+        """Whether leaving the unreadable items out still leaves some that open."""
+        return self.opened > 0

@@ -24,6 +24,10 @@ from .export import EXPORT_VERSION
 from .model import KINDS, Message, from_item, item_kind
 
 PAGE = 500
+MIB = 1024 * 1024
+#: the longest JSONL line read (bytes): a longer one is refused before it is read whole
+#: (reading it takes a few times its size in memory; SQLite stores no value over 1 GB)
+MAX_LINE = 256 * MIB
 HELLO_ROLES = ("user", "assistant", "system", "tool", "summary")
 
 
@@ -158,9 +162,18 @@ def _read_jsonl(path: Path) -> Iterator[ImportSession]:
     with fh:
 
         def records() -> Iterator[tuple[str, dict[str, Any], int]]:
+            line_no = 0
             try:
-                for line_no, data in enumerate(fh, 1):
-                    yield from _jsonl_record(path, line_no, data)
+                while data := fh.readline(MAX_LINE + 1):
+                    line_no += 1
+                    if len(data) > MAX_LINE and not data.endswith(b"\n"):
+                        raise InvalidItem(
+                            f"{path}, line {line_no}: longer than {MAX_LINE // MIB} MiB, the "
+                            "longest line fluxgui imports"
+                        )
+                    found = _jsonl_record(path, line_no, data)
+                    del data  # (its reader lets go of it once decoded)
+                    yield from found
             except OSError as exc:
                 raise TargetError(f"cannot read {path}: {exc.strerror or exc}") from None
 
@@ -182,7 +195,8 @@ def _jsonl_record(
         raise InvalidItem(
             f"{path}, line {line_no}: not UTF-8 text (byte {exc.start + 1})"
         ) from None
-    if not line.strip():
+    del data  # a huge line is held once as bytes, then once as text, never both for long
+    if not line or line.isspace():  # (not strip(): a copy of the whole line)
         return
     try:
         record = json.loads(line)
@@ -192,6 +206,7 @@ def _jsonl_record(
         raise InvalidItem(
             f"{path}, line {line_no}: not valid JSON ({str(exc).splitlines()[0]})"
         ) from None
+    del line  # only the record stays while it is imported
     sid = record.get("session_id") if isinstance(record, dict) else None
     if not isinstance(sid, str) or not sid:
         raise InvalidItem(f"{path}, line {line_no}: a line needs a \"session_id\" (text)")

@@ -21,7 +21,7 @@ from typing import Any
 
 from fluxgui.adapters.registry import kind_of, open_store, parse_target
 from fluxgui.core.ports import SessionStore as Store
-from fluxgui.core.errors import NotASessionStore, TargetError, show_id
+from fluxgui.core.errors import FluxguiError, NotASessionStore, TargetError, show_id
 from fluxgui.core.files import (
     hold_path,
     part_name,
@@ -175,14 +175,29 @@ async def writable_store(
     store, beside = await _make_beside(plan.new, plan.create, **options)
     try:
         yield store
-    except BaseException:
+    except BaseException as exc:
         await store.close()
         release(beside.held)
         await asyncio.to_thread(remove_path, beside.tmp)
+        _name_final(exc, beside)
         raise
     try:
         await store.close()
         await asyncio.to_thread(_move_into_place, beside)
+    except FluxguiError as exc:
+        _name_final(exc, beside)
+        raise
     finally:
         release(beside.held)
         await asyncio.to_thread(remove_path, beside.tmp)
+
+
+def _name_final(exc: BaseException, beside: _Beside) -> None:
+    """An error about the store being built names the path the user gave, not the
+    temporary beside it (``.NAME.RANDOM.part``, gone by the time the error shows)."""
+    if not isinstance(exc, FluxguiError) or not exc.args or not isinstance(exc.args[0], str):
+        return
+    text = exc.args[0]
+    for tmp, final in ((str(beside.tmp), str(beside.final)), (beside.tmp.name, beside.final.name)):
+        text = text.replace(tmp, final)
+    exc.args = (text, *exc.args[1:])

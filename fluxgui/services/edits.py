@@ -154,12 +154,15 @@ async def insert_message(
 
 async def fork_session(
     store: Store, session_id: str, at_message_id: int, name: str | None = None, *,
-    branch: str | None = None,
+    branch: str | None = None, drop_unreadable: bool = False,
 ) -> AnyChange:
     """A new session with the conversation (of ``branch``) up to and including
-    ``at_message_id``; the origin is left as it is. The change names the new session."""
+    ``at_message_id``; the origin is left as it is. The change names the new session.
+    Encrypted items no key opens refuse it (``UnreadableItems``), or with
+    ``drop_unreadable`` are left out when others open."""
     result: AnyChange = await store.fork_session(
-        session_id, at_message_id, new_name(name), branch=branch
+        session_id, at_message_id, new_name(name), branch=branch,
+        drop_unreadable=drop_unreadable,
     )
     return result
 

@@ -30,11 +30,14 @@ from fluxgui.core.ports import SessionStore as Store
 
 from .destinations import open_existing, plan_for, writable_store
 from .outputs import check_not_source
+from .sealed import Sealed, sealed_in_copy, sealed_in_import, without_sealed
 from .transfer_common import (
     IdTaken,
     Progress,
     TransferResult,
+    held,
     in_thread,
+    repeated,
     resolve,
     session_infos,
 )
@@ -65,6 +68,9 @@ class ImportPlan:
     sessions: list[tuple[Path, str, int]] = field(default_factory=list)
     #: whether any message carries an Agents SDK item
     has_raw_items: bool = False
+    #: each session's encrypted items (beside ``sessions``): envelopes still sealed, and
+    #: items an export decrypted
+    sealed: list[Sealed] = field(default_factory=list)
 
     @property
     def messages(self) -> int:
@@ -79,11 +85,14 @@ def scan_files(paths: Sequence[Path]) -> ImportPlan:
     for path in paths:
         for session in read_sessions(Path(path)):
             n = 0
+            sealed = Sealed()
             for page in session.pages:
                 n += len(page)
+                sealed.count(page)
                 if not plan.has_raw_items:
                     plan.has_raw_items = any(isinstance(m.raw, dict) for m in page)
             plan.sessions.append((Path(path), session.id, n))
+            plan.sealed.append(sealed)
     return plan
 
 
@@ -188,24 +197,17 @@ async def check_free_ids(store: Store, ids: Sequence[str], *, rename: bool) -> N
     sessions itself)."""
     if rename or store.capabilities.names_new_sessions:
         return
-    seen: set[str] = set()
-    for sid in ids:
-        if sid in seen:
-            raise IdTaken(
-                f"session {show_id(sid)} comes twice in what is imported; nothing was written",
-                sid,
-            )
-        seen.add(sid)
-    for start in range(0, len(ids), 500):
-        chunk = list(dict.fromkeys(ids[start : start + 500]))
-        found = {i.id for i in await store.sessions_by_ids(chunk)}
-        for sid in chunk:
-            # (Agents SDK items whose session row is missing are only found one by one.)
-            if sid in found or (store.format != "flux" and await store.session_info(sid)):
-                raise IdTaken(
-                    f"session {show_id(sid)} already exists in {store.target}; nothing was written",
-                    sid,
-                )
+    twice = repeated(ids)
+    if twice:
+        sid = ids[twice[0]]
+        raise IdTaken(
+            f"session {show_id(sid)} comes twice in what is imported; nothing was written", sid
+        )
+    for n in await held(store, ids, first=True):
+        raise IdTaken(
+            f"session {show_id(ids[n])} already exists in {store.target}; nothing was written",
+            ids[n],
+        )
 
 
 async def _pages(session: ImportSession) -> AsyncIterator[list[Message]]:
@@ -225,17 +227,26 @@ async def import_files(
     rename: bool = False,
     progress: Progress | None = None,
     plan: ImportPlan | None = None,
+    drop_unreadable: bool = False,
 ) -> TransferResult:
     """Import every session of ``files`` as new sessions of ``store``, one transaction
-    each. The files are read through first (``plan``, unless given): a corrupt file, or an
-    id the store holds already (without ``rename``), raises before anything is written."""
+    each. The files are read through first (``plan``, unless given): a corrupt file, an
+    id the store holds already (without ``rename``), or encrypted items still sealed in a
+    session that would get a new id (see :mod:`.sealed`; with ``drop_unreadable`` they are
+    left out when others open) raises before anything is written."""
     files = [Path(f) for f in files]
     if plan is None:
         plan = await in_thread(scan_files, files)
     store.check_importable()
     await check_free_ids(store, [sid for _p, sid, _n in plan.sessions], rename=rename)
+    dropping = await sealed_in_import(
+        store,
+        [(p.name, sid, sealed) for (p, sid, _n), sealed in zip(plan.sessions, plan.sealed)],
+        rename=rename, drop=drop_unreadable,
+    )
     result = TransferResult()
     total = plan.messages
+    position = 0
     for path in files:
         sessions = await in_thread(lambda p=path: iter(read_sessions(p)))
         while True:
@@ -243,9 +254,13 @@ async def import_files(
             if session is None:
                 break
             counted = _Counter(result, progress, total)
+            pages = _pages(session)
+            if position in dropping:
+                pages = without_sealed(pages)
+            position += 1
             new_id, _n = await store.import_session(
                 session.id,
-                counted.wrap(_pages(session)),
+                counted.wrap(pages),
                 created_at=session.created_at,
                 updated_at=session.updated_at,
                 rename=rename,
@@ -279,24 +294,29 @@ async def copy_sessions(
     *,
     rename: bool = False,
     progress: Progress | None = None,
+    drop_unreadable: bool = False,
 ) -> TransferResult:
     """Copy sessions (None: all) from ``source`` into ``dest``, converting the format
     where they differ; one transaction per session. The sessions are listed first (an
-    unknown id, or an id ``dest`` holds already without ``rename``, raises before
-    anything is written)."""
+    unknown id, an id ``dest`` holds already without ``rename``, or encrypted items no key
+    opened in a session that would get a new id — see :mod:`.sealed`; with
+    ``drop_unreadable`` they are left out when others open — raises before anything is
+    written)."""
     if session_ids:
         infos = await resolve(source, session_ids)
     else:
         infos = [info async for info in session_infos(source, None)]
     dest.check_importable()
     await check_free_ids(dest, [i.id for i in infos], rename=rename)
+    dropping = await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
     total = sum(i.messages for i in infos)
     result = TransferResult()
-    for info in infos:
+    for n, info in enumerate(infos):
         counted = _Counter(result, progress, total)
+        pages = source.iter_messages(info.id)
         new_id, _n = await dest.import_session(
             info.id,
-            counted.wrap(source.iter_messages(info.id)),
+            counted.wrap(without_sealed(pages) if n in dropping else pages),
             created_at=info.created_at,
             updated_at=info.updated_at,
             rename=rename,

@@ -74,6 +74,33 @@ async def session_infos(store: Store, ids: Sequence[str] | None) -> AsyncIterato
         cursor = page.cursor
 
 
+def repeated(ids: Sequence[str]) -> list[int]:
+    """The positions in ``ids`` of the ids that came before."""
+    seen: set[str] = set()
+    out = []
+    for n, sid in enumerate(ids):
+        if sid in seen:
+            out.append(n)
+        seen.add(sid)
+    return out
+
+
+async def held(store: Store, ids: Sequence[str], *, first: bool = False) -> list[int]:
+    """The positions in ``ids`` of the ids ``store`` holds already (``first``: stop at the
+    first found)."""
+    out = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found = {i.id for i in await store.sessions_by_ids(list(dict.fromkeys(chunk)))}
+        for n, sid in enumerate(chunk, start):
+            # (Agents SDK items whose session row is missing are only found one by one.)
+            if sid in found or (store.format != "flux" and await store.session_info(sid)):
+                out.append(n)
+                if first:
+                    return out
+    return out
+
+
 async def count_messages(store: Store, ids: Sequence[str] | None) -> int:
     """The number of messages an export or copy of ``ids`` (None: all) will move."""
     total = 0

@@ -169,3 +169,25 @@ async def test_a_redis_store_with_two_keys(redis_prefix: str) -> None:
         assert len(await EncryptedSession("bob-fork", under, encryption_key=KEY_B).get_items()) == 2
     finally:
         await client.aclose()
+
+
+async def test_a_redis_store_opens_with_a_key_that_opens_some_of_its_sessions(redis_prefix: str) -> None:
+    # most sessions are another key's: the check at open must not stop at the first one
+    # SCAN happens to give (as a SQL store's does not)
+    import redis.asyncio as aioredis
+    from agents.extensions.memory import RedisSession
+    from helpers import REDIS_URL
+
+    client = aioredis.from_url(REDIS_URL)
+    try:
+        writes = [(f"alice-{n}", ALICE, KEY_A) for n in range(12)] + [("bob", BOB, KEY_B)]
+        for sid, items, key in writes:
+            under = RedisSession(sid, redis_client=client, key_prefix=redis_prefix)
+            await EncryptedSession(sid, under, encryption_key=key).add_items(items)  # type: ignore[arg-type]
+    finally:
+        await client.aclose()
+    async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=KEY_B) as store:
+        assert [m.text for m in await all_messages(store, "bob")] == [BOB[0]["content"]]
+        assert _states(await all_messages(store, "alice-0")) == ["unreadable", "unreadable"]
+    with pytest.raises(WrongKey, match="the key does not decrypt"):
+        await open_store(REDIS_URL, key_prefix=redis_prefix, key=WRONG)

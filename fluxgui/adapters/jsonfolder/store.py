@@ -189,9 +189,10 @@ class JsonFolderStore(Store[Folder]):
 
     async def fork_session(
         self, session_id: str, at_message_id: int, new_id: str | None = None, *,
-        branch: str | None = None,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Change:
-        """A new session file with the history up to and including ``at_message_id``."""
+        """A new session file with the history up to and including ``at_message_id``
+        (nothing is encrypted here: ``drop_unreadable`` changes nothing)."""
         check_branch(self, branch)
         self._check_writable()
         if new_id is not None:

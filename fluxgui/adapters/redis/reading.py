@@ -166,13 +166,22 @@ class RedisReader(Store[RedisBackend]):
         pipe = self.client.pipeline(transaction=False)
         for sid in lists:
             pipe.lrange(self._keys(sid)[1], 0, 4)
+        first: tuple[str, Any] | None = None  # the first envelope read, to name a wrong key
         for sid, raws in zip(lists, await pipe.execute(raise_on_error=False) if lists else []):
             for raw in raws if isinstance(raws, list) else []:
                 if looks_encrypted(raw):
                     self.needs_key = True
-                    if self.cipher is not None:
-                        self.cipher.check(sid, json.loads(text_of(raw)), self.target)
-                    return
+                    if self.cipher is None:
+                        return
+                    envelope = json.loads(text_of(raw))
+                    # a key that opens any sampled session will do (the others may be
+                    # another key's, as in SQL stores): wrong only when none opens
+                    if self.cipher.open(sid, envelope).state != "unreadable":
+                        return
+                    first = first or (sid, envelope)
+                    break
+        if first is not None and self.cipher is not None:
+            self.cipher.check(*first, self.target)
 
     # -- sessions ------------------------------------------------------------------
 

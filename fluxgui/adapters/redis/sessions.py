@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import WatchError
 
 from fluxgui.core.changes import Change, Row, SessionRow
-from fluxgui.core.errors import Conflict, KeyNeeded, SessionNotFound, show_id
+from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
-from ..encryption import looks_encrypted
+from ..encryption import resealed
 from .backend import failing, guarded, text_of
 from .reading import TIE_FIELD
 
@@ -150,26 +150,26 @@ async def delete(store: RedisStore, sid: str, label: str) -> Change:
     return await _empty(store, sid, label, keep_hash=False)
 
 
-def _resealed(store: RedisStore, origin: str, target: str, items: list[Any]) -> list[Any]:
+def _resealed(
+    store: RedisStore, origin: str, target: str, items: list[Any], drop: bool
+) -> list[Any]:
     """Items of ``origin`` for ``target``: envelopes sealed again (the session id is the
-    key's salt), keeping their encryption time; plain items as they are."""
-    out = []
-    for raw in items:
-        if looks_encrypted(raw):
-            if store.cipher is None:
-                raise KeyNeeded(
-                    f"session {show_id(origin)} in {store.target} holds encrypted items "
-                    "(EncryptedSession): give its key to fork it"
-                )
-            again = store.cipher.reseal(origin, target, json.loads(text_of(raw)))
-            raw = json.dumps(again, separators=(",", ":")) if again is not None else raw
-        out.append(raw)
-    return out
+    key's salt), keeping their encryption time; plain items as they are. An envelope no
+    key opens refuses the fork (``UnreadableItems``), or with ``drop`` is left out."""
+    return [
+        raw if again is None else json.dumps(again, separators=(",", ":"))
+        for raw, again in resealed(
+            store.cipher, origin, target, items, text_of, drop=drop, where=store.target
+        )
+    ]
 
 
-async def fork(store: RedisStore, sid: str, at_id: int, new_id: str | None, label: str) -> Change:
+async def fork(
+    store: RedisStore, sid: str, at_id: int, new_id: str | None, label: str, *, drop: bool = False
+) -> Change:
     """A new session holding ``sid``'s items up to and including position ``at_id``;
-    ``new_id`` taken → ``Conflict``, ``None`` → the first free ``<sid>-fork…``."""
+    ``new_id`` taken → ``Conflict``, ``None`` → the first free ``<sid>-fork…``; envelopes
+    no key opens refuse it, or with ``drop`` are left out (see :func:`_resealed`)."""
 
     async def body(pipe: Any) -> Change:
         origin = await _read(store, pipe, sid)
@@ -184,7 +184,7 @@ async def fork(store: RedisStore, sid: str, at_id: int, new_id: str | None, labe
             n += 1
             target = f"{sid}-fork-{n}"
         await pipe.watch(*store._keys(target))
-        items = _resealed(store, sid, target, origin.extra["items"][:at_id])
+        items = _resealed(store, sid, target, origin.extra["items"][:at_id], drop)
         now_ns = time.time_ns()
         now = str(now_ns // 1_000_000_000).encode()
         ttl = max(origin.extra["hash_ttl"], origin.extra["list_ttl"])

@@ -265,15 +265,17 @@ class RedisStore(RedisReader):
 
     async def fork_session(
         self, session_id: str, at_message_id: int, new_id: str | None = None, *,
-        branch: str | None = None,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Change:
-        """A new session with the items up to and including ``at_message_id``."""
+        """A new session with the items up to and including ``at_message_id``; encrypted
+        items are sealed again for it (those no key opens refuse the fork, or with
+        ``drop_unreadable`` are left out when others open)."""
         check_branch(self, branch)
         self._check_writable()
         self._need_key()
         at = int(at_message_id)
         label = f"Fork session {label_id(session_id)} at message {at}"
-        return await sessions.fork(self, session_id, at, new_id, label)
+        return await sessions.fork(self, session_id, at, new_id, label, drop=drop_unreadable)
 
     async def apply_change(self, change: Any) -> Any:
         """Write ``change`` again, or its inverse (undo), if the keys still fit it."""

@@ -124,11 +124,13 @@ class SqlStore(Store[Backend]):
         new_id: str | None = None,
         *,
         branch: str | None = None,
+        drop_unreadable: bool = False,
     ) -> Any:
         """Fork: a new session holding the conversation (of ``branch``) up to and
         including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The
         origin is not changed; the fork's origin is recorded in fluxgui's sidecar table.
-        Undoable (the Change's inverse deletes the fork)."""
+        Undoable (the Change's inverse deletes the fork). ``drop_unreadable``: for stores
+        of encrypted items (leave out those no key opens), nothing here."""
         check_branch(self, branch)
         label = f"Fork session {label_id(session_id)} at message {at_message_id}"
         from .forks import fork

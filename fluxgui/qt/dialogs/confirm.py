@@ -1,5 +1,6 @@
 """Confirmations before destructive edits: clear a session, delete a session, delete
-messages. Cancel is the default button; each says how to undo.
+messages, and a fork, copy or import that leaves out encrypted items no key opens. Cancel
+is the default button; each says how to undo or what stays.
 
 Session ids are data: the boxes are plain text, and hidden characters in an id are
 shown as escapes (:func:`fluxgui.core.jsontext.display_id`).
@@ -11,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QAbstractButton, QLabel, QMessageBox, QWidget
 
+from fluxgui.core.errors import UnreadableItems
 from fluxgui.core.jsontext import display_id
 from fluxgui.core.text import plural
 
@@ -144,3 +146,26 @@ def confirm_delete_session(parent: QWidget | None, session_id: str, count: int) 
 def confirm_delete_messages(parent: QWidget | None, count: int) -> bool:
     """Ask before deleting ``count`` selected messages (Cancel is the default)."""
     return run_confirm(delete_messages_box(parent, count))
+
+
+def drop_unreadable_box(parent: QWidget | None, error: UnreadableItems, verb: str) -> QMessageBox:
+    """The (not yet shown) box :func:`confirm_drop_unreadable` runs: ``verb`` ("fork",
+    "copy", "import") refused because ``error.lost`` encrypted items of a session do not
+    open, and would not open under its new id either."""
+    total = error.lost + error.opened
+    return _confirm_box(
+        parent,
+        "Encrypted items that do not open",
+        f"{error.lost} of the {total} encrypted items of session "
+        f"{display_id(error.session_id)} could not be opened.",
+        f"Under a new id no key would ever open {'it' if error.lost == 1 else 'them'}: "
+        f"{verb} the session without {'it' if error.lost == 1 else 'these'} "
+        f"({plural(error.lost, 'item')} left out)? The original is not changed.",
+        f"&{verb.capitalize()} Without {'It' if error.lost == 1 else 'Them'}",
+    )
+
+
+def confirm_drop_unreadable(parent: QWidget | None, error: UnreadableItems, verb: str) -> bool:
+    """Ask before a fork, copy or import that leaves out the encrypted items no key opens
+    (Cancel is the default)."""
+    return run_confirm(drop_unreadable_box(parent, error, verb))

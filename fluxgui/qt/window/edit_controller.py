@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import shiboken6
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu
 
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
-from fluxgui.core.errors import ReadOnlyError
+from fluxgui.core.errors import ReadOnlyError, UnreadableItems
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
 from fluxgui.services.edits import AnyChange, EditState
@@ -48,6 +49,9 @@ class EditController:
         self._maybe_gone: str | None = None
         #: the edit being written makes a session to show once written (a fork)
         self._open_result = False
+        #: the fork being written (store, session, message, name, branch): asked again
+        #: without the encrypted items that do not open, when the user agrees
+        self._fork: tuple[Store, str, int, str, str | None] | None = None
 
     # -- state -----------------------------------------------------------------------
 
@@ -267,10 +271,27 @@ class EditController:
         )
         if not ok:
             return
+        self._fork = (store, sid, message.id, name, window.conversation.branch)
+        self._start_fork(drop_unreadable=False)
+
+    def _start_fork(self, *, drop_unreadable: bool) -> None:
+        assert self._fork is not None
+        store, sid, at, name, branch = self._fork
         self._open_result = True
-        window.editor.run(edits.fork_session(
-            store, sid, message.id, name, branch=window.conversation.branch
+        self._window.editor.run(edits.fork_session(
+            store, sid, at, name, branch=branch, drop_unreadable=drop_unreadable
         ))
+
+    def _offer_drop(self, error: UnreadableItems) -> None:
+        """A fork refused for encrypted items that do not open, when others do: ask
+        whether to fork without them (the box names how many)."""
+        if self._fork is not None and confirm.confirm_drop_unreadable(
+            self._window, error, "fork"
+        ):
+            self._start_fork(drop_unreadable=True)
+        else:
+            self._fork = None
+            self._window.show_error(error)
 
     # -- outcomes ----------------------------------------------------------------------
 
@@ -278,6 +299,7 @@ class EditController:
         """A change, its undo or its redo was written: show what it changed."""
         window = self._window
         open_result, self._open_result = self._open_result, False
+        self._fork = None
         if isinstance(change, BranchChange) and not open_result:
             on_branch_change_applied(window, change)
             return
@@ -317,6 +339,11 @@ class EditController:
         window = self._window
         self._select_after = None
         self._open_result = False
+        if isinstance(error, UnreadableItems) and error.droppable and self._fork is not None:
+            # (asked once this write's callbacks are over, not inside them)
+            QTimer.singleShot(0, lambda: self._offer_drop(error))
+            return
+        self._fork = None
         window.show_error(error)
         current = window.current_session_id
         window.sessions.reload()

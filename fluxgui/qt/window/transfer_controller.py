@@ -13,10 +13,10 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QTimer
 from PySide6.QtWidgets import QFileDialog
 
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, UnreadableItems
 from fluxgui.core.redact import redact_url
 from fluxgui.core.text import plural
 from fluxgui.services.export import export_sessions
@@ -27,6 +27,7 @@ from fluxgui.services.transfer import (
     import_files,
 )
 
+from ..dialogs.confirm import confirm_drop_unreadable
 from ..dialogs.progress import TransferProgress
 from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
@@ -39,6 +40,8 @@ Progress = Callable[[int, int], None]
 Start = Callable[[Progress], Coroutine[Any, Any, TransferResult]]
 #: the status bar's sentence for a finished transfer
 Describe = Callable[[TransferResult], str]
+#: a transfer ("copy", "import") and how to run it again without unreadable items
+Again = tuple[str, Callable[[], None]]
 
 KEY = "transfer"
 #: the settings key of the folder the last export went to
@@ -155,15 +158,23 @@ class TransferController:
         if files:
             self.run_import(files)
 
-    def run_import(self, files: list[str]) -> None:
+    def run_import(self, files: list[str], *, drop_unreadable: bool = False) -> None:
+        """Import ``files`` into the open store (a taken id gets ``-2``…); encrypted items
+        still sealed in a session imported under a new id are refused, or left out when
+        the user agrees (``drop_unreadable``)."""
         store = self._window.edits.editable_store()
         if store is None:
             return
         paths = [Path(f) for f in files]
         self._run(
             "Importing…",
-            lambda progress: import_files(store, paths, rename=True, progress=progress),
+            lambda progress: import_files(
+                store, paths, rename=True, progress=progress, drop_unreadable=drop_unreadable
+            ),
             describe_import,
+            again=None if drop_unreadable else (
+                "import", lambda: self.run_import(files, drop_unreadable=True)
+            ),
         )
 
     # -- copy ------------------------------------------------------------------------
@@ -185,8 +196,10 @@ class TransferController:
 
     def run_copy(
         self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
-        rename: bool = True,
+        rename: bool = True, drop_unreadable: bool = False,
     ) -> None:
+        """Copy sessions into ``target``; encrypted items no key opens in a session copied
+        under a new id are refused, or left out when the user agrees (``drop_unreadable``)."""
         window = self._window
         store = window.store
         if store is None:
@@ -203,16 +216,26 @@ class TransferController:
                 source_prefix=source_prefix,
             ) as dest:
                 return await copy_sessions(
-                    store, dest, session_ids, rename=rename, progress=progress
+                    store, dest, session_ids, rename=rename, progress=progress,
+                    drop_unreadable=drop_unreadable,
                 )
 
         self._run(
-            "Copying…", copy, lambda r: f"Copied {_counted(r)} to {redact_url(target)}"
+            "Copying…", copy, lambda r: f"Copied {_counted(r)} to {redact_url(target)}",
+            again=None if drop_unreadable else ("copy", lambda: self.run_copy(
+                target, session_ids, new_format=new_format, rename=rename,
+                drop_unreadable=True,
+            )),
         )
 
     # -- running -----------------------------------------------------------------------
 
-    def _run(self, title: str, start: Start, describe: Describe) -> None:
+    def _run(
+        self, title: str, start: Start, describe: Describe, *, again: Again | None = None
+    ) -> None:
+        """Run a transfer; ``again``: what it is ("copy", "import") and how to run it
+        without the encrypted items that do not open, offered when it is refused for
+        them and some others open."""
         window = self._window
         if window.bridge.running(KEY):
             window.show_error(FluxguiError("an export, import or copy is still running"))
@@ -224,8 +247,17 @@ class TransferController:
             KEY,
             start(progress.update_progress),
             lambda result: self._done(result, None),
-            lambda error: self._done(None, error),
+            lambda error: self._done(None, error, again),
         )
+
+    def _offer_drop(self, error: UnreadableItems, again: Again) -> None:
+        """Ask whether to copy or import without the encrypted items that do not open
+        (the box names how many); no: the refusal shows."""
+        verb, run = again
+        if confirm_drop_unreadable(self._window, error, verb):
+            run()
+        else:
+            self._window.show_error(error)
 
     def cancel(self) -> None:
         """Stop the running export, import or copy (an export leaves no file; a copy
@@ -238,12 +270,18 @@ class TransferController:
         running[0].deleteLater()
         window.statusBar().showMessage("Cancelled: nothing was left half-written.", 8000)
 
-    def _done(self, result: TransferResult | None, error: Exception | None) -> None:
+    def _done(
+        self, result: TransferResult | None, error: Exception | None, again: Again | None = None
+    ) -> None:
         window = self._window
         running, self._running = self._running, None
         if running is not None:
             running[0].reset()
             running[0].deleteLater()
+        if isinstance(error, UnreadableItems) and error.droppable and again is not None:
+            # (asked once this transfer's callbacks are over, not inside them)
+            QTimer.singleShot(0, lambda: self._offer_drop(error, again))
+            return
         if error is not None:
             window.show_error(error)
             return

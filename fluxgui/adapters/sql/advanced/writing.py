@@ -12,9 +12,10 @@ from typing import Any
 
 from fluxgui.core.branches import MAIN, BranchChange
 from fluxgui.core.changes import Row, SessionRow
-from fluxgui.core.errors import InvalidItem, SessionNotFound, show_id
+from fluxgui.core.errors import InvalidItem, SessionNotFound, UnreadableItems, show_id
 from fluxgui.core.model import message_to_item
 
+from ...encryption import looks_encrypted
 from ..backend import Tx
 from ..editor import TableEditor
 from ..forks import free_fork_id, record_fork
@@ -113,12 +114,16 @@ class AdvancedStore(AdvancedBranches):
         new_id: str | None = None,
         *,
         branch: str | None = None,
+        drop_unreadable: bool = False,
     ) -> BranchChange:
         """Fork ``branch`` (default ``main``) of the session up to and including ``at_message_id`` into a
         new session (on its ``main``), as the library would have written it: its items
         copied, and their ``message_structure`` rows with the library's message types,
         tool names, sequence and turn numbers. Usage is not copied (as the library's
-        branches do not copy it). The origin is not changed; undoable."""
+        branches do not copy it). The origin is not changed; undoable. A session holding
+        ``EncryptedSession`` envelopes is not forked: fluxgui reads no key in these stores,
+        and an envelope copied as it is would never open under the fork's id
+        (``drop_unreadable`` changes nothing)."""
         self._check_writable()
         sid, at = session_id, int(at_message_id)
         branch = branch or MAIN
@@ -146,6 +151,15 @@ class AdvancedStore(AdvancedBranches):
                     ORDER BY s.sequence_number""",
                 {"s": sid, "b": branch, "q": got[0][0]},
             )
+            sealed = sum(looks_encrypted(r[0]) for r in rows)
+            if sealed:
+                raise UnreadableItems(
+                    f"session {show_id(sid)} in {self.target} holds encrypted items "
+                    "(EncryptedSession), which fluxgui does not open in an "
+                    "AdvancedSQLiteSession store: a fork would hold them sealed for its new "
+                    "id, where no key opens them (nothing was written)",
+                    sid, lost=sealed, opened=0,
+                )
             now = await editor.now(tx)
             origin = await editor.session_row(tx, sid)
             after = SessionRow(origin.created_at if origin else now, now)

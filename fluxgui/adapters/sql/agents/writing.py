@@ -16,17 +16,24 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from fluxgui.core.changes import Change, Row, SessionRow, Where, label_id
-from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound, show_id
+from fluxgui.core.errors import (
+    Conflict,
+    InvalidItem,
+    KeyNeeded,
+    ReadOnlyError,
+    SessionNotFound,
+    show_id,
+)
 from fluxgui.core.items import MESSAGE_ROLES, validate_item
 from fluxgui.core.model import Message, meta_dict, message_to_item
 
 from ...base import check_branch
-from ...encryption import encrypted_at, is_envelope, looks_encrypted
+from ...encryption import encrypted_at, is_envelope, looks_encrypted, resealed
 from ..backend import Params, Tx
 from ..editor import TableEditor
 from ..forks import free_fork_id, record_fork
 from ..sessions import stored_time, write_session
-from .reading import AgentsReader
+from .reading import ENVELOPE_LIKE, AgentsReader
 
 
 class _SealingEditor(TableEditor):
@@ -236,12 +243,23 @@ class AgentsStore(AgentsReader):
         new_id: str | None = None,
         *,
         branch: str | None = None,
+        drop_unreadable: bool = False,
     ) -> Any:
         """See :meth:`SqlStore.fork_session`. An envelope is bound to its session (the id is
         the key's salt), so with a key the fork's items are sealed again for the fork,
-        each keeping its encryption time (what had expired stays expired)."""
+        each keeping its encryption time (what had expired stays expired). Envelopes no
+        key opens would never open in the fork: the fork is refused
+        (:class:`~fluxgui.core.errors.UnreadableItems`), or with ``drop_unreadable`` made
+        without them when others open. Without a key, a session holding envelopes is not
+        forked (:class:`~fluxgui.core.errors.KeyNeeded`)."""
         check_branch(self, branch)
         if self.cipher is None:
+            self._check_writable()
+            if await self._holds_envelopes(session_id):
+                raise KeyNeeded(
+                    f"session {show_id(session_id)} in {self.target} holds encrypted items "
+                    "(EncryptedSession): give its key to fork it"
+                )
             return await super().fork_session(session_id, at_message_id, new_id)
         editor = self._editor()
         at_id = int(at_message_id)
@@ -252,6 +270,12 @@ class AgentsStore(AgentsReader):
             if at_id not in found:
                 raise SessionNotFound(f"message {at_id} is not in session {show_id(session_id)}")
             target = await free_fork_id(editor, tx, session_id, new_id)
+            rows = await editor.rows(tx, session_id)
+            end = next(i for i, r in enumerate(rows) if int(r["id"]) == at_id)
+            # sealed again (or refused) before anything is written
+            copied = await asyncio.to_thread(
+                self._resealed, rows[: end + 1], session_id, target, drop_unreadable
+            )
             origin = await editor.session_row(tx, session_id)
             now = await editor.now(tx)
             after = SessionRow(origin.created_at if origin else now, now)
@@ -259,14 +283,12 @@ class AgentsStore(AgentsReader):
                 f"INSERT INTO {self._S} (session_id, created_at, updated_at) VALUES (:s, :c, :u)",
                 {"s": target, "c": after.created_at, "u": after.updated_at},
             )
-            rows = await editor.rows(tx, session_id)
-            end = next(i for i, r in enumerate(rows) if int(r["id"]) == at_id)
-            copied = await asyncio.to_thread(self._resealed, rows[: end + 1], session_id, target)
-            await tx.executemany(
-                f"INSERT INTO {self._M} (session_id, message_data, created_at) "
-                "VALUES (:s, :d, :c)",
-                copied,
-            )
+            if copied:
+                await tx.executemany(
+                    f"INSERT INTO {self._M} (session_id, message_data, created_at) "
+                    "VALUES (:s, :d, :c)",
+                    copied,
+                )
             await record_fork(tx, target, session_id, at_id)
             added = await editor.rows(tx, target)
             return Change(target, label, (), tuple(added), None, after)
@@ -275,21 +297,28 @@ class AgentsStore(AgentsReader):
         self._note_sealed()
         return change
 
-    def _resealed(self, rows: list[Row], origin: str, target: str) -> list[Params]:
+    async def _holds_envelopes(self, session_id: str) -> bool:
+        """Whether any stored item of the session is an ``EncryptedSession`` envelope."""
+        rows = await self.backend.fetchall(
+            f"SELECT message_data FROM {self._M} WHERE session_id = :s "
+            "AND message_data LIKE :env ESCAPE '\\' LIMIT 8",
+            {"s": session_id, "env": ENVELOPE_LIKE},
+        )
+        return any(looks_encrypted(data) for (data,) in rows)
+
+    def _resealed(self, rows: list[Row], origin: str, target: str, drop: bool) -> list[Params]:
         """Insert parameters copying ``rows`` of ``origin`` into ``target``, envelopes
-        sealed for ``target``. Plain rows, and envelopes this key does not open (they do
-        not open in the origin either), are copied as they are."""
-        assert self.cipher is not None
-        out: list[Params] = []
-        for r in rows:
-            data = r["message_data"]
-            if looks_encrypted(data):
-                envelope = json.loads(data)
-                again = self.cipher.reseal(origin, target, envelope)
-                if again is not None:
-                    data = self._dump(again)
-            out.append({"s": target, "d": data, "c": r["created_at"]})
-        return out
+        sealed for ``target`` (see :func:`~fluxgui.adapters.encryption.resealed`: one no
+        key opens refuses the fork, or with ``drop`` is left out); plain rows as they
+        are."""
+        return [
+            {"s": target, "d": r["message_data"] if again is None else self._dump(again),
+             "c": r["created_at"]}
+            for r, again in resealed(
+                self.cipher, origin, target, rows, lambda r: r["message_data"],
+                drop=drop, where=self.target,
+            )
+        ]
 
     async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
         """Append messages: items (dicts with a ``type``) as they are, flux dicts mapped."""
