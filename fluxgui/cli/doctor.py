@@ -183,6 +183,8 @@ async def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     model = one_line(result.model, 80) if result.model else "unknown (no prices)"
     out.write(f"session {one_line(result.session_id, 120)} — model {model}\n")
+    if result.model and result.price_note:
+        out.write(f"(COST —: {one_line(result.price_note, 200)})\n")
     out.write(f"{'TURN':>4} {'ITEMS':>5} {'CALLS':>5} {'REQ':>3} {'IN':>8} {'OUT':>8} "
               f"{'COST':>9} {'TIME':>10}  BAR\n")
     for t in result.turns:

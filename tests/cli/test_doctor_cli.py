@@ -110,3 +110,17 @@ def test_ledger_with_recorded_usage(tmp_path):
     lines = ok_lines(run_cli("ledger", str(path), SID))
     assert lines[0].endswith("model unknown (no prices)")
     assert any("largest context" in line for line in lines)
+
+
+def test_ledger_says_why_a_cost_is_unknown(tmp_path):
+    from advanced_helpers import SID, write_library_store
+
+    path = tmp_path / "adv.db"
+    asyncio.run(write_library_store(path))
+    lines = ok_lines(run_cli("ledger", str(path), SID, "--model", "no-such-model-9"))
+    assert lines[1] == ("(COST —: model 'no-such-model-9' is not in genai-prices' offline table: "
+                        "no prices (its context window is assumed))")
+    doc = json.loads("\n".join(ok_lines(run_cli("ledger", str(path), SID, "--json"))))
+    assert doc["price_note"].startswith("no model known")
+    priced = json.loads("\n".join(ok_lines(run_cli("ledger", str(path), SID, "--json", "--model", "gpt-4o"))))
+    assert priced["price_note"] is None
