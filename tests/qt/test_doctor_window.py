@@ -62,10 +62,11 @@ def test_checks_on_the_event_loop_stay_small(qtbot, window, tmp_path, monkeypatc
     is checked, read CHECK_BATCH messages at a time."""
     from fluxgui.qt.doctor.badges import CHECK_BATCH, MAX_MESSAGES
 
-    user = {"role": "user", "content": "again"}
+    # Distinct texts: identical ones back to back are a repeated run (repeated_items).
+    users = [{"role": "user", "content": f"again {i}"} for i in range(MAX_MESSAGES + 1)]
     path = write_agents_store(tmp_path / "sizes.db", {
-        "at-the-bound": [[user] * MAX_MESSAGES],
-        "over-the-bound": [[user] * (MAX_MESSAGES + 1)],
+        "at-the-bound": [users[:MAX_MESSAGES]],
+        "over-the-bound": [users],
     })
     pages: list[int] = []
     from fluxgui.adapters.sql.agents.reading import AgentsReader
@@ -187,3 +188,36 @@ def test_test_chat_warns_before_sending_a_broken_session(qtbot, window, tmp_path
     assert asked and "duplicate_id" in asked[0]
     assert not panel.running
     assert len(_items(path, "duplicate-id")) == 4  # nothing was sent or saved
+
+
+def test_differing_outputs_shown_both_and_the_picked_one_kept(qtbot, window, tmp_path):
+    from doctor_helpers import call, output, user
+
+    path = write_agents_store(tmp_path / "twice.db", {"twice": [
+        [user("weather in Bergen?"), call("call_twice", "get_weather")],
+        [output("call_twice", "rain, 9 °C")],
+        [output("call_twice", "rain, 11 °C"), {"role": "assistant", "content": "Rain."}],
+    ]})
+    _open(qtbot, window, path, "twice", writable=True)
+    window.actions_by_name["doctor"].trigger()
+    doctor = window.doctor
+    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == "twice",
+                    timeout=20_000)
+    tab = doctor.problems
+    assert tab.list.count() == 1 and not tab.choice.isVisible()
+    tab.list.setCurrentRow(0)
+    qtbot.waitUntil(tab.choice.isVisible, timeout=5_000)
+    # Both outputs in full, the last (the one the Agents SDK sends) chosen until picked.
+    assert [t.toPlainText() for t in tab.choice.texts] == ["rain, 9 °C", "rain, 11 °C"]
+    assert [o.isChecked() for o in tab.choice.options] == [False, True]
+    window.grab().save(str(tmp_path / "doctor-outputs.png"))
+    tab.choice.options[0].click()
+    with qtbot.waitSignal(doctor.planned, timeout=20_000) as planned:
+        tab.preview_button.click()
+    assert "- #4 tool output: rain, 11 °C" in tab.preview.toPlainText()
+    assert planned.args[0].delete == (4,)
+    with qtbot.waitSignal(doctor.checked, timeout=20_000) as checked:
+        tab.apply_button.click()
+    assert checked.args[0].problems == ()
+    _settle(qtbot, window)
+    assert [i.get("output") for i in _items(path, "twice") if "output" in i] == ["rain, 9 °C"]
