@@ -87,6 +87,8 @@ async def test_outputs_saved_twice_and_a_history_saved_again(tmp_path):
             differing = await all_messages(store, "differing")
             plan = await _repair_and_resume(store, server, "differing", differ, ["duplicate_output"], None)
             assert plan.delete == (differing[2].id,)  # the last output stays: the one sent
+            # What fails the request is the repeated id; the repeated run alone would not.
+            assert [p.code for p in (await preflight(store, "saved-again")).problems] == ["duplicate_id"]
             plan = await _repair_and_resume(
                 store, server, "saved-again", again, ["duplicate_id", "repeated_items"],
                 "Duplicate item found with id msg_srv1",
@@ -206,6 +208,8 @@ async def test_flux_chat_convention(tmp_path):
         assert "tool message for call 't1'" in twice.problems[0].detail
         again = await check_session(store, "again")
         assert [p.code for p in again.problems] == ["repeated_items"]
+        # flux sends the exchange twice; no API refuses that: preflight finds nothing.
+        assert (await preflight(store, "again")).problems == ()
         for sid in ("twice", "again"):
             plan = plan_repair(sid, await all_messages(store, sid), REPAIRABLE, items=False, keep="first")
             await apply_plan(store, plan)
