@@ -224,3 +224,32 @@ async def approval_orphans(session_factory: Any) -> None:
         ])
     finally:
         _close(s)
+
+
+async def resume(server: Any, session: Any) -> str | None:
+    """Run the real ``agents.Runner`` on ``session`` with one new user message ("next
+    question") against the loopback Responses ``server``; the API's error, or None
+    when the request was accepted."""
+    from agents import Agent, Runner
+    from openai import BadRequestError
+    from responses_server import sdk_model
+
+    async with sdk_model(server) as model:
+        agent = Agent(name="resumer", instructions="Answer briefly.", model=model)
+        try:
+            await Runner.run(agent, "next question", session=session)
+        except BadRequestError as exc:
+            return str(exc)
+    return None
+
+
+async def preflight_equals_sent(store: Any, server: Any, sid: str, session: Any) -> str | None:
+    """Preflight, then resume: the request's input is the preflight's input plus the new
+    user message; the API's error, or None."""
+    from fluxgui.services.doctor.preflight import preflight
+
+    expected_input = list((await preflight(store, sid)).input)
+    before = len(server.requests)
+    error = await resume(server, session)
+    assert server.requests[before]["input"] == [*expected_input, {"role": "user", "content": "next question"}], sid
+    return error

@@ -44,6 +44,16 @@ def _open(qtbot: Any, window: Any, path: Path, sid: str, **kw: Any) -> None:
     _settle(qtbot, window)
 
 
+def _open_doctor(qtbot: Any, window: Any, path: Path, sid: str) -> Any:
+    """Open ``sid`` writable with the Doctor panel shown; its Problems tab once checked."""
+    _open(qtbot, window, path, sid, writable=True)
+    window.actions_by_name["doctor"].trigger()
+    doctor = window.doctor
+    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == sid,
+                    timeout=20_000)
+    return doctor.problems
+
+
 def test_badges_appear_lazily_for_listed_sessions(qtbot, window, tmp_path):
     path = _store(tmp_path)
     _open(qtbot, window, path, "healthy")
@@ -106,12 +116,8 @@ def test_markers_on_the_cards_involved(qtbot, window, tmp_path):
 
 def test_doctor_panel_preview_apply_undo(qtbot, window, tmp_path):
     path = _store(tmp_path)
-    _open(qtbot, window, path, "orphan-call", writable=True)
-    window.actions_by_name["doctor"].trigger()
+    tab = _open_doctor(qtbot, window, path, "orphan-call")
     doctor = window.doctor
-    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == "orphan-call",
-                    timeout=20_000)
-    tab = doctor.problems
     assert tab.list.count() == 1 and tab.chosen() == ["orphan_call"]
     with qtbot.waitSignal(doctor.planned, timeout=20_000):
         tab.preview_button.click()
@@ -198,12 +204,8 @@ def test_differing_outputs_shown_both_and_the_picked_one_kept(qtbot, window, tmp
         [output("call_twice", "rain, 9 °C")],
         [output("call_twice", "rain, 11 °C"), {"role": "assistant", "content": "Rain."}],
     ]})
-    _open(qtbot, window, path, "twice", writable=True)
-    window.actions_by_name["doctor"].trigger()
+    tab = _open_doctor(qtbot, window, path, "twice")
     doctor = window.doctor
-    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == "twice",
-                    timeout=20_000)
-    tab = doctor.problems
     assert tab.list.count() == 1 and not tab.choice.isVisible()
     tab.list.setCurrentRow(0)
     qtbot.waitUntil(tab.choice.isVisible, timeout=5_000)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from agents import Agent, Runner, SQLiteSession
 from doctor_helpers import (
-    MISORDERED, AlchemySessions, approval_orphans, save_differing_outputs, save_output_twice,
+    MISORDERED, AlchemySessions, approval_orphans, preflight_equals_sent, save_differing_outputs,
+    save_output_twice,
 )
 from helpers import all_messages
-from openai import BadRequestError
 from responses_server import ResponsesServer, sdk_model
 
 from fluxgui.adapters import open_store
@@ -26,32 +26,12 @@ from fluxgui.services.doctor.repairs import REPAIRABLE, apply_plan, plan_repair
 NEXT = {"role": "user", "content": "next question"}
 
 
-async def _resume(server: ResponsesServer, session) -> str | None:
-    async with sdk_model(server) as model:
-        agent = Agent(name="resumer", instructions="Answer briefly.", model=model)
-        try:
-            await Runner.run(agent, "next question", session=session)
-        except BadRequestError as exc:
-            return str(exc)
-    return None
-
-
-async def _sent_as_preflight(store, server: ResponsesServer, sid: str, session) -> str | None:
-    """Resume with the SDK: its request's input is the preflight's plus the new message;
-    the API's refusal, or None."""
-    expected_input = list((await preflight(store, sid)).input)
-    before = len(server.requests)
-    error = await _resume(server, session)
-    assert server.requests[before]["input"] == [*expected_input, NEXT], sid
-    return error
-
-
 async def _repair_and_resume(store, server, sid: str, session, codes: list[str], refused: str | None):
     """Check finds ``codes`` exactly; the SDK's request is refused with ``refused`` (or
     accepted); repair all; clean, read back by the library, accepted."""
     report = await check_session(store, sid)
     assert [p.code for p in report.problems] == codes, (sid, report.to_dict())
-    error = await _sent_as_preflight(store, server, sid, session)
+    error = await preflight_equals_sent(store, server, sid, session)
     if refused is None:
         assert error is None, (sid, error)
     else:
@@ -60,7 +40,7 @@ async def _repair_and_resume(store, server, sid: str, session, codes: list[str],
     await apply_plan(store, plan)
     assert (await check_session(store, sid)).problems == ()
     assert await session.get_items() == [m.raw for m in plan.after]
-    assert await _sent_as_preflight(store, server, sid, session) is None, sid
+    assert await preflight_equals_sent(store, server, sid, session) is None, sid
     return plan
 
 
