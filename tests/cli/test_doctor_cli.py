@@ -142,6 +142,7 @@ def test_repair_keep_first_or_last_of_differing_outputs(tmp_path):
     assert [p["code"] for p in doc["sessions"][0]["problems"]] == ["duplicate_output"]
     ok_lines(run_cli("repair", str(path), "a", "--fix", "duplicate_output", "--keep", "first", "--yes"))
     ok_lines(run_cli("repair", str(path), "b", "--fix", "all", "--yes"))
+    assert ok_lines(run_cli("check", str(path), "a", "b"))[-1].startswith("(0 problems")
     outputs = lambda sid: [i["output"] for i in agents_read(path, sid) if "output" in i]  # noqa: E731
     assert outputs("a") == ["rain, 9 °C"]
     assert outputs("b") == ["rain, 11 °C"]  # the default: the last, the one the SDK sends

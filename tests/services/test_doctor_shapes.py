@@ -152,6 +152,8 @@ async def test_approval_orphans(tmp_path):
             )
             assert len(plan.delete) == 1 and plan.insert == ()  # nothing names the call: dropped
             mcp = SQLiteSession("approval-mcp", str(path))
+            detail = (await check_session(store, "approval-mcp")).problems[0].detail
+            assert detail.startswith("mcp_approval_response for 'mcpr_1' answers no earlier mcp_approval_request")
             plan = await _repair_and_resume(store, server, "approval-mcp", mcp, ["orphan_output"], None)
             assert plan.delete == ()
             assert [i.spec for i in plan.insert] == [{

@@ -91,11 +91,16 @@ def _pair_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
                 )))
         answer = answer_of(m)
         if answer is not None and (answer.call_id, answer.call_type) not in seen:
+            if answer.type == "mcp_approval_response":
+                why = ("the API rejects an approval of a request it was not sent (an approval "
+                       "resumed without its deferred items?)")
+            else:
+                why = ("the API rejects the request (No tool call found for function call "
+                       f"output with call_id {answer.call_id[:ID_MAX]})")
             found.append((i, Problem(
                 "orphan_output", (m.id,),
                 f"{answer.type} for {quoted(answer.call_id)} answers no earlier "
-                f"{_label(answer.call_type)}: the API rejects the request (No tool call "
-                f"found for function call output with call_id {answer.call_id[:ID_MAX]})",
+                f"{_label(answer.call_type)}: {why}",
             )))
         elif answer is None and is_tool_message(m):
             found.append((i, Problem(
