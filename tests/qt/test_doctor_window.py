@@ -72,11 +72,10 @@ def test_checks_on_the_event_loop_stay_small(qtbot, window, tmp_path, monkeypatc
     is checked, read CHECK_BATCH messages at a time."""
     from fluxgui.qt.doctor.badges import CHECK_BATCH, MAX_MESSAGES
 
-    # Distinct texts: identical ones back to back are a repeated run (repeated_items).
-    users = [{"role": "user", "content": f"again {i}"} for i in range(MAX_MESSAGES + 1)]
+    user = {"role": "user", "content": "again"}
     path = write_agents_store(tmp_path / "sizes.db", {
-        "at-the-bound": [users[:MAX_MESSAGES]],
-        "over-the-bound": [users],
+        "at-the-bound": [[user] * MAX_MESSAGES],
+        "over-the-bound": [[user] * (MAX_MESSAGES + 1)],
     })
     pages: list[int] = []
     from fluxgui.adapters.sql.agents.reading import AgentsReader

@@ -228,3 +228,24 @@ async def test_move_is_one_change_that_undoes(tmp_path):
         await store.close()
         session.close()
     assert rows() == original
+
+
+async def test_one_message_said_again_and_again_is_no_repeated_run(tmp_path):
+    """A user sending the same message over and over is not a history saved twice; an
+    exchange repeated word for word is reported (its sentence says it may be a user)."""
+    from doctor_helpers import add_agents, answer, user
+
+    path = tmp_path / "agents.db"
+    await add_agents(path, {
+        "retries": [user("are you there?")] * 6,
+        "exchange": [user("ping"), answer("pong", "msg_a"), user("ping"), answer("pong", "msg_b")],
+    })
+    store = await open_store(str(path))
+    try:
+        assert (await check_session(store, "retries")).problems == ()
+        (problem,) = (await check_session(store, "exchange")).problems
+        ids = [m.id for m in await all_messages(store, "exchange")]
+    finally:
+        await store.close()
+    assert problem.code == "repeated_items" and problem.message_ids == (ids[2], ids[3])
+    assert "a user repeating an exchange word for word" in problem.detail

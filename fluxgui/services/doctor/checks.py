@@ -17,7 +17,7 @@ from fluxgui.core.items import json_type, validate_item
 from fluxgui.core.model import Message
 
 from .conventions import CHAT_CALL, answer_of, calls_of, is_tool_message, item_id, item_of
-from .problems import ID_MAX, CODES, Problem, SessionReport, quoted
+from .problems import CODES, ID_MAX, Problem, SessionReport, quoted
 from .repeats import duplicate_outputs, repeated_items
 
 __all__ = ["check_messages", "malformed", "quoted", "unchecked"]

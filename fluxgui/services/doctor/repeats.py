@@ -12,6 +12,7 @@ has one) and ``repeated_items`` (a run of items equal to the run just before it)
   messages are never de-duplicated, so the request fails on their repeated ids, or
   shows the model the exchange twice. Items are compared by content: the item without
   its own ``id`` (a flux row: role, content and metadata); a ``call_id`` is content.
+  One message said again and again (a user retrying) is not a repeated run.
 
 Pure functions over a session's messages in stored order, each linear in their number.
 """
@@ -82,8 +83,9 @@ def duplicate_outputs(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
 
 
 def repeated_runs(seq: Sequence[Message]) -> list[tuple[int, int]]:
-    """``(start, length)`` of each run of at least 2 items equal to the run just before
-    it (the longest such run first, left to right; a run found is not searched again)."""
+    """``(start, length)`` of each run of at least 2 items, not all the same, equal to
+    the run just before it (the longest such run first, left to right; a run found is
+    not searched again)."""
     n = len(seq)
     if n < 4:
         return []
@@ -99,6 +101,13 @@ def repeated_runs(seq: Sequence[Message]) -> list[tuple[int, int]]:
     def block(start: int, end: int) -> int:
         return (prefix[end] - prefix[start] * power[end - start]) % _MOD
 
+    # same[i]: how many items from i on are one and the same (a run of one message said
+    # again and again is a user repeating it, not a history saved twice)
+    same = [1] * (n + 1)
+    for i in range(n - 2, -1, -1):
+        if codes[i] == codes[i + 1]:
+            same[i] = same[i + 1] + 1
+
     pairs: dict[tuple[int, int], list[int]] = {}
     runs: list[tuple[int, int]] = []
     i = 0
@@ -108,8 +117,8 @@ def repeated_runs(seq: Sequence[Message]) -> list[tuple[int, int]]:
         found = 0
         for p in earlier[:_TRIES]:  # earliest first: the longest run first
             length = i - p
-            if length >= 2 and i + length <= n and block(p, i) == block(i, i + length) \
-                    and codes[p:i] == codes[i : i + length]:
+            if length >= 2 and i + length <= n and same[i] < length \
+                    and block(p, i) == block(i, i + length) and codes[p:i] == codes[i : i + length]:
                 found = length
                 break
         if found:
