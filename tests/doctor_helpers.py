@@ -152,3 +152,104 @@ class AlchemySessions:
     async def dispose(self) -> None:
         for s in self.made:
             await s.engine.dispose()
+
+
+# -- the shapes sessions really break in (issue 34), each written by the real library --
+
+
+async def save_output_twice(session: Any, text: str = "sunny") -> None:
+    """A streamed run's saves as the Agents SDK's own ``save_result_to_session`` makes
+    them: the first step saves the call and its output, the next one the answer — and,
+    since it looks for outputs in the turn's every item, the output once more."""
+    from agents import Agent, RunContextWrapper
+    from agents.items import MessageOutputItem, ToolCallItem, ToolCallOutputItem
+    from agents.run_internal.session_persistence import save_result_to_session
+    from agents.run_state import RunState
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    agent = Agent(name="streamer")
+    state = RunState(RunContextWrapper(None), "weather in Oslo?", agent)
+    fc = ToolCallItem(agent=agent, raw_item=ResponseFunctionToolCall(
+        type="function_call", call_id="call_stream", name="get_weather", arguments='{"city": "Oslo"}'))
+    out = ToolCallOutputItem(agent=agent, raw_item=output("call_stream", text), output=text)
+    msg = MessageOutputItem(agent=agent, raw_item=ResponseOutputMessage(
+        id="msg_stream", type="message", role="assistant", status="completed",
+        content=[ResponseOutputText(type="output_text", text="Sunny in Oslo.", annotations=[])]))
+    await save_result_to_session(session, "weather in Oslo?", [fc, out], state)
+    await save_result_to_session(session, [], [fc, out, msg], state)
+
+
+async def save_differing_outputs(session: Any) -> None:
+    """A tool output saved again after the tool ran again and answered otherwise."""
+    await session.add_items([user("weather in Bergen?"), call("call_twice", "get_weather")])
+    await session.add_items([output("call_twice", "rain, 9 °C")])
+    await session.add_items([output("call_twice", "rain, 11 °C"), answer("Rain in Bergen.", "msg_twice")])
+
+
+#: an assistant answer and the reasoning before it, as a reader that returns rows of the
+#: same instant out of order gives them back (and a copy of that history stores them)
+MISORDERED = [
+    user("why is the sky blue?"),
+    answer("Rayleigh scattering.", "msg_mo1"),
+    reasoning("rs_mo1", "short light scatters more"),
+    user("and sunsets?"),
+    call("call_mo2", "lookup", '{"q": "sunset"}'),
+    reasoning("rs_mo2", "look it up first"),
+    output("call_mo2", "longer path through air"),
+    answer("More air, more scattering.", "msg_mo2"),
+]
+
+
+async def approval_orphans(session_factory: Any) -> None:
+    """What an approval resumed through the SDK's "run again" path leaves when the
+    deferred items are never saved: the output without its call (a function tool, which
+    keeps no approval items), and an MCP approval response without its request (the
+    turn's ``mcp_call`` names it)."""
+    s = session_factory("approval-function")
+    try:
+        await s.add_items([user("look it up, then delete a.txt")])
+        await s.add_items([call("call_LOOKUP"), output("call_LOOKUP")])
+        await s.add_items([output("call_ORPHAN", "deleted a.txt")])
+        await s.add_items([answer("Done: a.txt is deleted.", "msg_fn")])
+    finally:
+        _close(s)
+    s = session_factory("approval-mcp")
+    try:
+        await s.add_items([user("list the repo's issues")])
+        await s.add_items([{"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}])
+        await s.add_items([
+            {"type": "mcp_call", "id": "mcp_1", "approval_request_id": "mcpr_1", "name": "list_issues",
+             "arguments": '{"repo": "fluxgui"}', "server_label": "github", "output": "[]", "status": "completed"},
+            answer("There are no open issues.", "msg_mcp"),
+        ])
+    finally:
+        _close(s)
+
+
+async def resume(server: Any, session: Any) -> str | None:
+    """Run the real ``agents.Runner`` on ``session`` with one new user message ("next
+    question") against the loopback Responses ``server``; the API's error, or None
+    when the request was accepted."""
+    from agents import Agent, Runner
+    from openai import BadRequestError
+    from responses_server import sdk_model
+
+    async with sdk_model(server) as model:
+        agent = Agent(name="resumer", instructions="Answer briefly.", model=model)
+        try:
+            await Runner.run(agent, "next question", session=session)
+        except BadRequestError as exc:
+            return str(exc)
+    return None
+
+
+async def preflight_equals_sent(store: Any, server: Any, sid: str, session: Any) -> str | None:
+    """Preflight, then resume: the request's input is the preflight's input plus the new
+    user message; the API's error, or None."""
+    from fluxgui.services.doctor.preflight import preflight
+
+    expected_input = list((await preflight(store, sid)).input)
+    before = len(server.requests)
+    error = await resume(server, session)
+    assert server.requests[before]["input"] == [*expected_input, {"role": "user", "content": "next question"}], sid
+    return error

@@ -13,7 +13,7 @@ has a capability overrides its methods (the SQL formats' edits:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, Unsupported, show_id
@@ -113,8 +113,10 @@ class Refusals(ABC):
         delete: list[int],
         insert_after: list[tuple[int, dict[str, Any]]],
         label: str,
+        move_before: Sequence[tuple[int, int]] = (),
     ) -> Change:
-        """Delete some messages and insert others right after given ones, as one change."""
+        """Delete some messages, insert others right after given ones and move some right
+        before others, as one change."""
         for _anchor, spec in insert_after:
             self.edit_values(spec)
         raise self._refuse_edit()

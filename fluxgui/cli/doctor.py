@@ -114,7 +114,7 @@ async def cmd_repair(args: argparse.Namespace, out: TextIO) -> int:
         messages = await read_messages(store, args.session_id)
         plan = plan_repair(
             args.session_id, messages, fixes, items=store.format == "agents",
-            cancel_text=args.cancel_text or CANCEL_TEXT, drop_calls=args.drop_calls,
+            cancel_text=args.cancel_text or CANCEL_TEXT, drop_calls=args.drop_calls, keep=args.keep,
         )
         code = await _write_plan(args, out, store, plan)
     finally:
@@ -183,6 +183,8 @@ async def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     model = one_line(result.model, 80) if result.model else "unknown (no prices)"
     out.write(f"session {one_line(result.session_id, 120)} — model {model}\n")
+    if result.model and result.price_note:
+        out.write(f"(COST —: {one_line(result.price_note, 200)})\n")
     out.write(f"{'TURN':>4} {'ITEMS':>5} {'CALLS':>5} {'REQ':>3} {'IN':>8} {'OUT':>8} "
               f"{'COST':>9} {'TIME':>10}  BAR\n")
     for t in result.turns:

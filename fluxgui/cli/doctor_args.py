@@ -27,8 +27,8 @@ def _session(parser: argparse.ArgumentParser) -> None:
 
 
 _CODES_HELP = (
-    "orphan_call, orphan_output, dangling_reasoning, empty_reasoning, duplicate_id, "
-    "malformed_item (comma-separated), or all"
+    "orphan_call, orphan_output, misordered_reasoning, dangling_reasoning, empty_reasoning, "
+    "duplicate_id, duplicate_output, repeated_items, malformed_item (comma-separated), or all"
 )
 
 
@@ -47,9 +47,10 @@ def _fixes(text: str) -> list[str]:
 def add_check(sub: Subparsers, name: str, command: Command) -> None:
     check = command(
         sub, name,
-        "Find what breaks resuming sessions: orphan calls and outputs, dangling or empty "
-        "reasoning, duplicate item ids, malformed rows, broken AdvancedSQLiteSession "
-        "structure (exit 0 when clean, 1 when any problem is found, 3 on error).",
+        "Find what breaks resuming sessions: orphan calls and outputs, misordered, dangling "
+        "or empty reasoning, duplicate item ids, outputs saved twice, repeated runs of "
+        "items, malformed rows, broken AdvancedSQLiteSession structure (exit 0 when clean, "
+        "1 when any problem is found, 3 on error).",
         ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json"],
     )
     _target(check)
@@ -80,6 +81,11 @@ def add_repair(sub: Subparsers, name: str, command: Command) -> None:
     repair.add_argument(
         "--drop-calls", action="store_true",
         help="drop orphan calls instead of completing them with a cancelled output",
+    )
+    repair.add_argument(
+        "--keep", choices=("first", "last"), default="last",
+        help="of a call's outputs that differ (duplicate_output), the one to keep "
+        "(default: last, the one the Agents SDK sends)",
     )
     repair.add_argument("--dry-run", action="store_true", help="print the change and write nothing")
     repair.add_argument("--yes", action="store_true", help="write without asking")

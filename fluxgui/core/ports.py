@@ -21,7 +21,7 @@ adapters implement it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -274,6 +274,7 @@ class SessionStore(Protocol):
     async def insert_message(self, session_id: str, spec: dict[str, Any], *, anchor: int | None = None, where: Literal["before", "after"] = "after") -> Change: ...
     async def rewrite_messages(
         self, session_id: str, *, delete: list[int], insert_after: list[tuple[int, dict[str, Any]]], label: str,
+        move_before: Sequence[tuple[int, int]] = (),
     ) -> Change: ...
     async def fork_session(
         self, session_id: str, at_message_id: int, new_id: str | None = None, *,

@@ -110,3 +110,41 @@ def test_ledger_with_recorded_usage(tmp_path):
     lines = ok_lines(run_cli("ledger", str(path), SID))
     assert lines[0].endswith("model unknown (no prices)")
     assert any("largest context" in line for line in lines)
+
+
+def test_ledger_says_why_a_cost_is_unknown(tmp_path):
+    from advanced_helpers import SID, write_library_store
+
+    path = tmp_path / "adv.db"
+    asyncio.run(write_library_store(path))
+    lines = ok_lines(run_cli("ledger", str(path), SID, "--model", "no-such-model-9"))
+    assert lines[1] == ("(COST —: model 'no-such-model-9' is not in genai-prices' offline table: "
+                        "no prices (its context window is assumed))")
+    doc = json.loads("\n".join(ok_lines(run_cli("ledger", str(path), SID, "--json"))))
+    assert doc["price_note"].startswith("no model known")
+    priced = json.loads("\n".join(ok_lines(run_cli("ledger", str(path), SID, "--json", "--model", "gpt-4o"))))
+    assert priced["price_note"] is None
+
+
+def test_repair_keep_first_or_last_of_differing_outputs(tmp_path):
+    from doctor_helpers import save_differing_outputs
+
+    path = tmp_path / "agents.db"
+
+    async def write() -> None:
+        for sid in ("a", "b"):
+            s = SQLiteSession(sid, str(path))
+            await save_differing_outputs(s)
+            s.close()
+
+    asyncio.run(write())
+    doc = json.loads(run_cli("check", str(path), "a", "--json").stdout)
+    assert [p["code"] for p in doc["sessions"][0]["problems"]] == ["duplicate_output"]
+    ok_lines(run_cli("repair", str(path), "a", "--fix", "duplicate_output", "--keep", "first", "--yes"))
+    ok_lines(run_cli("repair", str(path), "b", "--fix", "all", "--yes"))
+    assert ok_lines(run_cli("check", str(path), "a", "b"))[-1].startswith("(0 problems")
+    outputs = lambda sid: [i["output"] for i in agents_read(path, sid) if "output" in i]  # noqa: E731
+    assert outputs("a") == ["rain, 9 °C"]
+    assert outputs("b") == ["rain, 11 °C"]  # the default: the last, the one the SDK sends
+    bad = run_cli("repair", str(path), "a", "--fix", "all", "--keep", "middle", "--yes")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr

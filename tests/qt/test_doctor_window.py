@@ -44,6 +44,16 @@ def _open(qtbot: Any, window: Any, path: Path, sid: str, **kw: Any) -> None:
     _settle(qtbot, window)
 
 
+def _open_doctor(qtbot: Any, window: Any, path: Path, sid: str) -> Any:
+    """Open ``sid`` writable with the Doctor panel shown; its Problems tab once checked."""
+    _open(qtbot, window, path, sid, writable=True)
+    window.actions_by_name["doctor"].trigger()
+    doctor = window.doctor
+    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == sid,
+                    timeout=20_000)
+    return doctor.problems
+
+
 def test_badges_appear_lazily_for_listed_sessions(qtbot, window, tmp_path):
     path = _store(tmp_path)
     _open(qtbot, window, path, "healthy")
@@ -105,12 +115,8 @@ def test_markers_on_the_cards_involved(qtbot, window, tmp_path):
 
 def test_doctor_panel_preview_apply_undo(qtbot, window, tmp_path):
     path = _store(tmp_path)
-    _open(qtbot, window, path, "orphan-call", writable=True)
-    window.actions_by_name["doctor"].trigger()
+    tab = _open_doctor(qtbot, window, path, "orphan-call")
     doctor = window.doctor
-    qtbot.waitUntil(lambda: doctor.report is not None and doctor.report.session_id == "orphan-call",
-                    timeout=20_000)
-    tab = doctor.problems
     assert tab.list.count() == 1 and tab.chosen() == ["orphan_call"]
     with qtbot.waitSignal(doctor.planned, timeout=20_000):
         tab.preview_button.click()
@@ -187,3 +193,32 @@ def test_test_chat_warns_before_sending_a_broken_session(qtbot, window, tmp_path
     assert asked and "duplicate_id" in asked[0]
     assert not panel.running
     assert len(_items(path, "duplicate-id")) == 4  # nothing was sent or saved
+
+
+def test_differing_outputs_shown_both_and_the_picked_one_kept(qtbot, window, tmp_path):
+    from doctor_helpers import call, output, user
+
+    path = write_agents_store(tmp_path / "twice.db", {"twice": [
+        [user("weather in Bergen?"), call("call_twice", "get_weather")],
+        [output("call_twice", "rain, 9 °C")],
+        [output("call_twice", "rain, 11 °C"), {"role": "assistant", "content": "Rain."}],
+    ]})
+    tab = _open_doctor(qtbot, window, path, "twice")
+    doctor = window.doctor
+    assert tab.list.count() == 1 and not tab.choice.isVisible()
+    tab.list.setCurrentRow(0)
+    qtbot.waitUntil(tab.choice.isVisible, timeout=5_000)
+    # Both outputs in full, the last (the one the Agents SDK sends) chosen until picked.
+    assert [t.toPlainText() for t in tab.choice.texts] == ["rain, 9 °C", "rain, 11 °C"]
+    assert [o.isChecked() for o in tab.choice.options] == [False, True]
+    window.grab().save(str(tmp_path / "doctor-outputs.png"))
+    tab.choice.options[0].click()
+    with qtbot.waitSignal(doctor.planned, timeout=20_000) as planned:
+        tab.preview_button.click()
+    assert "- #4 tool output: rain, 11 °C" in tab.preview.toPlainText()
+    assert planned.args[0].delete == (4,)
+    with qtbot.waitSignal(doctor.checked, timeout=20_000) as checked:
+        tab.apply_button.click()
+    assert checked.args[0].problems == ()
+    _settle(qtbot, window)
+    assert [i.get("output") for i in _items(path, "twice") if "output" in i] == ["rain, 9 °C"]

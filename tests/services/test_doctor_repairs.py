@@ -8,15 +8,16 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from agents import Agent, Runner, SQLiteSession
-from doctor_helpers import HEALTHY, SHAPES, AlchemySessions, add_agents, add_flux, call, expected, user, write_shapes
+from agents import SQLiteSession
+from doctor_helpers import (
+    HEALTHY, SHAPES, AlchemySessions, add_agents, add_flux, call, expected, preflight_equals_sent, user,
+    write_shapes,
+)
 from helpers import all_messages
-from openai import BadRequestError
-from responses_server import ResponsesServer, sdk_model
+from responses_server import ResponsesServer
 
 from fluxgui.adapters import open_store
 from fluxgui.services.doctor import check_session
-from fluxgui.services.doctor.preflight import preflight
 from fluxgui.services.doctor.repairs import REPAIRABLE, apply_plan, plan_repair, plan_rewind
 
 #: what the API says to each shape once the SDK has built its request (None: accepted;
@@ -33,30 +34,6 @@ REFUSED = {
 }
 
 
-async def _resume(server: ResponsesServer, session) -> str | None:
-    """Run the real Runner on ``session`` with one new user message; the API's error, or
-    None when the request was accepted."""
-    async with sdk_model(server) as model:
-        agent = Agent(name="resumer", instructions="Answer briefly.", model=model)
-        try:
-            await Runner.run(agent, "next question", session=session)
-        except BadRequestError as exc:
-            return str(exc)
-    return None
-
-
-async def _preflight_equals_sent(store, server: ResponsesServer, sid: str, session) -> str | None:
-    """Preflight, then resume: the request's input is the preflight's input plus the new
-    user message."""
-    expected_input = list((await preflight(store, sid)).input)
-    before = len(server.requests)
-    error = await _resume(server, session)
-    sent = server.requests[before]["input"]
-    assert sent[:-1] == expected_input, sid
-    assert sent[-1] == {"role": "user", "content": "next question"}
-    return error
-
-
 async def test_sdk_rejects_broken_accepts_repaired_and_sends_the_preflight(tmp_path):
     path = tmp_path / "agents.db"
     await write_shapes(lambda sid: SQLiteSession(sid, str(path)))
@@ -65,7 +42,7 @@ async def test_sdk_rejects_broken_accepts_repaired_and_sends_the_preflight(tmp_p
             store = await open_store(str(path), writable=True)
             try:
                 session = SQLiteSession(sid, str(path))
-                error = await _preflight_equals_sent(store, server, sid, session)
+                error = await preflight_equals_sent(store, server, sid, session)
                 want = REFUSED[sid]
                 assert (error is None) == (want is None), (sid, error)
                 if want is not None:
@@ -79,7 +56,7 @@ async def test_sdk_rejects_broken_accepts_repaired_and_sends_the_preflight(tmp_p
                 assert (await check_session(store, sid)).problems == ()
                 # The repaired session reads back in the library exactly as planned.
                 assert await session.get_items() == [m.raw for m in plan.after]
-                assert await _preflight_equals_sent(store, server, sid, session) is None, sid
+                assert await preflight_equals_sent(store, server, sid, session) is None, sid
                 session.close()
             finally:
                 await store.close()

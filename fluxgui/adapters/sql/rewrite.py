@@ -1,18 +1,20 @@
 """Several deletions and insertions in one session as one reversible change.
 
-A repair (the session doctor's) drops some rows and puts new ones right after others,
-all in one transaction and undone as one edit. Stores order a session by id (or by
-``(created_at, id)``), so a row put in the middle moves every row after it to a new id
-(same values, same time), as :meth:`~.editor.TableEditor.insert_row` does for one.
+A repair (the session doctor's) drops some rows, puts new ones right after others and
+moves some right before others, all in one transaction and undone as one edit. Stores
+order a session by id (or by ``(created_at, id)``), so a row put in the middle moves
+every row after it to a new id (same values, same time), as
+:meth:`~.editor.TableEditor.insert_row` does for one; a moved row keeps its values, its
+time included, and takes a new id in that run like the rows around it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.changes import Change, Row
-from fluxgui.core.errors import SessionNotFound, show_id
+from fluxgui.core.errors import FluxguiError, SessionNotFound, show_id
 
 from .backend import Tx
 from .editor import replace_id
@@ -25,38 +27,59 @@ Insertion = tuple[int, Row]
 
 
 async def rewrite(
-    editor: TableEditor, sid: str, delete: Sequence[int], insert: Sequence[Insertion], label: str
+    editor: TableEditor, sid: str, delete: Sequence[int], insert: Sequence[Insertion], label: str,
+    move: Sequence[tuple[int, int]] = (),
 ) -> Change:
-    """Drop the rows ``delete`` and put each of ``insert`` right after its row (several
-    after one row keep their order), as one transaction; returns the ``Change``."""
+    """Drop the rows ``delete``, put each of ``insert`` right after its row (several
+    after one row keep their order) and each row of ``move`` (its id, the id it goes
+    before) right before that row, as one transaction; returns the ``Change``."""
 
     async def build(tx: Tx) -> Change:
         drop = list(dict.fromkeys(int(i) for i in delete))
         anchors = list(dict.fromkeys(int(a) for a, _values in insert))
-        found = await editor.rows_by_id(tx, sid, [*drop, *anchors])
-        missing = [i for i in (*drop, *anchors) if i not in found]
+        moving = {int(m): int(b) for m, b in move}
+        targets = list(dict.fromkeys(moving.values()))
+        wanted = list(dict.fromkeys([*drop, *anchors, *moving, *targets]))
+        found = await editor.rows_by_id(tx, sid, wanted)
+        missing = [i for i in wanted if i not in found]
         if missing:
             raise SessionNotFound(f"message {missing[0]} is not in session {show_id(sid)} (reload)")
         before = await editor.session_row(tx, sid)
         dropped = set(drop)
         removed = {i: found[i] for i in drop}
         added: list[Row] = []
-        if insert:
+        if insert or moving:
             order = editor.order
-            first = min((found[a] for a in anchors), key=lambda r: tuple(r[c] for c in order))
-            tail = await editor.rows_after(tx, sid, first, inclusive=False)
+
+            def key(row: Row) -> tuple[Any, ...]:
+                return tuple(row[c] for c in order)
+
+            # Where the new run starts: right after the first anchor, or at the first row
+            # something moves before, whichever is earlier.
+            starts = [(key(found[a]), 1, found[a]) for a in anchors]
+            starts += [(key(found[t]), 0, found[t]) for t in targets]
+            _key, after_it, first = min(starts, key=lambda s: (s[0], s[1]))
+            tail = await editor.rows_after(tx, sid, first, inclusive=not after_it)
+            _check_moves(moving, found, {int(r["id"]) for r in tail}, order)
             after: dict[int, list[Row]] = {}
             for anchor, values in insert:
                 row = {**editor.sealed(sid, values), "created_at": found[int(anchor)]["created_at"]}
                 after.setdefault(int(anchor), []).append(row)
-            # The new run of rows: what goes after the first anchor, then each later row
-            # (unless dropped) followed by what goes after it. Every later row moves.
-            run: list[Row] = list(after.get(int(first["id"]), []))
+            arriving: dict[int, list[Row]] = {}
             for row in tail:
-                removed[int(row["id"])] = row
-                if int(row["id"]) not in dropped:
+                if int(row["id"]) in moving and int(row["id"]) not in dropped:
+                    arriving.setdefault(moving[int(row["id"])], []).append(row)
+            # The new run of rows: what goes after the first anchor, then each later row
+            # (unless dropped or moved) with what moves before it first and what goes
+            # after it last. Every later row moves.
+            run: list[Row] = list(after.get(int(first["id"]), [])) if after_it else []
+            for row in tail:
+                rid = int(row["id"])
+                removed[rid] = row
+                run.extend(arriving.get(rid, []))
+                if rid not in dropped and rid not in moving:
                     run.append(row)
-                run.extend(after.get(int(row["id"]), []))
+                run.extend(after.get(rid, []))
             ids = await editor.new_ids(tx, len(run))
             added = [replace_id(row, new_id) for row, new_id in zip(run, ids, strict=True)]
         rows = sorted(removed.values(), key=lambda r: tuple(r[c] for c in editor.order))
@@ -65,6 +88,21 @@ async def rewrite(
         )
 
     return await editor.run(build)
+
+
+def _check_moves(
+    moving: dict[int, int], found: dict[int, Row], tail: set[int], order: Sequence[str]
+) -> None:
+    """A row moves back only, and (where times order a session) among rows of its time,
+    so that it keeps every value and still reads where it was put."""
+    for mid, target in moving.items():
+        if mid not in tail:
+            raise FluxguiError(f"message {mid} can only move back, before a message stored before it")
+        if "created_at" in order and found[mid]["created_at"] != found[target]["created_at"]:
+            raise FluxguiError(
+                f"message {mid} cannot move before message {target}: they were stored at "
+                "different times, and the store orders a session by time"
+            )
 
 
 __all__ = ["Insertion", "rewrite"]

@@ -12,7 +12,7 @@ inverse (undo). Importing a session writes it whole in one transaction
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from fluxgui.core.errors import show_id
@@ -108,14 +108,17 @@ class SqlStore(Store[Backend]):
         delete: list[int],
         insert_after: list[tuple[int, dict[str, Any]]],
         label: str,
+        move_before: Sequence[tuple[int, int]] = (),
     ) -> Change:
-        """Delete the messages ``delete`` and put each message of ``insert_after`` (an
+        """Delete the messages ``delete``, put each message of ``insert_after`` (an
         anchor id and a message given as a dict, see :meth:`edit_values`) right after its
-        anchor, in one transaction: one reversible change (the session doctor's repairs)."""
+        anchor and each stored message of ``move_before`` (its id, and the id it goes
+        before) right before that one with all its values, in one transaction: one
+        reversible change (the session doctor's repairs)."""
         from .rewrite import rewrite
 
         inserts: list[Insertion] = [(int(a), self.edit_values(spec)) for a, spec in insert_after]
-        return await rewrite(self._editor(), session_id, delete, inserts, label)
+        return await rewrite(self._editor(), session_id, delete, inserts, label, move_before)
 
     async def fork_session(
         self,

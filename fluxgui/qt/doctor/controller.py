@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget
 
 from fluxgui.core.ports import SessionStore
 from fluxgui.services import edits
-from fluxgui.services.doctor import SessionReport, check_session, read_messages
+from fluxgui.core.model import Message
+from fluxgui.services.doctor import SessionReport, read_messages, report_for
 from fluxgui.services.doctor.ledger import Ledger, ledger
 from fluxgui.services.doctor.preflight import Preflight, preflight
 from fluxgui.services.doctor.repairs import Plan, apply_plan, plan_repair, plan_rewind
@@ -112,21 +113,30 @@ class DoctorController(QObject):
         self.problems.show_report(None, checking=True)
         self.preflight_view.clear()
         self.ledger_view.clear()
+        branch = self._branch()
+
+        async def check() -> tuple[SessionReport, dict[int, Message]]:
+            messages = await read_messages(store, sid, branch=branch, batch=CHECK_BATCH)
+            report = await report_for(store, sid, messages)
+            # Kept: the outputs a choice may show (a differing duplicate_output's).
+            wanted = {i for p in report.problems if p.code == "duplicate_output" for i in p.message_ids}
+            return report, {m.id: m for m in messages if m.id in wanted}
+
         self._window.bridge.start(
-            "doctor:check", check_session(store, sid, branch=self._branch(), batch=CHECK_BATCH),
-            lambda r, s=store: self._on_checked(s, r), self._on_failed,
+            "doctor:check", check(),
+            lambda r, s=store: self._on_checked(s, *r), self._on_failed,
         )
 
-    def _on_checked(self, store: SessionStore, report: SessionReport) -> None:
+    def _on_checked(self, store: SessionStore, report: SessionReport, outputs: dict[int, Message]) -> None:
         if store is not self._store or report.session_id != self._sid:
             return
-        self._show(report)
+        self._show(report, outputs)
         self.badges.put(report)
         self.checked.emit(report)
 
-    def _show(self, report: SessionReport | None) -> None:
+    def _show(self, report: SessionReport | None, outputs: dict[int, Message] | None = None) -> None:
         self.report = report
-        self.problems.show_report(report)
+        self.problems.show_report(report, outputs=outputs)
         self._window.conversation.set_markers(markers(report) if report is not None else {})
 
     def _on_failed(self, error: Exception) -> None:
@@ -154,9 +164,10 @@ class DoctorController(QObject):
             return
         cancel = self.problems.cancel_text.text().strip() or None
         drop = self.problems.drop_calls.isChecked()
+        keep = self.problems.keep_ids()
         self._plan(lambda store, sid, messages: plan_repair(
             sid, messages, fixes, items=store.format == "agents",
-            **({"cancel_text": cancel} if cancel else {}), drop_calls=drop,
+            **({"cancel_text": cancel} if cancel else {}), drop_calls=drop, keep_ids=keep,
         ))
 
     def preview_rewind(self) -> None:

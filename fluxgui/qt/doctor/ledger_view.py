@@ -119,5 +119,8 @@ class LedgerView(QWidget):
         self.gauge.setValue(int(min(share, 1.0) * 1000))
         window = f"{result.context_window:,}" + ("" if result.window_known else " (assumed)")
         self.gauge.setFormat(f"largest context ≈ {result.largest_context:,} of {window} tokens ({share:.0%})")
-        self.note.setText("~ estimated with o200k_base; other numbers are the store's record. "
-                          "Costs from genai-prices' offline table.")
+        note = ("~ estimated with o200k_base; other numbers are the store's record. "
+                "Costs from genai-prices' offline table.")
+        if result.price_note:
+            note += f" Cost —: {result.price_note}."
+        self.note.setText(note)

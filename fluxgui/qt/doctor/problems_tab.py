@@ -1,7 +1,8 @@
 """The Doctor panel's first tab: the shown session's problems and their repairs.
 
 Each problem is a row (its code, the messages involved, its sentence), ticked when a
-repair fixes it. **Preview** shows the session before and after the ticked repairs (and
+repair fixes it; a call's outputs that differ are shown in full when their problem is
+selected, and the one picked is the one the repair keeps (the last until told). **Preview** shows the session before and after the ticked repairs (and
 the raw text of a malformed row before it goes), **Apply** writes them as one edit
 through the window's undo stack, **Undo** takes the last edit back; **Remove Last Turn**
 previews a rewind of the last turn. Selecting a problem selects its first card.
@@ -24,10 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.model import Message
 from fluxgui.core.visible import visible
 from fluxgui.services.doctor.problems import LABELS, Problem, SessionReport
 from fluxgui.services.doctor.repairs import CANCEL_TEXT, REPAIRABLE, Plan
 from fluxgui.services.doctor.text import describe
+
+from .output_choice import OutputChoice, differing
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -51,6 +55,10 @@ class ProblemsTab(QWidget):
         self.list.setWordWrap(True)
         self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.list.currentItemChanged.connect(self._on_current)
+        self.choice = OutputChoice(self)
+        self.choice.picked.connect(self._on_picked)
+        self._outputs: dict[int, Message] = {}
+        self._keep: dict[tuple[int, ...], int] = {}
         self.cancel_text = QLineEdit(CANCEL_TEXT, self)
         self.cancel_text.setToolTip("What the output that completes an orphan call says")
         self.drop_calls = QCheckBox("Drop orphan calls instead of completing them", self)
@@ -81,6 +89,7 @@ class ProblemsTab(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.list, 2)
+        layout.addWidget(self.choice)
         layout.addWidget(self.cancel_text)
         layout.addWidget(self.drop_calls)
         layout.addLayout(buttons)
@@ -89,9 +98,16 @@ class ProblemsTab(QWidget):
 
     # -- what the controller shows -----------------------------------------------------
 
-    def show_report(self, report: SessionReport | None, *, checking: bool = False) -> None:
-        """List ``report``'s problems (``None``: no session shown, or still checking)."""
+    def show_report(
+        self, report: SessionReport | None, *, checking: bool = False,
+        outputs: dict[int, Message] | None = None,
+    ) -> None:
+        """List ``report``'s problems (``None``: no session shown, or still checking);
+        ``outputs``: the messages of its ``duplicate_output`` problems, by id."""
         self.list.clear()
+        self.choice.clear()
+        self._outputs = dict(outputs or {})
+        self._keep = {}
         self.preview.clear()
         self.apply_button.setEnabled(False)
         if report is None:
@@ -129,6 +145,10 @@ class ProblemsTab(QWidget):
                 codes[p.code] = None
         return list(codes)
 
+    def keep_ids(self) -> set[int]:
+        """The outputs picked to stay, one per differing ``duplicate_output`` picked."""
+        return set(self._keep.values())
+
     def show_plan(self, plan: Plan, *, can_apply: bool, reason: str | None) -> None:
         """The before/after of ``plan``; Apply is enabled when it can be written now."""
         lines = [f"{plan.label}: {len(plan.before)} messages before, {len(plan.after)} after", ""]
@@ -143,5 +163,16 @@ class ProblemsTab(QWidget):
 
     def _on_current(self, current: QListWidgetItem | None, _previous: object) -> None:
         p = current.data(PROBLEM_ROLE) if current is not None else None
+        if isinstance(p, Problem) and differing(p, self._outputs):
+            chosen = self._keep.get(p.message_ids, p.message_ids[-1])
+            self.choice.show_outputs([self._outputs[i] for i in p.message_ids], chosen)
+        else:
+            self.choice.clear()
         if isinstance(p, Problem) and p.message_ids:
             self.messageRequested.emit(int(p.message_ids[0]))
+
+    def _on_picked(self, message_id: int) -> None:
+        item = self.list.currentItem()
+        p = item.data(PROBLEM_ROLE) if item is not None else None
+        if isinstance(p, Problem) and message_id in p.message_ids:
+            self._keep[p.message_ids] = message_id

@@ -17,15 +17,10 @@ from fluxgui.core.items import json_type, validate_item
 from fluxgui.core.model import Message
 
 from .conventions import CHAT_CALL, answer_of, calls_of, is_tool_message, item_id, item_of
-from .problems import CODES, Problem, SessionReport
+from .problems import CODES, ID_MAX, Problem, SessionReport, quoted
+from .repeats import duplicate_outputs, repeated_items
 
-#: how a problem's sentence quotes an id (cut: ids come from the data)
-_ID_MAX = 60
-
-
-def quoted(value: str) -> str:
-    text = value if len(value) <= _ID_MAX else value[: _ID_MAX - 1] + "…"
-    return "'" + "".join(ch if ch.isprintable() else "?" for ch in text) + "'"
+__all__ = ["check_messages", "malformed", "quoted", "unchecked"]
 
 
 def unchecked(m: Message) -> bool:
@@ -92,15 +87,20 @@ def _pair_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
                     f"{_label(call.type)} {quoted(call.call_id)}"
                     f"{' (' + call.name + ')' if call.name else ''} has no "
                     f"{call.output_type} after it: the API rejects the request (No tool "
-                    f"output found for function call {call.call_id[:_ID_MAX]})",
+                    f"output found for function call {call.call_id[:ID_MAX]})",
                 )))
         answer = answer_of(m)
         if answer is not None and (answer.call_id, answer.call_type) not in seen:
+            if answer.type == "mcp_approval_response":
+                why = ("the API rejects an approval of a request it was not sent (an approval "
+                       "resumed without its deferred items?)")
+            else:
+                why = ("the API rejects the request (No tool call found for function call "
+                       f"output with call_id {answer.call_id[:ID_MAX]})")
             found.append((i, Problem(
                 "orphan_output", (m.id,),
                 f"{answer.type} for {quoted(answer.call_id)} answers no earlier "
-                f"{_label(answer.call_type)}: the API rejects the request (No tool call "
-                f"found for function call output with call_id {answer.call_id[:_ID_MAX]})",
+                f"{_label(answer.call_type)}: {why}",
             )))
         elif answer is None and is_tool_message(m):
             found.append((i, Problem(
@@ -121,6 +121,22 @@ def _follows_reasoning(m: Message | None) -> bool:
     return True
 
 
+def _misordered_after(seq: Sequence[Message], i: int) -> Message | None:
+    """The item a dangling reasoning item ``seq[i]`` belongs to when rows written in the
+    same instant read back out of order: the assistant message or call right before it,
+    stored at the same time, that has no reasoning of its own before it."""
+    if i == 0:
+        return None
+    prev, m = seq[i - 1], seq[i]
+    if prev.kind in ("reasoning", "tool_output") or not _follows_reasoning(prev):
+        return None
+    if prev.created_at is None or prev.created_at != m.created_at:
+        return None
+    if i >= 2 and seq[i - 2].kind == "reasoning":
+        return None
+    return prev
+
+
 def _reasoning_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
     found: list[tuple[int, Problem]] = []
     for i, m in enumerate(seq):
@@ -129,7 +145,19 @@ def _reasoning_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
             continue
         rid = quoted(str(item.get("id") or f"#{m.id}"))
         nxt = seq[i + 1] if i + 1 < len(seq) else None
-        if not _follows_reasoning(nxt):
+        refusal = (f"the API rejects it (Item {rid} of type 'reasoning' was provided without "
+                   "its required following item)")
+        owner = None if _follows_reasoning(nxt) else _misordered_after(seq, i)
+        if owner is not None:
+            kind = (item_of(owner) or {}).get("type")
+            what = "assistant message" if owner.kind == "message" else str(kind or owner.kind)
+            found.append((i, Problem(
+                "misordered_reasoning", (m.id, owner.id),
+                f"reasoning {rid} comes right after the {what} #{owner.id} it belongs to "
+                f"(stored in the same instant, read back out of order): {refusal}; repair "
+                "moves it back before that item",
+            )))
+        elif not _follows_reasoning(nxt):
             what = (
                 "the end of the session" if nxt is None
                 else "another reasoning item" if nxt.kind == "reasoning"
@@ -139,8 +167,7 @@ def _reasoning_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
             found.append((i, Problem(
                 "dangling_reasoning", (m.id,),
                 f"reasoning {rid} is followed by {what}, not by the item it belongs to: "
-                f"the API rejects it (Item {rid} of type 'reasoning' was provided without "
-                "its required following item)",
+                f"{refusal}",
             )))
         summary = item.get("summary")
         if not summary and not item.get("encrypted_content"):
@@ -164,7 +191,7 @@ def _duplicates(messages: Sequence[Message]) -> list[tuple[int, Problem]]:
         (first[key], Problem(
             "duplicate_id", tuple(ids),
             f"item id {quoted(key)} is there {len(ids)} times: the API rejects the "
-            f"request (Duplicate item found with id {key[:_ID_MAX]})",
+            f"request (Duplicate item found with id {key[:ID_MAX]})",
         ))
         for key, ids in where.items()
         if len(ids) > 1
@@ -209,9 +236,9 @@ def check_messages(
     found += _duplicates(readable)
     seq = [m for m in readable if not _skipped(m, items=items)]
     at = {m.id: position[m.id] for m in seq}
-    ordered: list[tuple[int, Problem]] = []
+    ordered: list[tuple[int, Problem]] = duplicate_outputs(seq)
     if not locked:  # a locked item may be the other half of anything: no order checks
-        ordered += _pair_problems(seq) + _reasoning_problems(seq)
+        ordered += _pair_problems(seq) + _reasoning_problems(seq) + repeated_items(seq)
         if limit is not None:
             ordered += _limit_split(seq, limit)
     else:

@@ -74,6 +74,16 @@ class Ledger:
     window_known: bool
 
     @property
+    def price_note(self) -> str | None:
+        """Why the costs are unknown (``None``: every turn is priced)."""
+        if all(t.cost is not None for t in self.turns):
+            return None
+        if not self.model:
+            return "no model known (give one with --model, or metadata.model): no prices"
+        return (f"model {self.model[:80]!r} is not in genai-prices' offline table: no prices "
+                "(its context window is assumed)")
+
+    @property
     def largest_context(self) -> int:
         return max((t.context_tokens for t in self.turns), default=0)
 
@@ -90,6 +100,7 @@ class Ledger:
             "session_id": self.session_id,
             "model": self.model,
             "turns": [t.to_dict() for t in self.turns],
+            "price_note": self.price_note,
             "total_cost": (
                 sum(t.cost or 0.0 for t in self.turns)
                 if any(t.cost is not None for t in self.turns) else None

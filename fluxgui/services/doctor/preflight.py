@@ -94,10 +94,15 @@ def _origins(sent: Sequence[Any], stored: Sequence[tuple[int, Any]]) -> list[int
     return out
 
 
+#: what is stored twice does not fail a request by itself (repeated ids do: duplicate_id)
+_NOT_REFUSALS = frozenset({"duplicate_output", "repeated_items"})
+
+
 def _problems_of(
     sid: str, sent: Sequence[Any], origins: Sequence[int | None], *, items: bool
 ) -> list[Problem]:
-    """The checks over what is sent, with each problem naming stored message ids."""
+    """The checks over what is sent that make the request fail, each problem naming
+    stored message ids."""
     fake = [
         from_item(-1 - i, item, None) if items else
         Message(-1 - i, str(item.get("role", "")), "tool_output" if item.get("role") == "tool"
@@ -109,6 +114,7 @@ def _problems_of(
     return [
         Problem(p.code, tuple(m for i in p.message_ids if (m := back.get(i)) is not None), p.detail)
         for p in report.problems
+        if p.code not in _NOT_REFUSALS
     ]
 
 

@@ -6,13 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: how a problem's sentence quotes an id (cut: ids come from the data)
+ID_MAX = 60
+
+
+def quoted(value: str) -> str:
+    """An id as a sentence quotes it: cut to 60 characters, unprintable ones as ``?``."""
+    text = value if len(value) <= ID_MAX else value[: ID_MAX - 1] + "…"
+    return "'" + "".join(ch if ch.isprintable() else "?" for ch in text) + "'"
+
+
 #: every problem code, in the order reports list them
 CODES: tuple[str, ...] = (
     "orphan_call",
     "orphan_output",
+    "misordered_reasoning",
     "dangling_reasoning",
     "empty_reasoning",
     "duplicate_id",
+    "duplicate_output",
+    "repeated_items",
     "malformed_item",
     "broken_structure",
     "limit_split",
@@ -21,9 +34,12 @@ CODES: tuple[str, ...] = (
 LABELS: dict[str, str] = {
     "orphan_call": "orphan call",
     "orphan_output": "orphan output",
+    "misordered_reasoning": "misordered reasoning",
     "dangling_reasoning": "dangling reasoning",
     "empty_reasoning": "empty reasoning",
     "duplicate_id": "duplicate id",
+    "duplicate_output": "duplicate output",
+    "repeated_items": "repeated items",
     "malformed_item": "malformed",
     "broken_structure": "broken structure",
     "limit_split": "split by limit",

@@ -1,16 +1,17 @@
-"""Repairs: a plan of what to drop and what to add, previewed before and after, written
+"""Repairs: a plan of what to drop, add and move, previewed before and after, written
 in one transaction as one reversible change (undo puts everything back).
 
 A plan is made on the messages in memory, checked again and made again until the fixes
 chosen find nothing more (dropping an orphan call can leave the reasoning before it
-dangling), so ``--fix all`` leaves a session the checks find clean of those codes. Only
-stores that declare single-message edits (``capabilities.edit``) take repairs; the write
-is the store's own ``rewrite_messages`` (no SQL here).
+dangling), so ``--fix all`` leaves a session the checks find clean of those codes. Each
+round is linear in the session's length. Only stores that declare single-message edits
+(``capabilities.edit``) take repairs; the write is the store's own ``rewrite_messages``
+(no SQL here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,12 +24,15 @@ from fluxgui.core.text import plural
 from .checks import check_messages
 from .conventions import CHAT_CALL, TEXT_OUTPUTS, answer_of, calls_of
 from .problems import Problem
+from .restore import RoundView
 
 #: the codes a repair fixes (``--fix all``); the others are reported only
 REPAIRABLE: tuple[str, ...] = (
-    "orphan_call", "orphan_output", "dangling_reasoning", "empty_reasoning",
-    "duplicate_id", "malformed_item",
+    "orphan_call", "orphan_output", "misordered_reasoning", "dangling_reasoning",
+    "empty_reasoning", "duplicate_id", "duplicate_output", "repeated_items", "malformed_item",
 )
+#: which of several differing outputs of one call a repair keeps unless told
+KEEP_CHOICES = ("last", "first")
 #: what a synthetic output completing an orphan call says, unless told otherwise
 CANCEL_TEXT = "The call was cancelled: it returned no output."
 #: rounds of check-and-fix before a plan gives up growing
@@ -43,6 +47,15 @@ class Insert:
     after: int
     spec: dict[str, Any]
     message: Message
+
+
+@dataclass(frozen=True)
+class Move:
+    """A stored message a repair moves to right before the stored message ``before``
+    (its row keeps its values, its time included; the store gives it a new id)."""
+
+    message_id: int
+    before: int
 
 
 @dataclass(frozen=True)
@@ -65,10 +78,11 @@ class Plan:
     #: the problems the plan fixes, and those it leaves (reported only, or not chosen)
     fixed: tuple[Problem, ...] = ()
     left: tuple[Problem, ...] = field(default=())
+    moves: tuple[Move, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.delete and not self.insert
+        return not self.delete and not self.insert and not self.moves
 
     @property
     def after(self) -> list[Message]:
@@ -76,14 +90,21 @@ class Plan:
         return [line.message for line in self.diff() if line.mark != "-"]
 
     def diff(self) -> list[DiffLine]:
-        """The session before and after, message by message, in stored order."""
+        """The session before and after, message by message, in stored order (a moved
+        message is ``-`` where it was and ``+`` where it goes)."""
         dropped = set(self.delete)
         adds: dict[int, list[Insert]] = {}
         for ins in self.insert:
             adds.setdefault(ins.after, []).append(ins)
+        by_id = {m.id: m for m in self.before} if self.moves else {}
+        arrive: dict[int, list[Message]] = {}
+        for mv in self.moves:
+            arrive.setdefault(mv.before, []).append(by_id[mv.message_id])
+        moved = {mv.message_id for mv in self.moves}
         lines: list[DiffLine] = []
         for m in self.before:
-            lines.append(DiffLine("-" if m.id in dropped else " ", m))
+            lines += [DiffLine("+", x) for x in arrive.get(m.id, [])]
+            lines.append(DiffLine("-" if m.id in dropped or m.id in moved else " ", m))
             lines += [DiffLine("+", ins.message) for ins in adds.get(m.id, [])]
         return lines
 
@@ -98,15 +119,18 @@ class Plan:
         parts = [f"removes {plural(len(self.delete), 'message')}"] if self.delete else []
         if self.insert:
             parts.append(f"adds {plural(len(self.insert), 'message')}")
+        if self.moves:
+            parts.append(f"moves {plural(len(self.moves), 'message')}")
         return f"{' and '.join(parts)} ({why})" if why else " and ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"session_id", "delete": [ids], "insert": [{"after", "item"}], "fixed",
-        "left", "before": n, "after": n}``."""
+        """``{"session_id", "delete": [ids], "insert": [{"after", "item"}], "move":
+        [{"message_id", "before"}], "fixed", "left", "before": n, "after": n}``."""
         return {
             "session_id": self.session_id,
             "delete": list(self.delete),
             "insert": [{"after": i.after, "item": i.spec} for i in self.insert],
+            "move": [{"message_id": m.message_id, "before": m.before} for m in self.moves],
             "fixed": [p.to_dict() for p in self.fixed],
             "left": [p.to_dict() for p in self.left],
             "before": len(self.before),
@@ -134,13 +158,20 @@ def plan_repair(
     items: bool,
     cancel_text: str = CANCEL_TEXT,
     drop_calls: bool = False,
+    keep: str = "last",
+    keep_ids: Collection[int] = (),
 ) -> Plan:
     """The repair of ``fixes`` (codes of :data:`REPAIRABLE`) for a session's messages.
 
     An orphan call is completed with an output saying ``cancel_text`` where its type
     takes a text output (function and custom tool calls, chat-style tool calls), else
-    (or with ``drop_calls``) dropped; every other fix drops the message involved (of a
-    duplicated item, the later copies)."""
+    (or with ``drop_calls``) dropped. An orphan MCP approval response gets its request
+    back when the turn's ``mcp_call`` names it (else it is dropped, as every other orphan
+    output). A misordered reasoning item moves back before its item. Of several outputs
+    of one call, identical copies leave the first; differing ones leave the one in
+    ``keep_ids``, else the ``keep`` one (``last``: the one the Agents SDK sends, or
+    ``first``). Every other fix drops the messages involved (of a duplicated item, the
+    later copies; of a repeated run, the run)."""
     chosen = set(fixes)
     unknown = chosen - set(REPAIRABLE)
     if unknown:
@@ -148,30 +179,46 @@ def plan_repair(
             f"cannot repair {', '.join(sorted(unknown))}: repairs fix "
             f"{', '.join(REPAIRABLE)} (or all)"
         )
+    if keep not in KEEP_CHOICES:
+        raise FluxguiError(f"keep {keep!r}: say first or last")
     deleted: set[int] = set()
     inserts: list[Insert] = []
+    moves: dict[int, Move] = {}
     fixed: list[Problem] = []
     left: list[Problem] = []
     by_id = {m.id: m for m in messages}
     for _round in range(_ROUNDS):
-        current = Plan(session_id, "", tuple(deleted), tuple(inserts), tuple(messages)).after
+        current = _draft(session_id, messages, deleted, inserts, moves).after
         report = check_messages(session_id, current, items=items)
         todo = [p for p in report.problems if p.code in chosen]
         left = [p for p in report.problems if p.code not in chosen]
         if not todo:
             break
         fixed += todo
+        view = RoundView(current)
         for p in todo:
-            drop = list(p.message_ids[1:] if p.code == "duplicate_id" else p.message_ids)
+            drop: list[int] = []
             if p.code == "orphan_call":
-                drop = []
                 for mid in p.message_ids:
-                    drop += _complete(mid, current, by_id, inserts, cancel_text, items, drop_calls)
+                    drop += _complete(mid, view, by_id, inserts, cancel_text, items, drop_calls)
+            elif p.code == "orphan_output":
+                drop = [] if _restore(p.message_ids[0], view, inserts) else list(p.message_ids)
+            elif p.code == "misordered_reasoning":
+                mid, owner = p.message_ids
+                if mid >= 0 and owner >= 0:
+                    moves[mid] = Move(mid, owner)
+            elif p.code == "duplicate_output":
+                drop = _extra_outputs(p, view, keep, keep_ids)
+            elif p.code == "duplicate_id":
+                drop = list(p.message_ids[1:])
+            else:
+                drop = list(p.message_ids)
             for mid in drop:
                 if mid < 0:
                     inserts = [i for i in inserts if i.message.id != mid]
                 else:
                     deleted.add(mid)
+                    moves.pop(mid, None)
     order = {m.id: i for i, m in enumerate(messages)}
     return Plan(
         session_id,
@@ -181,18 +228,25 @@ def plan_repair(
         tuple(messages),
         tuple(fixed),
         tuple(left),
+        tuple(moves.values()),
     )
 
 
+def _draft(
+    sid: str, messages: Sequence[Message], deleted: set[int], inserts: list[Insert],
+    moves: dict[int, Move],
+) -> Plan:
+    return Plan(sid, "", tuple(deleted), tuple(inserts), tuple(messages), moves=tuple(moves.values()))
+
+
 def _complete(
-    mid: int, current: list[Message], by_id: dict[int, Message], inserts: list[Insert],
+    mid: int, view: RoundView, by_id: dict[int, Message], inserts: list[Insert],
     text: str, items: bool, drop_calls: bool,
 ) -> list[int]:
     """Complete the orphan calls of message ``mid`` (adding to ``inserts``); return the
     ids to drop instead (a call that takes no text output, or ``drop_calls``)."""
-    at = next(i for i, m in enumerate(current) if m.id == mid)
-    later = {(a.call_id, a.call_type) for m in current[at + 1 :] if (a := answer_of(m))}
-    orphans = [c for c in calls_of(current[at]) if (c.call_id, c.type) not in later]
+    at = view.index[mid]
+    orphans = [c for c in calls_of(view.messages[at]) if not view.answered_after(c, at)]
     if drop_calls or any(c.type not in TEXT_OUTPUTS for c in orphans) or mid < 0:
         return [mid]
     anchor = by_id[mid]
@@ -200,6 +254,34 @@ def _complete(
         spec = _output_spec(call.type, call.output_type, call.call_id, text, items=items)
         inserts.append(Insert(mid, spec, _synthetic(-1 - len(inserts), spec, anchor)))
     return []
+
+
+def _restore(mid: int, view: RoundView, inserts: list[Insert]) -> bool:
+    """Put back the request an orphan MCP approval response answers, right before it,
+    when the turn's ``mcp_call`` names it (False: nothing identifies it)."""
+    at = view.index.get(mid)
+    if at is None or at == 0 or mid < 0:
+        return False
+    spec = view.approval_request(at)
+    prev = view.messages[at - 1]
+    if spec is None or prev.id < 0:
+        return False
+    message = from_item(-1 - len(inserts), spec, view.messages[at].created_at)
+    inserts.append(Insert(prev.id, spec, message))
+    return True
+
+
+def _extra_outputs(p: Problem, view: RoundView, keep: str, keep_ids: Collection[int]) -> list[int]:
+    """The outputs of a ``duplicate_output`` problem that go (see :func:`plan_repair`)."""
+    ids = list(p.message_ids)
+    picked = [i for i in ids if i in keep_ids]
+    if picked:
+        stays = picked[-1]
+    elif view.same_content(ids):
+        stays = ids[0]
+    else:
+        stays = ids[-1] if keep == "last" else ids[0]
+    return [i for i in ids if i != stays]
 
 
 def plan_rewind(
@@ -238,6 +320,7 @@ async def apply_plan(store: SessionStore, plan: Plan) -> Change:
         plan.session_id,
         delete=list(plan.delete),
         insert_after=[(i.after, i.spec) for i in plan.insert],
+        move_before=[(m.message_id, m.before) for m in plan.moves],
         label=plan.label,
     )
 
