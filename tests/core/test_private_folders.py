@@ -66,3 +66,16 @@ def test_a_file_in_the_way_is_an_error_not_a_folder(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(OSError):
         paths.private_dir(tmp_path / "file" / "sub")
+
+
+def test_a_json_session_folder_made_by_an_import_is_private(tmp_path: Path) -> None:
+    from helpers import run_cli
+
+    db = tmp_path / "store.db"
+    write_flux(db, {"s": [{"role": "user", "content": "hello"}]})
+    export = tmp_path / "all.json"
+    assert run_cli("export", str(db), "-o", str(export)).returncode == 0
+    folder = tmp_path / "sessions"
+    done = run_cli("import", "--store-format", "json", str(folder), str(export))
+    assert done.returncode == 0, done.stderr
+    assert mode(folder) == 0o700
