@@ -12,7 +12,9 @@ Two ways to follow a store, chosen by what it declares:
   an edit fluxgui makes in place is told with :func:`note_changed`.
 * otherwise (Redis lists, JSON folders): the session list's own change marker — message
   count and last activity (the hash's ``updated_at``, the file's ``saved_at``) — names
-  the sessions to read again.
+  the sessions to read again. A session read while its last activity was recent is read
+  again at the next update (``updated_at`` counts whole seconds: a pop and an add within
+  one second keep both count and time).
 
 An encrypted item is recorded without its text (see :mod:`.indexfile`). Blocking work
 on the index file runs in a worker thread; the store is read on the caller's loop.
@@ -196,18 +198,46 @@ def _differences(idx: IndexFile, marks: dict[str, tuple[int, int]]) -> tuple[lis
     return gone, changed
 
 
+#: a session whose last activity is this recent (seconds) when the listing starts is read
+#: again at the next update: its marker may not move for a change still to come
+RACY_SECONDS = 5.0
+#: what a racy session's recorded marker ends with (never equal to a listed one)
+_RACY = " racy"
+
+
+def _racy(updated_at: str | None, started: float) -> bool:
+    """Whether a session last active at ``updated_at`` may still change without its
+    marker moving: Redis's ``updated_at`` has one-second resolution (and a pop does not
+    touch it), so a pop and an add within the second the index read the session leave
+    count and time as they were. As git's "racily clean" files: a marker no older than
+    the read (with a margin for the writers' clocks) is not trusted."""
+    if not updated_at:
+        return False
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(updated_at).timestamp()  # (naive: local time)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return when >= started - RACY_SECONDS
+
+
 async def _follow_marks(
     store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None
 ) -> None:
     encrypted = store.capabilities.encryption
     marks: dict[str, str] = {}
     counts: dict[str, int] = {}
+    racy: set[str] = set()
+    started = time.time()
     cursor = None
     while True:
         page = await store.list_sessions(limit=500, cursor=cursor)
         for s in page.sessions:
             marks[s.id] = json.dumps([s.messages, s.updated_at])
             counts[s.id] = s.messages
+            if _racy(s.updated_at, started):
+                racy.add(s.id)
         cursor = page.cursor
         if cursor is None:
             break
@@ -225,7 +255,8 @@ async def _follow_marks(
         recs: list[Record] = []
         async for page in store.iter_messages(sid):
             recs += [record(sid, m, rid=None, encrypted=encrypted) for m in page]
-        await asyncio.to_thread(idx.replace_sessions, {sid: recs}, {sid: marks[sid]})
+        mark = marks[sid] + _RACY if sid in racy else marks[sid]
+        await asyncio.to_thread(idx.replace_sessions, {sid: recs}, {sid: mark})
         report.added += len(recs)
         report.reindexed += 1
         done += counts[sid]
