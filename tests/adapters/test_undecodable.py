@@ -273,3 +273,20 @@ async def test_clearing_a_session_with_a_bad_row(agents_db: Path):
         assert removed[1].raw == BAD_ITEM
         assert await store.count_messages("alpha") == 0
         assert [m.raw for m in await store.page_messages("beta")] == AGENTS["beta"]
+
+
+def test_agents_session_with_an_undecodable_id_is_listed_shown_and_searched(tmp_path: Path):
+    path = tmp_path / "agents.db"
+    write_agents(path, {"gamma": [{"role": "user", "content": "an id to damage"}], **AGENTS})
+    for table in ("agent_sessions", "agent_messages"):
+        conn = sqlite3.connect(str(path))
+        conn.execute(f"UPDATE {table} SET session_id = CAST(? AS TEXT) WHERE session_id = 'gamma'", (BAD_ID,))
+        conn.commit()
+        conn.close()
+    sid = BAD_ID.decode("utf-8", "surrogateescape")
+    listed = cli_json("ls", "--json", str(path))["sessions"]
+    assert sid in [s["id"] for s in listed]
+    shown = cli_json("show", "--json", str(path), sid)
+    assert [m["text"] for m in shown["messages"]] == ["an id to damage"]
+    found = cli_json("search", "--json", str(path), "to damage")
+    assert [h["session_id"] for h in found["hits"]] == [sid]
