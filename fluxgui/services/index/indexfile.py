@@ -48,6 +48,8 @@ from fluxgui.core.paths import cache_dir, private_file
 from fluxgui.core.undecodable import storable, utf8
 from fluxgui.core.walmode import use_wal
 
+from .failures import damaged, set_aside, unavailable
+
 SCHEMA_VERSION = "4"
 
 _SCHEMA = [
@@ -159,8 +161,26 @@ class IndexFile:
         self.path = path
         self.store_key = store_key
         self._lock = threading.Lock()
-        private_file(path)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        #: where a damaged file found at this opening was moved (``None``: it was not)
+        self.set_aside_as: Path | None = None
+        # A folder that cannot be written, a full disk: IndexUnavailable. A damaged file
+        # is set aside and made again (the index is a cache).
+        try:
+            self._open(reading)
+        except (OSError, sqlite3.Error) as exc:
+            self._close_quietly()
+            if not damaged(exc):
+                raise unavailable(path, exc) from None
+            self.set_aside_as = set_aside(path)
+            try:
+                self._open(reading)
+            except (OSError, sqlite3.Error) as again:
+                self._close_quietly()
+                raise unavailable(path, again) from None
+
+    def _open(self, reading: bool) -> None:
+        private_file(self.path)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 30000")
         use_wal(self._db.execute)  # (another process may be switching the new file)
         self._db.execute("PRAGMA synchronous = NORMAL")
@@ -170,6 +190,12 @@ class IndexFile:
             # running in another process does not make it wait.
             if not (reading and self._current()):
                 self._setup()
+
+    def _close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+            del self._db
 
     def _current(self) -> bool:
         """Whether the file holds this schema version of this store's index."""
@@ -209,7 +235,7 @@ class IndexFile:
                 )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     def close(self) -> None:
@@ -267,7 +293,7 @@ class IndexFile:
                 db.execute("COMMIT")
                 return True
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def replace_sessions(
@@ -290,7 +316,7 @@ class IndexFile:
                     )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def _drop(self, sid: str) -> None:
@@ -412,6 +438,13 @@ def _blobs(rows: list[tuple[object, ...]]) -> bool:
 
 def _read_row(row: tuple[object, ...]) -> tuple[object, ...]:
     return tuple(read(v) for v in row)
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """End a failed transaction: SQLite ends one itself on some errors (a full disk), and
+    a ROLLBACK then would fail and hide why."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> None:

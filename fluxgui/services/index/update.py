@@ -23,14 +23,18 @@ on the index file runs in a worker thread; the store is read on the caller's loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
+from .failures import IndexUnavailable, after_failure, remove
 from .indexfile import IndexFile, Record, index_path
 
 #: rows per ``messages_after`` call (and per index transaction) while building: big
@@ -49,6 +53,8 @@ class UpdateReport:
     dropped: int = 0
     seconds: float = 0.0
     built: bool = False  # this update finished a first build
+    #: where a damaged index file was moved before this update built it anew ("": none)
+    set_aside: str = ""
 
 
 def sealed(message: Message) -> bool:
@@ -91,12 +97,15 @@ async def update_index(
     progress: Progress | None = None,
     batch: int = BATCH,
 ) -> UpdateReport:
-    """Bring the store's index up to date (building it the first time)."""
+    """Bring the store's index up to date (building it the first time).
+    :class:`~.failures.IndexUnavailable` when its file cannot be used (a damaged file is
+    set aside for the next update to build anew)."""
     started = time.perf_counter()
     own = index is None
     idx = index or await asyncio.to_thread(open_index, store)
+    failure: OSError | sqlite3.Error
     try:
-        report = UpdateReport()
+        report = UpdateReport(set_aside=str(idx.set_aside_as or ""))
         was_ready = (await asyncio.to_thread(idx.state)).get("ready") == "1"
         if store.capabilities.watermark:
             await _follow_ids(store, idx, report, progress, batch)
@@ -106,9 +115,14 @@ async def update_index(
         report.built = not was_ready
         report.seconds = time.perf_counter() - started
         return report
+    except (OSError, sqlite3.Error) as exc:
+        if not own:
+            raise  # (the caller's file: the caller says it)
+        failure = exc
     finally:
         if own:
             await asyncio.to_thread(idx.close)
+    raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
 def _mode(store: SessionStore) -> str:
@@ -268,11 +282,26 @@ def _forget(store_key: str, session_ids: list[str]) -> None:
     path = index_path(store_key)
     if not path.exists():
         return
-    idx = IndexFile(path, store_key)
+    try:
+        idx = IndexFile(path, store_key)
+    except IndexUnavailable:
+        _drop_file(path)
+        return
     try:
         idx.replace_sessions({sid: [] for sid in session_ids})
+        return
+    except (OSError, sqlite3.Error):
+        pass
     finally:
         idx.close()
+    _drop_file(path)
+
+
+def _drop_file(path: Path) -> None:
+    """An index that could not be told of an edit is thrown away (it would find the old
+    text), if it can be: the next search builds it anew. The edit stands either way."""
+    with contextlib.suppress(IndexUnavailable):
+        remove(path)
 
 
 async def note_changed(store: SessionStore, session_ids: list[str]) -> None:
