@@ -18,7 +18,6 @@ from mounts import read_only, tmpfs
 
 from fluxgui.adapters import open_store
 from fluxgui.services.index import index_path, scan, search, update_index
-from fluxgui.services.index.failures import IndexUnavailable
 
 SESSIONS = {f"s{i:03d}": [{"role": "user", "content": f"message {j} of session {i}: order A-{i:04d} " * 8}
                           for j in range(5)] for i in range(100)}
@@ -78,6 +77,8 @@ def test_a_full_cache_folder(tmp_path: Path, store_db: Path) -> None:
         assert_search_scans(cache, store_db, "database or disk is full")
 
         async def in_process() -> None:
+            from fluxgui.services.index.failures import IndexUnavailable
+
             os.environ["FLUXGUI_CACHE_DIR"] = str(cache)
             try:
                 store = await open_store(str(store_db))
@@ -156,3 +157,40 @@ def test_a_damaged_index_file_is_set_aside_and_built_anew(tmp_path: Path, store_
     again = cli(cache, "index", str(store_db))
     assert again.returncode == 0 and "index built: 500 messages" in again.stdout
     assert again.stderr == f"fluxgui: the search index was damaged: set aside as {aside} and built anew\n"
+
+
+def test_an_edit_stands_when_the_index_cannot_be_told(tmp_path: Path) -> None:
+    """An edit in place tells the index to read its session again; an index that cannot
+    be written is thrown away if it can be, and the edit stands either way."""
+    from fluxgui.core.ports import OpenOptions
+    from fluxgui.services.edits import update_message
+
+    db = tmp_path / "flux.db"
+    write_flux(db, {"s": [{"role": "user", "content": "an old text"}]})
+    with tmpfs(tmp_path / "ro", "1m") as folder:
+        cache = folder / "cache"
+        assert cli(cache, "index", str(db)).returncode == 0
+        read_only(folder)
+
+        async def edit() -> None:
+            os.environ["FLUXGUI_CACHE_DIR"] = str(cache)
+            try:
+                store = await open_store(str(db), OpenOptions(writable=True))
+                try:
+                    (m,) = [m for page in [await store.page_messages("s")] for m in page]
+                    await update_message(store, "s", m, {"role": "user", "content": "a new text"})
+                finally:
+                    await store.close()
+            finally:
+                del os.environ["FLUXGUI_CACHE_DIR"]
+
+        asyncio.run(edit())
+        shown = cli(cache, "show", str(db), "s", "--json")
+        assert [m["text"] for m in json.loads(shown.stdout)["messages"]] == ["a new text"]
+        assert_search_scans_for(cache, db, "new text", ["s"])
+
+
+def assert_search_scans_for(cache: Path, db: Path, needle: str, ids: list[str]) -> None:
+    found = cli(cache, "search", str(db), needle, "--json")
+    result = json.loads(found.stdout)
+    assert result["path"] == "scan" and [h["session_id"] for h in result["hits"]] == ids
