@@ -49,6 +49,7 @@ from fluxgui.core.undecodable import storable, utf8
 from fluxgui.core.walmode import use_wal
 
 from .failures import damaged, set_aside, unavailable
+from .stored import as_stored, many, read, read_row, stored
 
 SCHEMA_VERSION = "4"
 
@@ -115,19 +116,6 @@ def fts_text(text: str) -> str:
     return storable(folded)
 
 
-def stored(value: object) -> object:
-    """A value as the index file holds it: a text with a lone surrogate as its
-    ``surrogatepass`` bytes (see the module text), anything else as it is."""
-    if isinstance(value, str):
-        return value if utf8(value) else value.encode("utf-8", "surrogatepass")
-    return value
-
-
-def read(value: object) -> object:
-    """A value read from the index file (the inverse of :func:`stored`)."""
-    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
-
-
 def _unsearchable(chunk: str) -> bool:
     """Whether a trigram cannot be asked of the FTS table (NUL, a lone surrogate)."""
     return "\x00" in chunk or not utf8(chunk)
@@ -168,34 +156,30 @@ class IndexFile:
         try:
             self._open(reading)
         except (OSError, sqlite3.Error) as exc:
-            self._close_quietly()
             if not damaged(exc):
                 raise unavailable(path, exc) from None
             self.set_aside_as = set_aside(path)
             try:
                 self._open(reading)
             except (OSError, sqlite3.Error) as again:
-                self._close_quietly()
                 raise unavailable(path, again) from None
 
     def _open(self, reading: bool) -> None:
         private_file(self.path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 30000")
-        use_wal(self._db.execute)  # (another process may be switching the new file)
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute("PRAGMA cache_size = -65536")
-        with self._lock:
-            # A search (``reading``) of a current file takes no write lock: a build
-            # running in another process does not make it wait.
-            if not (reading and self._current()):
-                self._setup()
-
-    def _close_quietly(self) -> None:
-        db = getattr(self, "_db", None)
-        if db is not None:
+        self._db = db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 30000")
+            use_wal(db.execute)  # (another process may be switching the new file)
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA cache_size = -65536")
+            with self._lock:
+                # A search (``reading``) of a current file takes no write lock: a build
+                # running in another process does not make it wait.
+                if not (reading and self._current()):
+                    self._setup()
+        except BaseException:
             db.close()
-            del self._db
+            raise
 
     def _current(self) -> bool:
         """Whether the file holds this schema version of this store's index."""
@@ -353,18 +337,23 @@ class IndexFile:
                 db.executemany("DELETE FROM msg WHERE rid = ?", ((rid,) for rid, _s, _t in old))
                 touched.update(read(sid) for _rid, sid, _t in old)  # type: ignore[misc]
         insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
+        wrote_bytes = False
         fts_insert = "INSERT INTO fts(rowid, t) VALUES (?, ?)"
         if len(given) == len(records):
-            _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
+            wrote_bytes = _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
             _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in records if r.text is not None])
         else:
             cur = db.cursor()
             fts_rows = []
             for r in records:
-                cur.execute(insert, (r.rid, stored(r.session_id), r.message_id, stored(r.role), stored(r.text)))
+                row, odd = as_stored((r.rid, r.session_id, r.message_id, r.role, r.text))
+                wrote_bytes |= odd
+                cur.execute(insert, row)
                 if r.text is not None:
                     fts_rows.append((cur.lastrowid, fts_text(r.text)))
             db.executemany(fts_insert, fts_rows)
+        if wrote_bytes:  # (matches() reads such values back only when this says so)
+            db.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('bytes', '1')")
         if touched:  # rows were replaced: count those sessions again
             touched.update(r.session_id for r in records)
             db.executemany(
@@ -399,6 +388,8 @@ class IndexFile:
         the lock while iterated: read it to the end or close it."""
         query = match_query(needle)
         with self._lock:
+            # values stored as bytes (see the module text) are read back when there are any
+            decode = self._db.execute("SELECT 1 FROM state WHERE key = 'bytes'").fetchone() is not None
             if query is not None:
                 cur = self._db.execute(
                     """SELECT m.rid, m.session_id, m.message_id, m.role, m.text
@@ -415,7 +406,7 @@ class IndexFile:
                 # a small first batch: a search usually wants a page of hits, no more
                 size = min(batch, 64)
                 while rows := cur.fetchmany(size):
-                    yield [_read_row(r) for r in rows] if _blobs(rows) else rows
+                    yield [read_row(r) for r in rows] if decode else rows
                     size = min(batch, size * 4)
             finally:
                 cur.close()
@@ -431,15 +422,6 @@ class IndexFile:
             return [read(r[0]) for r in self._db.execute("SELECT session_id FROM sess")]  # type: ignore[misc]
 
 
-def _blobs(rows: list[tuple[object, ...]]) -> bool:
-    """Whether any value of ``rows`` is a BLOB (a text :func:`stored` as bytes)."""
-    return any(type(v) is bytes for r in rows for v in r)
-
-
-def _read_row(row: tuple[object, ...]) -> tuple[object, ...]:
-    return tuple(read(v) for v in row)
-
-
 def _rollback(db: sqlite3.Connection) -> None:
     """End a failed transaction: SQLite ends one itself on some errors (a full disk), and
     a ROLLBACK then would fail and hide why."""
@@ -447,21 +429,20 @@ def _rollback(db: sqlite3.Connection) -> None:
         db.execute("ROLLBACK")
 
 
-def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> None:
+def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> bool:
     """``executemany(insert, rows)``, but as one statement over a JSON array of the rows
     where SQLite has JSON built in (3.38): one step, during which the interpreter lock is
     free for the whole batch, where ``executemany`` gives it up and waits for it again at
     every row, while another thread converts the next batch. Rows with a NUL character go
-    through ``executemany`` (SQLite's JSON reading ends a string there)."""
+    through ``executemany`` (SQLite's JSON reading ends a string there), and so do rows
+    with a lone surrogate (stored as bytes): whether there were any."""
     if not _JSON_BUILT_IN:
-        db.executemany(insert, [tuple(stored(v) for v in r) for r in rows])
-        return
+        return many(db, insert, rows)
     plain: list[tuple[object, ...]] = []
     nul: list[tuple[object, ...]] = []
     for r in rows:
         (nul if any(isinstance(v, str) and "\x00" in v for v in r) else plain).append(r)
-    if nul:
-        db.executemany(insert, [tuple(stored(v) for v in r) for r in nul])
+    wrote_bytes = many(db, insert, nul) if nul else False
     if plain:
         head, _, _ = insert.partition(" VALUES ")
         picks = ", ".join(f"value ->> {k}" for k in range(len(plain[0])))
@@ -475,7 +456,8 @@ def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ..
                 return any(isinstance(v, str) and not utf8(v) for v in r)
 
             _insert_all(db, insert, [r for r in plain if not odd(r)])
-            db.executemany(insert, [tuple(stored(v) for v in r) for r in plain if odd(r)])
+            wrote_bytes |= many(db, insert, [r for r in plain if odd(r)])
+    return wrote_bytes
 
 
 #: ``->>`` and ``json_each`` without the JSON1 compile option
