@@ -1,4 +1,4 @@
-"""One redaction for every URL and every server's text fluxgui shows: secrets hidden.
+"""One redaction for every URL fluxgui shows: passwords and secret query values hidden.
 
 A URL reaches the user in errors, the window title, the status bar, the recent-stores
 list and logs. Every one of those goes through :func:`redact_url` (one URL) or
@@ -9,11 +9,6 @@ list and logs. Every one of those goes through :func:`redact_url` (one URL) or
   ``pwd``, ``key``, ``token``, ``secret``, ``api_key`` (any case), and names ending in
   one of them after ``_`` or ``-`` (``access_token``, ``client-secret``, ``x-api-key``).
 
-:func:`redact_text` also hides what a server may echo of a key, in any text: anything that
-looks like an OpenAI key (``sk-…``, ``sk-proj-…``, also a shown prefix such as
-``sk-abc*****``), the value after ``Bearer``, and the secrets it is given (the key a store
-was opened with), wherever they appear.
-
 Parsing is by hand, not ``urllib``: a URL that does not parse (a port out of range, a
 stray ``%``) must still lose its secrets before it is shown. :func:`split_secrets` takes
 the secrets out of a URL (to keep them in the keyring) and :func:`join_secrets` puts them
@@ -23,7 +18,6 @@ back.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 #: shown in place of a secret
 MASK = "***"
@@ -33,13 +27,6 @@ SECRET_NAMES = frozenset({"password", "pass", "pwd", "key", "token", "secret", "
 _SECRET_SUFFIX = r"[_-](password|pass|pwd|key|token|secret)$"
 #: a URL inside running text: a scheme, "://", then anything up to white space or a quote
 _URL_IN_TEXT = r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>`]*"
-#: an OpenAI key, or the start of one a server shows (``sk-proj-abc…``, ``sk-abc*****``)
-_OPENAI_KEY = r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-*…]{3,}"
-#: the credentials after "Bearer" (an Authorization header echoed): a token of six
-#: characters or more (RFC 6750's token68 characters)
-_BEARER = r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=*\-]{6,}"
-#: a given secret shorter than this is not looked for (it would mask ordinary words)
-MIN_SECRET = 4
 
 
 def is_secret_name(name: str) -> bool:
@@ -111,19 +98,11 @@ def redact_url(url: str) -> str:
     return scheme + _redact_authority(authority) + path + _redact_query(query) + fragment
 
 
-def redact_text(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every URL in it redacted (see :func:`redact_url`), every OpenAI key
-    and ``Bearer`` value masked, and each of ``secrets`` (of :data:`MIN_SECRET`
-    characters or more) replaced by ``***`` wherever it appears."""
-    if "://" in text:
-        text = re.sub(_URL_IN_TEXT, lambda m: redact_url(m.group(0)), text)
-    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    if "sk-" in text:
-        text = re.sub(_OPENAI_KEY, f"sk-{MASK}", text)
-    if "earer" in text or "EARER" in text:
-        text = re.sub(_BEARER, lambda m: f"{m.group(1)} {MASK}", text)
-    return text
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it redacted (see :func:`redact_url`)."""
+    if "://" not in text:
+        return text
+    return re.sub(_URL_IN_TEXT, lambda m: redact_url(m.group(0)), text)
 
 
 def split_secrets(url: str) -> tuple[str, dict[str, str]]:
@@ -177,8 +156,8 @@ _installed = False
 
 def install_log_redaction() -> None:
     """Redact every log record of this process as it is made (its message, arguments and
-    traceback), whoever logs it and wherever it goes: a URL with a password, or a key, that
-    reaches a log shows ``***``. Idempotent."""
+    traceback), whoever logs it and wherever it goes: a URL with a password that reaches a
+    log shows ``***``. Idempotent."""
     global _installed
     if _installed:
         return
@@ -193,9 +172,8 @@ def install_log_redaction() -> None:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string is the logger's problem
             return record
-        shown = redact_text(message)
-        if shown != message:
-            record.msg, record.args = shown, None
+        if "://" in message:
+            record.msg, record.args = redact_text(message), None
         if record.exc_info and record.exc_info[0] is not None:
             text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
             record.exc_text = redact_text(text)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fluxgui.adapters.registry import conversations_location, open_store
+from fluxgui.adapters.registry import open_store
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -162,16 +162,7 @@ def copy_destination(
     """The store to copy ``source``'s sessions into, as
     :func:`fluxgui.services.destinations.writable_store` gives it. Never ``source``
     itself: its files, or (``source_target``, the URL it was opened with, and its Redis
-    ``source_prefix``) the same server store, or the same Conversations server (a target
-    with no URL in it: its server is the ``base_url`` option), are refused."""
-    server = conversations_location(target, options.get("base_url"))
-    if server is not None:
-        if source.store_key.split("?", 1)[0] == server:  # (its location, see core.storekey)
-            raise TargetError(
-                f"refusing to copy into {show_id(server)}: it is the server being read; "
-                "nothing was written"
-            )
-        return writable_store(target, fmt=fmt, default=source.format, **options)
+    ``source_prefix``) the same server store, are refused."""
     for path in source.local_paths():
         check_not_source(target, str(path))
     if source_target is not None and not source.local_paths():

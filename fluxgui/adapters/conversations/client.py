@@ -6,22 +6,13 @@ an ``AsyncOpenAI`` client on the base URL (its own retries: twice, honouring
 ``writable``, no change token (the API has none), no local files.
 :func:`failing` turns the client's errors into one line each — a refused key (401/403),
 an unknown conversation (404), rate limiting (429, with the server's ``retry-after``),
-a timeout, no network, an answer that is not the API's JSON — never showing the key or
-the server's echo of it (every server text goes through
-:func:`fluxgui.core.redact.redact_text` with the key).
-
-A call (one request and the client's retries) keeps to the store's ``api_timeout``: a
-server that asks to wait (``retry-after``) longer than the call has left is not waited
-for; the error says how long it asked (:class:`AskedToWait`).
+a timeout, no network — never showing the key or the server's echo of it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import json
 import math
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,7 +30,6 @@ from fluxgui.core.errors import (
 )
 from fluxgui.core.redact import redact_text, redact_url
 
-from .answers import NotTheApi
 from .target import location
 from .worker import ClientThread
 
@@ -51,43 +41,6 @@ CONNECT_TIMEOUT = 10.0
 RETRIES = 2
 
 
-#: ids the client refuses to put in a path (it never sends them)
-UNSENDABLE = frozenset({"", ".", ".."})
-#: statuses the client tries again, after the wait the server asks for (its own rule)
-RETRIED = frozenset({408, 409, 429})
-#: when the call on the client's thread must be over (``time.monotonic``)
-_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("fluxgui_api_deadline")
-
-
-class AskedToWait(openai.OpenAIError):
-    """The server answered ``status`` and asked to wait ``seconds`` before trying again:
-    longer than the call has left. Raised from the HTTP client's response hook, which the
-    ``openai`` client passes on as it is, without retrying."""
-
-    def __init__(self, status: int, seconds: float, body: object) -> None:
-        super().__init__(f"the server asked to wait {seconds:g} s ({status})")
-        self.status_code = status
-        self.seconds = seconds
-        self.body = body
-
-
-async def _refuse_long_waits(response: Any) -> None:
-    """The response hook: see :class:`AskedToWait`."""
-    status = response.status_code
-    if status not in RETRIED and status < 500:
-        return
-    seconds = _wait_of(response.headers)
-    deadline = _deadline.get(None)
-    if seconds is None or deadline is None or seconds <= deadline - time.monotonic():
-        return
-    await response.aread()
-    try:
-        body: object = json.loads(response.content)
-    except ValueError:
-        body = None
-    raise AskedToWait(status, seconds, body)
-
-
 def make_client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
     """The client (no request is made)."""
     import httpx2
@@ -97,9 +50,6 @@ def make_client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
         api_key=api_key,
         timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
         max_retries=RETRIES,
-        http_client=openai.DefaultAsyncHttpxClient(
-            event_hooks={"response": [_refuse_long_waits]}
-        ),
     )
 
 
@@ -108,8 +58,6 @@ class ConversationsBackend:
 
     def __init__(self, api_key: str, base_url: str, *, writable: bool, timeout: float) -> None:
         self._client = ClientThread(lambda: make_client(base_url, api_key, timeout))
-        #: masked in every text a server sends (never shown)
-        self._secrets = (api_key,)
         self.base_url = base_url
         self.writable = writable
         self.timeout = timeout
@@ -130,14 +78,8 @@ class ConversationsBackend:
         return []
 
     async def run(self, call: Callable[[AsyncOpenAI], Awaitable[T]]) -> T:
-        """``await call(client)`` on the client's own thread (see :mod:`.worker`), within
-        the API timeout's waits (see the module text)."""
-
-        async def timed(client: AsyncOpenAI) -> T:
-            _deadline.set(time.monotonic() + self.timeout)
-            return await call(client)
-
-        return await self._client.run(timed)
+        """``await call(client)`` on the client's own thread (see :mod:`.worker`)."""
+        return await self._client.run(call)
 
     async def close(self) -> None:
         await self._client.close()
@@ -146,39 +88,17 @@ class ConversationsBackend:
     def failing(self, conversation: str | None = None) -> Iterator[None]:
         """Turn the client's errors into one line (see the module text); a 404 names
         ``conversation``."""
-        if conversation is not None and conversation in UNSENDABLE:
-            # The client refuses these before sending (no path segment can be one).
-            raise self.unknown(conversation)
         try:
             yield
-        except AskedToWait as exc:
-            raise self.asked_to_wait(exc) from None
         except openai.APIError as exc:
             raise self.error(exc, conversation) from None
-        except ValueError as exc:  # JSON that does not parse, or not the API's shape
-            raise self.malformed(exc) from None
+        except ValueError:  # the client refuses an empty id, or "..", before sending
+            if conversation is not None:
+                raise self.unknown(conversation) from None
+            raise
 
     def unknown(self, conversation: str) -> SessionNotFound:
         return SessionNotFound(f"unknown conversation id {show_id(conversation)} at {self.url} (404)")
-
-    def malformed(self, exc: ValueError) -> StoreUnavailable:
-        """An answer that is not what the API sends: an error, never the end of a
-        conversation."""
-        if isinstance(exc, json.JSONDecodeError):
-            what = "not JSON"
-        else:
-            what = f"not in the API's shape: {exc}" if isinstance(exc, NotTheApi) else "not in the API's shape"
-        return StoreUnavailable(f"{self.display} sent an answer fluxgui cannot read ({what})")
-
-    def asked_to_wait(self, exc: AskedToWait) -> StoreUnavailable:
-        doing = ("is rate-limiting requests" if exc.status_code == 429
-                 else f"answered {exc.status_code}")
-        code = _body_error(exc.body).get("code")
-        return StoreUnavailable(
-            f"{self.display} {doing} ({exc.status_code}{_of(str(code) if code else None)}) and "
-            f"asked to wait {exc.seconds:g} s, longer than the API timeout "
-            f"({self.timeout:g} s): retry after {exc.seconds:g} s"
-        )
 
     def error(self, exc: openai.APIError, conversation: str | None) -> FluxguiError:
         """The one line for a client error."""
@@ -190,7 +110,7 @@ class ConversationsBackend:
         if isinstance(exc, openai.APIConnectionError):
             return StoreUnavailable(f"cannot reach {where}: {_reason(exc)}")
         if not isinstance(exc, openai.APIStatusError):
-            return StoreUnavailable(f"{where} failed: {_short(str(exc), secrets=self._secrets)}")
+            return StoreUnavailable(f"{where} failed: {_short(str(exc))}")
         status, code = exc.status_code, _code(exc)
         if isinstance(exc, openai.AuthenticationError):
             # Never the server's message: it echoes the start of the key.
@@ -211,7 +131,7 @@ class ConversationsBackend:
                 f"{where} is rate-limiting requests (429{_of(code)}), also after the "
                 f"client's retries: {later}"
             )
-        message = _short(_message(exc), secrets=self._secrets)
+        message = _short(_message(exc))
         if status == 400 and "after" in message.lower():
             return Conflict(
                 f"the item to page from is no longer in the conversation at {where}: "
@@ -240,8 +160,8 @@ def _reason(exc: BaseException) -> str:
     return _short(str(chain[-1])) or "no connection"
 
 
-def _body_error(body: object) -> dict[str, Any]:
-    """The ``error`` object of an error answer's body (``{}`` when it has none)."""
+def _body_error(exc: openai.APIStatusError) -> dict[str, Any]:
+    body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
@@ -250,7 +170,7 @@ def _body_error(body: object) -> dict[str, Any]:
 
 
 def _code(exc: openai.APIStatusError) -> str | None:
-    code = _body_error(exc.body).get("code")
+    code = _body_error(exc).get("code")
     return str(code) if code else None
 
 
@@ -259,20 +179,18 @@ def _of(code: str | None) -> str:
 
 
 def _message(exc: openai.APIStatusError) -> str:
-    message = _body_error(exc.body).get("message")
+    message = _body_error(exc).get("message")
     return str(message) if message else f"HTTP {exc.status_code}"
 
 
-def _short(text: str, width: int = 200, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` on one line, at most ``width`` characters, URLs, keys and ``secrets``
-    masked (:func:`~fluxgui.core.redact.redact_text`)."""
-    flat = " ".join(redact_text(text, secrets).split())
+def _short(text: str, width: int = 200) -> str:
+    flat = " ".join(redact_text(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _wait_of(headers: Any) -> float | None:
-    """The seconds a server's ``retry-after-ms`` or ``retry-after`` (a number or an HTTP
-    date) asks to wait; ``None`` when it asks nothing readable."""
+def _retry_after(exc: openai.APIStatusError) -> str | None:
+    """The server's ``retry-after`` (``retry-after-ms``) as ``"20 s"``."""
+    headers = exc.response.headers
     for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is None:
@@ -280,26 +198,7 @@ def _wait_of(headers: Any) -> float | None:
         try:
             seconds = float(value) / divisor
         except ValueError:
-            seconds = _date_wait(value)
-        if seconds is not None and not math.isnan(seconds) and seconds >= 0:
-            return seconds
+            return _short(value, 60)  # an HTTP date, as sent
+        if math.isfinite(seconds) and seconds >= 0:
+            return f"{seconds:g} s"
     return None
-
-
-def _date_wait(value: str) -> float | None:
-    import email.utils
-
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _retry_after(exc: openai.APIStatusError) -> str | None:
-    """The server's ``retry-after`` (``retry-after-ms``) as ``"20 s"``."""
-    seconds = _wait_of(exc.response.headers)
-    if seconds is None or not math.isfinite(seconds):
-        value = exc.response.headers.get("retry-after")
-        return _short(value, 60) if value else None
-    return f"{seconds:g} s"

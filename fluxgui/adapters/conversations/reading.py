@@ -27,8 +27,7 @@ from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrde
 from ..base import Store, check_branch, cut_page
 from ..textmatch import contains
 from .client import ConversationsBackend
-from .answers import item_page
-from .items import to_message
+from .items import dump, to_message
 
 #: items read per listed conversation (its count when it holds no more)
 COUNT_PROBE = 100
@@ -56,9 +55,6 @@ class ConversationsReader(Store[ConversationsBackend]):
         self.item_ids: dict[int, str] = {}
         self._snapshot: list[Row] | None = None
         self._problems: dict[str, str] = {}
-        #: the latest items :meth:`session_info` read (task, id, items newest first, more
-        #: follow): the first page of the next read from the end in the same task
-        self._probe: tuple[asyncio.Task[Any] | None, str, list[dict[str, Any]], bool] | None = None
 
     @property
     def problems(self) -> list[str]:
@@ -71,13 +67,13 @@ class ConversationsReader(Store[ConversationsBackend]):
         self, cid: str, *, order: str, after: str | None = None, limit: int = PAGE_MAX
     ) -> tuple[list[dict[str, Any]], bool]:
         """One page of items (``order`` ``asc``/``desc``) and whether more follow;
-        :class:`SessionNotFound` for an unknown conversation, another error (never an
-        empty page) for an answer that is not the API's."""
+        :class:`SessionNotFound` for an unknown conversation."""
         kwargs: dict[str, Any] = {"order": order, "limit": max(1, min(limit, PAGE_MAX))}
         if after is not None:
             kwargs["after"] = after
         async def read(client: Any) -> tuple[list[dict[str, Any]], bool]:
-            return item_page(await client.conversations.items.with_raw_response.list(cid, **kwargs))
+            page = await client.conversations.items.list(cid, **kwargs)
+            return [dump(i) for i in page.data], bool(page.has_more)
 
         with self.backend.failing(cid):
             items, more = await self.backend.run(read)
@@ -97,8 +93,7 @@ class ConversationsReader(Store[ConversationsBackend]):
         except ValueError:
             return len(self.ids)
 
-    async def _row(self, cid: str, *, keep: bool = False) -> Row | None:
-        """The row of ``cid`` (its latest items read; ``keep``: kept as the probe)."""
+    async def _row(self, cid: str) -> Row | None:
         try:
             items, more = await self.fetch(cid, order="desc", limit=COUNT_PROBE)
         except SessionNotFound as exc:
@@ -108,35 +103,17 @@ class ConversationsReader(Store[ConversationsBackend]):
         self._problems.pop(cid, None)
         for item in items:
             self._message(item)
-        if keep:
-            self._probe = (asyncio.current_task(), cid, items, more)
         return (cid, self._position(cid), len(items), not more)
 
-    def _take_probe(self, cid: str) -> tuple[list[dict[str, Any]], bool]:
-        """The latest items of ``cid`` that :meth:`session_info` just read in this task
-        (newest first) and whether more follow; ``([], True)`` when there are none. Taken
-        once: ``show --limit 50`` and the window's first page read the conversation's end
-        once, not twice."""
-        probe, self._probe = self._probe, None
-        if probe is None or probe[0] is not asyncio.current_task() or probe[1] != cid:
-            return [], True
-        return list(probe[2]), probe[3]
-
     async def _rows_of(self, ids: list[str]) -> list[Row]:
-        """The rows of ``ids`` the server knows; the first error of any (the other reads
-        cancelled: none is left running)."""
         gate = asyncio.Semaphore(PARALLEL)
 
         async def one(cid: str) -> Row | None:
             async with gate:
                 return await self._row(cid)
 
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(one(cid)) for cid in ids]
-        except BaseExceptionGroup as failed:
-            raise _first(failed) from None
-        return [r for r in (t.result() for t in tasks) if r is not None]
+        found = await asyncio.gather(*(one(cid) for cid in ids))
+        return [r for r in found if r is not None]
 
     async def _rows(self) -> list[Row]:
         if self._snapshot is None:
@@ -144,10 +121,8 @@ class ConversationsReader(Store[ConversationsBackend]):
         return self._snapshot
 
     def forget_listing(self) -> None:
-        """Read the conversations again at the next listing, and the next page (after a
-        write)."""
+        """Read the conversations again at the next listing (after a write)."""
         self._snapshot = None
-        self._probe = None
 
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
@@ -179,7 +154,7 @@ class ConversationsReader(Store[ConversationsBackend]):
         """The conversation's row (its latest items read to count them); ``None`` when
         the server does not know it."""
         check_branch(self, branch)
-        row = await self._row(session_id, keep=True)
+        row = await self._row(session_id)
         return self._row_info(row) if row is not None else None
 
     async def require_session(self, session_id: str) -> SessionInfo:
@@ -223,13 +198,14 @@ class ConversationsReader(Store[ConversationsBackend]):
             return []
         order = "desc" if direction == "backward" else "asc"
         after: str | None = str(anchor[0]) if anchor else None
-        got, more = self._take_probe(session_id) if order == "desc" and after is None else ([], True)
-        del got[limit:]
+        got: list[dict[str, Any]] = []
         try:
-            while len(got) < limit and more:
-                start = str(got[-1].get("id")) if got else after
-                items, more = await self.fetch(session_id, order=order, after=start, limit=limit - len(got))
+            while len(got) < limit:
+                items, more = await self.fetch(session_id, order=order, after=after, limit=limit - len(got))
                 got.extend(items)
+                if not more:
+                    break
+                after = str(items[-1].get("id"))
         except SessionNotFound:
             return []  # as every store: no such session, no messages
         if order == "desc":
@@ -277,9 +253,3 @@ class ConversationsReader(Store[ConversationsBackend]):
         """The latest ``limit`` items (0/None: all) as flux dicts."""
         picked = await self.latest_messages(session_id, limit or None, branch=branch)
         return [{"role": m.role, "content": m.text} for m in picked]
-
-
-def _first(group: BaseExceptionGroup) -> BaseException:
-    """The first error of a task group's (nested groups opened)."""
-    first = group.exceptions[0]
-    return _first(first) if isinstance(first, BaseExceptionGroup) else first

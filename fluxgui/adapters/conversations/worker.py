@@ -51,12 +51,6 @@ class ClientThread:
         self._closed = True
 
         async def shut() -> None:
-            # Calls still running (their callers gone: a cancelled listing's other
-            # reads) end here, so that no task is left pending when the loop closes.
-            running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
             if self._client is not None:
                 await self._client.close()
 

@@ -30,8 +30,7 @@ from fluxgui.core.items import MESSAGE_ROLES, validate_item
 from fluxgui.core.model import Message, message_to_item
 
 from ..base import check_branch
-from .answers import conversation_id, item_page
-from .items import BATCH, batches, for_conversation, from_flux, from_message, message_id
+from .items import BATCH, batches, dump, for_conversation, from_flux, from_message, message_id
 from .reading import ConversationsReader
 
 #: raw items kept for edits and undo, newest read last
@@ -103,10 +102,8 @@ class ConversationsStore(ConversationsReader):
                 client = client.with_options(max_retries=0)
             made: list[dict[str, Any]] = []
             for part in parts:
-                page, _more = item_page(
-                    await client.conversations.items.with_raw_response.create(cid, items=part)
-                )
-                made.extend(page)
+                page = await client.conversations.items.create(cid, items=part)
+                made.extend(dump(i) for i in page.data)
             return made
 
         try:
@@ -288,7 +285,7 @@ class ConversationsStore(ConversationsReader):
         first, rest = items[:BATCH], items[BATCH:]
 
         async def create(client: Any) -> str:
-            return conversation_id(await client.conversations.with_raw_response.create(items=first))
+            return str((await client.conversations.create(items=first)).id)
 
         async def write() -> str:
             with self.backend.failing():
