@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 #: the largest count a command takes (--limit, --ttl): what a 32-bit signed int holds
 MAX_COUNT = 2**31 - 1
@@ -108,10 +108,53 @@ def terminal_columns() -> int:
         return 80
 
 
+#: the arguments that name a file, a URL, or something a store holds (a session, a branch,
+#: a Redis key prefix): kept as Python decoded them from the command line — bytes that
+#: are not UTF-8 as ``surrogateescape`` characters, which name those same bytes again
+#: (a file name, a Redis key, a flux session id read from such bytes)
+NAMES = frozenset({
+    "target", "source", "dest", "files", "output", "file", "ids_file", "dest_ids_file",
+    "screenshot", "reviews", "session", "session_id", "session_ids", "a", "b", "branch",
+    "branch_a", "branch_b", "key_prefix", "dest_key_prefix",
+})
+
+
+def plain_text(text: str) -> str:
+    """A command-line text as text: the bytes that were not UTF-8 (which Python decodes
+    as lone surrogates) as U+FFFD, as a card shows them."""
+    if text.isascii():
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # (not from a command line: left as the caller gave it)
+        return text
+
+
+def _plain_values(args: argparse.Namespace) -> argparse.Namespace:
+    """Every text argument but :data:`NAMES` made :func:`plain_text` (a note, a search
+    text, a tag, a model name…: text that is written or sent somewhere)."""
+    for name, value in vars(args).items():
+        if name in NAMES:
+            continue
+        if isinstance(value, str):
+            setattr(args, name, plain_text(value))
+        elif isinstance(value, list):
+            setattr(args, name, [plain_text(v) if isinstance(v, str) else v for v in value])
+    return args
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser, with formatters as wide as argparse makes them (the terminal's
     width less 2). argparse makes one for every argument added and finds the width
-    through :mod:`shutil`; a command's start-up need not load it."""
+    through :mod:`shutil`; a command's start-up need not load it.
+
+    The command line in one place: bytes that are not UTF-8 in a text argument (a note,
+    a search text) become U+FFFD, in a name of something (:data:`NAMES`) they stay the
+    bytes they were."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        return _plain_values(parsed), rest
 
     def error(self, message: str) -> NoReturn:
         """argparse's usage error; an option whose value starts with ``-`` (a Fernet key

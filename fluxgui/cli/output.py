@@ -26,10 +26,13 @@ _JSON_ESCAPE = "[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u20
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``value`` as JSON that is safe to print: exact, non-ASCII kept readable, with
-    the characters of :data:`_JSON_ESCAPE` as ``\\uXXXX`` escapes."""
-    import json  # (only --json needs it: a listing in text does not load it)
+    the characters of :data:`_JSON_ESCAPE` as ``\\uXXXX`` escapes; a number JSON cannot
+    hold (``NaN``, an infinity: a stored item may) as the string ``"NaN"``,
+    ``"Infinity"`` or ``"-Infinity"``, as the export writes it."""
+    # (only --json needs it: a listing in text does not load it)
+    from fluxgui.core.jsonsafe import Counter, dumps
 
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    text = dumps(value, Counter(), indent=indent)
     return re.sub(_JSON_ESCAPE, lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 

@@ -65,19 +65,19 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
 
     from fluxgui.services.index import index_path, update_index
+    from fluxgui.services.index.failures import damaged_note, remove
 
     store = await open_target(args)
     try:
         if args.rebuild:
-            path = index_path(store.store_key)
-            for suffix in ("", "-wal", "-shm"):
-                with_suffix = path.with_name(path.name + suffix)
-                await asyncio.to_thread(with_suffix.unlink, missing_ok=True)
+            await asyncio.to_thread(remove, index_path(store.store_key))
         bar = ProgressBar(sys.stderr)
         try:
             report = await update_index(store, progress=bar)
         finally:
             bar.end()
+        if report.set_aside:
+            note(damaged_note(report.set_aside))
         if store.needs_key:
             note("encrypted items are not written to the index: with the key they are "
                  "searched by scanning their sessions")

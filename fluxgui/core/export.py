@@ -323,7 +323,8 @@ class MarkdownWriter(_Transcript):
     def session(self, info: SessionInfo) -> None:
         self.sessions += 1
         sep = "\n---\n\n" if self.sessions > 1 else ""
-        self._put(f"{sep}## Session {mdsafe.inline_text(info.id)}\n\n_{self._when(info)}_\n\n")
+        sid = mdsafe.inline_text(visible(info.id, keep_layout=False))
+        self._put(f"{sep}## Session {sid}\n\n_{self._when(info)}_\n\n")
 
     def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
         if lines:  # (hidden characters as markers, as in message text)

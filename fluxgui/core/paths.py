@@ -57,8 +57,22 @@ def cache_dir() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """``path`` made (with its parents) if missing; a folder we make is mode 0700."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """``path`` made (with its parents) if missing; every folder we make, a parent too,
+    is mode 0700 (``mkdir(parents=True)`` would make the parents by the umask: 0755).
+    A folder that exists is left as it is."""
+    missing: list[Path] = []
+    at = path
+    while not at.is_dir() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile (another process), or a file: see below
+            if not folder.is_dir():
+                raise
+            continue
+        os.chmod(folder, 0o700)  # (mkdir's mode is narrowed by the umask, never widened)
     return path
 
 

@@ -17,8 +17,11 @@ several columns of a row are undecodable, the first is described and ``columns``
 them all. The flag describes what was read: a copy of the message into another store
 holds the replacement-character text and not the flag (see :func:`strip_flag`).
 
-A session id that is not UTF-8 lists with replacement characters; it no longer names
-the stored bytes, so opening that session finds no messages.
+A session id that is not UTF-8 is read as its bytes decoded with ``surrogateescape``
+(:func:`id_text`), as Python decodes file names and command lines: the id names its stored
+bytes exactly, so it can be listed, opened, checked and searched (the SQLite back-end
+gives such a text back as those bytes), and the bytes typed on a command line are that
+id. Printed, each undecodable byte shows as its marker (``⟨U+DCFF⟩``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,50 @@ class Undecodable(str):
     def flag(self, column: str) -> dict[str, Any]:
         """What ``metadata["undecodable"]`` says about this value stored in ``column``."""
         return {"column": column, "hex": self.raw[:HEX_BYTES].hex(), "bytes": len(self.raw)}
+
+
+#: a lone surrogate (compiled by re when first needed: a range this wide takes
+#: milliseconds)
+_SURROGATE = "[\ud800-\udfff]"
+
+
+def utf8(text: str) -> bool:
+    """Whether UTF-8 can hold ``text``: it holds no lone surrogate (a JSON string can
+    carry one; an id read by :func:`id_text` holds one per undecodable byte)."""
+    if text.isascii():  # (a flag of the string: no scan)
+        return True
+    if len(text) > _COPY_LIMIT:  # a huge text: looked through, not copied
+        import re
+
+        return re.search(_SURROGATE, text) is None
+    try:
+        text.encode("utf-8")  # (three times the pattern's speed)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+#: texts longer than this are checked by a pattern instead of an encoded copy
+_COPY_LIMIT = 1 << 16
+
+
+def storable(text: str) -> str:
+    """Text a database can store: each lone surrogate as U+FFFD (as a card shows an
+    undecodable byte)."""
+    import re
+
+    return text if utf8(text) else re.sub(_SURROGATE, "\ufffd", text)
+
+
+def id_text(value: Any) -> str:
+    """A session id as read: its text, or — stored bytes that are not UTF-8 (an
+    :class:`Undecodable`) — those bytes decoded with ``surrogateescape`` (see the module
+    text)."""
+    if type(value) is str:
+        return value
+    if isinstance(value, Undecodable):
+        return value.raw.decode("utf-8", "surrogateescape")
+    return str(value)
 
 
 def tolerant_text(data: bytes) -> str:

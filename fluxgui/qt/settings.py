@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings
 
 from fluxgui.adapters.registry import DEFAULT_PREFIX, kind_of
+from fluxgui.core.paths import private_dir
 from fluxgui.core.redact import redact_text, split_secrets
 from fluxgui.services import credentials
 
@@ -37,9 +39,15 @@ def default_settings() -> QSettings:
     Ini on every platform (not the Windows registry) so tests can redirect it with
     ``QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)``.
     """
-    return QSettings(
+    settings = QSettings(
         QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION
     )
+    # Qt would make the folder (and its missing parents) by the umask: 0755
+    try:
+        private_dir(Path(settings.fileName()).parent)
+    except OSError:  # (a read-only home: Qt's writes fail quietly too)
+        pass
+    return settings
 
 
 def normalize_target(target: str) -> tuple[str, bool]:

@@ -152,7 +152,8 @@ def test_agents_copy_keeps_the_replacement_text(agents_db: Path, tmp_path: Path)
 def test_flux_store_lists_every_session_and_flags_bad_rows(flux_db: Path, tmp_path: Path):
     listed = cli_json("ls", "--json", str(flux_db))["sessions"]
     counts = {s["id"]: s["messages"] for s in listed}
-    assert counts == {"one": 4, "two": 1, BAD_ID.decode("utf-8", "replace"): 1}
+    # an id that is not UTF-8 is its bytes decoded as Python decodes file names
+    assert counts == {"one": 4, "two": 1, BAD_ID.decode("utf-8", "surrogateescape"): 1}
 
     shown = cli_json("show", "--json", str(flux_db), "one")["messages"]
     assert [m["kind"] for m in shown] == ["message", "other", "other", "message"]
@@ -176,14 +177,43 @@ def test_flux_store_lists_every_session_and_flags_bad_rows(flux_db: Path, tmp_pa
     assert [m["text"] for m in exported["two"]] == ["plain"]
 
 
-def test_flux_session_with_an_undecodable_id_opens_without_a_crash(flux_db: Path):
+def test_flux_session_with_an_undecodable_id_is_shown_checked_and_searched(flux_db: Path, tmp_path: Path):
+    """Issue 33.14: the id ``ls`` lists names the stored bytes. On a command line it is
+    those bytes (Python decodes argv as it decodes the id); ``--json`` writes it with
+    ``\\udcXX`` escapes, which a JSON reader gives back as the same text."""
     listed = cli_json("ls", "--json", str(flux_db))["sessions"]
-    (shown_id,) = [s["id"] for s in listed if "\ufffd" in s["id"]]
-    done = run_cli("show", str(flux_db), shown_id)
-    # The replacement characters no longer name the stored bytes: at most a known
-    # error (exit 3, one sentence), never a bug.
-    assert done.returncode in (0, 3), done.stderr
-    assert "Traceback" not in done.stderr and "decode" not in done.stderr
+    (shown_id,) = [s["id"] for s in listed if s["id"] not in ("one", "two")]
+    assert shown_id.encode("utf-8", "surrogateescape") == BAD_ID
+    (line,) = [x for x in run_cli("ls", str(flux_db)).stdout.splitlines() if x.endswith("1")][-1:]
+    assert line.split()[-1] == "s⟨U+DCFF⟩1"  # the text listing: the byte's marker
+    shown = cli_json("show", "--json", str(flux_db), shown_id)
+    assert [m["text"] for m in shown["messages"]] == ["its id gets damaged"]
+    assert shown["session"]["id"] == shown_id
+    # a whole-store check reads every session listed (exit 1: "one" has bad rows); a
+    # check of this one too
+    whole = run_cli("check", str(flux_db))
+    assert whole.returncode == 1 and "session s⟨U+DCFF⟩1: clean" in whole.stdout, whole
+    assert run_cli("check", str(flux_db), shown_id).returncode == 0
+    # a scan and the index find its messages, and its id
+    env_cache = {"FLUXGUI_CACHE_DIR": str(tmp_path / "cache")}
+    import os
+
+    os.environ.update(env_cache)
+    try:
+        for _ in ("scan", "index"):
+            found = cli_json("search", "--json", str(flux_db), "gets damaged")
+            assert [(h["session_id"], h["snippet"]) for h in found["hits"]] == [
+                (shown_id, "its id gets damaged")], found["path"]
+            assert [s["id"] for s in cli_json("ls", "--json", "--search", "damaged", str(flux_db))["sessions"]] == [shown_id]
+            assert run_cli("index", str(flux_db)).returncode == 0
+        assert found["path"] == "index"
+    finally:
+        for k in env_cache:
+            del os.environ[k]
+    out = tmp_path / "one.json"
+    assert run_cli("export", str(flux_db), shown_id, "-o", str(out)).returncode == 0
+    (session,) = json.loads(out.read_text())["sessions"]
+    assert session["id"] == shown_id and len(session["messages"]) == 1
 
 
 def test_flux_search_and_copy(flux_db: Path, tmp_path: Path):
@@ -243,3 +273,20 @@ async def test_clearing_a_session_with_a_bad_row(agents_db: Path):
         assert removed[1].raw == BAD_ITEM
         assert await store.count_messages("alpha") == 0
         assert [m.raw for m in await store.page_messages("beta")] == AGENTS["beta"]
+
+
+def test_agents_session_with_an_undecodable_id_is_listed_shown_and_searched(tmp_path: Path):
+    path = tmp_path / "agents.db"
+    write_agents(path, {"gamma": [{"role": "user", "content": "an id to damage"}], **AGENTS})
+    for table in ("agent_sessions", "agent_messages"):
+        conn = sqlite3.connect(str(path))
+        conn.execute(f"UPDATE {table} SET session_id = CAST(? AS TEXT) WHERE session_id = 'gamma'", (BAD_ID,))
+        conn.commit()
+        conn.close()
+    sid = BAD_ID.decode("utf-8", "surrogateescape")
+    listed = cli_json("ls", "--json", str(path))["sessions"]
+    assert sid in [s["id"] for s in listed]
+    shown = cli_json("show", "--json", str(path), sid)
+    assert [m["text"] for m in shown["messages"]] == ["an id to damage"]
+    found = cli_json("search", "--json", str(path), "to damage")
+    assert [h["session_id"] for h in found["hits"]] == [sid]

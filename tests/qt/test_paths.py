@@ -41,3 +41,23 @@ def test_overrides_and_private_files(tmp_path: Path, monkeypatch: pytest.MonkeyP
     made = paths.private_file(paths.data_dir() / "reviews.db")
     assert stat.S_IMODE(os.stat(made).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(made.parent).st_mode) == 0o700
+
+
+def test_the_settings_folder_is_private(tmp_path: Path) -> None:
+    """Qt makes the settings' folder (and its missing parents) by the umask, 0755: fluxgui
+    makes them first, 0700 (issue 33.18)."""
+    from PySide6.QtCore import QSettings
+
+    from fluxgui.qt.settings import RecentStores
+
+    old = os.umask(0o022)
+    try:
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "config" / "deep"))
+        recent = RecentStores()
+        recent.add(str(tmp_path / "store.db"))
+        recent.settings.sync()
+    finally:
+        os.umask(old)
+    made = [tmp_path / "config", tmp_path / "config" / "deep", tmp_path / "config" / "deep" / "fluxgui"]
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in made] == [0o700] * 3
+    assert (made[-1] / "fluxgui.ini").exists()

@@ -19,6 +19,7 @@ from typing import Any
 
 from fluxgui.core.errors import Conflict, NotASessionStore, TargetError, show_id
 from fluxgui.core.files import hold, remove_stale, sync_folder
+from fluxgui.core.paths import private_dir
 from fluxgui.core.storekey import path_location
 
 from .entries import local_now, new_document
@@ -37,7 +38,7 @@ class Folder(FolderIndex):
         """Check (``create``: make) the folder, drop our stale temporaries, index it."""
         if create:
             try:
-                self.path.mkdir(parents=True, exist_ok=True)
+                private_dir(self.path)  # (a new folder of conversations: 0700)
             except FileExistsError:
                 raise TargetError(f"{self.display} is a file, not a folder") from None
             except OSError as exc:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
 from fluxgui.core.ports import Capabilities, Direction
-from fluxgui.core.undecodable import flag_message, has_undecodable, strip_flag
+from fluxgui.core.undecodable import flag_message, has_undecodable, id_text, strip_flag
 
 from ..base import check_branch
 from .backend import Backend, Params
@@ -105,7 +105,7 @@ class FluxStore(RowReads, SqlStore):
 
     def _info(self, sid: Any, count: Any, first: Any, last: Any, last_id: Any) -> SessionInfo:
         return SessionInfo(
-            id=str(sid),
+            id=id_text(sid),
             messages=int(count),
             created_at=iso_time(first, utc=self._utc),
             updated_at=iso_time(last, utc=self._utc),
@@ -287,7 +287,7 @@ class FluxStore(RowReads, SqlStore):
         rows = await self.backend.fetchall(
             f"SELECT DISTINCT session_id FROM messages WHERE {cond}", params
         )
-        return [str(r[0]) for r in rows]
+        return [id_text(r[0]) for r in rows]
 
     def text_index_advice(self) -> str:
         from .textsearch import trigram_advice

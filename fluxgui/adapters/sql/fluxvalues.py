@@ -3,8 +3,9 @@ a database can store, and whether an item fits the role + content columns whole.
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from fluxgui.core import undecodable
 
 
 def text_value(value: Any) -> Any:
@@ -23,14 +24,8 @@ def text_value(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
-#: (compiled by re when a write first needs it: a range this wide takes milliseconds)
-_SURROGATE = "[\ud800-\udfff]"
-
-
-def storable(text: str) -> str:
-    """Text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot)
-    becomes U+FFFD."""
-    return text if text.isascii() else re.sub(_SURROGATE, "\ufffd", text)
+#: text a database can store: a lone surrogate (JSON can carry one, UTF-8 cannot) as U+FFFD
+storable = undecodable.storable
 
 
 def plain_message(item: dict[str, Any]) -> bool:

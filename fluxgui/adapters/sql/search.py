@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from fluxgui.core.undecodable import id_text
+
 from .backend import Backend, Params
 
 __all__ = ["MAX_KEY", "bind_all", "in_clause", "like_any", "search_ids", "search_patterns"]
@@ -95,14 +97,14 @@ async def search_ids(
         params: Params = {}
         async for batch in backend.stream(id_sql(params), params):
             for row in batch:
-                sid = str(row[0])
+                sid = id_text(row[0])
                 if sid not in seen and contains(sid, text):
                     seen.add(sid)
                     yield sid
     params = {}
     async for batch in backend.stream(row_sql(params), params):
         for row in batch:
-            sid = str(row[0])
+            sid = id_text(row[0])
             if sid not in seen and (contains(sid, text) or contains(row_text(row), text)):
                 seen.add(sid)
                 yield sid

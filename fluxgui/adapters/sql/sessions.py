@@ -12,6 +12,7 @@ from fluxgui.core.errors import Conflict, show_id
 
 from .backend import Tx
 from .editor import TableEditor
+from .fluxvalues import storable
 
 
 def stored_time(iso: str | None, dialect: str, utc: bool) -> Any:
@@ -56,8 +57,11 @@ async def write_session(
     one transaction; returns (the session id used, rows written).
 
     A session id the store already has is refused (:class:`Conflict`), or with
-    ``rename`` the first free ``<id>-2``, ``<id>-3``, … is used.
+    ``rename`` the first free ``<id>-2``, ``<id>-3``, … is used. A lone surrogate in the
+    id (a JSON string can hold one; an id read from bytes that are not UTF-8 holds them)
+    is written as U+FFFD, as in text: what fluxgui writes is UTF-8.
     """
+    sid = storable(sid)
 
     async def body(tx: Tx) -> tuple[str, int]:
         target, n = sid, 1

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from fluxgui.core.errors import FluxguiError, ReadOnlyError, StoreUnavailable, TargetError
 
 from .backend import Backend, Params, Tx
-from .sqlitetext import TextMode, blob_heads
+from .sqlitetext import TextMode, as_stored_bytes, blob_heads
 
 T = TypeVar("T")
 
@@ -48,7 +48,7 @@ def sqlite_read_uri(path: Path) -> str:
     * Anything else opens ``mode=ro``.
     """
     header = _sqlite_header(path)
-    abs_path = quote(str(path.resolve()))
+    abs_path = quote(os.fsencode(path.resolve()))
     is_wal = len(header) >= 20 and (header[18] == 2 or header[19] == 2)
     wal = Path(str(path) + "-wal")
     if is_wal and not wal.exists():
@@ -162,7 +162,7 @@ class SqliteBackend(Backend):
         if create and not path.exists():
             if not path.parent.is_dir():
                 raise TargetError(f"no such folder: {path.parent}")
-            uri = f"file:{quote(str(path.resolve()))}?mode=rwc"
+            uri = f"file:{quote(os.fsencode(path.resolve()))}?mode=rwc"
         else:
             check_sqlite_file(path)
             if writable:
@@ -174,7 +174,7 @@ class SqliteBackend(Backend):
                         f"{path} cannot be written: its folder is read-only "
                         "(SQLite keeps its journal beside the file)"
                     )
-                uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+                uri = f"file:{quote(os.fsencode(path.resolve()))}?mode=rw"
             elif needs_private_copy(path):
                 copy = await asyncio.to_thread(private_copy, path)
         attempts = 3
@@ -203,7 +203,7 @@ class SqliteBackend(Backend):
                     # Roll the journal back in a copy of our own (opened read-write there).
                     copy = await asyncio.to_thread(private_copy, path, journal=True)
                     if copy is not None:
-                        uri = f"file:{quote(str(copy))}?mode=rw"
+                        uri = f"file:{quote(os.fsencode(copy))}?mode=rw"
                     continue
                 if hot:
                     raise TargetError(
@@ -321,7 +321,10 @@ class _SqliteTx(Tx):
         self._text = text
 
     async def execute(self, sql: str, params: Params | None = None) -> int:
-        cur = await self._conn.execute(sql, params or {})
+        try:
+            cur = await self._conn.execute(sql, params or {})
+        except UnicodeEncodeError:  # an id read from bytes that are not UTF-8
+            cur = await self._conn.execute(*as_stored_bytes(sql, params or {}))
         count = cur.rowcount
         await cur.close()
         return count
@@ -329,7 +332,15 @@ class _SqliteTx(Tx):
     async def executemany(self, sql: str, params: list[Params]) -> int:
         if not params:
             return 0
-        cur = await self._conn.executemany(sql, params)
+        # executemany binds and runs set by set: one that cannot bind (an id read from
+        # bytes that are not UTF-8) may come after others ran, which the savepoint undoes
+        await self._conn.execute("SAVEPOINT fluxgui_many")
+        try:
+            cur = await self._conn.executemany(sql, params)
+        except UnicodeEncodeError:
+            await self._conn.execute("ROLLBACK TO fluxgui_many")
+            cur = await self._conn.executemany(*as_stored_bytes(sql, params))
+        await self._conn.execute("RELEASE fluxgui_many")
         count = cur.rowcount
         await cur.close()
         return count

@@ -1,5 +1,6 @@
 """How the SQLite back-end reads text: tolerant of bytes that are not UTF-8, and able to
-read the head of a huge value without loading all of it.
+read the head of a huge value without loading all of it; and how it gives such a value
+back as a parameter (:func:`as_stored_bytes`).
 
 Errors are ``sqlite3`` errors, left to :class:`~.sqlite.SqliteBackend` to word.
 """
@@ -7,13 +8,38 @@ Errors are ``sqlite3`` errors, left to :class:`~.sqlite.SqliteBackend` to word.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from fluxgui.core.undecodable import tolerant_text
+from fluxgui.core.undecodable import storable, tolerant_text, utf8
 
 Rows = list[tuple[Any, ...]]
+
+
+def as_stored_bytes(sql: str, params: Any) -> tuple[str, Any]:
+    """``sql`` and ``params`` (a dict, or a list of them) for parameters that UTF-8 cannot
+    encode — a session id read from bytes that are not UTF-8 is kept as those bytes
+    decoded with ``surrogateescape`` (:func:`~fluxgui.core.undecodable.id_text`) — each
+    such parameter given as its bytes and compared as text (``CAST(:p AS TEXT)``: the
+    stored bytes, which SQLite compares byte for byte). A text holding other lone
+    surrogates (which no stored bytes decode to) is given with U+FFFD in their place."""
+    sets = params if isinstance(params, list) else [params or {}]
+    odd = {k for p in sets for k, v in p.items() if isinstance(v, str) and not utf8(v)}
+    if not odd:
+        return sql, params
+    for name in odd:
+        sql = re.sub(rf":{name}(?![A-Za-z0-9_])", f"CAST(:{name} AS TEXT)", sql)
+    fixed = [{k: _raw(v) if k in odd and isinstance(v, str) else v for k, v in p.items()} for p in sets]
+    return sql, fixed if isinstance(params, list) else fixed[0]
+
+
+def _raw(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return storable(text).encode("utf-8")
 
 
 def not_utf8(exc: BaseException) -> bool:
@@ -58,6 +84,8 @@ class TextMode:
         """All rows of a read; run again tolerant when a value is not UTF-8."""
         try:
             rows = await self._conn.execute_fetchall(sql, params or {})  # one thread hop
+        except UnicodeEncodeError:  # (refused while binding: nothing ran)
+            return await self.fetchall(*as_stored_bytes(sql, params))
         except sqlite3.OperationalError as exc:
             if not not_utf8(exc):
                 raise
@@ -75,7 +103,11 @@ class TextMode:
         tolerant = False
         while True:
             async with self.mode(tolerant):
-                cur = await self._conn.execute(sql, params or {})
+                try:
+                    cur = await self._conn.execute(sql, params or {})
+                except UnicodeEncodeError:  # (refused while binding: nothing ran)
+                    sql, params = as_stored_bytes(sql, params)
+                    cur = await self._conn.execute(sql, params or {})
             skip = sent
             try:
                 while True:

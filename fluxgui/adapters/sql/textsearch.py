@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fluxgui.core.model import Message
+from fluxgui.core.undecodable import id_text
 
 from .backend import Backend, Params, quote_ident
 
@@ -92,7 +93,7 @@ async def as_messages(
     in a worker thread (JSON parsing, decryption) so the event loop stays free."""
 
     def run() -> list[tuple[str, Message]]:
-        return [(str(r[0]), convert(r)) for r in rows]
+        return [(id_text(r[0]), convert(r)) for r in rows]
 
     if len(rows) > INLINE_ROWS:
         return await asyncio.to_thread(run)
@@ -177,7 +178,7 @@ async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:
     )
 
     def by_session() -> dict[str, tuple[int, int]]:
-        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+        return {id_text(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
     # (ten thousand sessions: milliseconds of Python, not on the event loop)
     return await asyncio.to_thread(by_session) if len(rows) > INLINE_ROWS else by_session()

@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 from fluxgui.core.display import esc, short_time, time_zone
 from fluxgui.core.model import SessionInfo
 from fluxgui.core.text import plural, session_label
+from fluxgui.core.visible import visible
 from fluxgui.core.ports import SessionOrder
 from fluxgui.services.session_list import (
     MergePlan,
@@ -177,7 +178,7 @@ class SessionTable(QAbstractTableModel):
             return self._display(info, col, mark)
         note = self._branches.get(info.id)
         # the tooltip
-        lines = [session_label(info.id), plural(info.messages, "message") if info.count_exact
+        lines = [shown_id(info.id), plural(info.messages, "message") if info.count_exact
                  else f"{info.count_text} messages"]
         if info.created_at:
             lines.append(f"started {short_time(info.created_at)}")
@@ -208,9 +209,10 @@ class SessionTable(QAbstractTableModel):
 
     def _display(self, info: SessionInfo, col: int, mark: RowMark | None) -> str | None:
         if col == self.ID:
-            # one line: an id with a newline must not break the row; "" is a visible
-            # placeholder, not a blank row
-            shown = " ".join(info.id.split()) or session_label(info.id)
+            # one line, hidden characters as markers (a bidi override must not reorder
+            # the id, a newline must not break the row); "" is a visible placeholder,
+            # not a blank row
+            shown = shown_id(info.id)
             note = self._branches.get(info.id)
             branches = note[2] if note is not None else info.branches
             if branches > 1:
@@ -386,3 +388,9 @@ class SessionTable(QAbstractTableModel):
                 self.endInsertRows()
                 inserted += 1
         return inserted, len(removed_rows), len(plan.updated)
+
+
+def shown_id(session_id: str) -> str:
+    """A session id as the list shows it: on one line, each hidden character (bidi
+    control, zero-width, control, lone surrogate) a marker, as in the cards' text."""
+    return " ".join(visible(session_id, keep_layout=False, pictures=False).split()) or session_label(session_id)

@@ -23,6 +23,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.visible import visible
 from fluxgui.services.index import UpdateReport, update_index
 from fluxgui.services.index.indexfile import peek_state
 
@@ -51,6 +52,8 @@ class IndexController:
         #: the child process building the index (``None``: none running)
         self.child: IndexProcess | None = None
         self._again = False
+        #: a failure was told for this store (once: later ones go to the log)
+        self.told = False
         self._shown_at = 0.0
         self._finished_at = -UPDATE_EVERY
         self._later = QTimer(window)
@@ -85,6 +88,7 @@ class IndexController:
         self._later.stop()
         self._finished_at = -UPDATE_EVERY
         self.store, self.report, self.skipped, self._again = store, None, False, False
+        self.told = False
         self._show(False)
         self._window.index_bar.hide()
         if store is None:
@@ -192,9 +196,16 @@ class IndexController:
             self.store_changed()
 
     def _on_failed(self, error: Exception) -> None:
-        # Searching scans instead: say it in the log, not in the user's way.
+        # Searching scans instead. Said once per store (a cache folder that is full or
+        # read-only stays so for a while); every failure goes to the log.
         self._show(False)
         log.warning("the search index could not be updated: %s", error)
+        if self.told or self.store is None:
+            return
+        self.told = True
+        bar = self._window.index_bar
+        text = f"Search reads the whole store instead of its index: {visible(str(error), keep_layout=False)}"
+        bar.show_notice(f"{bar.text()}\n{text}" if bar.isVisible() and bar.text() else text)
 
     def _show(self, on: bool) -> None:
         self.label.setVisible(on)

@@ -21,6 +21,13 @@ Tables:
 * ``state(key, value)`` — schema version, the store key, the build mode, the id
   watermark and ``ready`` (the build finished once).
 
+Text that UTF-8 cannot hold — a lone surrogate, which a JSON string can carry (the Agents
+SDK's ``json.dumps`` writes ``"\\udc80"``), or an id read from bytes that are not UTF-8 —
+is kept exactly: such a value is stored as its ``surrogatepass`` bytes (a BLOB, read back
+as the same ``str``), and the FTS table is given U+FFFD in each surrogate's place (a
+query leaves out the trigrams that hold one, as for NUL): the candidates are checked on
+the exact text, so the index finds what a scan finds.
+
 Every change is one transaction that also moves the watermark, so a process killed in the
 middle of a build (SIGKILL) leaves a consistent file that the next update continues.
 All methods are blocking: call them in a worker thread (one lock serialises them).
@@ -38,7 +45,11 @@ from pathlib import Path
 
 from fluxgui.core.hits import fold as hits_fold
 from fluxgui.core.paths import cache_dir, private_file
+from fluxgui.core.undecodable import storable, utf8
 from fluxgui.core.walmode import use_wal
+
+from .failures import damaged, set_aside, unavailable
+from .stored import as_stored, many, read, read_row, stored
 
 SCHEMA_VERSION = "4"
 
@@ -82,7 +93,7 @@ def peek_state(store_key: str) -> dict[str, str]:
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
         try:
-            return dict(db.execute("SELECT key, value FROM state").fetchall())
+            return {k: read(v) for k, v in db.execute("SELECT key, value FROM state")}  # type: ignore[misc]
         finally:
             db.close()
     except sqlite3.Error:
@@ -96,10 +107,18 @@ def fold(text: str) -> str:
 
 def fts_text(text: str) -> str:
     """What the FTS table is given of a text: folded, each NUL character (where FTS5's
-    tokenizer would end the text) as U+FFFD. Queries leave out trigrams holding a NUL, so
-    nothing is missed; a candidate is checked on its real text."""
+    tokenizer would end the text) and each lone surrogate (which UTF-8 cannot hold) as
+    U+FFFD. Queries leave out trigrams holding either, so nothing is missed; a candidate
+    is checked on its real text."""
     folded = fold(text)
-    return folded.replace("\x00", "\ufffd") if "\x00" in folded else folded
+    if "\x00" in folded:
+        folded = folded.replace("\x00", "\ufffd")
+    return storable(folded)
+
+
+def _unsearchable(chunk: str) -> bool:
+    """Whether a trigram cannot be asked of the FTS table (NUL, a lone surrogate)."""
+    return "\x00" in chunk or not utf8(chunk)
 
 
 def match_query(needle: str) -> str | None:
@@ -109,9 +128,10 @@ def match_query(needle: str) -> str | None:
     trigram fewer is a posting list fewer to read (a sixteen-letter phrase: a quarter of
     the time of asking for all fourteen). A trigram holding a NUL character cannot be
     written in a query (FTS5 ends the string there) and is left out; ``None`` when every
-    trigram holds one (every indexed row is a candidate)."""
+    trigram holds one (every indexed row is a candidate). So is a trigram holding a lone
+    surrogate (the table holds U+FFFD in its place)."""
     folded = fold(needle)
-    usable = [i for i in range(len(folded) - 2) if "\x00" not in folded[i : i + 3]]
+    usable = [i for i in range(len(folded) - 2) if not _unsearchable(folded[i : i + 3])]
     starts: list[int] = []
     for i in usable:
         if not starts or i >= starts[-1] + 3:
@@ -129,23 +149,43 @@ class IndexFile:
         self.path = path
         self.store_key = store_key
         self._lock = threading.Lock()
-        private_file(path)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 30000")
-        use_wal(self._db.execute)  # (another process may be switching the new file)
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute("PRAGMA cache_size = -65536")
-        with self._lock:
-            # A search (``reading``) of a current file takes no write lock: a build
-            # running in another process does not make it wait.
-            if not (reading and self._current()):
-                self._setup()
+        #: where a damaged file found at this opening was moved (``None``: it was not)
+        self.set_aside_as: Path | None = None
+        # A folder that cannot be written, a full disk: IndexUnavailable. A damaged file
+        # is set aside and made again (the index is a cache).
+        try:
+            self._open(reading)
+        except (OSError, sqlite3.Error) as exc:
+            if not damaged(exc):
+                raise unavailable(path, exc) from None
+            self.set_aside_as = set_aside(path)
+            try:
+                self._open(reading)
+            except (OSError, sqlite3.Error) as again:
+                raise unavailable(path, again) from None
+
+    def _open(self, reading: bool) -> None:
+        private_file(self.path)
+        self._db = db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 30000")
+            use_wal(db.execute)  # (another process may be switching the new file)
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA cache_size = -65536")
+            with self._lock:
+                # A search (``reading``) of a current file takes no write lock: a build
+                # running in another process does not make it wait.
+                if not (reading and self._current()):
+                    self._setup()
+        except BaseException:
+            db.close()
+            raise
 
     def _current(self) -> bool:
         """Whether the file holds this schema version of this store's index."""
         try:
-            state = dict(self._db.execute(
-                "SELECT key, value FROM state WHERE key IN ('version', 'store_key')").fetchall())
+            state = {k: read(v) for k, v in self._db.execute(
+                "SELECT key, value FROM state WHERE key IN ('version', 'store_key')")}
         except sqlite3.Error:
             return False
         return state.get("version") == SCHEMA_VERSION and state.get("store_key") == self.store_key
@@ -161,7 +201,7 @@ class IndexFile:
         try:
             for sql in _SCHEMA:
                 db.execute(sql)
-            state = dict(db.execute("SELECT key, value FROM state").fetchall())
+            state = {k: read(v) for k, v in db.execute("SELECT key, value FROM state")}
             if state and (
                 state.get("version") != SCHEMA_VERSION or state.get("store_key") != self.store_key
             ):
@@ -174,12 +214,12 @@ class IndexFile:
             if not state:
                 db.executemany(
                     "INSERT INTO state(key, value) VALUES (?, ?)",
-                    [("version", SCHEMA_VERSION), ("store_key", self.store_key),
+                    [("version", SCHEMA_VERSION), ("store_key", stored(self.store_key)),
                      ("watermark", "0"), ("ready", "0")],
                 )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     def close(self) -> None:
@@ -190,7 +230,7 @@ class IndexFile:
 
     def state(self) -> dict[str, str]:
         with self._lock:
-            return dict(self._db.execute("SELECT key, value FROM state").fetchall())
+            return {k: read(v) for k, v in self._db.execute("SELECT key, value FROM state")}  # type: ignore[misc]
 
     def set_state(self, **values: str) -> None:
         with self._lock:
@@ -211,7 +251,7 @@ class IndexFile:
         """Each indexed session's (count, last id, encrypted rows, mark)."""
         with self._lock:
             rows = self._db.execute("SELECT session_id, n, last_id, sealed, mark FROM sess")
-            return {r[0]: (int(r[1]), int(r[2]), int(r[3]), r[4]) for r in rows}
+            return {read(r[0]): (int(r[1]), int(r[2]), int(r[3]), read(r[4])) for r in rows}  # type: ignore[misc]
 
     # -- writing ---------------------------------------------------------------------
 
@@ -237,7 +277,7 @@ class IndexFile:
                 db.execute("COMMIT")
                 return True
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def replace_sessions(
@@ -256,24 +296,25 @@ class IndexFile:
                     db.execute(
                         "INSERT INTO sess(session_id, mark) VALUES (?, ?) "
                         "ON CONFLICT(session_id) DO UPDATE SET mark = excluded.mark",
-                        (sid, mark),
+                        (stored(sid), stored(mark)),
                     )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
 
     def _drop(self, sid: str) -> None:
         db = self._db
+        key = stored(sid)
         rows = db.execute(
-            "SELECT rid, text FROM msg WHERE session_id = ? AND text IS NOT NULL", (sid,)
+            "SELECT rid, text FROM msg WHERE session_id = ? AND text IS NOT NULL", (key,)
         ).fetchall()
         db.executemany(
             "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
-            ((rid, fts_text(text)) for rid, text in rows),
+            ((rid, fts_text(read(text))) for rid, text in rows),  # type: ignore[arg-type]
         )
-        db.execute("DELETE FROM msg WHERE session_id = ?", (sid,))
-        db.execute("DELETE FROM sess WHERE session_id = ?", (sid,))
+        db.execute("DELETE FROM msg WHERE session_id = ?", (key,))
+        db.execute("DELETE FROM sess WHERE session_id = ?", (key,))
 
     def _put(self, records: list[Record]) -> None:
         db = self._db
@@ -291,23 +332,28 @@ class IndexFile:
                 ).fetchall()
                 db.executemany(
                     "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
-                    ((rid, fts_text(text)) for rid, _sid, text in old if text is not None),
+                    ((rid, fts_text(read(text))) for rid, _sid, text in old if text is not None),  # type: ignore[arg-type]
                 )
                 db.executemany("DELETE FROM msg WHERE rid = ?", ((rid,) for rid, _s, _t in old))
-                touched.update(sid for _rid, sid, _t in old)
+                touched.update(read(sid) for _rid, sid, _t in old)  # type: ignore[misc]
         insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
+        wrote_bytes = False
         fts_insert = "INSERT INTO fts(rowid, t) VALUES (?, ?)"
         if len(given) == len(records):
-            _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
+            wrote_bytes = _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
             _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in records if r.text is not None])
         else:
             cur = db.cursor()
             fts_rows = []
             for r in records:
-                cur.execute(insert, (r.rid, r.session_id, r.message_id, r.role, r.text))
+                row, odd = as_stored((r.rid, r.session_id, r.message_id, r.role, r.text))
+                wrote_bytes |= odd
+                cur.execute(insert, row)
                 if r.text is not None:
                     fts_rows.append((cur.lastrowid, fts_text(r.text)))
             db.executemany(fts_insert, fts_rows)
+        if wrote_bytes:  # (matches() reads such values back only when this says so)
+            db.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('bytes', '1')")
         if touched:  # rows were replaced: count those sessions again
             touched.update(r.session_id for r in records)
             db.executemany(
@@ -316,7 +362,7 @@ class IndexFile:
                    FROM msg WHERE session_id = ?1
                    ON CONFLICT(session_id) DO UPDATE SET
                      n = excluded.n, last_id = excluded.last_id, sealed = excluded.sealed""",
-                ((sid,) for sid in touched),
+                ((stored(sid),) for sid in touched),
             )
             return
         # Only new rows: add them to each session's counts (a build's common case; a
@@ -331,7 +377,7 @@ class IndexFile:
             """INSERT INTO sess(session_id, n, last_id, sealed) VALUES (?, ?, ?, ?)
                ON CONFLICT(session_id) DO UPDATE SET n = n + excluded.n,
                  last_id = MAX(last_id, excluded.last_id), sealed = sealed + excluded.sealed""",
-            ((sid, c[0], c[1], c[2]) for sid, c in counts.items()),
+            ((stored(sid), c[0], c[1], c[2]) for sid, c in counts.items()),
         )
 
     # -- reading ---------------------------------------------------------------------
@@ -342,6 +388,8 @@ class IndexFile:
         the lock while iterated: read it to the end or close it."""
         query = match_query(needle)
         with self._lock:
+            # values stored as bytes (see the module text) are read back when there are any
+            decode = self._db.execute("SELECT 1 FROM state WHERE key = 'bytes'").fetchone() is not None
             if query is not None:
                 cur = self._db.execute(
                     """SELECT m.rid, m.session_id, m.message_id, m.role, m.text
@@ -358,7 +406,7 @@ class IndexFile:
                 # a small first batch: a search usually wants a page of hits, no more
                 size = min(batch, 64)
                 while rows := cur.fetchmany(size):
-                    yield rows
+                    yield [read_row(r) for r in rows] if decode else rows
                     size = min(batch, size * 4)
             finally:
                 cur.close()
@@ -366,34 +414,50 @@ class IndexFile:
     def sealed_sessions(self) -> list[str]:
         """Sessions holding encrypted rows (searched by scanning, with the key)."""
         with self._lock:
-            return [r[0] for r in self._db.execute(
+            return [read(r[0]) for r in self._db.execute(  # type: ignore[misc]
                 "SELECT session_id FROM sess WHERE sealed > 0 ORDER BY last_id DESC")]
 
     def session_ids(self) -> list[str]:
         with self._lock:
-            return [r[0] for r in self._db.execute("SELECT session_id FROM sess")]
+            return [read(r[0]) for r in self._db.execute("SELECT session_id FROM sess")]  # type: ignore[misc]
 
 
-def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> None:
+def _rollback(db: sqlite3.Connection) -> None:
+    """End a failed transaction: SQLite ends one itself on some errors (a full disk), and
+    a ROLLBACK then would fail and hide why."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> bool:
     """``executemany(insert, rows)``, but as one statement over a JSON array of the rows
     where SQLite has JSON built in (3.38): one step, during which the interpreter lock is
     free for the whole batch, where ``executemany`` gives it up and waits for it again at
     every row, while another thread converts the next batch. Rows with a NUL character go
-    through ``executemany`` (SQLite's JSON reading ends a string there)."""
+    through ``executemany`` (SQLite's JSON reading ends a string there), and so do rows
+    with a lone surrogate (stored as bytes): whether there were any."""
     if not _JSON_BUILT_IN:
-        db.executemany(insert, rows)
-        return
+        return many(db, insert, rows)
     plain: list[tuple[object, ...]] = []
     nul: list[tuple[object, ...]] = []
     for r in rows:
         (nul if any(isinstance(v, str) and "\x00" in v for v in r) else plain).append(r)
-    if nul:
-        db.executemany(insert, nul)
+    wrote_bytes = many(db, insert, nul) if nul else False
     if plain:
         head, _, _ = insert.partition(" VALUES ")
         picks = ", ".join(f"value ->> {k}" for k in range(len(plain[0])))
-        db.execute(f"{head} SELECT {picks} FROM json_each(?)",
-                   (json.dumps(plain, ensure_ascii=False, check_circular=False),))
+        try:
+            db.execute(f"{head} SELECT {picks} FROM json_each(?)",
+                       (json.dumps(plain, ensure_ascii=False, check_circular=False),))
+        except UnicodeEncodeError:
+            # A lone surrogate (refused while binding: nothing was written). Rows that
+            # UTF-8 can hold go as one statement still; the others are stored as bytes.
+            def odd(r: tuple[object, ...]) -> bool:
+                return any(isinstance(v, str) and not utf8(v) for v in r)
+
+            _insert_all(db, insert, [r for r in plain if not odd(r)])
+            wrote_bytes |= many(db, insert, [r for r in plain if odd(r)])
+    return wrote_bytes
 
 
 #: ``->>`` and ``json_each`` without the JSON1 compile option

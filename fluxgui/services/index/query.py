@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,6 +28,7 @@ from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
+from .failures import IndexUnavailable, after_failure, damaged_note
 from .indexfile import IndexFile, fold, peek_state
 from .update import has_index, open_index, searchable_text, sealed, update_index
 
@@ -94,9 +96,12 @@ async def found_session_ids(
     (which gets no local index) from the server's candidates; else by the store's own
     search (a scan) until the index is ready. ``hits`` receives each session's first
     matching message id, in stored order (index and server paths), for opening the
-    session at it."""
+    session at it. An index that cannot be used is passed by (the store's search)."""
+    result = None
     if indexable(needle) and await index_ready(store):
-        result = await search(store, needle, use="index", update=False)
+        with contextlib.suppress(IndexUnavailable):
+            result = await _indexed(store, needle, None, update=False)
+    if result is not None:
         for h in result.hits:  # newest first: each session keeps its first match
             if hits is not None and h.message_id is not None:
                 hits[h.session_id] = h.message_id
@@ -159,7 +164,10 @@ async def search(
             if await store.server_text_index():
                 return await _server(store, needle, limit)
         if use == "index" or has_index(store):
-            return await _indexed(store, needle, limit, update=update)
+            try:
+                return await _indexed(store, needle, limit, update=update)
+            except IndexUnavailable as exc:  # a cache that cannot be used: scan
+                notes.append(f"searched by scanning: {exc}")
         if caps.server_search:
             notes.append(
                 "searched by scanning: the server has no trigram index on the text column "
@@ -249,13 +257,14 @@ async def _scan_session(store: SessionStore, sid: str, needle: str, out: _Collec
 
 async def _indexed(store: SessionStore, needle: str, limit: int | None, *, update: bool) -> SearchResult:
     idx: IndexFile = await asyncio.to_thread(lambda: open_index(store, reading=not update))
+    failure: OSError | sqlite3.Error
     try:
         if update:
             await update_index(store, idx)
         out = _Collector(limit)
+        notes = [damaged_note(idx.set_aside_as)] if idx.set_aside_as is not None else []
         # one hand-off: the session ids, the index's candidates and the sealed sessions
         sealed_sessions = await asyncio.to_thread(_from_index, idx, needle, out)
-        notes: list[str] = []
         if sealed_sessions and store.has_key and not out.truncated:
             for sid in sealed_sessions:
                 if not await _scan_sealed(store, sid, needle, out):
@@ -265,8 +274,11 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
                 f"encrypted items ({len(sealed_sessions)} sessions) were not searched"
             ]
         return SearchResult(out.hits, "index", notes, out.truncated)
+    except (OSError, sqlite3.Error) as exc:
+        failure = exc
     finally:
         await asyncio.to_thread(idx.close)
+    raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
 def _from_index(idx: IndexFile, needle: str, out: _Collector) -> list[str]:

@@ -12,7 +12,9 @@ Two ways to follow a store, chosen by what it declares:
   an edit fluxgui makes in place is told with :func:`note_changed`.
 * otherwise (Redis lists, JSON folders): the session list's own change marker — message
   count and last activity (the hash's ``updated_at``, the file's ``saved_at``) — names
-  the sessions to read again.
+  the sessions to read again. A session read while its last activity was recent is read
+  again at the next update (``updated_at`` counts whole seconds: a pop and an add within
+  one second keep both count and time).
 
 An encrypted item is recorded without its text (see :mod:`.indexfile`). Blocking work
 on the index file runs in a worker thread; the store is read on the caller's loop.
@@ -21,14 +23,18 @@ on the index file runs in a worker thread; the store is read on the caller's loo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
+from .failures import IndexUnavailable, after_failure, remove
 from .indexfile import IndexFile, Record, index_path
 
 #: rows per ``messages_after`` call (and per index transaction) while building: big
@@ -47,6 +53,8 @@ class UpdateReport:
     dropped: int = 0
     seconds: float = 0.0
     built: bool = False  # this update finished a first build
+    #: where a damaged index file was moved before this update built it anew ("": none)
+    set_aside: str = ""
 
 
 def sealed(message: Message) -> bool:
@@ -89,12 +97,15 @@ async def update_index(
     progress: Progress | None = None,
     batch: int = BATCH,
 ) -> UpdateReport:
-    """Bring the store's index up to date (building it the first time)."""
+    """Bring the store's index up to date (building it the first time).
+    :class:`~.failures.IndexUnavailable` when its file cannot be used (a damaged file is
+    set aside for the next update to build anew)."""
     started = time.perf_counter()
     own = index is None
     idx = index or await asyncio.to_thread(open_index, store)
+    failure: OSError | sqlite3.Error
     try:
-        report = UpdateReport()
+        report = UpdateReport(set_aside=str(idx.set_aside_as or ""))
         was_ready = (await asyncio.to_thread(idx.state)).get("ready") == "1"
         if store.capabilities.watermark:
             await _follow_ids(store, idx, report, progress, batch)
@@ -104,9 +115,14 @@ async def update_index(
         report.built = not was_ready
         report.seconds = time.perf_counter() - started
         return report
+    except (OSError, sqlite3.Error) as exc:
+        if not own:
+            raise  # (the caller's file: the caller says it)
+        failure = exc
     finally:
         if own:
             await asyncio.to_thread(idx.close)
+    raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
 def _mode(store: SessionStore) -> str:
@@ -196,18 +212,46 @@ def _differences(idx: IndexFile, marks: dict[str, tuple[int, int]]) -> tuple[lis
     return gone, changed
 
 
+#: a session whose last activity is this recent (seconds) when the listing starts is read
+#: again at the next update: its marker may not move for a change still to come
+RACY_SECONDS = 5.0
+#: what a racy session's recorded marker ends with (never equal to a listed one)
+_RACY = " racy"
+
+
+def _racy(updated_at: str | None, started: float) -> bool:
+    """Whether a session last active at ``updated_at`` may still change without its
+    marker moving: Redis's ``updated_at`` has one-second resolution (and a pop does not
+    touch it), so a pop and an add within the second the index read the session leave
+    count and time as they were. As git's "racily clean" files: a marker no older than
+    the read (with a margin for the writers' clocks) is not trusted."""
+    if not updated_at:
+        return False
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(updated_at).timestamp()  # (naive: local time)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return when >= started - RACY_SECONDS
+
+
 async def _follow_marks(
     store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None
 ) -> None:
     encrypted = store.capabilities.encryption
     marks: dict[str, str] = {}
     counts: dict[str, int] = {}
+    racy: set[str] = set()
+    started = time.time()
     cursor = None
     while True:
         page = await store.list_sessions(limit=500, cursor=cursor)
         for s in page.sessions:
             marks[s.id] = json.dumps([s.messages, s.updated_at])
             counts[s.id] = s.messages
+            if _racy(s.updated_at, started):
+                racy.add(s.id)
         cursor = page.cursor
         if cursor is None:
             break
@@ -225,7 +269,8 @@ async def _follow_marks(
         recs: list[Record] = []
         async for page in store.iter_messages(sid):
             recs += [record(sid, m, rid=None, encrypted=encrypted) for m in page]
-        await asyncio.to_thread(idx.replace_sessions, {sid: recs}, {sid: marks[sid]})
+        mark = marks[sid] + _RACY if sid in racy else marks[sid]
+        await asyncio.to_thread(idx.replace_sessions, {sid: recs}, {sid: mark})
         report.added += len(recs)
         report.reindexed += 1
         done += counts[sid]
@@ -237,11 +282,26 @@ def _forget(store_key: str, session_ids: list[str]) -> None:
     path = index_path(store_key)
     if not path.exists():
         return
-    idx = IndexFile(path, store_key)
+    try:
+        idx = IndexFile(path, store_key)
+    except IndexUnavailable:
+        _drop_file(path)
+        return
     try:
         idx.replace_sessions({sid: [] for sid in session_ids})
+        return
+    except (OSError, sqlite3.Error):
+        pass
     finally:
         idx.close()
+    _drop_file(path)
+
+
+def _drop_file(path: Path) -> None:
+    """An index that could not be told of an edit is thrown away (it would find the old
+    text), if it can be: the next search builds it anew. The edit stands either way."""
+    with contextlib.suppress(IndexUnavailable):
+        remove(path)
 
 
 async def note_changed(store: SessionStore, session_ids: list[str]) -> None:

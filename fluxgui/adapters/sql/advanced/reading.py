@@ -17,7 +17,7 @@ from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo, is_compaction
 from fluxgui.core.ports import Capabilities, Direction, SessionOrder, SessionPage
-from fluxgui.core.undecodable import from_agents_value
+from fluxgui.core.undecodable import from_agents_value, id_text
 
 from ..agents import AgentsStore
 from ..backend import Backend, Params
@@ -208,7 +208,7 @@ class AdvancedReader(AgentsStore):
                 WHERE session_id IN {ids} GROUP BY session_id""",
             params,
         )
-        counts = {str(r[0]): int(r[1]) for r in rows}
+        counts = {id_text(r[0]): int(r[1]) for r in rows}
         for info in infos:
             info.branches = max(counts.get(info.id, 1), 1)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import SessionInfo, iso_time
 from fluxgui.core.ports import Capabilities
+from fluxgui.core.undecodable import id_text
 
 from ...base import check_branch
 from ..backend import Backend, Params, quote_ident
@@ -111,11 +112,11 @@ class AgentsListing(SqlStore):
     def _info(self, row: tuple[Any, ...]) -> SessionInfo:
         sid, created, updated, last_id, count = row
         return SessionInfo(
-            id=str(sid),
+            id=id_text(sid),
             messages=int(count or 0),
             created_at=iso_time(created, utc=self._utc),
             updated_at=iso_time(updated, utc=self._utc),
-            sort_key=(updated, int(last_id or 0), str(sid)),
+            sort_key=(updated, int(last_id or 0), id_text(sid)),
         )
 
     def _last_id(self, alias: str) -> str:

@@ -1,10 +1,9 @@
 """The Agents SDK schema, second layer: reading items, and ``EncryptedSession`` envelopes.
 
-``EncryptedSession`` around any of these stores envelopes instead of items (see
-:mod:`fluxgui.adapters.encryption`). Every row is read through
-:func:`~fluxgui.adapters.encryption.stored_message`, which opens an envelope with the
-store's key (or shows it locked). SQL cannot look inside an envelope: searches and turn
-counts let envelope rows through to be decrypted, in a worker thread.
+``EncryptedSession`` around any of these stores envelopes instead of items; every row is
+read through :func:`fluxgui.adapters.encryption.stored_message`, which opens an envelope
+with the store's key (or shows it locked). SQL cannot look inside an envelope: searches
+and turn counts let envelope rows through to be decrypted, in a worker thread.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from fluxgui.core.errors import KeyNeeded
 from fluxgui.core.model import Message, meta_dict, is_compaction
 from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
+from fluxgui.core.undecodable import id_text
 
 from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
@@ -122,7 +122,7 @@ class AgentsReader(RowReads, AgentsListing):
             self.encrypted = self.needs_key = True
             if self.cipher is None:
                 return
-            sid, envelope = str(row[0]), json.loads(row[1])
+            sid, envelope = id_text(row[0]), json.loads(row[1])
             if self.cipher.open(sid, envelope).state != "unreadable":
                 return
             first = first or (sid, envelope)
@@ -219,7 +219,7 @@ class AgentsReader(RowReads, AgentsListing):
     def _search_text(self, row: tuple[Any, ...]) -> str:
         """The text a person reads for a row ``(session_id, id, message_data, …)``; nothing
         for an envelope that does not open (its placeholder is not the item's text)."""
-        m = stored_message(row[1], row[2], None, session_id=str(row[0]), cipher=self.cipher)
+        m = stored_message(row[1], row[2], None, session_id=id_text(row[0]), cipher=self.cipher)
         state = meta_dict(m).get("encryption", {}).get("state")
         return "" if state in ("locked", "unreadable") else m.text
 
@@ -228,7 +228,7 @@ class AgentsReader(RowReads, AgentsListing):
         (run in a worker thread: it decrypts)."""
         found: dict[str, None] = {}
         for row in rows:
-            sid = str(row[0])
+            sid = id_text(row[0])
             if sid not in found and (contains(sid, text) or contains(self._search_text(row), text)):
                 found[sid] = None
         return list(found)
@@ -245,13 +245,13 @@ class AgentsReader(RowReads, AgentsListing):
         params: Params = {}
         async for batch in self.backend.stream(id_sql(params), params):
             for row in batch:
-                sid = str(row[0])
+                sid = id_text(row[0])
                 if sid not in seen and contains(sid, text):
                     seen.add(sid)
                     yield sid
         params = {}
         async for batch in self.backend.stream(row_sql(params), params):
-            todo = [r for r in batch if str(r[0]) not in seen]
+            todo = [r for r in batch if id_text(r[0]) not in seen]
             if not todo:
                 continue
             for sid in await asyncio.to_thread(self._matching, todo, text):
@@ -263,7 +263,7 @@ class AgentsReader(RowReads, AgentsListing):
 
     def _row_message(self, row: tuple[Any, ...]) -> Message:
         """A row ``(session_id, id, message_data, created_at)`` as a Message."""
-        return self._message(row[1:], str(row[0]))
+        return self._message(row[1:], id_text(row[0]))
 
     async def messages_after(
         self, watermark: int, *, limit: int = 1000, session_id: str | None = None
@@ -291,7 +291,7 @@ class AgentsReader(RowReads, AgentsListing):
         params: Params = {}
         cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
         rows = await self.backend.fetchall(f"SELECT session_id FROM {self._S} WHERE {cond}", params)
-        return [str(r[0]) for r in rows]
+        return [id_text(r[0]) for r in rows]
 
     def text_index_advice(self) -> str:
         return trigram_advice(self.messages_table, "message_data")
