@@ -19,7 +19,7 @@ from ..base import check_branch
 from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
-from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
+from .search import MAX_KEY, bind_all, in_clause, search_ids, text_condition
 from .sessionrows import RowReads
 from .fluxvalues import plain_message as _plain_message
 from .fluxvalues import storable as _storable
@@ -78,7 +78,9 @@ class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
-    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True)
+    CAPABILITIES = Capabilities(
+        append=True, edit=True, clear=True, fork=True, watermark=True, text_filter=True
+    )
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
@@ -86,9 +88,10 @@ class FluxStore(RowReads, SqlStore):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Edits, clears, forks, id watermarks; server-side search on Postgres."""
+        """Edits, clears, forks, id watermarks, searches the database narrows;
+        server-side search on Postgres."""
         return Capabilities(
-            append=True, edit=True, clear=True, fork=True, watermark=True,
+            append=True, edit=True, clear=True, fork=True, watermark=True, text_filter=True,
             server_search=self.backend.dialect == "postgresql",
         )
 
@@ -237,12 +240,10 @@ class FluxStore(RowReads, SqlStore):
         return [self._info(*r) for r in rows]
 
     def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        variants = search_patterns(text)
-
         def row_sql(params: Params) -> str:
             # One pass over the table checks both the session id and the text.
-            on_id = like_any(self.backend, "session_id", variants, params, "i")
-            on_text = like_any(self.backend, "content", variants, params, "p")
+            on_id = text_condition(self.backend, "session_id", text, params, "i")
+            on_text = text_condition(self.backend, "content", text, params, "p")
             return (
                 f"SELECT session_id, content FROM messages WHERE {on_id} OR {on_text} "
                 "ORDER BY id DESC"
@@ -283,7 +284,7 @@ class FluxStore(RowReads, SqlStore):
 
     async def ids_holding(self, text: str) -> list[str]:
         params: Params = {}
-        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
+        cond = text_condition(self.backend, "session_id", text, params, "p")
         rows = await self.backend.fetchall(
             f"SELECT DISTINCT session_id FROM messages WHERE {cond}", params
         )
@@ -301,18 +302,17 @@ class FluxStore(RowReads, SqlStore):
             self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
         )
 
-    async def search_messages(
+    def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
         from .textsearch import candidates
 
         params: Params = {}
-        cond = like_any(self.backend, "content", search_patterns(text), params, "p")
-        async for batch in candidates(
+        cond = text_condition(self.backend, "content", text, params, "p")
+        return candidates(
             self.backend, TABLE, f"session_id, {_COLS}", cond, params,
             lambda r: self._message(r[1:]), limit,
-        ):
-            yield batch
+        )
 
     # -- messages ------------------------------------------------------------------
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -136,8 +137,17 @@ async def candidates(
        condition finds through the trigram index, all of them first (a ``MATERIALIZED``
        CTE, which no ``LIMIT`` reaches into), then read newest first, streamed: this
        costs the index scan and its recheck, whatever the planner thinks of the text;
-    3. a text that filled the first page in the window goes on walking the key there."""
+    3. a text that filled the first page in the window goes on walking the key there.
+
+    SQLite plans no such guess: it walks the key backwards, testing each row, and the
+    rows stream from the newest."""
     order = " ORDER BY id DESC"
+    if backend.dialect == "sqlite":
+        sql = f"SELECT {columns} FROM {table} WHERE {cond}{order}"
+        async with contextlib.aclosing(_messages(backend, sql, params, convert)) as batches:
+            async for batch in batches:
+                yield batch
+        return
     below: int | None = None
     if limit is not None:
         top = await backend.fetchone(f"SELECT MAX(id) FROM {table}")
@@ -156,8 +166,9 @@ async def candidates(
         if len(rows) == n:  # common: walk on below the last row
             rest = {**params, "before": int(rows[-1][1])}
             sql = f"SELECT {columns} FROM {table} WHERE ({cond}) AND id < :before{order}"
-            async for part in backend.stream(sql, rest):
-                yield await as_messages(part, convert)
+            async with contextlib.aclosing(_messages(backend, sql, rest, convert)) as batches:
+                async for batch in batches:
+                    yield batch
             return
     bound, rest = "", dict(params)
     if below is not None:
@@ -166,8 +177,19 @@ async def candidates(
         f"WITH found AS MATERIALIZED (SELECT id FROM {table} WHERE {cond}) "
         f"SELECT {columns} FROM {table} WHERE id IN (SELECT id FROM found{bound}){order}"
     )
-    async for part in backend.stream(sql, rest):
-        yield await as_messages(part, convert)
+    async with contextlib.aclosing(_messages(backend, sql, rest, convert)) as batches:
+        async for batch in batches:
+            yield batch
+
+
+async def _messages(
+    backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message]
+) -> AsyncIterator[list[tuple[str, Message]]]:
+    """The rows of ``sql`` as (session id, Message) batches; the read is closed (its
+    cursor released) however the caller stops."""
+    async with contextlib.aclosing(backend.stream(sql, params)) as parts:
+        async for part in parts:
+            yield await as_messages(part, convert)
 
 
 async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:

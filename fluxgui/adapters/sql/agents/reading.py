@@ -26,7 +26,7 @@ from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
 from ...textmatch import contains
-from ..search import like_any, search_ids, search_patterns
+from ..search import search_ids, text_condition
 from ..sessionrows import RowReads
 from ..textsearch import (
     after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
@@ -196,14 +196,12 @@ class AgentsReader(RowReads, AgentsListing):
         """Sessions whose id or item text contains ``text``. SQL LIKE cannot see inside
         envelopes: with a key, every envelope row is let through and decrypted (in a worker
         thread); without one, an encrypted row matches by its session id only."""
-        variants = search_patterns(text)
-
         def id_sql(params: Params) -> str:
-            cond = like_any(self.backend, "session_id", variants, params, "p")
+            cond = text_condition(self.backend, "session_id", text, params, "p")
             return f"SELECT session_id FROM {self._S} WHERE {cond}"
 
         def row_sql(params: Params) -> str:
-            cond = like_any(self.backend, "message_data", variants, params, "p")
+            cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
             if self.cipher is not None:
                 params["env"] = ENVELOPE_LIKE
                 cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
@@ -289,7 +287,7 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def ids_holding(self, text: str) -> list[str]:
         params: Params = {}
-        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
+        cond = text_condition(self.backend, "session_id", text, params, "p")
         rows = await self.backend.fetchall(f"SELECT session_id FROM {self._S} WHERE {cond}", params)
         return [str(r[0]) for r in rows]
 
@@ -302,21 +300,18 @@ class AgentsReader(RowReads, AgentsListing):
             "counting and paging each session's items",
         )
 
-    async def search_messages(
+    def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """The rows ``ILIKE`` lets through (with a key, every envelope too: the server
-        cannot look inside one), newest first."""
+        """The rows ``LIKE``/``ILIKE`` lets through (with a key, every envelope too: the
+        database cannot look inside one), newest first."""
         params: Params = {}
-        cond = like_any(self.backend, "message_data", search_patterns(text), params, "p")
+        cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
         if self.cipher is not None:
             params["env"] = ENVELOPE_LIKE
             cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
         cols = "session_id, id, message_data, created_at"
-        async for batch in candidates(
-            self.backend, self._M, cols, cond, params, self._row_message, limit
-        ):
-            yield batch
+        return candidates(self.backend, self._M, cols, cond, params, self._row_message, limit)
 
     # -- messages ------------------------------------------------------------------
 
