@@ -89,6 +89,9 @@ class Capabilities:
     #: formats): ``messages_after``, ``session_marks`` and ``message_total`` answer, so a search index
     #: follows new rows by id and finds changed sessions by their counts and last ids
     watermark: bool = False
+    #: ``page_messages(whole_up_to=N)`` reads an item stored in more than N bytes as its
+    #: start only (:attr:`~fluxgui.core.model.Message.partial`; the SQL formats)
+    partial_reads: bool = False
     #: the database narrows a text search (``LIKE``/``ILIKE``: the SQL formats):
     #: ``search_messages`` and ``ids_holding`` answer, their candidates checked by the caller
     text_filter: bool = False

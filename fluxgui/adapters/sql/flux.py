@@ -8,6 +8,7 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.items import validate_flux_message
@@ -19,6 +20,7 @@ from ..base import check_branch
 from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
+from .heads import flux_page
 from .search import MAX_KEY, bind_all, in_clause, search_ids, text_condition
 from .sessionrows import RowReads
 from .fluxvalues import plain_message as _plain_message
@@ -78,9 +80,8 @@ class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
-    CAPABILITIES = Capabilities(
-        append=True, edit=True, clear=True, fork=True, watermark=True, text_filter=True
-    )
+    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True,
+                                text_filter=True, partial_reads=True)
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
@@ -88,12 +89,9 @@ class FluxStore(RowReads, SqlStore):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Edits, clears, forks, id watermarks, searches the database narrows;
-        server-side search on Postgres."""
-        return Capabilities(
-            append=True, edit=True, clear=True, fork=True, watermark=True, text_filter=True,
-            server_search=self.backend.dialect == "postgresql",
-        )
+        """Edits, clears, forks, id watermarks, searches the database narrows, items read
+        as their start; server-side search on Postgres."""
+        return replace(self.CAPABILITIES, server_search=self.backend.dialect == "postgresql")
 
     @staticmethod
     def ddl(backend: Backend) -> list[str]:
@@ -324,8 +322,11 @@ class FluxStore(RowReads, SqlStore):
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
         branch: str | None = None,
+        whole_up_to: int | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
+        if whole_up_to is not None:
+            return await flux_page(self, session_id, limit, anchor, direction == "backward", whole_up_to)
         rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
         return [self._message(r) for r in rows]
 

@@ -25,6 +25,7 @@ from fluxgui.core.turns import turns_before
 from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
+from ..heads import agents_columns, agents_page, holds_huge
 from ...textmatch import contains
 from ..search import search_ids, text_condition
 from ..sessionrows import RowReads
@@ -180,8 +181,8 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def _messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
         """Rows ``(id, message_data, created_at)`` of one session as Messages, envelopes
-        opened (in a worker thread when there are many to decrypt)."""
-        if self.cipher is not None and len(rows) > INLINE_ROWS:
+        opened (in a worker thread when there are many to decrypt, or a huge item)."""
+        if (self.cipher is not None and len(rows) > INLINE_ROWS) or holds_huge(rows, 1):
             out = await asyncio.to_thread(lambda: [self._message(r, session_id) for r in rows])
         else:
             out = [self._message(r, session_id) for r in rows]
@@ -303,8 +304,7 @@ class AgentsReader(RowReads, AgentsListing):
     def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """The rows ``LIKE``/``ILIKE`` lets through (with a key, every envelope too: the
-        database cannot look inside one), newest first."""
+        """The rows ``LIKE``/``ILIKE`` lets through, and with a key every envelope, newest first."""
         params: Params = {}
         cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
         if self.cipher is not None:
@@ -323,17 +323,21 @@ class AgentsReader(RowReads, AgentsListing):
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
         branch: str | None = None,
+        whole_up_to: int | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
         backward = direction == "backward"
-        rows = await self._page_rows(session_id, limit, anchor, backward)
-        return await self._messages(rows, session_id)
+        rows = await self._page_rows(session_id, limit, anchor, backward, whole_up_to)
+        if whole_up_to is None:
+            return await self._messages(rows, session_id)
+        return await agents_page(self, rows, session_id, whole_up_to)
 
     async def _page_rows(
-        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool,
+        whole_up_to: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """Up to ``limit`` rows ``(id, message_data, created_at)`` next to ``anchor``,
-        oldest first (see :meth:`page_messages`)."""
+        oldest first (see :meth:`page_messages`; with ``whole_up_to``: :func:`agents_columns`)."""
         params: Params = {"s": session_id, "n": limit}
         order = "DESC" if backward else "ASC"
         op = "<" if backward else ">"
@@ -349,8 +353,9 @@ class AgentsReader(RowReads, AgentsListing):
             if anchor is not None:
                 params["i"] = anchor[0]
                 bound = f" AND id {op} :i"
+        data = agents_columns(self.backend, params, whole_up_to)
         rows = await self.backend.fetchall(
-            f"""SELECT id, message_data, created_at FROM {self._M}
+            f"""SELECT id, {data} FROM {self._M}
                 WHERE session_id = :s{bound} ORDER BY {order_by} LIMIT :n""",
             params,
         )
