@@ -21,7 +21,7 @@ from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
 from .heads import flux_page
-from .search import MAX_KEY, bind_all, in_clause, search_ids, text_condition
+from .search import MAX_KEY, bind_all, in_clause, search_ids, session_ids, text_condition
 from .sessionrows import RowReads
 from .fluxvalues import plain_message as _plain_message
 from .fluxvalues import storable as _storable
@@ -282,10 +282,8 @@ class FluxStore(RowReads, SqlStore):
 
     async def ids_holding(self, text: str) -> list[str]:
         params: Params = {}
-        cond = text_condition(self.backend, "session_id", text, params, "p")
-        rows = await self.backend.fetchall(
-            f"SELECT DISTINCT session_id FROM messages WHERE {cond}", params
-        )
+        cond = text_condition(self.backend, "sid", text, params, "p")
+        rows = await self.backend.fetchall(f"{session_ids(TABLE)} WHERE sid IS NOT NULL AND {cond}", params)
         return [str(r[0]) for r in rows]
 
     def text_index_advice(self) -> str:

@@ -20,7 +20,9 @@ from typing import Any, Literal
 
 from .backend import Backend, Params
 
-__all__ = ["MAX_KEY", "bind_all", "in_clause", "search_ids", "text_condition", "text_patterns"]
+__all__ = [
+    "MAX_KEY", "bind_all", "in_clause", "search_ids", "session_ids", "text_condition", "text_patterns",
+]
 
 MAX_KEY = 2**63 - 1
 
@@ -137,7 +139,10 @@ def text_condition(
     row passes.
 
     SQLite's ``LIKE`` sees a text only up to its first NUL character (Postgres' text holds
-    none): there, a row holding one is let through too (``instr``), and checked."""
+    none): there, a row of plain text holding one is let through too, and checked (its
+    text is not what ``substr`` copies up to that NUL: +50 % on the ``LIKE``, the least of
+    the ways SQLite has; ``instr`` costs +70 %). JSON items hold none (JSON writes it
+    ``\u0000``): only a row that is not JSON could, which no library writes."""
     found = text_patterns(text, json_items=json_items)
     if found is None:
         return "1 = 1"
@@ -157,9 +162,19 @@ def text_condition(
         " AND ".join("(" + " OR ".join(like(p) for p in group) + ")" for group in groups)
         for groups in found
     ]
-    if sqlite:
-        alternatives.append(f"instr({column}, char(0)) > 0")
+    if sqlite and not json_items:
+        alternatives.append(f"{column} <> substr({column}, 1)")
     return "(" + " OR ".join(f"({a})" for a in alternatives) + ")" if alternatives else "1 = 0"
+
+
+def session_ids(table: str) -> str:
+    """SQL of a table's distinct session ids as ``sid`` (a last row holds ``NULL``): one
+    seek each on its session index (a loose index scan; ``DISTINCT`` reads every entry:
+    70 ms against 18 on a million rows on SQLite, 304 against 158 on Postgres)."""
+    return f"""WITH RECURSIVE ids(sid) AS (
+        SELECT MIN(session_id) FROM {table} UNION ALL
+        SELECT (SELECT MIN(s.session_id) FROM {table} s WHERE s.session_id > ids.sid)
+        FROM ids WHERE ids.sid IS NOT NULL) SELECT sid FROM ids"""
 
 
 def bind_all(values: list[Any], params: Params, prefix: str) -> list[str]:

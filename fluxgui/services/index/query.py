@@ -232,13 +232,22 @@ async def _narrowed(store: SessionStore, needle: str, limit: int | None, path: P
     """The session ids and the messages the database lets through, each checked here:
     the ``"scan"`` path of the SQL stores, and the ``"server"`` path (whose ``ILIKE`` a
     trigram index answers)."""
-    out = _Collector(limit)
-    if out.add_all(id_hits(await store.ids_holding(needle), needle)):
-        wanted = out.wanted
-        async with contextlib.aclosing(store.search_messages(needle, wanted)) as batches:
-            async for batch in batches:  # newest first
-                if not out.add_all(message_hit(sid, m, needle) for sid, m in batch):
+    # The session ids are asked for meanwhile (another connection on a server).
+    on_ids = asyncio.ensure_future(store.ids_holding(needle))
+    try:
+        found: list[Hit] = []  # message hits, newest first: one more than the limit at most
+        async with contextlib.aclosing(store.search_messages(needle, limit)) as batches:
+            async for batch in batches:
+                found += [h for h in (message_hit(sid, m, needle) for sid, m in batch) if h is not None]
+                if limit is not None and len(found) > limit:
                     break
+        out = _Collector(limit)
+        if out.add_all(id_hits(await on_ids, needle)):
+            out.add_all(found)
+    finally:
+        if not on_ids.done():
+            on_ids.cancel()
+            await asyncio.wait({on_ids})
     return SearchResult(out.hits, path, _key_notes(store), out.truncated)
 
 
