@@ -80,6 +80,23 @@ async def interleaved(raw: Any, ours: dict[str, Any], runs: int) -> tuple[list[f
     return raw_t, ours_t
 
 
+def fluxgui_runs(target: str, options: dict[str, Any], needle: str, counts: dict[str, str]) -> dict[str, Any]:
+    """``open_store`` + ``search`` for 50 hits and for all, as the interleaved runs."""
+    from fluxgui.adapters import open_store
+    from fluxgui.services.index import search
+
+    def run(limit: int | None, name: str) -> Any:
+        async def go() -> None:
+            store = await open_store(target, **options)
+            result = await search(store, needle, limit=limit)
+            assert result.path == "scan", result.path
+            counts[name] = f"{len(result.hits):,} hits"
+            await store.close()
+        return go
+
+    return {"50 hits": run(50, "50 hits"), "all hits": run(None, "all hits")}
+
+
 def report(what: str, raw_t: list[float], ours_t: dict[str, list[float]], counts: dict[str, str]) -> list[float]:
     ratios = []
     row(f"{what}: raw query", ms(statistics.median(raw_t)), counts["raw"])
@@ -124,17 +141,7 @@ async def bench_sqlite(fmt: str, path: Path, runs: int, with_before: bool) -> li
             conn.close()
             counts["raw"] = f"{len(rows):,} rows"
 
-        def ours(limit: int | None, name: str, n: str = needle) -> Any:
-            async def run() -> None:
-                store = await open_store(str(path))
-                result = await search(store, n, limit=limit)
-                assert result.path == "scan", result.path
-                counts[name] = f"{len(result.hits):,} hits"
-                await store.close()
-            return run
-
-        raw_t, ours_t = await interleaved(raw, {"50 hits": ours(50, "50 hits"),
-                                                "all hits": ours(None, "all hits")}, runs)
+        raw_t, ours_t = await interleaved(raw, fluxgui_runs(str(path), {}, needle, counts), runs)
         ratios += report(what, raw_t, ours_t, counts)
         if with_before:
             store = await open_store(str(path))
@@ -205,17 +212,8 @@ async def bench_pg(base: str, messages: int, sessions: int, runs: int, with_befo
                 await conn.close()
                 counts["raw"] = f"{len(rows):,} rows"
 
-            def ours(limit: int | None, name: str, n: str = needle, f: str = fmt) -> Any:
-                async def run() -> None:
-                    store = await open_store(sa_url, format=f)
-                    result = await search(store, n, limit=limit)
-                    assert result.path == "scan", result.path
-                    counts[name] = f"{len(result.hits):,} hits"
-                    await store.close()
-                return run
-
-            raw_t, ours_t = await interleaved(raw, {"50 hits": ours(50, "50 hits"),
-                                                    "all hits": ours(None, "all hits")}, runs)
+            runs_ = fluxgui_runs(sa_url, {"format": fmt}, needle, counts)
+            raw_t, ours_t = await interleaved(raw, runs_, runs)
             ratios += report(what, raw_t, ours_t, counts)
             if with_before:
                 store = await open_store(sa_url, format=fmt)

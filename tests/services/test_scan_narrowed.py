@@ -14,15 +14,15 @@ has none for Postgres).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import SQLiteSession as AgentsSQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from flux.sessions import SQLiteSession as FluxSQLiteSession
+from helpers import write_agents, write_flux
 
 from fluxgui.adapters import open_store
 from fluxgui.adapters.sql.search import ASCII_FROM_OTHERS, LONG_FOLDS
@@ -85,15 +85,9 @@ SESSIONS = ["sess-00", "séß-İ 😀", "sess-02", "ΣΑΣ-3", "sess-04", "plain
 
 
 async def write_sqlite(kind: str, path: Path) -> None:
-    for i, sid in enumerate(SESSIONS):
-        if kind == "flux":
-            await FluxSQLiteSession(str(path), session_id=sid).add_messages(flux_messages(i))
-        else:
-            s = AgentsSQLiteSession(sid, str(path))
-            try:
-                await s.add_items(agents_items(i))  # type: ignore[arg-type]
-            finally:
-                s.close()
+    make = flux_messages if kind == "flux" else agents_items
+    data = {sid: make(i) for i, sid in enumerate(SESSIONS)}
+    await asyncio.to_thread(write_flux if kind == "flux" else write_agents, path, data)
 
 
 async def write_postgres(kind: str, url: str, *, ensure_ascii: bool = True) -> None:
@@ -223,3 +217,23 @@ def test_the_folding_facts_the_patterns_rely_on() -> None:
         assert (code > 0xFFFF) == (ord(low) > 0xFFFF), hex(code)
     assert long_folds == set(LONG_FOLDS)
     assert to_ascii == set(ASCII_FROM_OTHERS)
+
+
+def test_a_huge_text_is_searched_a_slice_at_a_time_with_the_same_hit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (no folded copy of a 50 MB text: benchmarks/bench_huge_items.py measures the memory)
+    import random
+
+    from fluxgui.core.hits import find_folded
+    from fluxgui.services.index import query
+
+    monkeypatch.setattr(query, "SLICE_CHARS", 7)
+    rng = random.Random(3)
+    alphabet = list("abAB İi\u0307ßẞkK\u212aΣσς")
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(8, 40)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+        hit = query.text_hit("s", 1, "user", text, needle)
+        at = find_folded(text, needle)
+        assert (hit is None) == (at is None), (text, needle)
+        if hit is not None:
+            assert hit == query.Hit("s", 1, "user", *query.snippet(text, *at), at[1])

@@ -10,6 +10,7 @@ Stores are written by the real libraries (``flux.sessions.SQLiteSession``,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -17,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import SQLiteSession as AgentsSQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-from flux.sessions import SQLiteSession as FluxSQLiteSession
-from helpers import cli_env
+from helpers import cli_env, write_agents, write_flux
 from json_helpers import hello_entry, hello_save
 
 from fluxgui.adapters import open_store
@@ -40,33 +39,25 @@ def _round(sid: str, r: int) -> list[dict[str, str]]:
 
 
 async def write(kind: str, target: Path | str) -> None:
-    engine = None
-    if kind == "pg":
+    rounds = [{sid: _round(sid, r) for sid in order} for r, order in enumerate([SESSIONS, SESSIONS[::-1]])]
+    if kind in ("flux", "agents"):
+        for data in rounds:
+            await asyncio.to_thread(write_flux if kind == "flux" else write_agents, Path(target), data)
+    elif kind == "json":  # a HelloAgent session folder: each save writes the whole history
+        history: dict[str, list[dict[str, str]]] = {}
+        for data in rounds:
+            for sid, items in data.items():
+                history.setdefault(sid, []).extend(items)
+                hello_save(Path(target), sid, [hello_entry(m["role"], m["content"]) for m in history[sid]])
+    else:
         from sqlalchemy.ext.asyncio import create_async_engine
 
         engine = create_async_engine(str(target))
-    history: dict[str, list[dict[str, str]]] = {}
-    try:
-        for r, order in enumerate([SESSIONS, SESSIONS[::-1]]):
-            for sid in order:
-                items = _round(sid, r)
-                history.setdefault(sid, []).extend(items)
-                if kind == "flux":
-                    await FluxSQLiteSession(str(target), session_id=sid).add_messages(items)
-                elif kind == "agents":
-                    s = AgentsSQLiteSession(sid, str(target))
-                    try:
-                        await s.add_items(items)  # type: ignore[arg-type]
-                    finally:
-                        s.close()
-                elif kind == "pg":
-                    s = SQLAlchemySession(sid, engine=engine, create_tables=True)
-                    await s.add_items(items)  # type: ignore[arg-type]
-                else:  # a HelloAgent session folder: each save writes the whole history
-                    hello_save(Path(target), sid, [hello_entry(m["role"], m["content"])
-                                                   for m in history[sid]])
-    finally:
-        if engine is not None:
+        try:
+            for data in rounds:
+                for sid, items in data.items():
+                    await SQLAlchemySession(sid, engine=engine, create_tables=True).add_items(items)  # type: ignore[arg-type]
+        finally:
             await engine.dispose()
 
 
@@ -149,11 +140,7 @@ async def test_index_server_and_scan_give_the_same_hits_for_every_limit(pg_url: 
         await store.close()
 
 
-def test_the_command_gives_the_same_hits_with_and_without_the_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import asyncio
-
+def test_the_command_gives_the_same_hits_with_and_without_the_index(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     asyncio.run(write("flux", db))
     env = {**cli_env(), "FLUXGUI_CACHE_DIR": str(tmp_path / "cache"), "FLUXGUI_DATA_DIR": str(tmp_path / "data")}

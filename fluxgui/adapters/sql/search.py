@@ -139,10 +139,10 @@ def text_condition(
     row passes.
 
     SQLite's ``LIKE`` sees a text only up to its first NUL character (Postgres' text holds
-    none): there, a row of plain text holding one is let through too, and checked (its
-    text is not what ``substr`` copies up to that NUL: +50 % on the ``LIKE``, the least of
-    the ways SQLite has; ``instr`` costs +70 %). JSON items hold none (JSON writes it
-    ``\u0000``): only a row that is not JSON could, which no library writes."""
+    none): there, a row of plain text holding one is let through too, and checked
+    (``instr``: +70 % on the ``LIKE``; comparing the text with ``substr``'s copy up to the
+    NUL costs +50 %, but holds a huge value three times). JSON items hold none (JSON
+    writes it ``\u0000``): only a row that is not JSON could, which no library writes."""
     found = text_patterns(text, json_items=json_items)
     if found is None:
         return "1 = 1"
@@ -163,7 +163,7 @@ def text_condition(
         for groups in found
     ]
     if sqlite and not json_items:
-        alternatives.append(f"{column} <> substr({column}, 1)")
+        alternatives.append(f"instr({column}, char(0)) > 0")
     return "(" + " OR ".join(f"({a})" for a in alternatives) + ")" if alternatives else "1 = 0"
 
 

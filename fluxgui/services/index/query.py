@@ -40,6 +40,8 @@ Path = Literal["index", "scan", "server"]
 #: needles shorter than this (case folded) are searched by scanning: a trigram index
 #: cannot look them up
 MIN_INDEXED = 3
+#: a text longer than this (characters) is searched a slice at a time
+SLICE_CHARS = 1_000_000
 
 
 @dataclass
@@ -73,11 +75,26 @@ def message_hit(session_id: str, m: Message, needle: str) -> Hit | None:
 
 
 def text_hit(sid: str, message_id: int | None, role: str, text: str, needle: str) -> Hit | None:
-    at = find_folded(text, needle)
+    at = find_folded(text, needle) if len(text) <= SLICE_CHARS else _find_in_slices(text, needle)
     if at is None:
         return None
     piece, start = snippet(text, *at)
     return Hit(sid, message_id, role, piece, start, at[1])
+
+
+def _find_in_slices(text: str, needle: str) -> tuple[int, int] | None:
+    """:func:`find_folded` on a huge text a slice at a time (each slice overlapping the
+    next by the longest span a match can have), so that no folded copy of all of it is
+    made (a 50 MB tool output would be held twice). A text holding a capital sigma,
+    whose fold depends on the letters around it, is folded whole."""
+    if "\u03a3" in text:
+        return find_folded(text, needle)
+    span = len(fold(needle))  # (each character folds to one at least)
+    for start in range(0, len(text), SLICE_CHARS):
+        at = find_folded(text[start : start + SLICE_CHARS + span], needle)
+        if at is not None:
+            return start + at[0], at[1]
+    return None
 
 
 def id_hit(session_id: str, needle: str) -> Hit | None:
