@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from fluxgui.core.bodies import PARTIAL_BYTES
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import MAIN, SessionStore as Store
@@ -87,6 +86,8 @@ def window_reads(store: Store) -> dict[str, Any]:
     """The ``page_messages`` keywords of the window's pages: an item stored in more than
     :data:`~fluxgui.core.bodies.PARTIAL_BYTES` is read as its start where the store can
     (``capabilities.partial_reads``; :attr:`~fluxgui.core.model.Message.partial`)."""
+    from fluxgui.core.bodies import PARTIAL_BYTES  # (the window's: ``ls`` loads no bodies)
+
     return {"whole_up_to": PARTIAL_BYTES} if store.capabilities.partial_reads else {}
 
 

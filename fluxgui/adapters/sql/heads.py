@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.bodies import HEAD_CHARS
-from fluxgui.core.jsonhead import GENTLE_CHARS, close_prefix
-
-from fluxgui.core.model import Message
-
 from .backend import Backend, Params
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the stores import this module: what it needs loads when used)
+    from fluxgui.core.model import Message
+
     from .agents.reading import AgentsReader
     from .flux import FluxStore
+
+#: a value longer than this is parsed a slice at a time (``jsonhead.GENTLE_CHARS``)
+GENTLE_CHARS = 1_000_000
 
 #: what starts an ``EncryptedSession`` envelope's JSON (only the key opens it: read whole)
 ENVELOPE_MARK = '"__enc__"'
@@ -35,6 +35,8 @@ def size_sql(backend: Backend, column: str) -> str:
 def head_columns(backend: Backend, column: str, params: Params, whole_up_to: int) -> tuple[str, str]:
     """The SQL of ``column`` when stored in at most ``whole_up_to`` bytes, else of its
     first :data:`HEAD_CHARS` characters; and of its size in bytes."""
+    from fluxgui.core.bodies import HEAD_CHARS
+
     params["whole_up_to"] = int(whole_up_to)
     params["head_chars"] = HEAD_CHARS
     size = size_sql(backend, column)
@@ -55,6 +57,8 @@ def is_cut(size: Any, whole_up_to: int) -> bool:
 def closed_json(head: Any) -> str | None:
     """The start of a JSON value made whole (:func:`fluxgui.core.jsonhead.close_prefix`);
     ``None`` when it holds nothing whole."""
+    from fluxgui.core.jsonhead import close_prefix
+
     return close_prefix(head) if isinstance(head, str) else None
 
 
