@@ -118,25 +118,28 @@ def build(kind: str, path: str, mb: float, meta_mb: float, big: bool) -> dict[st
     sessions = {f"s{s:02d}": _ordinary(kind, s) for s in range(SESSIONS)}
     sessions["huge"] = _huge_session(kind, mb, meta_mb, big)
 
-    async def run() -> None:
+    asyncio.run(write_batches(kind, path, list(sessions.items())))
+    return {"seconds": time.perf_counter() - t0, "bytes": _db_bytes(path),
+            "messages": sum(len(v) for v in sessions.values()), "sessions": len(sessions)}
+
+
+async def write_batches(kind: str, path: str, batches: list[tuple[str, list[dict[str, Any]]]]) -> None:
+    """Each (session id, items) written by the real library, in order: one
+    ``agents.SQLiteSession.add_items`` (``kind`` "agents") or one
+    ``flux.sessions.SQLiteSession.add_messages`` call each."""
+    for sid, items in batches:
         if kind == "agents":
             from agents import SQLiteSession
 
-            for sid, items in sessions.items():
-                sess = SQLiteSession(sid, path)
-                try:
-                    await sess.add_items(items)  # type: ignore[arg-type]
-                finally:
-                    sess.close()
+            sess = SQLiteSession(sid, path)
+            try:
+                await sess.add_items(items)  # type: ignore[arg-type]
+            finally:
+                sess.close()
         else:
             from flux.sessions import SQLiteSession as FluxSession
 
-            for sid, msgs in sessions.items():
-                await FluxSession(path, session_id=sid).add_messages(msgs)
-
-    asyncio.run(run())
-    return {"seconds": time.perf_counter() - t0, "bytes": _db_bytes(path),
-            "messages": sum(len(v) for v in sessions.values()), "sessions": len(sessions)}
+            await FluxSession(path, session_id=sid).add_messages(items)
 
 
 def _db_bytes(path: str) -> int:

@@ -213,8 +213,8 @@ class Refusals(ABC):
         return None
 
     async def ids_holding(self, text: str) -> list[str]:
-        """Session ids that may hold ``text`` (database servers only)."""
-        raise self._no_search_support("search session ids on the server")
+        """Session ids that may hold ``text`` (SQL databases only)."""
+        raise self._no_search_support("search session ids in the database")
 
     def text_index_advice(self) -> str:
         """What a DBA could create for server-side search."""
@@ -223,8 +223,8 @@ class Refusals(ABC):
     def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """Candidate messages from the server's search."""
-        raise self._no_search_support("search on the server")
+        """Candidate messages from the database's search."""
+        raise self._no_search_support("search in the database")
 
     async def index_advice(self) -> list[str]:
         """Indexes a database lacks that make listing slow (none for most stores)."""

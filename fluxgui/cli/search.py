@@ -94,7 +94,7 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
-    """``search``: the messages holding TEXT, newest first."""
+    """``search``: the messages holding TEXT (session ids first, then newest first)."""
     from fluxgui.services.index import search
 
     store = await open_target(args)
@@ -102,9 +102,8 @@ async def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
         result = await search(store, args.text, limit=args.limit or None)
     finally:
         await store.close()
-    if not args.json:
-        for line in result.notes:
-            note(line)
+    for line in result.notes:  # (with --json too: they are in its "notes" as well)
+        note(line)
     if args.json:
         print_json(out, result.to_dict())
         return 0

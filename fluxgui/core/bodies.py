@@ -35,6 +35,12 @@ PREVIEW_LINES = 30
 #: out a chunk at a time and painted only where it is seen (a 2 MB log must not freeze
 #: the window: Qt lays out 100 kB of Markdown in ~75 ms)
 HUGE_CHARS = 60_000
+#: a window reads an item stored in more bytes than this as its start only (stores that
+#: can: ``capabilities.partial_reads``), :data:`HEAD_CHARS` of it; the whole text is read
+#: when the viewer opens it (a 50 MB item read, parsed and measured whole stalls the
+#: window for seconds and holds it several times in memory)
+PARTIAL_BYTES = 4_000_000
+HEAD_CHARS = 200_000
 #: the size of one such chunk (characters, whole lines): ~1–3 ms of layout each, in monospace
 CHUNK_CHARS = 3_000
 #: roles whose message text is Markdown (written by a model); every other role's text is

@@ -42,6 +42,16 @@ def _first_dumps(value: Any) -> str:
 
 #: ``json.loads``
 _loads: Callable[[str | bytes], Any] = _first_loads
+
+
+def _loads_any(text: str) -> Any:
+    """``json.loads``; a huge text a slice at a time (:func:`.jsonhead.loads_gently`: the
+    interpreter's lock changes hands between slices)."""
+    if len(text) <= 1_000_000:  # (jsonhead.GENTLE_CHARS)
+        return _loads(text)
+    from .jsonhead import loads_gently
+
+    return loads_gently(text)
 #: ``json.dumps(value, ensure_ascii=False)``
 _dumps: Callable[[Any], str] = _first_dumps
 
@@ -73,6 +83,9 @@ class Message:
     #: the length of the stored text ``raw`` and ``metadata`` were parsed from, when
     #: known: no string inside them is longer (a writer need not measure them)
     stored_chars: int | None = field(default=None, repr=False, compare=False)
+    #: the stored item's size in bytes when only its start was read (a huge item read for
+    #: the window: ``text`` and ``raw`` hold its start; the whole is read when asked for)
+    partial: int | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -270,7 +283,7 @@ def from_flux_row(
     stored = len(meta_text) if meta_text else 0
     if meta_text:  # flux reads an empty column as no metadata, as it does NULL
         try:
-            meta = _loads(meta_text)
+            meta = _loads_any(meta_text)
         except (ValueError, RecursionError):
             meta = None
             kind, raw = "other", meta_text
@@ -369,7 +382,7 @@ def from_agents_row(
     """
     text_data = _as_text(message_data)
     try:
-        item = _loads(text_data)
+        item = _loads_any(text_data)
     except (ValueError, RecursionError):
         return Message(
             id=int(row_id),

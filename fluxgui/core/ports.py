@@ -89,8 +89,14 @@ class Capabilities:
     #: formats): ``messages_after``, ``session_marks`` and ``message_total`` answer, so a search index
     #: follows new rows by id and finds changed sessions by their counts and last ids
     watermark: bool = False
-    #: a database server that may hold a trigram index on the text column (Postgres):
-    #: ``server_text_index``, ``search_messages`` and ``ids_holding`` answer, ``text_index_advice`` says
+    #: ``page_messages(whole_up_to=N)`` reads an item stored in more than N bytes as its
+    #: start only (:attr:`~fluxgui.core.model.Message.partial`; the SQL formats)
+    partial_reads: bool = False
+    #: the database narrows a text search (``LIKE``/``ILIKE``: the SQL formats):
+    #: ``search_messages`` and ``ids_holding`` answer, their candidates checked by the caller
+    text_filter: bool = False
+    #: a database server that may hold a trigram index on the text column (Postgres; it
+    #: has ``text_filter`` too): ``server_text_index`` answers, ``text_index_advice`` says
     #: what a DBA could create
     server_search: bool = False
 
@@ -233,7 +239,7 @@ class SessionStore(Protocol):
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None: ...
     async def close(self) -> None: ...
 
-    # -- search support (capabilities: watermark, server_search) ------------------------
+    # -- search support (capabilities: watermark, text_filter, server_search) -----------
     async def messages_after(
         self, watermark: int, *, limit: int = 1000, session_id: str | None = None
     ) -> list[tuple[str, Message]]:
@@ -246,17 +252,17 @@ class SessionStore(Protocol):
     async def server_text_index(self) -> str | None:
         """The name of the server's trigram index on the text column, ``None`` if none."""
     async def ids_holding(self, text: str) -> list[str]:
-        """The session ids that may hold ``text`` (a server's ``ILIKE`` on the id column:
-        each is checked by the caller), without reading any message text."""
+        """The session ids that may hold ``text`` (the database's ``LIKE``/``ILIKE`` on the
+        id column: each is checked by the caller), without reading any message text."""
     def text_index_advice(self) -> str:
         """The statements a DBA could run to create that index (fluxgui never runs them)."""
     def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """Messages (with their session ids) the server's pre-filter lets through for
-        ``text``, newest first, in batches; the caller checks each. ``limit``: the hits
-        the caller wants (it stops reading once it has them), which lets the server plan
-        for the first rows."""
+        """Messages (with their session ids) the database's pre-filter lets through for
+        ``text`` — every message whose text holds it, and others — newest first (by id),
+        in batches; the caller checks each. ``limit``: the hits the caller wants (it stops
+        reading once it has them), which lets the server plan for the first rows."""
     async def index_advice(self) -> list[str]:
         """Sentences naming an index the database lacks that makes listing slow, each
         with the exact ``CREATE INDEX`` a DBA could run (fluxgui never runs it)."""

@@ -80,3 +80,23 @@ async def session_messages(
             yield page
 
     return info, pages()
+
+
+def window_reads(store: Store) -> dict[str, Any]:
+    """The ``page_messages`` keywords of the window's pages: an item stored in more than
+    :data:`~fluxgui.core.bodies.PARTIAL_BYTES` is read as its start where the store can
+    (``capabilities.partial_reads``; :attr:`~fluxgui.core.model.Message.partial`)."""
+    from fluxgui.core.bodies import PARTIAL_BYTES  # (the window's: ``ls`` loads no bodies)
+
+    return {"whole_up_to": PARTIAL_BYTES} if store.capabilities.partial_reads else {}
+
+
+async def whole_message(store: Store, session_id: str, m: Message, *, branch: str | None = None) -> Message:
+    """``m`` read whole when only its start was read (:attr:`Message.partial`), else ``m``;
+    ``m`` itself when it is gone from the store meanwhile."""
+    if m.partial is None or not m.sort_key or not isinstance(m.sort_key[-1], int):
+        return m
+    # the page after the key just below m's starts with m (keys end with the row id)
+    below = (*m.sort_key[:-1], m.sort_key[-1] - 1)
+    page = await store.page_messages(session_id, limit=1, anchor=below, direction="forward", branch=branch)
+    return page[0] if page and page[0].id == m.id else m

@@ -25,6 +25,8 @@ from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
+from .browse import window_reads
+
 #: messages read per page while finding
 FIND_BATCH = 200  # (each page is read into Messages on the event loop: small pages, short stalls)
 
@@ -130,8 +132,9 @@ async def page_around(
     limit = max(limit, 3)
     before_n = max(limit // 3, 1)
     after_n = limit - before_n - 1
+    reads = window_reads(store)  # (huge items as their start: a window's page)
     after = await store.page_messages(
-        session_id, limit=after_n, anchor=anchor, direction="forward", branch=branch
+        session_id, limit=after_n, anchor=anchor, direction="forward", branch=branch, **reads
     )
     # The page before the first message after it ends with the message itself.
     upto = await store.page_messages(
@@ -140,6 +143,7 @@ async def page_around(
         anchor=tuple(after[0].sort_key) if after else None,
         direction="backward",
         branch=branch,
+        **reads,
     )
     if not upto or upto[-1].id != message_id:
         return None
@@ -147,7 +151,7 @@ async def page_around(
     if at_start and not at_end:  # near the start: fill the page with later messages
         more = await store.page_messages(
             session_id, limit=before_n + 1 - len(upto), anchor=tuple(after[-1].sort_key),
-            direction="forward", branch=branch,
+            direction="forward", branch=branch, **reads,
         )
         at_end = len(more) < before_n + 1 - len(upto)
         after += more

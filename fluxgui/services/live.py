@@ -24,6 +24,8 @@ from typing import Any, Literal
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionStore
 
+from .browse import window_reads
+
 #: messages per page (each forward page a catch-up reads)
 PAGE_SIZE = 100
 #: a catch-up that finds more new messages than this reloads the latest ones instead
@@ -104,12 +106,14 @@ async def catch_up(
         anchor, expect = None, last
     else:
         return CatchUp("reload", info)
+    reads = window_reads(store)  # (huge items as their start, as the window loaded them)
     page = await store.page_messages(
         session_id,
         branch=branch,
         limit=size + (expect is not None),
         anchor=anchor,
         direction="forward",
+        **reads,
     )
     full = len(page) == size + (expect is not None)
     if expect is not None:
@@ -121,7 +125,8 @@ async def catch_up(
         if len(new) >= max_new:
             return CatchUp("reload", info)
         page = await store.page_messages(
-            session_id, branch=branch, limit=size, anchor=new[-1].sort_key, direction="forward"
+            session_id, branch=branch, limit=size, anchor=new[-1].sort_key, direction="forward",
+            **reads,
         )
         new.extend(page)
         full = len(page) == size
@@ -147,9 +152,11 @@ async def catch_up(
                         limit=n_loaded,
                         anchor=new[0].sort_key,
                         direction="backward",
+                        **reads,
                     )
                 else:
-                    check = await store.page_messages(session_id, branch=branch, limit=n_loaded)
+                    check = await store.page_messages(
+                        session_id, branch=branch, limit=n_loaded, **reads)
                 if check != list(loaded):
                     return CatchUp("reload", info)
             before = info.messages - n_loaded - len(new)

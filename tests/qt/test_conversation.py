@@ -21,6 +21,7 @@ from qt_helpers import (
     write_flux_store,
 )
 
+from fluxgui.core.bodies import PARTIAL_BYTES
 from fluxgui.core.errors import SessionNotFound
 from fluxgui.core.model import Message
 
@@ -138,7 +139,8 @@ def test_big_session_opens_at_its_end_and_pages_back_on_scroll(
     bar = pane.view.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
     assert visible(pane, pane.model.index(pane.loaded_count - 1, 0))
-    assert calls[0] == {"limit": pane.page_size, "branch": None}
+    # (huge items are read as their start: the window's reads)
+    assert calls[0] == {"limit": pane.page_size, "branch": None, "whole_up_to": PARTIAL_BYTES}
     assert all(kw.get("limit") == pane.page_size for kw in calls)
     assert "latest" in pane.status.text() and f"{BIG:,}" in pane.status.text()
 
@@ -155,6 +157,7 @@ def test_big_session_opens_at_its_end_and_pages_back_on_scroll(
             "anchor": first.sort_key,
             "direction": "backward",
             "branch": None,
+            "whole_up_to": PARTIAL_BYTES,
         }
         new_first = pane.model.message(0)
         assert new_first.text == f"message {BIG - pane.loaded_count}"

@@ -22,7 +22,7 @@ from json_helpers import hello_entry, hello_save
 from fluxgui.adapters import open_store
 from fluxgui.core.hits import fold
 from fluxgui.core.ports import OpenOptions
-from fluxgui.services.index import IndexFile, index_path, scan, search, update_index
+from fluxgui.services.index import IndexFile, full_scan, index_path, scan, search, update_index
 
 TEXTS = [
     "Order A-1234 was refunded",
@@ -93,9 +93,10 @@ def _target(kind: str, tmp_path: Path) -> Path:
 async def assert_same(store: Any, needles: list[str] = NEEDLES) -> None:
     for needle in needles:
         indexed = await search(store, needle, use="index", update=False)
-        scanned = await scan(store, needle)
+        every = await full_scan(store, needle)
         assert indexed.path == ("index" if len(fold(needle)) >= 3 else "scan")
-        assert hit_set(indexed) == hit_set(scanned), needle
+        assert indexed.hits == every.hits, needle  # the same hits, in the same order
+        assert (await scan(store, needle)).hits == every.hits, needle
 
 
 @pytest.mark.parametrize("kind", ["flux", "agents", "json"])

@@ -8,6 +8,7 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.items import validate_flux_message
@@ -19,7 +20,8 @@ from ..base import check_branch
 from .backend import Backend, Params
 from .detect import FLUX_COLUMNS as REQUIRED_COLUMNS
 from .detect import FLUX_TABLE as TABLE
-from .search import MAX_KEY, bind_all, in_clause, like_any, search_ids, search_patterns
+from .heads import flux_page
+from .search import MAX_KEY, bind_all, in_clause, search_ids, session_ids, text_condition
 from .sessionrows import RowReads
 from .fluxvalues import plain_message as _plain_message
 from .fluxvalues import storable as _storable
@@ -78,7 +80,8 @@ class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
-    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True)
+    CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True,
+                                text_filter=True, partial_reads=True)
 
     def __init__(self, backend: Backend, target: str) -> None:
         super().__init__(backend, target)
@@ -86,11 +89,9 @@ class FluxStore(RowReads, SqlStore):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Edits, clears, forks, id watermarks; server-side search on Postgres."""
-        return Capabilities(
-            append=True, edit=True, clear=True, fork=True, watermark=True,
-            server_search=self.backend.dialect == "postgresql",
-        )
+        """Edits, clears, forks, id watermarks, searches the database narrows, items read
+        as their start; server-side search on Postgres."""
+        return replace(self.CAPABILITIES, server_search=self.backend.dialect == "postgresql")
 
     @staticmethod
     def ddl(backend: Backend) -> list[str]:
@@ -237,12 +238,10 @@ class FluxStore(RowReads, SqlStore):
         return [self._info(*r) for r in rows]
 
     def search_session_ids(self, text: str) -> AsyncIterator[str]:
-        variants = search_patterns(text)
-
         def row_sql(params: Params) -> str:
             # One pass over the table checks both the session id and the text.
-            on_id = like_any(self.backend, "session_id", variants, params, "i")
-            on_text = like_any(self.backend, "content", variants, params, "p")
+            on_id = text_condition(self.backend, "session_id", text, params, "i")
+            on_text = text_condition(self.backend, "content", text, params, "p")
             return (
                 f"SELECT session_id, content FROM messages WHERE {on_id} OR {on_text} "
                 "ORDER BY id DESC"
@@ -283,10 +282,8 @@ class FluxStore(RowReads, SqlStore):
 
     async def ids_holding(self, text: str) -> list[str]:
         params: Params = {}
-        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
-        rows = await self.backend.fetchall(
-            f"SELECT DISTINCT session_id FROM messages WHERE {cond}", params
-        )
+        cond = text_condition(self.backend, "sid", text, params, "p")
+        rows = await self.backend.fetchall(f"{session_ids(TABLE)} WHERE sid IS NOT NULL AND {cond}", params)
         return [id_text(r[0]) for r in rows]
 
     def text_index_advice(self) -> str:
@@ -301,18 +298,17 @@ class FluxStore(RowReads, SqlStore):
             self.backend, TABLE, ("session_id", "id"), "listing sessions by activity"
         )
 
-    async def search_messages(
+    def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
         from .textsearch import candidates
 
         params: Params = {}
-        cond = like_any(self.backend, "content", search_patterns(text), params, "p")
-        async for batch in candidates(
+        cond = text_condition(self.backend, "content", text, params, "p")
+        return candidates(
             self.backend, TABLE, f"session_id, {_COLS}", cond, params,
             lambda r: self._message(r[1:]), limit,
-        ):
-            yield batch
+        )
 
     # -- messages ------------------------------------------------------------------
 
@@ -324,8 +320,11 @@ class FluxStore(RowReads, SqlStore):
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
         branch: str | None = None,
+        whole_up_to: int | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
+        if whole_up_to is not None:
+            return await flux_page(self, session_id, limit, anchor, direction == "backward", whole_up_to)
         rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
         return [self._message(r) for r in rows]
 

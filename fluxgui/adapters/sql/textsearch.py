@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -110,6 +111,8 @@ _MIN_PAGE = 200
 _WINDOW_PER_HIT = 100
 _MIN_WINDOW = 2_000
 _MAX_WINDOW = 20_000
+#: rows read at once by their ids (the trigram index's, or the scan's, finds)
+_ROWS_BY_ID = 500
 
 
 async def candidates(
@@ -135,10 +138,20 @@ async def candidates(
        other plan can be chosen): a common text fills the first page there, in a few ms;
     2. the rows below that window (all rows without a limit) come from the ids the text
        condition finds through the trigram index, all of them first (a ``MATERIALIZED``
-       CTE, which no ``LIMIT`` reaches into), then read newest first, streamed: this
-       costs the index scan and its recheck, whatever the planner thinks of the text;
-    3. a text that filled the first page in the window goes on walking the key there."""
+       CTE, which no ``LIMIT`` reaches into), then read newest first, a batch of ids at a
+       time: this costs the index scan and its recheck, whatever the planner thinks of
+       the text (without the index, a scan the server may share among its workers);
+    3. a text that filled the first page in the window goes on walking the key there.
+
+    SQLite plans no such guess: it walks the key backwards, testing each row, and the
+    rows stream from the newest."""
     order = " ORDER BY id DESC"
+    if backend.dialect == "sqlite":
+        sql = f"SELECT {columns} FROM {table} WHERE {cond}{order}"
+        async with contextlib.aclosing(_messages(backend, sql, params, convert)) as batches:
+            async for batch in batches:
+                yield batch
+        return
     below: int | None = None
     if limit is not None:
         top = await backend.fetchone(f"SELECT MAX(id) FROM {table}")
@@ -157,18 +170,36 @@ async def candidates(
         if len(rows) == n:  # common: walk on below the last row
             rest = {**params, "before": int(rows[-1][1])}
             sql = f"SELECT {columns} FROM {table} WHERE ({cond}) AND id < :before{order}"
-            async for part in backend.stream(sql, rest):
-                yield await as_messages(part, convert)
+            async with contextlib.aclosing(_messages(backend, sql, rest, convert)) as batches:
+                async for batch in batches:
+                    yield batch
             return
     bound, rest = "", dict(params)
     if below is not None:
         bound, rest["lo"] = " WHERE id <= :lo", below
-    sql = (
+    # The ids in one query, not through a cursor: Postgres plans no parallel scan for a
+    # cursor (a scan without a trigram index takes twice as long on two cores).
+    found = await backend.fetchall(
         f"WITH found AS MATERIALIZED (SELECT id FROM {table} WHERE {cond}) "
-        f"SELECT {columns} FROM {table} WHERE id IN (SELECT id FROM found{bound}){order}"
+        f"SELECT id FROM found{bound}{order}",
+        rest,
     )
-    async for part in backend.stream(sql, rest):
-        yield await as_messages(part, convert)
+    for start in range(0, len(found), _ROWS_BY_ID):
+        ids: Params = {f"i{k}": int(r[0]) for k, r in enumerate(found[start : start + _ROWS_BY_ID])}
+        rows = await backend.fetchall(
+            f"SELECT {columns} FROM {table} WHERE id IN ({', '.join(':' + k for k in ids)}){order}", ids
+        )
+        yield await as_messages(rows, convert)
+
+
+async def _messages(
+    backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message]
+) -> AsyncIterator[list[tuple[str, Message]]]:
+    """The rows of ``sql`` as (session id, Message) batches; the read is closed (its
+    cursor released) however the caller stops."""
+    async with contextlib.aclosing(backend.stream(sql, params)) as parts:
+        async for part in parts:
+            yield await as_messages(part, convert)
 
 
 async def marks(backend: Backend, table: str) -> dict[str, tuple[int, int]]:

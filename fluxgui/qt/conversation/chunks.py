@@ -36,10 +36,11 @@ MAX_HEIGHT = 30_000.0
 class ChunkedBody:
     """A huge text as lazily laid-out pieces (see the module docstring)."""
 
-    def __init__(self, text: str, theme: DocTheme, *, mono: bool, size: int) -> None:
+    def __init__(self, text: str, theme: DocTheme, *, mono: bool, size: int,
+                 partial: bool = False) -> None:
         self._theme = theme
         self._mono = mono
-        #: the whole text (what the viewer shows)
+        #: the text (what the viewer shows, unless ``partial``: then its start)
         self.text = text
         self.total_lines = text.count("\n") + 1
         pieces, lines = [], 0
@@ -49,9 +50,13 @@ class ChunkedBody:
             pieces.append(piece)
             lines += piece.count("\n")
         #: whether only the start is in the card (the rest: Open in Viewer)
-        self.cut = len("".join(pieces)) < len(text)
+        self.cut = partial or len("".join(pieces)) < len(text)
         note = f"Shown as plain text ({size_label(size)}, {self.total_lines:,} lines)"
-        if self.cut:
+        if partial:  # only the start was read from the store (Message.partial)
+            note = (f"The start of a {size_label(size)} message, as plain text: its first "
+                    f"{lines:,} lines are here, the whole text in the viewer (double-click, "
+                    "or Open in Viewer in the context menu).")
+        elif self.cut:
             note += (f"; the first {lines:,} lines are here, the whole text in the viewer "
                      "(double-click, or Open in Viewer in the context menu).")
         else:

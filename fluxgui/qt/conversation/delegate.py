@@ -186,7 +186,10 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         size = self._long.get(m.id)
         if size is None:
             source = body_source(m)
-            size = utf8_size(source) if is_long(source) else 0
+            if m.partial is not None:  # only its start was read: the stored size
+                size = m.partial
+            else:
+                size = utf8_size(source) if is_long(source) else 0
             self._long[m.id] = size
             self._chars[m.id] = len(source) if size else 0
         return size
@@ -252,7 +255,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
             # The stored text as typed, in monospace (proportional text shapes five times
             # slower; a 2 MB body is a log or data); its markers are made a piece at a time.
             doc = ChunkedBody(body_source(m), self.theme, size=self.long_size(m),  # type: ignore[assignment]
-                              mono=True)
+                              mono=True, partial=m.partial is not None)
             self.built += 1
             self._docs[key] = doc  # type: ignore[assignment]
         elif doc is None:
@@ -420,6 +423,8 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
     def footer_text(self, m: Message) -> str:
         if m.id in self.full:
             return "▴ Show less"
+        if m.partial is not None:
+            return f"▾ Show the start ({size_label(m.partial)}: the whole in Open in Viewer)"
         return f"▾ Show all ({size_label(self.long_size(m))})"
 
     def _paint_body(

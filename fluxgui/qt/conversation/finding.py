@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QAbstractItemView
 
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services.browse import window_reads
 from fluxgui.services.find import Found, find_in_session, first_found, page_around
 
 from .state import PaneState
@@ -125,7 +126,8 @@ class PaneFinding(PaneState):
                 branch=self.branch,
             )
         if around is None:
-            messages = await store.page_messages(session_id, branch=self.branch, limit=self.page_size)
+            messages = await store.page_messages(
+                session_id, branch=self.branch, limit=self.page_size, **window_reads(store))
             landing = Landing(messages, None, len(messages) < self.page_size, True, hits)
         else:
             landing = Landing(around.messages, around.index, around.at_start, around.at_end, hits)
@@ -232,7 +234,8 @@ class PaneFinding(PaneState):
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
         messages = await store.page_messages(
-            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="forward"
+            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="forward",
+            **window_reads(store),
         )
         await self._prepare(generation, messages)
         return "later", generation, None, messages

@@ -20,6 +20,7 @@ from PySide6.QtCore import QItemSelectionModel
 from fluxgui.core.highlight import highlight_jobs, pretokenize
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionStore as Store
+from fluxgui.services.browse import window_reads
 from fluxgui.services.live import RELOAD_MAX
 
 from .model import MESSAGE_ROLE
@@ -151,7 +152,8 @@ class PaneLoading(PaneState):
             info = await store.session_info(session_id, branch=self.branch)
             if info is None:
                 info = await store.require_session(session_id)
-        messages = await store.page_messages(session_id, branch=self.branch, limit=limit)
+        messages = await store.page_messages(
+            session_id, branch=self.branch, limit=limit, **window_reads(store))
         await self._prepare(generation, messages)
         return ("reloaded" if quiet else "latest"), generation, info, messages
 
@@ -159,7 +161,8 @@ class PaneLoading(PaneState):
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
         messages = await store.page_messages(
-            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward"
+            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward",
+            **window_reads(store),
         )
         await self._prepare(generation, messages)
         return "earlier", generation, None, messages

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu
 from fluxgui.core.bodies import body_source, is_markdown
 from fluxgui.core.display import raw_json
 from fluxgui.core.model import Message
+from fluxgui.services.browse import whole_message
 
 from .model import MESSAGE_ROLE
 from .state import PaneState
@@ -30,7 +31,7 @@ class PaneMenu(PaneState):
         m = self.current_message()
         if m is None:
             return False
-        QGuiApplication.clipboard().setText(m.text)
+        self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(whole.text))
         return True
 
     def copy_raw(self) -> bool:
@@ -38,8 +39,18 @@ class PaneMenu(PaneState):
         m = self.current_message()
         if m is None:
             return False
-        QGuiApplication.clipboard().setText(raw_json(m, self._format()))
+        fmt = self._format()
+        self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(raw_json(whole, fmt)))
         return True
+
+    def _whole_then(self, m: Message, then: Callable[[Message], None]) -> None:
+        """``then(m)``; for a message read only in part, once it is read whole (off the
+        event loop): what is copied is the whole item, never its start."""
+        if m.partial is None or self._store is None or self._session_id is None:
+            then(m)
+            return
+        self._bridge.start("copy-whole", whole_message(self._store, self._session_id, m, branch=self.branch),
+                           then)
 
     def selected_messages(self) -> list[Message]:
         """The selected messages in stored order (the current one when none is selected)."""
@@ -103,15 +114,25 @@ class PaneMenu(PaneState):
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         if not isinstance(m, Message):
             return None
-        viewer = TextViewer(f"{m.label} · {m.role}", body_source(m), self.view)
+        whole = m.partial is None or self._store is None or self._session_id is None
+        viewer = TextViewer(f"{m.label} · {m.role}", body_source(m) if whole else None, self.view,
+                            size=m.partial)
         viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         viewer.show()
         self.viewer = viewer
+        if not whole:  # only its start is loaded: read the whole item (off the event loop)
+            assert self._store is not None and self._session_id is not None
+            key = f"viewer-{id(viewer)}"
+            viewer.destroyed.connect(lambda *_: self._bridge.cancel(key))
+            self._bridge.start(
+                key, whole_message(self._store, self._session_id, m, branch=self.branch),
+                lambda read: viewer.set_text(body_source(read)), lambda exc: viewer.failed(str(exc)),
+            )
         return viewer
 
     def _on_double_click(self, index: QModelIndex) -> None:
         m = index.data(MESSAGE_ROLE)
-        if isinstance(m, Message) and self.delegate.is_huge(m):
+        if isinstance(m, Message) and (self.delegate.is_huge(m) or m.partial is not None):
             self.open_viewer(index)
 
     def set_plain(self, index: QModelIndex, on: bool) -> None:

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu
+from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QMessageBox
 
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
+from fluxgui.core.display import size_label
 from fluxgui.core.errors import ReadOnlyError, UnreadableItems
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
@@ -221,6 +222,10 @@ class EditController:
         sid = window.current_session_id
         message = window.conversation.current_message()
         if store is None or sid is None or message is None:
+            return
+        if message.partial is not None:  # only its start is loaded: saving it would cut it
+            QMessageBox.information(window, "Edit message", f"Message {message.id} is "
+                                    f"{size_label(message.partial)}: too big to edit here.")
             return
         dialog = MessageEditDialog(
             store.format,

@@ -10,11 +10,11 @@ through the :class:`~fluxgui.core.ports.SessionStore` protocol.
 
 from .indexfile import IndexFile, index_path
 from .query import (
-    MIN_INDEXED, SearchResult, found_session_ids, index_ready, indexable, scan, search,
+    MIN_INDEXED, SearchResult, found_session_ids, full_scan, index_ready, indexable, scan, search,
 )
 from .update import UpdateReport, has_index, note_changed, update_index
 
 __all__ = [
-    "MIN_INDEXED", "IndexFile", "SearchResult", "UpdateReport", "found_session_ids",
+    "MIN_INDEXED", "IndexFile", "SearchResult", "UpdateReport", "found_session_ids", "full_scan",
     "has_index", "index_path", "index_ready", "indexable", "note_changed", "scan", "search", "update_index",
 ]

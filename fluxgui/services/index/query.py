@@ -9,10 +9,16 @@ message id). Which path a search took is said (:attr:`SearchResult.path`):
   to date first unless told not to; encrypted items are never in it: with the key their
   sessions are scanned, without it they are not searched and the result says so;
 * ``"server"`` — a Postgres store whose text column has a ``pg_trgm`` index: the server's
-  ``ILIKE`` finds the candidates, each checked here (message text only: session ids are
-  not matched on this path);
-* ``"scan"`` — every message of every session read and checked (short needles, no
-  index, or the caller asked for it).
+  ``ILIKE`` finds the candidates, each checked here;
+* ``"scan"`` — no index (short needles, none built, or the caller asked for it): on the
+  SQL stores the database's ``LIKE``/``ILIKE`` narrows the rows and only those are read
+  and checked; elsewhere every message of every session is read (:func:`full_scan`, the
+  baseline every path equals).
+
+Every path gives the hits in one order (:func:`full_scan` says it), so ``limit`` keeps
+the same ones whichever path answers: the hits on session ids first, by session id; then
+the messages, newest first — by id, highest first, where ids grow store-wide (the SQL
+formats); elsewhere sessions most recently active first, each one's newest first.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -36,12 +42,14 @@ Path = Literal["index", "scan", "server"]
 #: needles shorter than this (case folded) are searched by scanning: a trigram index
 #: cannot look them up
 MIN_INDEXED = 3
+#: a text longer than this (characters) is searched a slice at a time
+SLICE_CHARS = 1_000_000
 
 
 @dataclass
 class SearchResult:
-    """Hits, newest first within each path's order; ``path`` is how they were found;
-    ``notes`` are sentences for the user (what was not searched, and why)."""
+    """Hits in the one order of every path (see the module text); ``path`` is how they
+    were found; ``notes`` are sentences for the user (what was not searched, and why)."""
 
     hits: list[Hit]
     path: Path
@@ -69,16 +77,37 @@ def message_hit(session_id: str, m: Message, needle: str) -> Hit | None:
 
 
 def text_hit(sid: str, message_id: int | None, role: str, text: str, needle: str) -> Hit | None:
-    at = find_folded(text, needle)
+    at = find_folded(text, needle) if len(text) <= SLICE_CHARS else _find_in_slices(text, needle)
     if at is None:
         return None
     piece, start = snippet(text, *at)
     return Hit(sid, message_id, role, piece, start, at[1])
 
 
+def _find_in_slices(text: str, needle: str) -> tuple[int, int] | None:
+    """:func:`find_folded` on a huge text a slice at a time (each slice overlapping the
+    next by the longest span a match can have), so that no folded copy of all of it is
+    made (a 50 MB tool output would be held twice). A text holding a capital sigma,
+    whose fold depends on the letters around it, is folded whole."""
+    if "\u03a3" in text:
+        return find_folded(text, needle)
+    span = len(fold(needle))  # (each character folds to one at least)
+    for start in range(0, len(text), SLICE_CHARS):
+        at = find_folded(text[start : start + SLICE_CHARS + span], needle)
+        if at is not None:
+            return start + at[0], at[1]
+    return None
+
+
 def id_hit(session_id: str, needle: str) -> Hit | None:
     """A hit on the session id itself."""
     return text_hit(session_id, None, "", session_id, needle)
+
+
+def id_hits(session_ids: Iterable[str], needle: str) -> list[Hit]:
+    """The hits on these session ids, in their order (by session id)."""
+    found = (id_hit(sid, needle) for sid in sorted(set(session_ids)))
+    return [h for h in found if h is not None]
 
 
 async def index_ready(store: SessionStore) -> bool:
@@ -102,7 +131,7 @@ async def found_session_ids(
         with contextlib.suppress(IndexUnavailable):
             result = await _indexed(store, needle, None, update=False)
     if result is not None:
-        for h in result.hits:  # newest first: each session keeps its first match
+        for h in result.hits:  # each session's newest first: it keeps its first match
             if hits is not None and h.message_id is not None:
                 hits[h.session_id] = h.message_id
         for sid in result.session_ids():
@@ -162,7 +191,7 @@ async def search(
         caps = store.capabilities
         if caps.server_search and use == "auto":
             if await store.server_text_index():
-                return await _server(store, needle, limit)
+                return await _narrowed(store, needle, limit, "server")
         if use == "index" or has_index(store):
             try:
                 return await _indexed(store, needle, limit, update=update)
@@ -206,17 +235,78 @@ class _Collector:
         self.hits.append(hit)
         return True
 
+    def add_all(self, hits: Iterable[Hit | None]) -> bool:
+        return all(self.add(h) for h in hits)
+
+    @property
+    def wanted(self) -> int | None:
+        """The hits still wanted (``None``: all)."""
+        return None if self.limit is None else max(0, self.limit - len(self.hits))
+
 
 async def scan(store: SessionStore, needle: str, *, limit: int | None = None) -> SearchResult:
-    """Every session and every message read and checked, sessions most recently active
-    first (the baseline every other path equals)."""
+    """The hits without an index: on a store whose database narrows a text search (the SQL
+    formats) only the rows its ``LIKE``/``ILIKE`` lets through are read and checked (and
+    the session ids it finds); elsewhere every message (:func:`full_scan`)."""
+    if store.capabilities.text_filter:
+        return await _narrowed(store, needle, limit, "scan")
+    return await full_scan(store, needle, limit=limit)
+
+
+async def _narrowed(store: SessionStore, needle: str, limit: int | None, path: Path) -> SearchResult:
+    """The session ids and the messages the database lets through, each checked here:
+    the ``"scan"`` path of the SQL stores, and the ``"server"`` path (whose ``ILIKE`` a
+    trigram index answers)."""
+    # The session ids are asked for meanwhile (another connection on a server).
+    on_ids = asyncio.ensure_future(store.ids_holding(needle))
+    try:
+        found: list[Hit] = []  # message hits, newest first: one more than the limit at most
+        async with contextlib.aclosing(store.search_messages(needle, limit)) as batches:
+            async for batch in batches:
+                found += [h for h in (message_hit(sid, m, needle) for sid, m in batch) if h is not None]
+                if limit is not None and len(found) > limit:
+                    break
+        out = _Collector(limit)
+        if out.add_all(id_hits(await on_ids, needle)):
+            out.add_all(found)
+    finally:
+        if not on_ids.done():
+            on_ids.cancel()
+            await asyncio.wait({on_ids})
+    return SearchResult(out.hits, path, _key_notes(store), out.truncated)
+
+
+async def full_scan(store: SessionStore, needle: str, *, limit: int | None = None) -> SearchResult:
+    """Every session and every message read and checked: the baseline every other path
+    equals, hits in the order every path gives (see the module text)."""
     out = _Collector(limit)
-    async for sid in _all_sessions(store):
-        if not out.add(id_hit(sid, needle)):
-            break
-        if not await _scan_session(store, sid, needle, out):
-            break
+    sessions = [sid async for sid in _all_sessions(store)]  # most recently active first
+    if out.add_all(id_hits(sessions, needle)):
+        if store.capabilities.watermark:
+            found: list[Hit] = []
+            after = 0
+            while rows := await store.messages_after(after, limit=1000):
+                found += await _checked(rows, needle)
+                after = max(int(m.id) for _s, m in rows)
+            out.add_all(reversed(found))  # newest first
+        else:
+            for sid in sessions:
+                hits: list[Hit] = []
+                async with contextlib.aclosing(store.iter_messages(sid)) as pages:
+                    async for page in pages:
+                        hits += await _checked([(sid, m) for m in page], needle)
+                if not out.add_all(reversed(hits)):  # the session's newest first
+                    break
     return SearchResult(out.hits, "scan", _key_notes(store), out.truncated)
+
+
+async def _checked(rows: list[tuple[str, Message]], needle: str) -> list[Hit]:
+    """The hits among ``rows``, in their order (many are checked in a worker thread)."""
+
+    def check() -> list[Hit]:
+        return [h for h in (message_hit(sid, m, needle) for sid, m in rows) if h is not None]
+
+    return await asyncio.to_thread(check) if len(rows) > 200 else check()
 
 
 async def _all_sessions(store: SessionStore) -> AsyncIterator[str]:
@@ -243,36 +333,29 @@ async def session_messages(store: SessionStore, sid: str) -> AsyncIterator[list[
         yield page
 
 
-async def _scan_session(store: SessionStore, sid: str, needle: str, out: _Collector) -> bool:
-    async with contextlib.aclosing(session_messages(store, sid)) as pages:
-        async for page in pages:
-            found = await asyncio.to_thread(
-                lambda p=page: [message_hit(sid, m, needle) for m in p]
-            ) if len(page) > 200 else [message_hit(sid, m, needle) for m in page]
-            for hit in found:
-                if not out.add(hit):
-                    return False
-    return True
-
-
 async def _indexed(store: SessionStore, needle: str, limit: int | None, *, update: bool) -> SearchResult:
     idx: IndexFile = await asyncio.to_thread(lambda: open_index(store, reading=not update))
     failure: OSError | sqlite3.Error
     try:
         if update:
             await update_index(store, idx)
-        out = _Collector(limit)
+        by_id = store.capabilities.watermark
+        # one hand-off: the session ids, the index's candidates and the sealed sessions;
+        # where ids grow store-wide the index's order is the order wanted, and one hit
+        # more than the limit is enough to know there are more
+        want = None if limit is None or not by_id else limit + 1
+        on_ids, found, sealed_sessions = await asyncio.to_thread(_from_index, idx, needle, want)
         notes = [damaged_note(idx.set_aside_as)] if idx.set_aside_as is not None else []
-        # one hand-off: the session ids, the index's candidates and the sealed sessions
-        sealed_sessions = await asyncio.to_thread(_from_index, idx, needle, out)
-        if sealed_sessions and store.has_key and not out.truncated:
+        if sealed_sessions and store.has_key:
             for sid in sealed_sessions:
-                if not await _scan_sealed(store, sid, needle, out):
-                    break
+                found += await _sealed_hits(store, sid, needle)
         elif sealed_sessions:
             notes += _key_notes(store, len(sealed_sessions)) or [
                 f"encrypted items ({len(sealed_sessions)} sessions) were not searched"
             ]
+        out = _Collector(limit)
+        if out.add_all(on_ids):
+            out.add_all(await _in_order(store, found, sealed=bool(sealed_sessions and store.has_key)))
         return SearchResult(out.hits, "index", notes, out.truncated)
     except (OSError, sqlite3.Error) as exc:
         failure = exc
@@ -281,47 +364,46 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
     raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
-def _from_index(idx: IndexFile, needle: str, out: _Collector) -> list[str]:
-    """Hits on session ids, then on messages, into ``out``; the sessions holding
-    encrypted rows."""
+async def _in_order(store: SessionStore, hits: list[Hit], *, sealed: bool) -> list[Hit]:
+    """Message hits in the order of every path (the index gives them by its own row
+    numbers, which are the store's ids only where ids grow store-wide)."""
+    if store.capabilities.watermark:
+        if sealed:  # the sealed sessions' hits were added after the index's
+            hits.sort(key=lambda h: -(h.message_id or 0))
+        return hits
+    sessions = {sid: rank for rank, sid in enumerate([s async for s in _all_sessions(store)])}
+    last = len(sessions)
+    return sorted(hits, key=lambda h: (sessions.get(h.session_id, last), -(h.message_id or 0)))
+
+
+def _from_index(idx: IndexFile, needle: str, want: int | None) -> tuple[list[Hit], list[Hit], list[str]]:
+    """The hits on session ids, up to ``want`` hits on messages (the index's order:
+    newest first), and the sessions holding encrypted rows."""
     folded = fold(needle)
-    for sid in idx.session_ids():
-        # most ids do not hold the needle: the plain test first, the hit only for those
-        if folded in fold(sid) and not out.add(id_hit(sid, needle)):
-            break
-    if not out.truncated:
-        _index_hits(idx, needle, out)
-    return idx.sealed_sessions()
+    # most ids do not hold the needle: the plain test first, the hit only for those
+    on_ids = id_hits((sid for sid in idx.session_ids() if folded in fold(sid)), needle)
+    if want is not None:
+        want = max(0, want - len(on_ids))
+    found: list[Hit] = []
+    if want != 0:
+        gen = idx.matches(needle)
+        try:
+            for rows in gen:
+                # every candidate is checked (and its snippet cut) on the stored text
+                found += [h for h in (text_hit(sid, mid, role, text, needle)
+                                      for _rid, sid, mid, role, text in rows) if h is not None]
+                if want is not None and len(found) >= want:
+                    del found[want:]
+                    break
+        finally:
+            gen.close()
+    return on_ids, found, idx.sealed_sessions()
 
 
-def _index_hits(idx: IndexFile, needle: str, out: _Collector) -> None:
-    # Every candidate is checked (and its snippet cut) on the stored text.
-    gen = idx.matches(needle)
-    try:
-        for rows in gen:
-            for _rid, sid, mid, role, text in rows:
-                if not out.add(text_hit(sid, mid, role, text, needle)):
-                    return
-    finally:
-        gen.close()
-
-
-async def _scan_sealed(store: SessionStore, sid: str, needle: str, out: _Collector) -> bool:
-    """The encrypted items of one session, decrypted with the key and checked."""
+async def _sealed_hits(store: SessionStore, sid: str, needle: str) -> list[Hit]:
+    """The hits among the encrypted items of one session, decrypted with the key."""
+    hits: list[Hit] = []
     async with contextlib.aclosing(session_messages(store, sid)) as pages:
         async for page in pages:
-            for m in page:
-                if sealed(m) and not out.add(message_hit(sid, m, needle)):
-                    return False
-    return True
-
-
-async def _server(store: SessionStore, needle: str, limit: int | None) -> SearchResult:
-    # Message text only: matching session ids would need a pass over every session,
-    # which the server's text index cannot speed up.
-    out = _Collector(limit)
-    async with contextlib.aclosing(store.search_messages(needle, limit)) as batches:
-        async for batch in batches:
-            if not all(out.add(message_hit(sid, m, needle)) for sid, m in batch):
-                break
-    return SearchResult(out.hits, "server", _key_notes(store), out.truncated)
+            hits += [h for h in (message_hit(sid, m, needle) for m in page if sealed(m)) if h is not None]
+    return hits

@@ -30,7 +30,7 @@ class AdvancedReader(AgentsStore):
     layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
 
     CAPABILITIES = Capabilities(
-        append=True, fork=True, branches=True, usage=True, watermark=True
+        append=True, fork=True, branches=True, usage=True, watermark=True, text_filter=True
     )
 
     @property

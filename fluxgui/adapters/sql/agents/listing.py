@@ -39,7 +39,8 @@ class AgentsListing(SqlStore):
         plain = not self.has_branches
         return Capabilities(
             append=plain, edit=plain, clear=plain, fork=plain, encryption=True,
-            watermark=True, server_search=self.backend.dialect == "postgresql",
+            watermark=True, text_filter=True, partial_reads=True,
+            server_search=self.backend.dialect == "postgresql",
         )
 
     @property

@@ -25,8 +25,9 @@ from fluxgui.core.undecodable import id_text
 from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
 from ..backend import Params
+from ..heads import agents_columns, agents_page, holds_huge
 from ...textmatch import contains
-from ..search import like_any, search_ids, search_patterns
+from ..search import search_ids, text_condition
 from ..sessionrows import RowReads
 from ..textsearch import (
     after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
@@ -180,8 +181,8 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def _messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
         """Rows ``(id, message_data, created_at)`` of one session as Messages, envelopes
-        opened (in a worker thread when there are many to decrypt)."""
-        if self.cipher is not None and len(rows) > INLINE_ROWS:
+        opened (in a worker thread when there are many to decrypt, or a huge item)."""
+        if (self.cipher is not None and len(rows) > INLINE_ROWS) or holds_huge(rows, 1):
             out = await asyncio.to_thread(lambda: [self._message(r, session_id) for r in rows])
         else:
             out = [self._message(r, session_id) for r in rows]
@@ -196,14 +197,12 @@ class AgentsReader(RowReads, AgentsListing):
         """Sessions whose id or item text contains ``text``. SQL LIKE cannot see inside
         envelopes: with a key, every envelope row is let through and decrypted (in a worker
         thread); without one, an encrypted row matches by its session id only."""
-        variants = search_patterns(text)
-
         def id_sql(params: Params) -> str:
-            cond = like_any(self.backend, "session_id", variants, params, "p")
+            cond = text_condition(self.backend, "session_id", text, params, "p")
             return f"SELECT session_id FROM {self._S} WHERE {cond}"
 
         def row_sql(params: Params) -> str:
-            cond = like_any(self.backend, "message_data", variants, params, "p")
+            cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
             if self.cipher is not None:
                 params["env"] = ENVELOPE_LIKE
                 cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
@@ -289,7 +288,7 @@ class AgentsReader(RowReads, AgentsListing):
 
     async def ids_holding(self, text: str) -> list[str]:
         params: Params = {}
-        cond = like_any(self.backend, "session_id", search_patterns(text), params, "p")
+        cond = text_condition(self.backend, "session_id", text, params, "p")
         rows = await self.backend.fetchall(f"SELECT session_id FROM {self._S} WHERE {cond}", params)
         return [id_text(r[0]) for r in rows]
 
@@ -302,21 +301,17 @@ class AgentsReader(RowReads, AgentsListing):
             "counting and paging each session's items",
         )
 
-    async def search_messages(
+    def search_messages(
         self, text: str, limit: int | None = None
     ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """The rows ``ILIKE`` lets through (with a key, every envelope too: the server
-        cannot look inside one), newest first."""
+        """The rows ``LIKE``/``ILIKE`` lets through, and with a key every envelope, newest first."""
         params: Params = {}
-        cond = like_any(self.backend, "message_data", search_patterns(text), params, "p")
+        cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
         if self.cipher is not None:
             params["env"] = ENVELOPE_LIKE
             cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
         cols = "session_id, id, message_data, created_at"
-        async for batch in candidates(
-            self.backend, self._M, cols, cond, params, self._row_message, limit
-        ):
-            yield batch
+        return candidates(self.backend, self._M, cols, cond, params, self._row_message, limit)
 
     # -- messages ------------------------------------------------------------------
 
@@ -328,17 +323,21 @@ class AgentsReader(RowReads, AgentsListing):
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
         branch: str | None = None,
+        whole_up_to: int | None = None,
     ) -> list[Message]:
         check_branch(self, branch)
         backward = direction == "backward"
-        rows = await self._page_rows(session_id, limit, anchor, backward)
-        return await self._messages(rows, session_id)
+        rows = await self._page_rows(session_id, limit, anchor, backward, whole_up_to)
+        if whole_up_to is None:
+            return await self._messages(rows, session_id)
+        return await agents_page(self, rows, session_id, whole_up_to)
 
     async def _page_rows(
-        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool,
+        whole_up_to: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """Up to ``limit`` rows ``(id, message_data, created_at)`` next to ``anchor``,
-        oldest first (see :meth:`page_messages`)."""
+        oldest first (see :meth:`page_messages`; with ``whole_up_to``: :func:`agents_columns`)."""
         params: Params = {"s": session_id, "n": limit}
         order = "DESC" if backward else "ASC"
         op = "<" if backward else ">"
@@ -354,8 +353,9 @@ class AgentsReader(RowReads, AgentsListing):
             if anchor is not None:
                 params["i"] = anchor[0]
                 bound = f" AND id {op} :i"
+        data = agents_columns(self.backend, params, whole_up_to)
         rows = await self.backend.fetchall(
-            f"""SELECT id, message_data, created_at FROM {self._M}
+            f"""SELECT id, {data} FROM {self._M}
                 WHERE session_id = :s{bound} ORDER BY {order_by} LIMIT :n""",
             params,
         )
