@@ -157,8 +157,8 @@ def text_condition(
         params[name] = pattern
         return f"{column} {op} :{name} ESCAPE '\\'"
 
-    if not sqlite:  # a raw NUL in a pattern: no text holds one, nor can a parameter
-        found = [[[p for p in group if "\x00" not in p] for group in groups] for groups in found]
+    if not sqlite:  # a raw NUL or a lone surrogate: no text holds one, nor can a parameter
+        found = [[[p for p in group if storable(p)] for group in groups] for groups in found]
         found = [groups for groups in found if all(groups)]
     alternatives = [
         " AND ".join("(" + " OR ".join(like(p) for p in group) + ")" for group in groups)
@@ -167,6 +167,18 @@ def text_condition(
     if sqlite and not json_items:
         alternatives.append(f"instr({column}, char(0)) > 0")
     return "(" + " OR ".join(f"({a})" for a in alternatives) + ")" if alternatives else "1 = 0"
+
+
+def storable(pattern: str) -> bool:
+    """Whether a server's text can hold ``pattern``: no NUL, no lone surrogate (UTF-8
+    has none; such text is stored only as a JSON item's ``\\u`` escape)."""
+    if "\x00" in pattern:
+        return False
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def session_ids(table: str) -> str:
