@@ -46,24 +46,24 @@ async def measure(server: ConversationsServer, cid: str, runs: int) -> dict[str,
             "openai-conversations:", base_url=server.base_url, api_key=API_KEY, conversations=(cid,)
         )
         try:
-            await timed("list (count probe)", lambda: store.list_sessions())
+            await timed("list (count probe)", lambda: store.reader.list_sessions())
             page: list = []
 
             async def latest() -> None:
-                page[:] = await store.page_messages(cid, limit=100)
+                page[:] = await store.reader.page_messages(cid, limit=100)
 
             await timed("latest page (100)", latest)
 
             async def earlier() -> None:
                 anchor = page[0].sort_key
                 for _ in range(3):
-                    got = await store.page_messages(cid, limit=100, anchor=anchor)
+                    got = await store.reader.page_messages(cid, limit=100, anchor=anchor)
                     anchor = got[0].sort_key
 
             await timed("3 earlier pages", earlier)
 
             async def whole() -> None:
-                async for _page in store.iter_messages(cid):
+                async for _page in store.reader.iter_messages(cid):
                     pass
 
             await timed("baseline: every item", whole)

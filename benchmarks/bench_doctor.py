@@ -128,7 +128,7 @@ async def _repair_figures(n: int) -> dict[str, float]:
         change = await apply_plan(store, plan)
         write = time.perf_counter() - start
         start = time.perf_counter()
-        await store.apply_change(change.inverse())
+        await store.writer.apply_change(change.inverse())
         undo = time.perf_counter() - start
     finally:
         await store.close()

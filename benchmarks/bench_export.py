@@ -328,7 +328,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
                 tm["page_messages"] += time.perf_counter() - t
                 counts["pages"] += 1
 
-        real_of, real_iter = store.row_pages_of, store.iter_row_pages
+        real_of, real_iter = store.rows.row_pages_of, store.rows.iter_row_pages
 
         async def row_pages_of(*a: Any, **kw: Any) -> Any:
             return await timed_read(real_of(*a, **kw))
@@ -342,8 +342,8 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
                     return
                 yield page
 
-        store.row_pages_of, store.iter_row_pages = row_pages_of, iter_row_pages
-        real_list = store.list_sessions
+        store.rows.row_pages_of, store.rows.iter_row_pages = row_pages_of, iter_row_pages
+        real_list = store.reader.list_sessions
 
         async def list_sessions(*a: Any, **kw: Any) -> Any:
             t = time.perf_counter()
@@ -353,7 +353,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
                 tm["list"] += time.perf_counter() - t
                 counts["list"] += 1
 
-        store.list_sessions = list_sessions
+        store.reader.list_sessions = list_sessions
         try:
             res = await transfer.export_sessions(store, Path(out), export_fmt)
         finally:

@@ -112,7 +112,7 @@ async def main() -> None:
         middle = all_hits[1]
 
         async def latest() -> None:
-            await store.page_messages(SID, limit=100)
+            await store.reader.page_messages(SID, limit=100)
 
         async def scan_then_land() -> None:
             hits = await find_in_session(store, SID, NEEDLE)
@@ -134,7 +134,7 @@ async def main() -> None:
         async def longest_page() -> float:
             """The longest stretch one page of the count holds the event loop (the UI)."""
             longest = 0.0
-            pages = store.iter_messages(SID, batch=FIND_BATCH)
+            pages = store.reader.iter_messages(SID, batch=FIND_BATCH)
             last = time.perf_counter()
             async for page in pages:
                 for m in page:

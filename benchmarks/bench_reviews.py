@@ -62,7 +62,7 @@ async def _ids(path: str) -> tuple[str, list[str]]:
     try:
         ids, cursor = [], None
         while True:
-            page = await store.list_sessions(limit=1000, cursor=cursor)
+            page = await store.reader.list_sessions(limit=1000, cursor=cursor)
             ids += [i.id for i in page.sessions]
             cursor = page.cursor
             if cursor is None:
@@ -85,10 +85,10 @@ async def _time(path: str, url: str, key: str, what: str, runs: int) -> tuple[fl
         try:
             t0 = time.perf_counter()
             if what == "baseline":
-                page = await store.list_sessions(limit=PAGE)
+                page = await store.reader.list_sessions(limit=PAGE)
                 rows = len(page.sessions)
             elif what == "marks":
-                page = await store.list_sessions(limit=PAGE)
+                page = await store.reader.list_sessions(limit=PAGE)
                 t0 = time.perf_counter()
                 rows = len(await db.reviews(key, [i.id for i in page.sessions]))
             else:

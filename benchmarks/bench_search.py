@@ -133,7 +133,7 @@ async def bench_sqlite(fmt: str, src: Path) -> None:
         row(f"search {what} {needle!r}: index, 50 hits", ms(t_idx), f"raw LIKE {ms(t_like)} ({len(likes):,} rows)", "≤ 100 ms")
         row(f"search {what}: index, all {len(every.hits):,} hits", ms(t_all), "", "")
         t = time.perf_counter()
-        sessions = await store.search_sessions(needle, limit=50)
+        sessions = await store.reader.search_sessions(needle, limit=50)
         row(f"search {what}: the store's own search (sessions)", ms(time.perf_counter() - t), f"{len(sessions)} sessions", "")
     t = time.perf_counter()
     scanned = await scan(store, NEEDLES[0][0], limit=50)
@@ -257,7 +257,7 @@ async def bench_pg(base: str, n_messages: int, n_sessions: int) -> None:
         t_open, _ = await timed(lambda: _open_close(sa_url, opts))
         row(f"{fmt}: open_store", ms(t_open), f"asyncpg connect {ms(t_connect)}", f"≤ {ms(t_connect + 0.150)} (connect + 150)")
         store = await open_store(sa_url, **opts)
-        t_page, page = await timed(lambda: store.list_sessions(limit=50))
+        t_page, page = await timed(lambda: store.reader.list_sessions(limit=50))
         raw_sql = RAW_FIRST_PAGE[fmt]
         conn = await asyncpg.connect(url)
         t_raw, raw_rows = await timed(lambda: conn.fetch(raw_sql))

@@ -630,7 +630,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
 
     # -- ls first page
     async def ls(store):
-        return (await store.list_sessions(limit=LS_LIMIT)).sessions
+        return (await store.reader.list_sessions(limit=LS_LIMIT)).sessions
 
     fg_ls, fg_rows = await bench_async(fg(path, ls), runs)
     nat_ls, nat_rows = bench_sync(raw(path, lambda c: c.execute(q["ls_natural"], (LS_LIMIT,)).fetchall()), runs)
@@ -670,7 +670,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
 
     # -- show first page of the largest session
     async def page(store):
-        return await store.page_messages(sid, limit=SHOW_LIMIT)
+        return await store.reader.page_messages(sid, limit=SHOW_LIMIT)
 
     fg_pg, fg_msgs = await bench_async(fg(path, page), runs)
     nat_pg, nat_msgs = bench_sync(raw(path, lambda c: c.execute(q["show"], (sid, SHOW_LIMIT)).fetchall()[::-1]), runs)
@@ -686,7 +686,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
     note("show page_messages", fg_pg, min(nat_pg, same_pg))
 
     async def info(store):
-        return await store.session_info(sid)
+        return await store.reader.session_info(sid)
 
     fg_inf, fg_info = await bench_async(fg(path, info), runs)
     nat_inf, nat_info = bench_sync(raw(path, lambda c: c.execute(q["info"], (sid,)).fetchone()), runs)
@@ -698,8 +698,8 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
     note("show session_info", fg_inf, min(nat_inf, same_inf))
 
     async def both(store):
-        i = await store.session_info(sid)
-        return i, await store.page_messages(sid, limit=SHOW_LIMIT)
+        i = await store.reader.session_info(sid)
+        return i, await store.reader.page_messages(sid, limit=SHOW_LIMIT)
 
     def raw_both(c):
         return c.execute(q["info"], (sid,)).fetchone(), c.execute(q["show"], (sid, SHOW_LIMIT)).fetchall()
@@ -715,7 +715,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
     breakdowns: list[tuple[str, dict[str, float]]] = []
     for word, what in SEARCH_WORDS:
         async def search(store, word=word):
-            return await store.search_sessions(word)
+            return await store.reader.search_sessions(word)
 
         fg_s, fg_found = await bench_async(fg(path, search), search_runs)
         nat_s, nat_found = bench_sync(raw(path, lambda c, w=word: c.execute(q["search"], (f"%{w}%",)).fetchall()), search_runs)
@@ -827,7 +827,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
     lt.add(names[1], ms, f"{len(items):,}", f"returns {which}")
 
     async def fg_all(store):
-        return await store.latest_messages(sid, None)
+        return await store.reader.latest_messages(sid, None)
 
     ms, msgs = await bench_async(fg(path, fg_all), lib_runs)
     lt.add("fluxgui latest_messages(sid, None) (pages of 500)", ms, f"{len(msgs):,}", "Message objects")

@@ -43,7 +43,7 @@ async def all_messages(
 ) -> list[Any]:
     """Every message of a session (of ``branch``) through ``iter_messages`` (stored order)."""
     out: list[Any] = []
-    async for page in store.iter_messages(session_id, batch=batch, branch=branch):
+    async for page in store.reader.iter_messages(session_id, batch=batch, branch=branch):
         out.extend(page)
     return out
 
@@ -53,7 +53,7 @@ async def all_sessions(store: Any, page_size: int = 50) -> list[Any]:
     out: list[Any] = []
     cursor = None
     while True:
-        page = await store.list_sessions(limit=page_size, cursor=cursor)
+        page = await store.reader.list_sessions(limit=page_size, cursor=cursor)
         out.extend(page.sessions)
         if page.cursor is None:
             return out

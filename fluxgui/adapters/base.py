@@ -35,6 +35,7 @@ from fluxgui.core.ports import (
 )
 
 from .refusals import Refusals, check_branch
+from .roleviews import RoleViews
 
 if TYPE_CHECKING:
     from .session import StoreSession
@@ -100,7 +101,7 @@ def check_order(order: str) -> None:  # (ORDERS: see fluxgui.core.ports)
         raise ValueError(f"unknown session order {order!r} (use one of {', '.join(ORDERS)})")
 
 
-class Store(Refusals, Generic[B]):
+class Store(RoleViews, Refusals, Generic[B]):
     """An open session store of one format on one back-end ``B`` (implements
     :class:`fluxgui.core.ports.SessionStore`).
 

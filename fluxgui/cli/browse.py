@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.ports import MAIN, SessionStore
 from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
@@ -50,7 +51,7 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"fluxgui: {one_line(advice, 600)}", file=sys.stderr)
     finally:
         await store.close()
-    if store.capabilities.lists_named_sessions:
+    if store.traits.named_sessions:
         named_sessions_notes(store, listing.sessions)
     if args.json:
         print_json(out, listing.to_dict())
@@ -83,7 +84,7 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args)
     try:
-        advanced = store.capabilities.branches
+        advanced = store.branches is not None
         branch = args.branch if args.branch is not None else MAIN
         if not advanced and branch != MAIN:
             raise no_branches(store)
@@ -115,18 +116,18 @@ async def cmd_branches(args: argparse.Namespace, out: TextIO) -> int:
     token usage per branch and per turn)."""
     store = await open_target(args)
     try:
-        if not store.capabilities.branches:
+        if store.branches is None:
             raise no_branches(store)
         sid = args.session_id
-        await store.require_session(sid)
-        branches = await store.list_branches(sid)
+        await store.reader.require_session(sid)
+        branches = await (store.branches or refuse(store, "branches")).list_branches(sid)
         usage: dict[str, Any] = {}
         turns: dict[str, Any] = {}
         if args.usage:
             for b in branches:
-                usage[b.branch_id] = await store.branch_usage(sid, b.branch_id)
-                turns[b.branch_id] = await store.turn_usage(sid, b.branch_id)
-            total = await store.session_usage(sid)
+                usage[b.branch_id] = await (store.usage or refuse(store, "usage")).branch_usage(sid, b.branch_id)
+                turns[b.branch_id] = await (store.usage or refuse(store, "usage")).turn_usage(sid, b.branch_id)
+            total = await (store.usage or refuse(store, "usage")).session_usage(sid)
     finally:
         await store.close()
     if args.json:
@@ -181,7 +182,7 @@ async def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args)
     try:
-        if (args.branch_a or args.branch_b) and not store.capabilities.branches:
+        if (args.branch_a or args.branch_b) and store.branches is None:
             raise no_branches(store)
         comparison = await compare_sessions(
             store, args.a, store, args.b, branch_a=args.branch_a, branch_b=args.branch_b

@@ -41,7 +41,7 @@ async def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
     store = await open_target(args, writable=True)
     try:
-        if args.new and await store.session_info(args.session_id) is not None:
+        if args.new and await store.reader.session_info(args.session_id) is not None:
             raise Known(
                 f"session {show_id(args.session_id)} already exists in {store.target}: "
                 "leave out --new to chat in it"

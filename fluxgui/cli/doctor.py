@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.errors import show_id
 from fluxgui.core.ports import SessionStore
 
@@ -91,7 +92,7 @@ async def _write_plan(args: argparse.Namespace, out: TextIO, store: SessionStore
         if getattr(args, "dry_run", False):
             out.write("(dry run: nothing written)\n")
         return 0
-    store.check_editable()
+    (store.editor or refuse(store, "editor")).check_editable()
     if not args.yes and not _confirm(f"Write this to {store.target}?"):
         print("fluxgui: nothing changed", file=sys.stderr)
         return EXIT_DECLINED

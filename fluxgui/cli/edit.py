@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.errors import UnreadableItems, show_id
 from fluxgui.core.text import plural
 
@@ -59,7 +60,7 @@ async def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     try:
         check_writable(store, need="clear")
         if not args.yes:
-            info = await store.require_session(sid)
+            info = await store.reader.require_session(sid)
             question = (
                 f"{_WHAT[args.command]} session {show_id(sid)} "
                 f"({plural(info.messages, 'message')}) in {store.target}?"
@@ -86,7 +87,7 @@ async def cmd_branch(args: argparse.Namespace, out: TextIO) -> int:
         # The store's own call, not services.edits.fork_session: that one trims the name
         # the user typed (a window field); here --name is taken exactly as given.
         try:
-            change = await store.fork_session(
+            change = await (store.forks or refuse(store, "forks")).fork_session(
                 args.session_id, args.at, args.name, drop_unreadable=args.drop_unreadable
             )
         except UnreadableItems as exc:

@@ -57,7 +57,7 @@ def _line(review: Any) -> str:
 
 
 async def _message_exists(store: Any, session_id: str, message_id: str) -> bool:
-    async for page in store.iter_messages(session_id, batch=500):
+    async for page in store.reader.iter_messages(session_id, batch=500):
         if any(str(m.id) == message_id or m.label == message_id for m in page):
             return True
     return False
@@ -72,7 +72,7 @@ async def cmd_set(args: argparse.Namespace, out: TextIO) -> int:
         # the review as it is now: a change someone makes before ours is written is
         # refused (told), not overwritten
         seen = await db.get(key, args.session_id)
-        await store.require_session(args.session_id)
+        await store.reader.require_session(args.session_id)
         if args.message and not await _message_exists(store, args.session_id, args.message):
             raise Known(f"session {show_id(args.session_id)} has no message {show_id(args.message)}")
         rubric = await db.rubric()

@@ -132,16 +132,16 @@ async def search_sessions(store: SessionStore, text: str, limit: int | None) -> 
         for line in result.notes:
             note(line)
         ids = result.session_ids()
-    elif indexable(text) and store.capabilities.server_search and await store.server_text_index():
+    elif indexable(text) and store.server_index is not None and await store.server_index.server_text_index():
         # the server's trigram index, as the window's search uses it (no local copy)
         ids = [sid async for sid in found_session_ids(store, text)]
     if ids is not None:
         found: list[SessionInfo] = []
         for start in range(0, len(ids), 500):
-            found.extend(await store.sessions_by_ids(ids[start : start + 500]))
+            found.extend(await store.reader.sessions_by_ids(ids[start : start + 500]))
         found.sort(key=lambda s: s.sort_key, reverse=True)
         return found[:limit] if limit is not None else found
     why = "no search index (fluxgui index TARGET builds one)" if indexable(text) else (
         "the index needs 3 characters or more")
     note(f"searched by scanning: {why}")
-    return await store.search_sessions(text, limit=limit)
+    return await store.reader.search_sessions(text, limit=limit)

@@ -143,7 +143,7 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.session_ids:
             for sid in args.session_ids:  # an unknown id stops it before DEST is made
-                await source.require_session(sid)
+                await source.reader.require_session(sid)
         async with copy_destination(
             args.dest, source, fmt=args.dest_format,
             source_target=args.source, source_prefix=source_options.key_prefix,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.branches import MAIN, BranchInfo, TurnUsage, UsageTotals
 from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.text import plural
@@ -52,16 +53,16 @@ async def load_branch_state(
     branch an edit just made, counts as there even before it has rows (a branch from
     turn 1 has none)."""
     current = want
-    if want != MAIN and want != made and not await store.branch_exists(session_id, want):
+    if want != MAIN and want != made and not await (store.branches or refuse(store, "branches")).branch_exists(session_id, want):
         current = MAIN
-    branches = await store.list_branches(session_id, current=current)
+    branches = await (store.branches or refuse(store, "branches")).list_branches(session_id, current=current)
     return BranchState(
         session_id,
         current,
         tuple(branches),
-        await store.branch_usage(session_id, current),
-        await store.session_usage(session_id),
-        tuple(await store.turn_usage(session_id, current)),
+        await (store.usage or refuse(store, "usage")).branch_usage(session_id, current),
+        await (store.usage or refuse(store, "usage")).session_usage(session_id),
+        tuple(await (store.usage or refuse(store, "usage")).turn_usage(session_id, current)),
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import MAIN, SessionStore as Store
@@ -31,13 +32,13 @@ async def list_sessions(
     """Sessions, most recently active first: one page, or the ones matching ``search``
     (a case-insensitive substring of the session id or of any message text)."""
     if search:
-        return SessionListing(store.format, await store.search_sessions(search, limit=limit))
+        return SessionListing(store.format, await store.reader.search_sessions(search, limit=limit))
     if limit is None:
         sessions: list[SessionInfo] = []
         async for page in iter_session_pages(store):
             sessions.extend(page)
         return SessionListing(store.format, sessions)
-    page = await store.list_sessions(limit=limit, cursor=cursor)
+    page = await store.reader.list_sessions(limit=limit, cursor=cursor)
     return SessionListing(store.format, page.sessions, page.cursor)
 
 
@@ -45,7 +46,7 @@ async def iter_session_pages(store: Store, *, page_size: int = 200) -> AsyncIter
     """Every session, a page at a time."""
     cursor = None
     while True:
-        page = await store.list_sessions(limit=page_size, cursor=cursor)
+        page = await store.reader.list_sessions(limit=page_size, cursor=cursor)
         if page.sessions:
             yield page.sessions
         if page.cursor is None:
@@ -61,22 +62,22 @@ async def session_messages(
     ``limit``, oldest first). Raises :class:`~fluxgui.core.errors.SessionNotFound` for an
     unknown id, :class:`~fluxgui.core.errors.BranchNotFound` for an unknown branch and
     :class:`~fluxgui.core.errors.Unsupported` for a branch of a store without any."""
-    info = await store.require_session(session_id)
+    info = await store.reader.require_session(session_id)
     if branch is not None and branch != MAIN:
-        if not store.capabilities.branches:
-            await store.count_messages(session_id, branch=branch)  # says why not
-        elif not await store.branch_exists(session_id, branch):
+        if store.branches is None:
+            await store.reader.count_messages(session_id, branch=branch)  # says why not
+        elif not await (store.branches or refuse(store, "branches")).branch_exists(session_id, branch):
             raise BranchNotFound(
                 f"branch {show_id(branch)} does not exist in session {show_id(session_id)}"
             )
-    if branch is not None and store.capabilities.branches:
-        info = await store.session_info(session_id, branch=branch) or info
+    if branch is not None and store.branches is not None:
+        info = await store.reader.session_info(session_id, branch=branch) or info
 
     async def pages() -> AsyncIterator[list[Message]]:
         if limit is not None:
-            yield await store.latest_messages(session_id, limit, branch=branch)
+            yield await store.reader.latest_messages(session_id, limit, branch=branch)
             return
-        async for page in store.iter_messages(session_id, branch=branch):
+        async for page in store.reader.iter_messages(session_id, branch=branch):
             yield page
 
     return info, pages()
@@ -88,7 +89,7 @@ def window_reads(store: Store) -> dict[str, Any]:
     (``capabilities.partial_reads``; :attr:`~fluxgui.core.model.Message.partial`)."""
     from fluxgui.core.bodies import PARTIAL_BYTES  # (the window's: ``ls`` loads no bodies)
 
-    return {"whole_up_to": PARTIAL_BYTES} if store.capabilities.partial_reads else {}
+    return {"whole_up_to": PARTIAL_BYTES} if store.traits.partial_reads else {}
 
 
 async def whole_message(store: Store, session_id: str, m: Message, *, branch: str | None = None) -> Message:
@@ -98,5 +99,5 @@ async def whole_message(store: Store, session_id: str, m: Message, *, branch: st
         return m
     # the page after the key just below m's starts with m (keys end with the row id)
     below = (*m.sort_key[:-1], m.sort_key[-1] - 1)
-    page = await store.page_messages(session_id, limit=1, anchor=below, direction="forward", branch=branch)
+    page = await store.reader.page_messages(session_id, limit=1, anchor=below, direction="forward", branch=branch)
     return page[0] if page and page[0].id == m.id else m

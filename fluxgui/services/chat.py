@@ -31,6 +31,7 @@ from flux.models.base import Model, ModelRequest, ModelResponse, ModelSettings, 
 from flux.runner import Runner
 from flux.streaming.events import MessageCompleteEvent, TextDeltaEvent, ToolCallEvent
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.errors import FluxguiError, InvalidItem, ProviderError, show_id
 
 from .chat_providers import PROVIDERS, as_provider_error, check_base_url, endpoint, make_model
@@ -163,9 +164,9 @@ async def chat(
     check_base_url(config.base_url)
     fork_at: int | None = None
     if copy:
-        store.check_editable()
-        await store.require_session(session_id)
-        last = await store.page_messages(session_id, limit=1, branch=branch)
+        (store.editor or refuse(store, "editor")).check_editable()
+        await store.reader.require_session(session_id)
+        last = await store.reader.page_messages(session_id, limit=1, branch=branch)
         if not last:
             raise FluxguiError(
                 f"session {show_id(session_id)} has no messages to copy: chat on it directly"
@@ -173,10 +174,10 @@ async def chat(
         fork_at = int(last[-1].id)
     else:
         if not new:
-            await store.require_session(session_id)
+            await store.reader.require_session(session_id)
         # Adding nothing runs the store's checks (read-only, a format it cannot add to)
         # before anything is sent anywhere.
-        await store.add_messages(session_id, [], branch=branch)
+        await (store.writer or refuse(store, "writer")).add_messages(session_id, [], branch=branch)
     if fork_at is None:
         history = history_messages(await store.session(session_id, branch=branch).get_messages())
     else:  # what the fork will hold: the session up to its last message
@@ -214,7 +215,7 @@ async def _fork_history(
 ) -> list[dict[str, Any]]:
     """flux message dicts of the session up to and including message ``fork_at``."""
     out: list[dict[str, Any]] = []
-    async for page in store.iter_messages(session_id, branch=branch):
+    async for page in store.reader.iter_messages(session_id, branch=branch):
         for m in page:
             if m.id is not None and int(m.id) > fork_at:
                 return out
@@ -301,10 +302,10 @@ async def _commit(
     if fork_at is None:
         await store.session(session_id, branch=branch).add_messages(turn)
         return session_id
-    change = await store.fork_session(session_id, fork_at, branch=branch)
+    change = await (store.forks or refuse(store, "forks")).fork_session(session_id, fork_at, branch=branch)
     try:
         await store.session(change.session_id).add_messages(turn)
     except BaseException:
-        await store.apply_change(change.inverse())  # no fork without its turn
+        await (store.writer or refuse(store, "writer")).apply_change(change.inverse())  # no fork without its turn
         raise
     return change.session_id

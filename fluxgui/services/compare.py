@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.diff import Comparison, TurnDiff, compare_messages
 from fluxgui.core.display import kind_label
 from fluxgui.core.errors import BranchNotFound, FluxguiError, show_id
@@ -49,10 +50,10 @@ async def _read_side(
     """All messages of one side (checked against ``limit`` before and while reading), its
     per-turn usage (``None`` when the store does not record it) and the branch read
     (``None`` for a store without branches)."""
-    info = await store.require_session(session_id)
-    if store.capabilities.branches:
+    info = await store.reader.require_session(session_id)
+    if store.branches is not None:
         branch = branch or MAIN
-        if not await store.branch_exists(session_id, branch):
+        if not await (store.branches or refuse(store, "branches")).branch_exists(session_id, branch):
             raise BranchNotFound(
                 f"branch {show_id(branch)} does not exist in session {show_id(session_id)}"
             )
@@ -63,9 +64,9 @@ async def _read_side(
         )
     elif info.messages > limit:
         raise _too_large(session_id, info.messages, limit)
-    pages = store.iter_messages(session_id, batch=PAGE, branch=branch)
+    pages = store.reader.iter_messages(session_id, batch=PAGE, branch=branch)
     messages = await _collect(pages, session_id, limit)
-    usage = await store.turn_usage(session_id, branch) if store.capabilities.usage else None
+    usage = await store.usage.turn_usage(session_id, branch) if store.usage is not None else None
     return messages, usage, branch
 
 

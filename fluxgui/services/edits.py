@@ -11,10 +11,11 @@ the command through its undo stack and follows :func:`after_edit`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from fluxgui.core.roles import missing, refuse
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change, Where
 from fluxgui.core.errors import FluxguiError, ReadOnlyError
@@ -34,16 +35,18 @@ NO_STORE = "no store is open"
 
 
 def edit_reason(store: Store | None) -> str | None:
-    """Why the messages of ``store`` cannot be edited in place now (``None``: they can):
-    no store, opened read-only, or a store whose ``check_editable`` says no (an
-    AdvancedSQLiteSession store, a JSON session folder, Redis)."""
+    """Why the messages of ``store`` cannot be edited now (``None``: they can): no
+    store, a store without an editor (an AdvancedSQLiteSession store, a JSON session
+    folder, Redis: the sentence it declares), or its editor's own reason (opened
+    read-only, no key)."""
     if store is None:
         return NO_STORE
-    try:
-        store.check_editable()
-    except Exception as exc:  # noqa: BLE001 - the reason is the message
-        return str(exc)
-    return None
+    if store.editor is None:
+        return (
+            f"{store.target} is open read-only; open it writable to change it"
+            if not store.can_write else missing(store, "editor")
+        )
+    return _reason(store.editor.check_editable)
 
 
 #: what an edit needs of a store: single messages edited in place (``edit``), whole
@@ -60,13 +63,20 @@ def blocked_reason(store: Store | None, *, need: Need = "edit") -> str | None:
         return NO_STORE
     if not store.can_write:
         return READ_ONLY
-    caps = store.capabilities
-    if need == "clear" and caps.clear or need == "fork" and caps.fork:
-        return None
-    reason = edit_reason(store)
-    if need != "edit" and reason is None:  # editable, yet this is not declared
-        return f"{store.target} cannot {'fork' if need == 'fork' else 'clear or delete'} sessions"
-    return reason
+    if need == "edit":
+        return edit_reason(store)
+    if need == "fork":
+        return None if store.forks is not None else missing(store, "forks")
+    return _reason(store.writer.check_importable) if store.writer is not None else missing(store, "writer")
+
+
+def _reason(check: Callable[[], None]) -> str | None:
+    """What ``check`` raises, as one sentence (``None``: nothing)."""
+    try:
+        check()
+    except FluxguiError as exc:
+        return str(exc)
+    return None
 
 
 def check_writable(store: Store | None, *, need: Need = "edit") -> Store:
@@ -80,7 +90,7 @@ def check_writable(store: Store | None, *, need: Need = "edit") -> Store:
 
 def is_branchable(store: Store | None) -> bool:
     """Whether ``store`` keeps branches (AdvancedSQLiteSession stores)."""
-    return store is not None and store.capabilities.branches
+    return store is not None and store.branches is not None
 
 
 def branch_problem(store: Store | None, session_id: str | None) -> FluxguiError | None:
@@ -113,31 +123,31 @@ def new_name(text: str | None) -> str | None:
 
 async def clear_session(store: Store, session_id: str) -> Change:
     """Remove every message of a session (the session stays where the format keeps it)."""
-    return await store.clear_messages(session_id)
+    return await (store.writer or refuse(store, "writer")).clear_messages(session_id)
 
 
 async def delete_session(store: Store, session_id: str) -> Change:
     """Delete a session and its messages."""
-    return await store.delete_session(session_id)
+    return await (store.writer or refuse(store, "writer")).delete_session(session_id)
 
 
 async def delete_messages(store: Store, session_id: str, message_ids: Sequence[int]) -> Change:
     """Delete some messages of a session (at least one)."""
     if not message_ids:
         raise FluxguiError("no message is selected")
-    return await store.delete_messages(session_id, [int(i) for i in message_ids])
+    return await (store.editor or refuse(store, "editor")).delete_messages(session_id, [int(i) for i in message_ids])
 
 
 async def pop_message(store: Store, session_id: str) -> Change:
     """Remove the session's last message (as the Agents SDK's ``pop_item``)."""
-    return await store.pop_message(session_id)
+    return await (store.editor or refuse(store, "editor")).pop_message(session_id)
 
 
 async def update_message(
     store: Store, session_id: str, message: Message, spec: dict[str, Any]
 ) -> Change:
     """Replace ``message`` by ``spec`` (what the edit dialog gives), as one change."""
-    change = await store.update_message(session_id, message.id, spec, original=message)
+    change = await (store.editor or refuse(store, "editor")).update_message(session_id, message.id, spec, original=message)
     await _tell_index(store, change)
     return change
 
@@ -147,7 +157,7 @@ async def insert_message(
     where: Where = "after",
 ) -> Change:
     """Insert a message before or after ``anchor`` (``None``: at the end)."""
-    return await store.insert_message(
+    return await (store.editor or refuse(store, "editor")).insert_message(
         session_id, spec, anchor=anchor, where="before" if where == "before" else "after"
     )
 
@@ -160,7 +170,7 @@ async def fork_session(
     ``at_message_id``; the origin is left as it is. The change names the new session.
     Encrypted items no key opens refuse it (``UnreadableItems``), or with
     ``drop_unreadable`` are left out when others open."""
-    result: AnyChange = await store.fork_session(
+    result: AnyChange = await (store.forks or refuse(store, "forks")).fork_session(
         session_id, at_message_id, new_name(name), branch=branch,
         drop_unreadable=drop_unreadable,
     )
@@ -172,24 +182,24 @@ async def branch_from_turn(
     branch: str | None = None,
 ) -> BranchChange:
     """A new branch with ``branch``'s items before user turn ``turn``."""
-    return await store.create_branch_from_turn(session_id, turn, new_name(name), branch=branch)
+    return await (store.branches or refuse(store, "branches")).create_branch_from_turn(session_id, turn, new_name(name), branch=branch)
 
 
 async def delete_branch(store: Store, session_id: str, branch_id: str) -> BranchChange:
     """Delete a branch (not ``main``) and the items no other branch holds."""
-    return await store.delete_branch(session_id, branch_id)
+    return await (store.branches or refuse(store, "branches")).delete_branch(session_id, branch_id)
 
 
 async def undo(store: Store, change: AnyChange) -> AnyChange:
     """Write the inverse of ``change``; returns what was written."""
-    result: AnyChange = await store.apply_change(change.inverse())
+    result: AnyChange = await (store.writer or refuse(store, "writer")).apply_change(change.inverse())
     await _tell_index(store, result)
     return result
 
 
 async def redo(store: Store, change: AnyChange) -> AnyChange:
     """Write ``change`` again; returns what was written."""
-    result: AnyChange = await store.apply_change(change)
+    result: AnyChange = await (store.writer or refuse(store, "writer")).apply_change(change)
     await _tell_index(store, result)
     return result
 

@@ -132,7 +132,7 @@ class _SessionList:
     def read_ahead(self) -> None:
         if self._ahead is None and not self._ended:
             self._ahead = asyncio.ensure_future(
-                self.store.list_sessions(limit=_LIST_PAGE, cursor=self._cursor, descending=False)
+                self.store.reader.list_sessions(limit=_LIST_PAGE, cursor=self._cursor, descending=False)
             )
 
     async def __call__(self) -> AsyncIterator[SessionInfo]:
@@ -188,8 +188,9 @@ class _Run:
         """Export the small sessions gathered (one read for all of them)."""
         group, grouped = self._group, self._grouped
         self._group, self._grouped = [], 0
-        if len(group) > 1:  # (rows past the counts: a session cut short is read alone)
-            found = await self.store.row_pages_of([i.id for i in group], limit=grouped)
+        rows = self.store.rows
+        if len(group) > 1 and rows is not None:  # (a session cut short is read alone)
+            found = await rows.row_pages_of([i.id for i in group], limit=grouped)
             await self._sessions(group, found)
         elif group:
             await self._sessions(group, {})
@@ -209,10 +210,17 @@ class _Run:
             if info.id in found:
                 await self._page(found.pop(info.id))
             else:
-                async for page in self.store.iter_row_pages(info.id):
+                async for page in self._pages(info.id):
                     await self._page(page)
             self.pipe.add(self.writer.end_session)
             self.sessions_done += 1
+
+    def _pages(self, session_id: str) -> AsyncIterator[list[Message] | RowPage]:
+        """A session's pages: of plain rows where the store reads them, else Messages."""
+        rows = self.store.rows
+        if rows is not None:
+            return rows.iter_row_pages(session_id)
+        return self.store.reader.iter_messages(session_id)
 
     async def _page(self, page: list[Message] | RowPage) -> None:
         if not len(page):

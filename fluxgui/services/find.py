@@ -77,7 +77,7 @@ async def iter_found(
     a page of the session at a time (pages without hits give nothing)."""
     if not text:
         return
-    pages = store.iter_messages(session_id, batch=batch, branch=branch)
+    pages = store.reader.iter_messages(session_id, batch=batch, branch=branch)
     async with contextlib.aclosing(pages):
         async for page in pages:
             found = []
@@ -110,7 +110,7 @@ async def anchor_of(
     """The keyset anchor of message ``message_id`` (``None``: not in the session): the
     store's :meth:`~fluxgui.core.ports.SessionStore.message_anchor` (one row for SQL
     stores; others read forward until the id turns up)."""
-    return await store.message_anchor(session_id, message_id, branch=branch)
+    return await store.reader.message_anchor(session_id, message_id, branch=branch)
 
 
 async def page_around(
@@ -133,11 +133,11 @@ async def page_around(
     before_n = max(limit // 3, 1)
     after_n = limit - before_n - 1
     reads = window_reads(store)  # (huge items as their start: a window's page)
-    after = await store.page_messages(
+    after = await store.reader.page_messages(
         session_id, limit=after_n, anchor=anchor, direction="forward", branch=branch, **reads
     )
     # The page before the first message after it ends with the message itself.
-    upto = await store.page_messages(
+    upto = await store.reader.page_messages(
         session_id,
         limit=before_n + 1,
         anchor=tuple(after[0].sort_key) if after else None,
@@ -149,7 +149,7 @@ async def page_around(
         return None
     at_start, at_end = len(upto) < before_n + 1, len(after) < after_n
     if at_start and not at_end:  # near the start: fill the page with later messages
-        more = await store.page_messages(
+        more = await store.reader.page_messages(
             session_id, limit=before_n + 1 - len(upto), anchor=tuple(after[-1].sort_key),
             direction="forward", branch=branch, **reads,
         )

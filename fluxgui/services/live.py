@@ -89,7 +89,7 @@ async def catch_up(
     messages are compared with the store before the difference is put down to the
     messages before them.
     """
-    info = await store.session_info(session_id, branch=branch)
+    info = await store.reader.session_info(session_id, branch=branch)
     if info is None:
         return CatchUp("gone")
     if gone:
@@ -107,7 +107,7 @@ async def catch_up(
     else:
         return CatchUp("reload", info)
     reads = window_reads(store)  # (huge items as their start, as the window loaded them)
-    page = await store.page_messages(
+    page = await store.reader.page_messages(
         session_id,
         branch=branch,
         limit=size + (expect is not None),
@@ -124,7 +124,7 @@ async def catch_up(
     while full and new:
         if len(new) >= max_new:
             return CatchUp("reload", info)
-        page = await store.page_messages(
+        page = await store.reader.page_messages(
             session_id, branch=branch, limit=size, anchor=new[-1].sort_key, direction="forward",
             **reads,
         )
@@ -136,7 +136,7 @@ async def catch_up(
         # or the writer added more between our queries. Count again: if the count
         # moved, the writer is busy and we cannot tell; append what is surely new (the
         # last loaded message is still in place) and check at a quieter catch-up.
-        again = await store.session_info(session_id, branch=branch)
+        again = await store.reader.session_info(session_id, branch=branch)
         if again is None:
             return CatchUp("gone")
         if again.messages == info.messages:
@@ -146,7 +146,7 @@ async def catch_up(
                 return CatchUp("reload", info)
             if n_loaded:
                 if new:
-                    check = await store.page_messages(
+                    check = await store.reader.page_messages(
                         session_id,
                         branch=branch,
                         limit=n_loaded,
@@ -155,7 +155,7 @@ async def catch_up(
                         **reads,
                     )
                 else:
-                    check = await store.page_messages(
+                    check = await store.reader.page_messages(
                         session_id, branch=branch, limit=n_loaded, **reads)
                 if check != list(loaded):
                     return CatchUp("reload", info)

@@ -50,7 +50,7 @@ class Sealed:
 
 async def renamed(store: Store, ids: Sequence[str], *, rename: bool) -> list[int]:
     """The positions in ``ids`` of the sessions ``store`` would write under another id."""
-    if store.capabilities.names_new_sessions:
+    if store.traits.names_new_sessions:
         return list(range(len(ids)))
     if not rename:
         return []  # a taken id is refused, not renamed
@@ -74,11 +74,11 @@ async def sealed_in_copy(
     opened (``drop``); without ``drop``, such a session that ``dest`` would write under
     another id raises :class:`UnreadableItems`. Reads the sessions to be renamed once."""
     out: set[int] = set()
-    if not source.capabilities.encryption:
+    if not source.traits.encryption:
         return out
     for n in await renamed(dest, [i.id for i in infos], rename=rename):
         sid, sealed = infos[n].id, Sealed()
-        async for page in source.iter_messages(sid):
+        async for page in source.reader.iter_messages(sid):
             sealed.count(page)
         refusal = unreadable_items(
             sid, lost=sealed.lost, opened=sealed.opened, keys=0 if sealed.keyless else None,

@@ -75,7 +75,7 @@ async def search_batches(
     async def produce() -> None:
         # aclosing: however this ends (cancelled included), the generator is closed
         # and its cursor released before the task finishes.
-        source = ids if ids is not None else store.search_session_ids(text)
+        source = ids if ids is not None else store.reader.search_session_ids(text)
         async with contextlib.aclosing(source) as found:
             async for sid in found:
                 if not pending:
@@ -108,7 +108,7 @@ async def search_batches(
                 del pending[:batch]
                 first_pending_at[0] = now
                 # The search keeps reading while these rows are fetched.
-                ready.extend(await store.sessions_by_ids(ids))
+                ready.extend(await store.reader.sessions_by_ids(ids))
                 ready_ids.extend(ids)
                 continue
             if finished:

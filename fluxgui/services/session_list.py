@@ -161,16 +161,16 @@ async def read_refresh(
     """Read what a refresh of a session list needs (a page or two, and ``check`` by id)."""
     top: list[SessionInfo] = []
     if not search:
-        page = await store.list_sessions(limit=page_size, order=order, descending=descending)
+        page = await store.reader.list_sessions(limit=page_size, order=order, descending=descending)
         top = page.sessions
     if not search and order == "activity" and descending:
         recent = top
     else:
-        recent = (await store.list_sessions(limit=page_size)).sessions
+        recent = (await store.reader.list_sessions(limit=page_size)).sessions
     # Last, so that a session deleted meanwhile counts as gone.
     checked: list[SessionInfo] = []
     for start in range(0, len(check), ID_BATCH):
-        checked.extend(await store.sessions_by_ids(check[start : start + ID_BATCH]))
+        checked.extend(await store.reader.sessions_by_ids(check[start : start + ID_BATCH]))
     return Refresh(top, recent, check, checked)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
+from fluxgui.core.roles import refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -195,7 +196,7 @@ async def check_free_ids(store: Store, ids: Sequence[str], *, rename: bool) -> N
     """Raise :class:`IdTaken` for the first id ``store`` already holds or that comes
     twice in ``ids`` (nothing to check with ``rename``, or in a store that names new
     sessions itself)."""
-    if rename or store.capabilities.names_new_sessions:
+    if rename or store.traits.names_new_sessions:
         return
     twice = repeated(ids)
     if twice:
@@ -237,7 +238,7 @@ async def import_files(
     files = [Path(f) for f in files]
     if plan is None:
         plan = await in_thread(scan_files, files)
-    store.check_importable()
+    (store.writer or refuse(store, "writer")).check_importable()
     await check_free_ids(store, [sid for _p, sid, _n in plan.sessions], rename=rename)
     dropping = await sealed_in_import(
         store,
@@ -258,7 +259,7 @@ async def import_files(
             if position in dropping:
                 pages = without_sealed(pages)
             position += 1
-            new_id, _n = await store.import_session(
+            new_id, _n = await (store.writer or refuse(store, "writer")).import_session(
                 session.id,
                 counted.wrap(pages),
                 created_at=session.created_at,
@@ -306,15 +307,15 @@ async def copy_sessions(
         infos = await resolve(source, session_ids)
     else:
         infos = [info async for info in session_infos(source, None)]
-    dest.check_importable()
+    (dest.writer or refuse(dest, "writer")).check_importable()
     await check_free_ids(dest, [i.id for i in infos], rename=rename)
     dropping = await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
     total = sum(i.messages for i in infos)
     result = TransferResult()
     for n, info in enumerate(infos):
         counted = _Counter(result, progress, total)
-        pages = source.iter_messages(info.id)
-        new_id, _n = await dest.import_session(
+        pages = source.reader.iter_messages(info.id)
+        new_id, _n = await (dest.writer or refuse(dest, "writer")).import_session(
             info.id,
             counted.wrap(without_sealed(pages) if n in dropping else pages),
             created_at=info.created_at,

@@ -53,7 +53,7 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
 async def resolve(store: Store, ids: Sequence[str]) -> list[SessionInfo]:
     """The list rows of ``ids`` (each once, in the order given); an unknown id raises
     ``SessionNotFound`` before anything is done."""
-    return [await store.require_session(sid) for sid in dict.fromkeys(ids)]
+    return [await store.reader.require_session(sid) for sid in dict.fromkeys(ids)]
 
 
 async def session_infos(store: Store, ids: Sequence[str] | None) -> AsyncIterator[SessionInfo]:
@@ -66,7 +66,7 @@ async def session_infos(store: Store, ids: Sequence[str] | None) -> AsyncIterato
         return
     cursor = None
     while True:
-        page = await store.list_sessions(limit=200, cursor=cursor, descending=False)
+        page = await store.reader.list_sessions(limit=200, cursor=cursor, descending=False)
         for info in page.sessions:
             yield info
         if page.cursor is None:
@@ -91,10 +91,10 @@ async def held(store: Store, ids: Sequence[str], *, first: bool = False) -> list
     out = []
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        found = {i.id for i in await store.sessions_by_ids(list(dict.fromkeys(chunk)))}
+        found = {i.id for i in await store.reader.sessions_by_ids(list(dict.fromkeys(chunk)))}
         for n, sid in enumerate(chunk, start):
             # (Agents SDK items whose session row is missing are only found one by one.)
-            if sid in found or (store.format != "flux" and await store.session_info(sid)):
+            if sid in found or (store.format != "flux" and await store.reader.session_info(sid)):
                 out.append(n)
                 if first:
                     return out

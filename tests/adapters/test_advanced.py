@@ -49,19 +49,19 @@ async def fluxgui_view(
 ) -> dict[str, Any]:
     """The same, read by fluxgui (each branch read by naming it; ``current`` is the one
     a library session object would be on)."""
-    branches = [b.to_dict() for b in await store.list_branches(sid, current=current)]
+    branches = [b.to_dict() for b in await store.branches.list_branches(sid, current=current)]
     out: dict[str, Any] = {"branches": branches, "per_branch": {}}
     for b in branches:
         bid = b["branch_id"]
         out["per_branch"][bid] = {
             "items": [m.raw for m in await all_messages(store, sid, batch=batch, branch=bid)],
-            "turns": [t.to_dict() for t in await store.conversation_turns(sid, branch=bid)],
-            "turn_usage": [t.to_dict() for t in await store.turn_usage(sid, bid)],
-            "usage": _dict(await store.branch_usage(sid, bid)),
+            "turns": [t.to_dict() for t in await store.branches.conversation_turns(sid, branch=bid)],
+            "turn_usage": [t.to_dict() for t in await store.usage.turn_usage(sid, bid)],
+            "usage": _dict(await store.usage.branch_usage(sid, bid)),
         }
     out["current_items"] = [m.raw for m in await all_messages(store, sid, batch=batch, branch=current)]
-    out["current_turn_usage"] = [t.to_dict() for t in await store.turn_usage(sid, current)]
-    out["session_usage"] = _dict(await store.session_usage(sid))
+    out["current_turn_usage"] = [t.to_dict() for t in await store.usage.turn_usage(sid, current)]
+    out["session_usage"] = _dict(await store.usage.session_usage(sid))
     return out
 
 
@@ -117,7 +117,7 @@ async def test_detected_as_advanced_with_capabilities(lib_db):
         assert caps.branches and caps.usage and caps.append and caps.fork
         assert not caps.edit and not caps.clear
         assert store.can_write is False and store.needs_key is False
-        assert await store.branch_exists(SID, "main")
+        assert await store.branches.branch_exists(SID, "main")
 
 
 async def test_plain_agents_store_is_not_advanced(tmp_path):
@@ -148,18 +148,18 @@ async def test_everything_read_equals_the_library(lib_db):
 async def test_reads_equal_the_library_on_each_branch(lib_db):
     lib = Library(lib_db)
     async with await open_store(str(lib_db)) as store:
-        for b in await store.list_branches(SID):
+        for b in await store.branches.list_branches(SID):
             bid = b.branch_id
             expected = await lib.view(current=bid)
             assert await fluxgui_view(store, current=bid) == expected
-            marked = [x.branch_id for x in await store.list_branches(SID, current=bid)
+            marked = [x.branch_id for x in await store.branches.list_branches(SID, current=bid)
                       if x.is_current]
             assert marked == [bid]
             # counts, the latest N (flux protocol) and backward paging
             items = expected["current_items"]
-            assert await store.count_messages(SID, branch=bid) == len(items)
-            assert (await store.session_info(SID, branch=bid)).messages == len(items)
-            latest = await store.latest_messages(SID, 3, branch=bid)
+            assert await store.reader.count_messages(SID, branch=bid) == len(items)
+            assert (await store.reader.session_info(SID, branch=bid)).messages == len(items)
+            latest = await store.reader.latest_messages(SID, 3, branch=bid)
             assert [m.raw for m in latest] == items[-3:]
             s = lib.session()
             try:
@@ -170,7 +170,7 @@ async def test_reads_equal_the_library_on_each_branch(lib_db):
             back: list = []
             anchor = None
             while True:
-                page = await store.page_messages(SID, limit=2, anchor=anchor, branch=bid)
+                page = await store.reader.page_messages(SID, limit=2, anchor=anchor, branch=bid)
                 if not page:
                     break
                 back = page + back
@@ -191,20 +191,20 @@ async def test_message_ids_are_the_shared_message_rows(lib_db):
 
 async def test_usage_per_turn_and_per_branch(lib_db):
     async with await open_store(str(lib_db)) as store:
-        turns = await store.turn_usage(SID)
+        turns = await store.usage.turn_usage(SID)
         assert [t.user_turn_number for t in turns] == [1, 2, 3, 4]
         first = turns[0]
         assert (first.requests, first.input_tokens, first.output_tokens, first.total_tokens) == (2, 100, 20, 120)
         assert first.input_tokens_details["cached_tokens"] == 10
         assert first.output_tokens_details == {"reasoning_tokens": 5}
-        alt = await store.branch_usage(SID, "alt")
+        alt = await store.usage.branch_usage(SID, "alt")
         assert alt is not None and (alt.requests, alt.total_tokens, alt.total_turns) == (4, 77, 2)
         # usage is not copied to a branch: alt has only its own turns
-        assert [t.user_turn_number for t in await store.turn_usage(SID, "alt")] == [2, 3]
-        total = await store.session_usage(SID)
+        assert [t.user_turn_number for t in await store.usage.turn_usage(SID, "alt")] == [2, 3]
+        total = await store.usage.session_usage(SID)
         assert total is not None and total.total_turns == 7
-        assert await store.branch_usage(SID, "no-such-branch") is None
-        assert await store.turn_usage("nobody") == []
+        assert await store.usage.branch_usage(SID, "no-such-branch") is None
+        assert await store.usage.turn_usage("nobody") == []
 
 
 async def test_branches_are_checked_and_reads_take_them_explicitly(lib_db):
@@ -216,7 +216,7 @@ async def test_branches_are_checked_and_reads_take_them_explicitly(lib_db):
         with pytest.raises(SessionNotFound) as err:
             await store.require_branch("nobody", "alt")
         assert "unknown session" in str(err.value)
-        assert await store.branch_exists(SID, "alt") and not await store.branch_exists(SID, "gone")
+        assert await store.branches.branch_exists(SID, "alt") and not await store.branches.branch_exists(SID, "gone")
         # reading a branch of one session changes nothing for any other read
         alt = await all_messages(store, SID, branch="alt")
         assert [m.text for m in await all_messages(store, OTHER)] == ["another session", "yes"]
@@ -230,12 +230,12 @@ async def test_session_list_counts_main_and_search_reads_every_branch(lib_db):
     async with await open_store(str(lib_db)) as store:
         listed = {s.id: s.messages for s in await all_sessions(store)}
         assert listed == {SID: main_count, OTHER: 2}
-        by_count = await store.list_sessions(order="messages")
+        by_count = await store.reader.list_sessions(order="messages")
         assert [s.id for s in by_count.sessions] == [SID, OTHER]
-        assert [s.id for s in await store.search_sessions("alt three")] == [SID]  # on alt
-        assert [s.id for s in await store.search_sessions("fourth")] == [SID]  # on main
-        assert [s.id for s in await store.search_sessions("another")] == [OTHER]
-        info = {s.id: s.messages for s in await store.sessions_by_ids([SID, OTHER])}
+        assert [s.id for s in await store.reader.search_sessions("alt three")] == [SID]  # on alt
+        assert [s.id for s in await store.reader.search_sessions("fourth")] == [SID]  # on main
+        assert [s.id for s in await store.reader.search_sessions("another")] == [OTHER]
+        info = {s.id: s.messages for s in await store.reader.sessions_by_ids([SID, OTHER])}
         assert info == {SID: main_count, OTHER: 2}
 
 
@@ -250,7 +250,7 @@ async def test_turns_before_an_anchor_count_the_branch(lib_db):
     async with await open_store(str(lib_db)) as store:
         for branch in ("main", "alt"):
             for m in await all_messages(store, SID, branch=branch):
-                assert await store.count_turns_before(
+                assert await store.reader.count_turns_before(
                     SID, m.sort_key, branch=branch
                 ) == await Store.count_turns_before(store, SID, m.sort_key, branch=branch)
 
@@ -261,11 +261,11 @@ async def test_read_only_open_changes_no_byte(lib_db):
         await fluxgui_view(store)
         await fluxgui_view(store, current="alt")
         await all_sessions(store)
-        await store.list_sessions(order="messages")
-        await store.search_sessions("sunny")
+        await store.reader.list_sessions(order="messages")
+        await store.reader.search_sessions("sunny")
         for edit in (
-            lambda: store.create_branch_from_turn(SID, 2, "x"),
-            lambda: store.delete_branch(SID, "alt"),
+            lambda: store.branches.create_branch_from_turn(SID, 2, "x"),
+            lambda: store.branches.delete_branch(SID, "alt"),
         ):
             with pytest.raises(ReadOnlyError):
                 await edit()
@@ -274,7 +274,7 @@ async def test_read_only_open_changes_no_byte(lib_db):
 
 async def test_a_cleared_session_has_main_only(lib_db):
     async with await open_store(str(lib_db)) as store:
-        assert await store.branch_exists(SID, "alt")
+        assert await store.branches.branch_exists(SID, "alt")
         s = Library(lib_db).session()
         try:
             await s.clear_session()
@@ -282,7 +282,7 @@ async def test_a_cleared_session_has_main_only(lib_db):
         finally:
             s.close()
         # a reader that was on "alt" finds it gone (the window then goes back to main)
-        assert not await store.branch_exists(SID, "alt")
+        assert not await store.branches.branch_exists(SID, "alt")
         assert [m.text for m in await all_messages(store, SID)] == ["fresh start"]
 
 
@@ -314,7 +314,7 @@ async def test_create_branch_writes_what_the_library_writes(lib_db, current, tur
     ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
     assert await lib_create(ref, SID, turn, "new", current) == "new"
     async with await open_store(str(ours), writable=True) as store:
-        change = await store.create_branch_from_turn(SID, turn, "new", branch=current)
+        change = await store.branches.create_branch_from_turn(SID, turn, "new", branch=current)
         assert change.branch_id == "new"
     assert dump(ours, times=False) == dump(ref, times=False)
     # and the library reads fluxgui's branch as its own
@@ -328,7 +328,7 @@ async def test_auto_named_branch(lib_db):
     ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
     theirs = await lib_create(ref, SID, 2, None)
     async with await open_store(str(ours), writable=True) as store:
-        change = await store.create_branch_from_turn(SID, 2)
+        change = await store.branches.create_branch_from_turn(SID, 2)
     assert re.fullmatch(r"branch_from_turn_2_\d+", change.branch_id), change.branch_id
     assert re.fullmatch(r"branch_from_turn_2_\d+", theirs), theirs
 
@@ -341,7 +341,7 @@ async def test_auto_named_branch(lib_db):
 
 async def test_a_branch_made_by_fluxgui_grows_in_the_library(lib_db):
     async with await open_store(str(lib_db), writable=True) as store:
-        await store.create_branch_from_turn(SID, 3, "fg")
+        await store.branches.create_branch_from_turn(SID, 3, "fg")
     s = Library(lib_db).session()
     try:
         await s.switch_to_branch("fg")
@@ -378,22 +378,22 @@ async def test_create_branch_refusals_write_nothing(lib_db, turn, name, error, n
     assert dump(lib_db) == before
     async with await open_store(str(lib_db), writable=True) as store:
         with pytest.raises(error) as err:
-            await store.create_branch_from_turn(SID, turn, name)
+            await store.branches.create_branch_from_turn(SID, turn, name)
         assert needle in str(err.value) and "\n" not in str(err.value)
         with pytest.raises(SessionNotFound):
-            await store.create_branch_from_turn("nobody", 1, "x")
+            await store.branches.create_branch_from_turn("nobody", 1, "x")
     assert dump(lib_db) == before
 
 
 @pytest.mark.parametrize("branch", ["alt", None])
 async def test_delete_branch_writes_what_the_library_writes(lib_db, branch):
     async with await open_store(str(lib_db)) as store:
-        branch = branch or next(b.branch_id for b in await store.list_branches(SID)
+        branch = branch or next(b.branch_id for b in await store.branches.list_branches(SID)
                                 if b.branch_id.startswith("branch_from_turn_3_"))
     ours, ref = twin(lib_db, "ours.db"), twin(lib_db, "ref.db")
     await lib_delete(ref, SID, branch)
     async with await open_store(str(ours), writable=True) as store:
-        change = await store.delete_branch(SID, branch)
+        change = await store.branches.delete_branch(SID, branch)
         assert change.count("structure", added=False) > 0
         assert change.count("messages", added=False) > 0  # its own items went too
     assert dump(ours) == dump(ref)
@@ -410,25 +410,25 @@ async def test_delete_branch_refusals(lib_db):
     before = dump(lib_db)
     async with await open_store(str(lib_db), writable=True) as store:
         with pytest.raises(BranchError, match="main"):
-            await store.delete_branch(SID, "main")
+            await store.branches.delete_branch(SID, "main")
         with pytest.raises(BranchError, match="empty"):
-            await store.delete_branch(SID, " ")
+            await store.branches.delete_branch(SID, " ")
         with pytest.raises(BranchNotFound):
-            await store.delete_branch(SID, "gone")
+            await store.branches.delete_branch(SID, "gone")
         with pytest.raises(SessionNotFound):
-            await store.delete_branch("nobody", "alt")
+            await store.branches.delete_branch("nobody", "alt")
         with pytest.raises(BranchError, match="current branch"):
-            await store.delete_branch(SID, "alt", current="alt")
+            await store.branches.delete_branch(SID, "alt", current="alt")
         assert dump(lib_db) == before
         # read from main, "alt" can go
-        await store.delete_branch(SID, "alt", current="main")
-        assert "alt" not in [b.branch_id for b in await store.list_branches(SID)]
+        await store.branches.delete_branch(SID, "alt", current="main")
+        assert "alt" not in [b.branch_id for b in await store.branches.list_branches(SID)]
 
 
 async def test_undo_and_redo_branch_edits(lib_db):
     before = dump(lib_db)
     async with await open_store(str(lib_db), writable=True) as store:
-        deleted = await store.delete_branch(SID, "alt")
+        deleted = await store.branches.delete_branch(SID, "alt")
         after_delete = dump(lib_db)
         await store.apply_branch_change(deleted.inverse())
         assert dump(lib_db) == before
@@ -440,10 +440,10 @@ async def test_undo_and_redo_branch_edits(lib_db):
         await store.apply_branch_change(deleted.inverse())
         assert dump(lib_db) == before
 
-        created = await store.create_branch_from_turn(SID, 2, "fg")
-        assert await store.branch_exists(SID, "fg")
+        created = await store.branches.create_branch_from_turn(SID, 2, "fg")
+        assert await store.branches.branch_exists(SID, "fg")
         await store.apply_branch_change(created.inverse())
-        assert not await store.branch_exists(SID, "fg")
+        assert not await store.branches.branch_exists(SID, "fg")
         undone = dump(lib_db)
         assert undone["message_structure"] == before["message_structure"]
         assert ("conv", "fg") in undone["branch_reservations"]  # the id stays used
@@ -458,7 +458,7 @@ async def _view_of(path: Path) -> dict:
 async def test_item_edits_stay_refused(lib_db):
     async with await open_store(str(lib_db), writable=True) as store:
         with pytest.raises(ReadOnlyError, match="AdvancedSQLiteSession"):
-            await store.clear_messages(SID)
+            await store.writer.clear_messages(SID)
         # Messages can be appended (tests/adapters/test_advanced_add.py); tool items not yet.
         with pytest.raises(Exception, match="AdvancedSQLiteSession"):
-            await store.add_messages(SID, [call("cx", "lookup", "{}")])
+            await store.writer.add_messages(SID, [call("cx", "lookup", "{}")])

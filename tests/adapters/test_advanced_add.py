@@ -39,7 +39,7 @@ async def test_add_messages_writes_what_the_library_writes(tmp_path: Path, branc
     await write_library_store(ours)
     shutil.copyfile(ours, theirs)
     async with await open_store(str(ours), writable=True) as store:
-        assert await store.add_messages(SID, NEW, branch=branch) == 2
+        assert await store.writer.add_messages(SID, NEW, branch=branch) == 2
     s = Library(theirs).session()
     try:
         await s.switch_to_branch(branch)
@@ -56,7 +56,7 @@ async def test_tool_items_are_refused_and_nothing_is_written(tmp_path: Path):
     await write_library_store(path)
     before = _tables(path)
     async with await open_store(str(path), writable=True) as store:
-        assert await store.add_messages(SID, []) == 0
+        assert await store.writer.add_messages(SID, []) == 0
         with pytest.raises(InvalidItem, match="only messages"):
-            await store.add_messages(SID, [{"type": "function_call", "call_id": "c", "name": "n", "arguments": "{}"}])
+            await store.writer.add_messages(SID, [{"type": "function_call", "call_id": "c", "name": "n", "arguments": "{}"}])
     assert _tables(path) == before

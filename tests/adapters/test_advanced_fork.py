@@ -38,11 +38,11 @@ async def test_fork_of_a_branch_reads_back_in_the_library(store_path: Path, bran
     source = await lib.view(SID, current=branch)
     items = source["per_branch"][branch]["items"]
     async with await open_store(str(store_path), writable=True) as store:
-        messages = [m async for page in store.iter_messages(SID, branch=branch) for m in page]
+        messages = [m async for page in store.reader.iter_messages(SID, branch=branch) for m in page]
         at = messages[-2]  # the fork stops before the branch's last item
-        change = await store.fork_session(SID, at.id, f"fork-{branch}", branch=branch)
+        change = await store.forks.fork_session(SID, at.id, f"fork-{branch}", branch=branch)
         assert change.session_id == f"fork-{branch}"
-        assert (await store.fork_origin(f"fork-{branch}"))["message_id"] == at.id
+        assert (await store.forks.fork_origin(f"fork-{branch}"))["message_id"] == at.id
     fork = await lib.view(f"fork-{branch}")
     assert [b["branch_id"] for b in fork["branches"]] == ["main"]
     assert fork["current_items"] == items[:-1]
@@ -64,20 +64,20 @@ async def test_fork_of_a_branch_reads_back_in_the_library(store_path: Path, bran
 async def test_fork_undo_redo_and_refusals(store_path: Path):
     lib = Library(store_path)
     async with await open_store(str(store_path), writable=True) as store:
-        messages = [m async for page in store.iter_messages(SID) for m in page]
-        change = await store.fork_session(SID, messages[3].id)
+        messages = [m async for page in store.reader.iter_messages(SID) for m in page]
+        change = await store.forks.fork_session(SID, messages[3].id)
         fork_id = change.session_id
         assert fork_id == f"{SID}-fork"
         forked = await lib.view(fork_id)
-        await store.apply_change(change.inverse())
-        assert await store.session_info(fork_id) is None
+        await store.writer.apply_change(change.inverse())
+        assert await store.reader.session_info(fork_id) is None
         assert _rows(store_path, fork_id) == {
             "agent_sessions": [], "agent_messages": [], "message_structure": [], "turn_usage": []
         }
-        await store.apply_change(change)
+        await store.writer.apply_change(change)
         assert await lib.view(fork_id) == forked
         with pytest.raises(SessionNotFound, match="not in session"):
-            await store.fork_session(SID, 10**9)
+            await store.forks.fork_session(SID, 10**9)
     async with await open_store(str(store_path)) as store:
         with pytest.raises(ReadOnlyError):
-            await store.fork_session(SID, messages[0].id)
+            await store.forks.fork_session(SID, messages[0].id)

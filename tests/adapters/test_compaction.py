@@ -78,8 +78,8 @@ async def test_what_the_compaction_session_writes_is_a_compaction(conv_server, t
         assert (compaction.kind, compaction.role, compaction.text) == ("compaction", "compaction", "")
         # Turns after it are numbered from it.
         assert turn_numbers(got) == [1, 2, 0, 1]
-        assert await store.count_turns_before(SID, got[3].sort_key) == 0
-        assert await store.count_turns_before(SID, got[2].sort_key) == 2
+        assert await store.reader.count_turns_before(SID, got[3].sort_key) == 0
+        assert await store.reader.count_turns_before(SID, got[2].sort_key) == 2
 
 
 async def _sqlite(tmp_path: Path) -> str:
@@ -127,9 +127,9 @@ async def test_add_items_compactions_read_as_such(written):
         assert [m.kind for m in got].count("compaction") == 1
         assert [m.id for m in got if is_compaction(m)] == [got[3].id]
         # The store counts the turns before a message from the last compaction on.
-        assert await store.count_turns_before(SID, got[3].sort_key) == 2
-        assert await store.count_turns_before(SID, got[4].sort_key) == 0
-        assert await store.count_turns_before(SID, got[6].sort_key) == 1
+        assert await store.reader.count_turns_before(SID, got[3].sort_key) == 2
+        assert await store.reader.count_turns_before(SID, got[4].sort_key) == 0
+        assert await store.reader.count_turns_before(SID, got[6].sort_key) == 1
         assert turn_numbers(got) == [1, 1, 2, 0, 1, 1, 2]
 
 

@@ -124,7 +124,7 @@ async def writable(target: Target):
 async def fill(store, sessions: list[tuple[str, list[str]]]) -> None:
     """Write ``(session_id, [texts])`` in this order, one write per entry, alternating roles."""
     for sid, texts in sessions:
-        await store.add_messages(
+        await store.writer.add_messages(
             sid,
             [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)],
         )
@@ -173,7 +173,7 @@ async def test_list_sessions_pages_cover_every_session_once(target, page_size):
         cursor = None
         pages = 0
         while True:
-            page = await ro.list_sessions(limit=page_size, cursor=cursor)
+            page = await ro.reader.list_sessions(limit=page_size, cursor=cursor)
             pages += 1
             assert len(page.sessions) <= page_size
             listed.extend(page.sessions)
@@ -206,11 +206,11 @@ async def test_session_info_and_require_session(target):
     async with await open_target(target) as ro:
         listed = {s.id: s for s in await all_sessions(ro)}
         for sid, texts in texts_by_session(WRITES).items():
-            info = await ro.session_info(sid)
+            info = await ro.reader.session_info(sid)
             assert info is not None
             assert info.to_dict() == listed[sid].to_dict()
-            assert info.messages == len(texts) == await ro.count_messages(sid)
-            required = await ro.require_session(sid)
+            assert info.messages == len(texts) == await ro.reader.count_messages(sid)
+            required = await ro.reader.require_session(sid)
             assert required.to_dict() == info.to_dict()
             created = datetime.fromisoformat(info.created_at)
             updated = datetime.fromisoformat(info.updated_at)
@@ -218,10 +218,10 @@ async def test_session_info_and_require_session(target):
             assert created.utcoffset() == timedelta(0)
             assert abs(now - updated) < timedelta(minutes=5)
             assert created <= updated
-        assert await ro.session_info("no-such-session") is None
-        assert await ro.count_messages("no-such-session") == 0
+        assert await ro.reader.session_info("no-such-session") is None
+        assert await ro.reader.count_messages("no-such-session") == 0
         with pytest.raises(SessionNotFound) as err:
-            await ro.require_session("no-such-session")
+            await ro.reader.require_session("no-such-session")
         assert "no-such-session" in str(err.value)
         assert "\n" not in str(err.value)
 
@@ -235,22 +235,22 @@ LONG = [f"message {i:02d} " + "ä" * (i % 4) for i in range(23)]
 async def write_long(store, sid: str = "long") -> None:
     # Several writes (separate transactions): on Postgres each has its own created_at.
     for start in range(0, len(LONG), 6):
-        await store.add_messages(
+        await store.writer.add_messages(
             sid, [{"role": "user", "content": t} for t in LONG[start : start + 6]]
         )
-    await store.add_messages("other", [{"role": "user", "content": "not in long"}])
+    await store.writer.add_messages("other", [{"role": "user", "content": "not in long"}])
 
 
 async def test_page_messages_backward_from_end(target):
     async with await writable(target) as store:
         await write_long(store)
     async with await open_target(target) as ro:
-        last = await ro.page_messages("long", limit=5)
+        last = await ro.reader.page_messages("long", limit=5)
         assert [m.text for m in last] == LONG[-5:]
         collected = list(last)
         anchor = last[0].sort_key
         while True:
-            page = await ro.page_messages("long", limit=5, anchor=anchor, direction="backward")
+            page = await ro.reader.page_messages("long", limit=5, anchor=anchor, direction="backward")
             if not page:
                 break
             assert len(page) <= 5
@@ -264,12 +264,12 @@ async def test_page_messages_forward_from_start(target):
     async with await writable(target) as store:
         await write_long(store)
     async with await open_target(target) as ro:
-        first = await ro.page_messages("long", limit=4, direction="forward")
+        first = await ro.reader.page_messages("long", limit=4, direction="forward")
         assert [m.text for m in first] == LONG[:4]
         collected = list(first)
         anchor = first[-1].sort_key
         while True:
-            page = await ro.page_messages("long", limit=4, anchor=anchor, direction="forward")
+            page = await ro.reader.page_messages("long", limit=4, anchor=anchor, direction="forward")
             if not page:
                 break
             collected.extend(page)
@@ -277,8 +277,8 @@ async def test_page_messages_forward_from_start(target):
         assert [m.text for m in collected] == LONG
         # From an anchor in the middle, both directions.
         mid = collected[10]
-        after = await ro.page_messages("long", limit=3, anchor=mid.sort_key, direction="forward")
-        before = await ro.page_messages("long", limit=3, anchor=mid.sort_key, direction="backward")
+        after = await ro.reader.page_messages("long", limit=3, anchor=mid.sort_key, direction="forward")
+        before = await ro.reader.page_messages("long", limit=3, anchor=mid.sort_key, direction="backward")
         assert [m.text for m in after] == LONG[11:14]
         assert [m.text for m in before] == LONG[7:10]
 
@@ -291,8 +291,8 @@ async def test_iter_messages_is_stored_order(target, batch):
         got = await all_messages(ro, "long", batch=batch)
         assert [m.text for m in got] == LONG
         assert [m.role for m in got] == ["user"] * len(LONG)
-        assert await ro.count_messages("long") == len(LONG)
-        assert await ro.count_messages("other") == 1
+        assert await ro.reader.count_messages("long") == len(LONG)
+        assert await ro.reader.count_messages("other") == 1
         # The flux view of the session agrees with the browser view.
         flux_view = await ro.session("long").get_messages()
         assert [d["content"] for d in flux_view] == LONG
@@ -301,8 +301,8 @@ async def test_iter_messages_is_stored_order(target, batch):
 async def test_messages_of_unknown_session_are_empty(target):
     async with await writable(target) as store:
         await write_long(store)
-        assert await store.page_messages("nope") == []
-        assert await store.page_messages("nope", direction="forward") == []
+        assert await store.reader.page_messages("nope") == []
+        assert await store.reader.page_messages("nope", direction="forward") == []
         assert await all_messages(store, "nope") == []
 
 
@@ -351,7 +351,7 @@ async def test_search_sessions(target, query):
     async with await writable(target) as store:
         await fill(store, SEARCH_WRITES)
     async with await open_target(target) as ro:
-        found = await ro.search_sessions(query)
+        found = await ro.reader.search_sessions(query)
         ids = [s.id for s in found]
         assert len(ids) == len(set(ids))
         assert set(ids) == expected_hits(query)
@@ -366,15 +366,15 @@ async def test_search_mixed_case_non_ascii(target):
     async with await writable(target) as store:
         await fill(store, [("s1", ["Un café Élégant"]), ("s2", ["Ünïcödé"]), ("s3", ["nothing"])])
         for query, hit in [("élégant", "s1"), ("ÉLÉGANT", "s1"), ("ünïcödé", "s2"), ("ÜNÏCÖDÉ", "s2")]:
-            assert [s.id for s in await store.search_sessions(query)] == [hit], query
+            assert [s.id for s in await store.reader.search_sessions(query)] == [hit], query
 
 
 async def test_search_limit(target):
     async with await writable(target) as store:
         await fill(store, [(f"s{i}", [f"needle {i}"]) for i in range(6)])
-        found = await store.search_sessions("NEEDLE", limit=2)
+        found = await store.reader.search_sessions("NEEDLE", limit=2)
         assert len(found) == 2
-        everything = await store.search_sessions("needle")
+        everything = await store.reader.search_sessions("needle")
         assert {s.id for s in everything} == {f"s{i}" for i in range(6)}
         assert [s.id for s in found] == [s.id for s in everything][:2]
 
@@ -399,7 +399,7 @@ async def test_session_object_satisfies_flux_protocol(target):
 
 async def test_flux_runner_runs_on_a_store_session(target):
     async with await writable(target) as store:
-        await store.add_messages(
+        await store.writer.add_messages(
             "chat",
             [{"role": "user", "content": "earlier question"}, {"role": "assistant", "content": "earlier answer"}],
         )
@@ -431,7 +431,7 @@ async def test_flux_runner_runs_on_a_store_session(target):
             ("user", "and again"),
             ("assistant", "second reply"),
         ]
-        assert (await ro.session_info("chat")).messages == 6
+        assert (await ro.reader.session_info("chat")).messages == 6
 
 
 async def test_clear(target):
@@ -439,17 +439,17 @@ async def test_clear(target):
         await fill(store, WRITES)
         before = {s.id: s.messages for s in await all_sessions(store)}
         await store.session("s-a").clear()
-        assert await store.count_messages("s-a") == 0
+        assert await store.reader.count_messages("s-a") == 0
         assert await store.session("s-a").get_messages() == []
         # A JSON session folder keeps a cleared session's file (its other keys stay), so
         # the session stays listed with no messages; the SQL and Redis stores drop it.
         keeps = store.capabilities.keeps_cleared_sessions
-        info = await store.session_info("s-a")
+        info = await store.reader.session_info("s-a")
         if keeps:
             assert info is not None and info.messages == 0
         else:
             assert info is None
-        removed = await store.clear_session("s-m")
+        removed = await store.writer.clear_session("s-m")
         assert removed == before["s-m"]
         after = {s.id: s.messages for s in await all_sessions(store)}
         if keeps:
@@ -467,11 +467,11 @@ async def test_read_only_store_refuses_writes(target):
     async with await open_target(target) as ro:
         assert ro.can_write is False
         with pytest.raises(ReadOnlyError):
-            await ro.add_messages("s-a", [{"role": "user", "content": "nope"}])
+            await ro.writer.add_messages("s-a", [{"role": "user", "content": "nope"}])
         with pytest.raises(ReadOnlyError):
-            await ro.add_messages("brand-new", [{"role": "user", "content": "nope"}])
+            await ro.writer.add_messages("brand-new", [{"role": "user", "content": "nope"}])
         with pytest.raises(ReadOnlyError):
-            await ro.clear_session("s-a")
+            await ro.writer.clear_session("s-a")
         with pytest.raises(ReadOnlyError):
             await ro.session("s-a").add_messages([{"role": "user", "content": "nope"}])
         with pytest.raises(ReadOnlyError):
@@ -522,21 +522,21 @@ HOSTILE_CONTENT = [
 async def test_hostile_ids_and_content_round_trip(target):
     async with await writable(target) as store:
         for sid in HOSTILE_IDS:
-            await store.add_messages(sid, [{"role": "user", "content": c} for c in HOSTILE_CONTENT])
+            await store.writer.add_messages(sid, [{"role": "user", "content": c} for c in HOSTILE_CONTENT])
     async with await open_target(target) as ro:
         listed = await all_sessions(ro, page_size=4)
         assert sorted(s.id for s in listed) == sorted(HOSTILE_IDS)
         for sid in HOSTILE_IDS:
-            info = await ro.require_session(sid)
+            info = await ro.reader.require_session(sid)
             assert info.id == sid
             assert info.messages == len(HOSTILE_CONTENT)
             got = await all_messages(ro, sid)
             assert [m.text for m in got] == HOSTILE_CONTENT
             assert [d["content"] for d in await ro.session(sid).get_messages()] == HOSTILE_CONTENT
-            back = await ro.page_messages(sid, limit=3)
+            back = await ro.reader.page_messages(sid, limit=3)
             assert [m.text for m in back] == HOSTILE_CONTENT[-3:]
         # The tables survived the ids and contents above.
-        assert await ro.count_messages(HOSTILE_IDS[0]) == len(HOSTILE_CONTENT)
+        assert await ro.reader.count_messages(HOSTILE_IDS[0]) == len(HOSTILE_CONTENT)
 
 
 @pytest.mark.parametrize("query", ["%", "_", "'", '"', "\\", "DROP TABLE", "🧪", "\n", "naÏve"])
@@ -544,8 +544,8 @@ async def test_hostile_search_queries(target, query):
     sessions = {sid: [f"body of {i}"] for i, sid in enumerate(HOSTILE_IDS)}
     async with await writable(target) as store:
         for sid, texts in sessions.items():
-            await store.add_messages(sid, [{"role": "user", "content": t} for t in texts])
-        found = {s.id for s in await store.search_sessions(query)}
+            await store.writer.add_messages(sid, [{"role": "user", "content": t} for t in texts])
+        found = {s.id for s in await store.reader.search_sessions(query)}
     q = query.casefold()
     assert found == {
         sid for sid, texts in sessions.items() if q in sid.casefold() or any(q in t.casefold() for t in texts)
@@ -556,7 +556,7 @@ async def test_items_with_json_specials_round_trip(target):
     """Content that looks like JSON or holds escapes is stored as text, not reinterpreted."""
     contents = ['{"role": "system"}', "[1, 2]", "null", "\\u00e9 literal backslash-u", "\x01\x7f"]
     async with await writable(target) as store:
-        await store.add_messages("j", [{"role": "assistant", "content": c} for c in contents])
+        await store.writer.add_messages("j", [{"role": "assistant", "content": c} for c in contents])
         got = await all_messages(store, "j")
     assert [m.text for m in got] == contents
     assert [m.kind for m in got] == ["message"] * len(contents)
@@ -569,14 +569,14 @@ async def test_items_with_json_specials_round_trip(target):
 async def test_search_empty_query_matches_every_session(target):
     async with await writable(target) as store:
         await fill(store, WRITES)
-        found = await store.search_sessions("")
+        found = await store.reader.search_sessions("")
         assert {s.id for s in found} == set(texts_by_session(WRITES))
 
 
 async def test_list_sessions_limit_zero(target):
     async with await writable(target) as store:
         await fill(store, WRITES)
-        page = await store.list_sessions(limit=0)
+        page = await store.reader.list_sessions(limit=0)
         assert page.sessions == []
 
 
@@ -584,16 +584,16 @@ async def test_cancelled_write_is_all_or_nothing(target):
     """A caller cancelled mid-write does not tear the transaction: it completes whole."""
     rows = [{"role": "user", "content": f"row {i}"} for i in range(300)]
     async with await writable(target) as store:
-        await store.add_messages("keep", [{"role": "user", "content": "before"}])
-        task = asyncio.ensure_future(store.add_messages("torn?", rows))
+        await store.writer.add_messages("keep", [{"role": "user", "content": "before"}])
+        task = asyncio.ensure_future(store.writer.add_messages("torn?", rows))
         # Cancel right after the task's first step, i.e. once the write has begun.
         asyncio.get_running_loop().call_soon(task.cancel)
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert await store.count_messages("torn?") == len(rows)
+        assert await store.reader.count_messages("torn?") == len(rows)
         assert [m.text for m in await all_messages(store, "torn?")] == [r["content"] for r in rows]
         # The store is still usable.
-        await store.add_messages("keep", [{"role": "user", "content": "after"}])
+        await store.writer.add_messages("keep", [{"role": "user", "content": "after"}])
         assert [m.text for m in await all_messages(store, "keep")] == ["before", "after"]
 
 
@@ -607,7 +607,7 @@ async def test_get_messages_limit_zero_as_flux_sessions_do(target):
     await reference.add_messages(msgs)
     expected = await reference.get_messages(limit=0)
     async with await writable(target) as store:
-        await store.add_messages("z", msgs)
+        await store.writer.add_messages("z", msgs)
         assert await store.session("z").get_messages(limit=0) == expected
 
 

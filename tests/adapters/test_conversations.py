@@ -51,7 +51,7 @@ async def test_messages_are_what_the_sdk_reads_in_order(conv_server):
         assert [m.kind for m in got][-3:] == ["tool_call", "tool_output", "compaction"]
         assert [m.ref for m in got] == [i["id"] for i in expected]
         # Message ids are stable numbers: the same item, the same id, in any read.
-        again = await store.page_messages(cid, limit=3)
+        again = await store.reader.page_messages(cid, limit=3)
         assert [m.id for m in again] == [m.id for m in got[-3:]]
         assert len({m.id for m in got}) == len(got)
         latest = await store.session(cid).get_messages(limit=2)
@@ -63,13 +63,13 @@ async def test_the_latest_page_comes_first_without_reading_the_rest(conv_server)
     expected = await sdk_items(conv_server, cid)
     async with await conversations(conv_server, cid) as store:
         conv_server.requests.clear()
-        last = await store.page_messages(cid, limit=50)
+        last = await store.reader.page_messages(cid, limit=50)
         assert [m.raw for m in last] == expected[-50:]
         reads = conv_server.item_requests(cid)
         assert [r["query"] for r in reads] == [{"order": "desc", "limit": "50"}]
         collected = list(last)
         while True:
-            page = await store.page_messages(cid, limit=80, anchor=collected[0].sort_key)
+            page = await store.reader.page_messages(cid, limit=80, anchor=collected[0].sort_key)
             if not page:
                 break
             collected[:0] = page
@@ -82,17 +82,17 @@ async def test_paging_forward_and_from_the_middle(conv_server):
     cid = await sdk_write(conv_server, texts(30))
     expected = [i["content"][0]["text"] for i in await sdk_items(conv_server, cid)]
     async with await conversations(conv_server, cid) as store:
-        first = await store.page_messages(cid, limit=4, direction="forward")
+        first = await store.reader.page_messages(cid, limit=4, direction="forward")
         assert [m.text for m in first] == expected[:4]
         every = await all_messages(store, cid, batch=7)
         assert [m.text for m in every] == expected
         mid = every[10]
-        after = await store.page_messages(cid, limit=3, anchor=mid.sort_key, direction="forward")
-        before = await store.page_messages(cid, limit=3, anchor=mid.sort_key)
+        after = await store.reader.page_messages(cid, limit=3, anchor=mid.sort_key, direction="forward")
+        before = await store.reader.page_messages(cid, limit=3, anchor=mid.sort_key)
         assert [m.text for m in after] == expected[11:14]
         assert [m.text for m in before] == expected[7:10]
         # A page longer than the API's 100 is several requests.
-        assert len(await store.page_messages(cid, limit=250)) == 30
+        assert len(await store.reader.page_messages(cid, limit=250)) == 30
 
 
 async def test_counts_are_exact_when_known_and_a_bound_otherwise(conv_server):
@@ -105,7 +105,7 @@ async def test_counts_are_exact_when_known_and_a_bound_otherwise(conv_server):
         assert listed[big].count_text == "≥ 100" and listed[small].count_text == "3"
         assert listed[big].to_dict()["count_exact"] is False
         assert "count_exact" not in listed[small].to_dict()
-        assert await store.count_messages(big) == 130
+        assert await store.reader.count_messages(big) == 130
 
 
 async def test_listing_is_the_ids_given_and_unknown_ones_are_reported(conv_server):
@@ -113,17 +113,17 @@ async def test_listing_is_the_ids_given_and_unknown_ones_are_reported(conv_serve
     b = await sdk_write(conv_server, texts(2))
     async with await conversations(conv_server, a, "conv_gone", b, a) as store:
         assert [s.id for s in await all_sessions(store, page_size=1)] == [a, b]
-        assert [s.id for s in (await store.list_sessions(descending=False)).sessions] == [b, a]
+        assert [s.id for s in (await store.reader.list_sessions(descending=False)).sessions] == [b, a]
         assert len(store.problems) == 1 and "conv_gone" in store.problems[0]
         assert "404" in store.problems[0]
-        assert await store.session_info("conv_gone") is None
+        assert await store.reader.session_info("conv_gone") is None
         with pytest.raises(SessionNotFound, match="conv_gone"):
-            await store.require_session("conv_gone")
-        assert await store.page_messages("conv_gone") == []
-        assert [s.id for s in await store.search_sessions("m1")] == [b]
-        assert [s.id for s in await store.search_sessions(a[-6:])] == [a]
+            await store.reader.require_session("conv_gone")
+        assert await store.reader.page_messages("conv_gone") == []
+        assert [s.id for s in await store.reader.search_sessions("m1")] == [b]
+        assert [s.id for s in await store.reader.search_sessions(a[-6:])] == [a]
     async with await conversations(conv_server) as empty:
-        assert (await empty.list_sessions()).sessions == []
+        assert (await empty.reader.list_sessions()).sessions == []
 
 
 async def test_ids_file(conv_server, tmp_path):
@@ -160,9 +160,9 @@ async def test_appends_are_what_the_sdk_writes_in_batches_of_twenty(conv_server)
     cid = await sdk_write(conv_server, texts(1))
     async with await conversations(conv_server, cid, writable=True) as store:
         turn = [{"role": "user", "content": "question"}, {"role": "assistant", "content": "answer"}]
-        assert await store.add_messages(cid, turn) == 2
+        assert await store.writer.add_messages(cid, turn) == 2
         many = [{"role": "user", "content": f"bulk {i}"} for i in range(45)]
-        await store.add_messages(cid, many)
+        await store.writer.add_messages(cid, many)
     posts = conv_server.item_requests(cid, "POST")
     assert [len(r["body"]["items"]) for r in posts] == [1, 2, 20, 20, 5]
     got = await sdk_items(conv_server, cid)
@@ -202,11 +202,11 @@ async def test_read_only_refuses_and_writes_nothing(conv_server):
     conv_server.requests.clear()
     async with await conversations(conv_server, cid) as store:
         with pytest.raises(ReadOnlyError):
-            await store.add_messages(cid, [{"role": "user", "content": "no"}])
+            await store.writer.add_messages(cid, [{"role": "user", "content": "no"}])
         with pytest.raises(ReadOnlyError):
-            await store.clear_messages(cid)
+            await store.writer.clear_messages(cid)
         with pytest.raises(ReadOnlyError):
-            await store.delete_messages(cid, [1])
+            await store.editor.delete_messages(cid, [1])
     assert not [r for r in conv_server.requests if r["method"] != "GET"]
 
 
@@ -215,16 +215,16 @@ async def test_delete_the_last_items_and_undo_with_new_ids(conv_server):
     before = await sdk_items(conv_server, cid)
     async with await conversations(conv_server, cid, writable=True) as store:
         msgs = await all_messages(store, cid)
-        change = await store.delete_messages(cid, [msgs[-1].id, msgs[-2].id])
+        change = await store.editor.delete_messages(cid, [msgs[-1].id, msgs[-2].id])
         assert [r["item_id"] for r in change.removed] == [i["id"] for i in before[-2:]]
         assert await sdk_items(conv_server, cid) == before[:-2]
-        undone = await store.apply_change(change.inverse())
+        undone = await store.writer.apply_change(change.inverse())
         assert "new ids" in undone.label
         after = await sdk_items(conv_server, cid)
         assert [bare(i) for i in after] == [bare(i) for i in before]
         assert [i["id"] for i in after[-2:]] != [i["id"] for i in before[-2:]]
         # Redo deletes the items as they are now (the window keeps what undo wrote).
-        await store.apply_change(undone.inverse())
+        await store.writer.apply_change(undone.inverse())
         assert await sdk_items(conv_server, cid) == before[:-2]
 
 
@@ -233,27 +233,27 @@ async def test_a_deletion_in_the_middle_cannot_be_undone(conv_server):
     before = await sdk_items(conv_server, cid)
     async with await conversations(conv_server, cid, writable=True) as store:
         msgs = await all_messages(store, cid)
-        change = await store.delete_messages(cid, [msgs[1].id])
+        change = await store.editor.delete_messages(cid, [msgs[1].id])
         assert await sdk_items(conv_server, cid) == before[:1] + before[2:]
         with pytest.raises(Conflict, match="only appends"):
-            await store.apply_change(change.inverse())
-        pop = await store.pop_message(cid)
+            await store.writer.apply_change(change.inverse())
+        pop = await store.editor.pop_message(cid)
         assert await sdk_items(conv_server, cid) == before[:1] + before[2:4]
-        await store.add_messages(cid, [{"role": "user", "content": "later"}])
+        await store.writer.add_messages(cid, [{"role": "user", "content": "later"}])
         with pytest.raises(Conflict, match="changed since"):
-            await store.apply_change(pop.inverse())
+            await store.writer.apply_change(pop.inverse())
 
 
 async def test_clear_deletes_the_conversation_and_undo_makes_a_new_one(conv_server):
     cid = await sdk_write(conv_server, texts(25))
     before = await sdk_items(conv_server, cid)
     async with await conversations(conv_server, cid, writable=True) as store:
-        change = await store.clear_messages(cid)
+        change = await store.writer.clear_messages(cid)
         assert len(change.removed) == 25
         assert cid not in conv_server.conversations
-        assert await store.session_info(cid) is None
+        assert await store.reader.session_info(cid) is None
         assert [s.id for s in await all_sessions(store)] == []
-        undone = await store.apply_change(change.inverse())
+        undone = await store.writer.apply_change(change.inverse())
         new_id = undone.session_id
         assert new_id != cid and "new conversation id" in undone.label
         assert [bare(i) for i in await sdk_items(conv_server, new_id)] == [bare(i) for i in before]
@@ -266,11 +266,11 @@ async def test_a_cancelled_write_completes_whole(conv_server):
     cid = await sdk_write(conv_server, texts(1))
     rows = [{"role": "user", "content": f"row {i}"} for i in range(90)]
     async with await conversations(conv_server, cid, writable=True) as store:
-        task = asyncio.ensure_future(store.add_messages(cid, rows))
+        task = asyncio.ensure_future(store.writer.add_messages(cid, rows))
         asyncio.get_running_loop().call_soon(task.cancel)
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert await store.count_messages(cid) == 91
+        assert await store.reader.count_messages(cid) == 91
 
 
 # --------------------------------------------------------------------------- errors
@@ -280,7 +280,7 @@ async def _error(server, **kw: Any) -> str:
     store = await open_store(TARGET, base_url=server.base_url, conversations=("conv_x",), **kw)
     try:
         with pytest.raises(Exception) as err:
-            await store.list_sessions()
+            await store.reader.list_sessions()
     finally:
         await store.close()
     text = str(err.value)
@@ -315,7 +315,7 @@ async def test_a_closed_port_and_a_timeout_are_one_line(conv_server):
     )
     try:
         with pytest.raises(Exception, match="cannot reach the Conversations API at .*: connection refused"):
-            await store.list_sessions()
+            await store.reader.list_sessions()
     finally:
         await store.close()
     conv_server.hang = True

@@ -65,18 +65,18 @@ async def test_a_listing_with_a_malformed_answer_fails_and_reports_no_unknown_id
     async with await conversations(proxy.base_url, "conv_a", "conv_b") as store:
         proxy.malformed_page = 2
         with pytest.raises(StoreUnavailable, match="not JSON"):
-            await store.list_sessions()
+            await store.reader.list_sessions()
         assert store.problems == []  # before: both read as "unknown conversation"
         proxy.reset()
-        assert [s.id for s in (await store.list_sessions()).sessions] == ["conv_a", "conv_b"]
+        assert [s.id for s in (await store.reader.list_sessions()).sessions] == ["conv_a", "conv_b"]
 
 
 async def test_ids_the_client_cannot_send_are_unknown_without_a_request(proxy):
     async with await conversations(proxy.base_url) as store:
         for cid in ("", ".", ".."):
-            assert await store.session_info(cid) is None
+            assert await store.reader.session_info(cid) is None
             with pytest.raises(SessionNotFound):
-                await store.require_session(cid)
+                await store.reader.require_session(cid)
         assert proxy.seen == []
 
 
@@ -87,7 +87,7 @@ async def test_a_servers_text_never_shows_the_key(proxy, status):
     async with await open_store(TARGET, base_url=proxy.base_url, api_key=key,
                                 conversations=("conv_a",), api_timeout=5) as store:
         with pytest.raises(FluxguiError) as err:
-            await store.require_session("conv_a")
+            await store.reader.require_session("conv_a")
         text = str(err.value)
         assert key not in text and "proxy-secret" not in text
         assert f"{status}" in text
@@ -98,11 +98,11 @@ async def test_a_long_retry_after_is_not_waited_for_a_short_one_is(proxy):
         proxy.retry_after = "120"
         with pytest.raises(StoreUnavailable, match="asked to wait 120 s, longer than the API timeout"):
             async with asyncio.timeout(60):  # (before: 242 s, the client waiting twice)
-                await store.session_info("conv_a")
+                await store.reader.session_info("conv_a")
         assert len(proxy.seen) == 1
         proxy.retry_after = "1"
         with pytest.raises(StoreUnavailable, match="also after the client's retries: retry after 1 s"):
-            await store.session_info("conv_a")
+            await store.reader.session_info("conv_a")
         assert len(proxy.seen) == 1 + 3
 
 
@@ -110,19 +110,19 @@ async def test_the_end_read_for_a_row_is_the_first_page_once(proxy):
     server = proxy.upstream
     async with await conversations(server.base_url, "conv_a", writable=True) as store:
         server.served = 0
-        info = await store.require_session("conv_a")
-        last = await store.page_messages("conv_a", limit=50)
+        info = await store.reader.require_session("conv_a")
+        last = await store.reader.page_messages("conv_a", limit=50)
         assert (info.messages, [m.text for m in last]) == (100, [f"m{i}" for i in range(191, 241)])
         assert server.served == 100 and len(server.item_requests("conv_a")) == 1
         # More than the row read: the rest after it.
-        await store.require_session("conv_a")
-        longer = await store.page_messages("conv_a", limit=150)
+        await store.reader.require_session("conv_a")
+        longer = await store.reader.page_messages("conv_a", limit=150)
         assert [m.text for m in longer] == [f"m{i}" for i in range(91, 241)]
         assert server.served == 100 + 150
         # Taken once; never by another task; never after a write.
         server.served = 0
-        await store.require_session("conv_a")
-        await asyncio.create_task(store.page_messages("conv_a", limit=10))
+        await store.reader.require_session("conv_a")
+        await asyncio.create_task(store.reader.page_messages("conv_a", limit=10))
         assert server.served == 100 + 10
-        await store.add_messages("conv_a", [{"role": "user", "content": "new"}])
-        assert [m.text for m in await store.page_messages("conv_a", limit=1)] == ["new"]
+        await store.writer.add_messages("conv_a", [{"role": "user", "content": "new"}])
+        assert [m.text for m in await store.reader.page_messages("conv_a", limit=1)] == ["new"]

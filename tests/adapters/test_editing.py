@@ -24,6 +24,7 @@ from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
 from helpers import all_messages
 
+from fluxgui.core.roles import refuse
 from fluxgui.adapters import open_store
 from fluxgui.core.changes import Change
 from fluxgui.core.errors import Conflict, InvalidItem, ReadOnlyError, SessionNotFound
@@ -108,7 +109,7 @@ class Kind:
                 await session.engine.dispose()
         else:  # flux on Postgres: no flux writer exists; fluxgui writes as flux would
             async with await open_store(self.target, create="flux") as store:
-                await store.add_messages(sid, entries)
+                await store.writer.add_messages(sid, entries)
 
     async def read(self, sid: str) -> list[dict]:
         """The session as the library reads it (fluxgui's flux view on Postgres)."""
@@ -224,16 +225,16 @@ async def check_roundtrip(kind: Kind, store, change: Change, expected: list[dict
     edited = await kind.raw()
     assert edited != kind.raw_initial
 
-    await store.apply_change(change.inverse())
+    await store.writer.apply_change(change.inverse())
     assert await kind.read(SID) == kind.initial
     assert await kind.raw() == kind.raw_initial
     assert shown(kind, await all_messages(store, SID)) == as_shown(kind, kind.initial)
 
-    await store.apply_change(change)
+    await store.writer.apply_change(change)
     assert await kind.read(SID) == expected
     assert await kind.raw() == edited
 
-    await store.apply_change(change.inverse())
+    await store.writer.apply_change(change.inverse())
     assert await kind.raw() == kind.raw_initial
     assert await kind.read(SID) == kind.initial
 
@@ -250,16 +251,16 @@ async def test_remove_undo_redo(kind, edit):
     async with await open_store(kind.target, writable=True) as store:
         ids = await message_ids(store)
         if edit == "clear":
-            change = await store.clear_messages(SID)
+            change = await store.writer.clear_messages(SID)
             expected: list[dict] = []
         elif edit == "delete-session":
-            change = await store.delete_session(SID)
+            change = await store.writer.delete_session(SID)
             expected = []
         elif edit == "delete-messages":
-            change = await store.delete_messages(SID, [ids[3], ids[1]])
+            change = await store.editor.delete_messages(SID, [ids[3], ids[1]])
             expected = [kind.initial[0], kind.initial[2], kind.initial[4]]
         else:
-            change = await store.pop_message(SID)
+            change = await store.editor.pop_message(SID)
             expected = kind.initial[:-1]
         assert change.session_id == SID
         assert len(change.removed) == len(kind.initial) - len(expected)
@@ -267,7 +268,7 @@ async def test_remove_undo_redo(kind, edit):
         # What stays of the session itself: the Agents SDK's session row stays on clear,
         # goes with delete; flux has no session row.
         raw = await kind.raw()
-        info = await store.session_info(SID)
+        info = await store.reader.session_info(SID)
         if kind.fmt == "agents" and edit != "delete-session":
             assert len(session_rows(raw, SID)) == 1
             assert info is not None and info.messages == len(expected)
@@ -277,7 +278,7 @@ async def test_remove_undo_redo(kind, edit):
         else:
             assert (info is None) == (expected == [])
         if edit == "delete-session":
-            assert [s.id for s in (await store.list_sessions()).sessions] == [OTHER]
+            assert [s.id for s in (await store.reader.list_sessions()).sessions] == [OTHER]
         await check_roundtrip(kind, store, change, expected)
 
 
@@ -309,7 +310,7 @@ async def test_update_undo_redo(kind, case):
     async with await open_store(kind.target, writable=True) as store:
         messages = await all_messages(store, SID)
         target = messages[index]
-        change = await store.update_message(SID, int(target.id), copy.deepcopy(spec), original=target)
+        change = await store.editor.update_message(SID, int(target.id), copy.deepcopy(spec), original=target)
         assert change.removed_ids == change.added_ids == [int(target.id)]
         expected = list(kind.initial)
         expected[index] = spec
@@ -342,7 +343,7 @@ async def test_insert_undo_redo(kind, name):
     async with await open_store(kind.target, writable=True) as store:
         ids = await message_ids(store)
         anchor = None if anchor_index is None else ids[anchor_index]
-        change = await store.insert_message(SID, copy.deepcopy(spec), anchor=anchor, where=where)
+        change = await store.editor.insert_message(SID, copy.deepcopy(spec), anchor=anchor, where=where)
         expected = list(kind.initial)
         expected.insert(lands, reads)
         # Rows before the new one keep their ids; the new one and those after it come
@@ -362,7 +363,7 @@ async def test_library_appends_after_an_insert_and_its_item_sorts_last(kind, whe
     spec = reads = NEW[kind.fmt]
     async with await open_store(kind.target, writable=True) as store:
         ids = await message_ids(store)
-        await store.insert_message(SID, copy.deepcopy(spec), anchor=ids[1], where=where)
+        await store.editor.insert_message(SID, copy.deepcopy(spec), anchor=ids[1], where=where)
     extra = (
         [{"role": "user", "content": "appended by the library"}]
         if kind.fmt == "flux"
@@ -385,7 +386,7 @@ async def test_library_appends_after_an_insert_and_its_item_sorts_last(kind, whe
 async def other_update(kind: Kind, message_id: int, spec: dict) -> None:
     """Another fluxgui (another connection) edits a message."""
     async with await open_store(kind.target, writable=True) as other:
-        await other.update_message(SID, message_id, spec)
+        await other.editor.update_message(SID, message_id, spec)
 
 
 @pytest.mark.parametrize(
@@ -397,24 +398,24 @@ async def test_stale_undo_or_redo_raises_conflict_and_writes_nothing(kind, scena
         ids = await message_ids(store)
         if scenario == "undo-update-after-library-clear":
             messages = await all_messages(store, SID)
-            change = await store.update_message(SID, ids[2], copy.deepcopy(spec), original=messages[2])
+            change = await store.editor.update_message(SID, ids[2], copy.deepcopy(spec), original=messages[2])
             await kind.library_clear(SID)
             stale = change.inverse()
         elif scenario == "undo-insert-after-other-edit":
-            change = await store.insert_message(SID, copy.deepcopy(spec), anchor=ids[1], where="after")
+            change = await store.editor.insert_message(SID, copy.deepcopy(spec), anchor=ids[1], where="after")
             # One of the rows the insert moved is edited elsewhere.
             await other_update(kind, change.added_ids[-1], {"role": "user", "content": "changed elsewhere"})
             stale = change.inverse()
         else:
-            change = await store.delete_messages(SID, [ids[0]])
-            await store.apply_change(change.inverse())
+            change = await store.editor.delete_messages(SID, [ids[0]])
+            await store.writer.apply_change(change.inverse())
             # The row the redo would delete is no longer the one that was deleted.
             await other_update(kind, ids[0], {"role": "user", "content": "changed elsewhere"})
             stale = change
         before = await kind.raw()
         view = await kind.read(SID)
         with pytest.raises(Conflict) as err:
-            await store.apply_change(stale)
+            await store.writer.apply_change(stale)
         text = str(err.value)
         assert "\n" not in text and f'"{SID}"' in text and "nothing was written" in text
         assert await kind.raw() == before
@@ -427,11 +428,11 @@ async def test_undo_of_delete_session_after_the_library_recreated_it_conflicts(t
     kind = Kind("agents", "sqlite", str(tmp_path / "store.db"))
     await kind.write(SID, copy.deepcopy(AGENTS_S))
     async with await open_store(kind.target, writable=True) as store:
-        change = await store.delete_session(SID)
+        change = await store.writer.delete_session(SID)
         await kind.write(SID, [{"role": "user", "content": "a new start"}])
         before = await kind.raw()
         with pytest.raises(Conflict):
-            await store.apply_change(change.inverse())
+            await store.writer.apply_change(change.inverse())
         assert await kind.raw() == before
     assert await kind.read(SID) == [{"role": "user", "content": "a new start"}]
 
@@ -465,9 +466,9 @@ async def test_invalid_message_is_refused_and_nothing_written(kind, how):
         for name, spec in INVALID[kind.fmt].items():
             with pytest.raises(InvalidItem) as err:
                 if how == "update":
-                    await store.update_message(SID, int(messages[1].id), spec, original=messages[1])
+                    await store.editor.update_message(SID, int(messages[1].id), spec, original=messages[1])
                 else:
-                    await store.insert_message(SID, spec, anchor=int(messages[1].id))
+                    await store.editor.insert_message(SID, spec, anchor=int(messages[1].id))
             assert "\n" not in str(err.value), name
     assert await kind.raw() == kind.raw_initial
     assert await kind.read(SID) == kind.initial
@@ -483,7 +484,7 @@ async def test_invalid_item_messages_name_the_problem(tmp_path):
             ([1, 2], ["object"]),
         ]:
             with pytest.raises(InvalidItem) as err:
-                await store.insert_message(SID, spec)
+                await store.editor.insert_message(SID, spec)
             for word in words:
                 assert word in str(err.value)
 
@@ -495,11 +496,11 @@ async def test_unknown_item_type_may_be_kept_when_it_was_that_type(tmp_path):
     async with await open_store(kind.target, writable=True) as store:
         messages = await all_messages(store, SID)
         edited = {"type": "some_future_item", "payload": {"n": 2}}
-        await store.update_message(SID, int(messages[1].id), edited, original=messages[1])
+        await store.editor.update_message(SID, int(messages[1].id), edited, original=messages[1])
         with pytest.raises(InvalidItem):  # not as a new item, not in place of a known type
-            await store.insert_message(SID, edited)
+            await store.editor.insert_message(SID, edited)
         with pytest.raises(InvalidItem):
-            await store.update_message(SID, int(messages[0].id), edited, original=messages[0])
+            await store.editor.update_message(SID, int(messages[0].id), edited, original=messages[0])
     assert await kind.read(SID) == [{"role": "user", "content": "hi"}, edited]
 
 
@@ -509,13 +510,13 @@ async def test_unknown_session_and_message(kind):
         other_ids = await message_ids(store, OTHER)
         spec = NEW[kind.fmt]
         for call in (
-            lambda: store.clear_messages("nope"),
-            lambda: store.delete_session("nope"),
-            lambda: store.pop_message("nope"),
-            lambda: store.insert_message("nope", copy.deepcopy(spec)),
-            lambda: store.delete_messages(SID, [ids[0], other_ids[0]]),
-            lambda: store.update_message(SID, other_ids[0], copy.deepcopy(spec)),
-            lambda: store.insert_message(SID, copy.deepcopy(spec), anchor=other_ids[0]),
+            lambda: store.writer.clear_messages("nope"),
+            lambda: store.writer.delete_session("nope"),
+            lambda: store.editor.pop_message("nope"),
+            lambda: store.editor.insert_message("nope", copy.deepcopy(spec)),
+            lambda: store.editor.delete_messages(SID, [ids[0], other_ids[0]]),
+            lambda: store.editor.update_message(SID, other_ids[0], copy.deepcopy(spec)),
+            lambda: store.editor.insert_message(SID, copy.deepcopy(spec), anchor=other_ids[0]),
         ):
             with pytest.raises(SessionNotFound) as err:
                 await call()
@@ -527,16 +528,17 @@ async def test_unknown_session_and_message(kind):
 
 
 def every_edit(store, ids: list[int], spec: dict) -> dict[str, Any]:
-    """Each edit as a coroutine factory."""
+    """Each edit as a coroutine factory, as the services call it (a role the store does
+    not play refused with its sentence)."""
     return {
-        "clear": lambda: store.clear_messages(SID),
-        "delete-session": lambda: store.delete_session(SID),
-        "delete-messages": lambda: store.delete_messages(SID, [ids[0]]),
-        "pop": lambda: store.pop_message(SID),
-        "update": lambda: store.update_message(SID, ids[0], copy.deepcopy(spec)),
-        "insert": lambda: store.insert_message(SID, copy.deepcopy(spec), anchor=ids[0]),
-        "append": lambda: store.insert_message(SID, copy.deepcopy(spec)),
-        "apply": lambda: store.apply_change(Change(SID, "x", added=({"id": 10**6, "message_data": "{}", "created_at": None},))),
+        "clear": lambda: (store.writer or refuse(store, "writer")).clear_messages(SID),
+        "delete-session": lambda: (store.writer or refuse(store, "writer")).delete_session(SID),
+        "delete-messages": lambda: (store.editor or refuse(store, "editor")).delete_messages(SID, [ids[0]]),
+        "pop": lambda: (store.editor or refuse(store, "editor")).pop_message(SID),
+        "update": lambda: (store.editor or refuse(store, "editor")).update_message(SID, ids[0], copy.deepcopy(spec)),
+        "insert": lambda: (store.editor or refuse(store, "editor")).insert_message(SID, copy.deepcopy(spec), anchor=ids[0]),
+        "append": lambda: (store.editor or refuse(store, "editor")).insert_message(SID, copy.deepcopy(spec)),
+        "apply": lambda: (store.writer or refuse(store, "writer")).apply_change(Change(SID, "x", added=({"id": 10**6, "message_data": "{}", "created_at": None},))),
     }
 
 
@@ -606,7 +608,7 @@ async def test_flux_metadata_is_written_as_flux_writes_it(tmp_path):
     await FluxSQLiteSession(str(ref), session_id=SID).add_messages([{"role": "user", "content": "seed"}] + messages)
     async with await open_store(str(ours), writable=True) as store:
         for m in messages:
-            await store.insert_message(SID, copy.deepcopy(m))
+            await store.editor.insert_message(SID, copy.deepcopy(m))
     query = "SELECT session_id, role, content, metadata FROM messages ORDER BY id"
     conn_a, conn_b = sqlite3.connect(ours), sqlite3.connect(ref)
     try:
@@ -626,7 +628,7 @@ async def test_agents_sqlite_item_json_is_written_as_the_sdk_writes_it(tmp_path)
     await Kind("agents", "sqlite", str(ref)).write(SID, copy.deepcopy(AGENTS_S))
     async with await open_store(str(ours), writable=True) as store:
         for item in AGENTS_S:
-            await store.insert_message(SID, copy.deepcopy(item))
+            await store.editor.insert_message(SID, copy.deepcopy(item))
     query = "SELECT session_id, message_data FROM agent_messages ORDER BY id"
     conn_a, conn_b = sqlite3.connect(ours), sqlite3.connect(ref)
     try:
@@ -650,7 +652,7 @@ async def test_agents_postgres_insert_keeps_time_order(pg_url):
     assert len(times) == 2, "two writes, two transaction times"
     async with await open_store(pg_url, writable=True) as store:
         ids = await message_ids(store)
-        change = await store.insert_message(SID, {"role": "user", "content": "between"}, anchor=ids[1])
+        change = await store.editor.insert_message(SID, {"role": "user", "content": "between"}, anchor=ids[1])
         assert change.added[0]["created_at"] == times[0]
         assert [r["created_at"] for r in change.added[1:]] == [r["created_at"] for r in change.removed]
     assert await kind.read(SID) == AGENTS_S[:2] + [{"role": "user", "content": "between"}] + AGENTS_S[2:]

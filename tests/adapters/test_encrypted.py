@@ -195,7 +195,7 @@ async def test_reads_every_item_as_get_items_does(lib):
             assert [m.raw for m in ours] == theirs
             assert {state(m) for m in ours} == {"ok"}
             for n in (1, 3, 50):
-                assert [m.raw for m in await store.latest_messages(sid, n)] == await lib.get(sid, n)
+                assert [m.raw for m in await store.reader.latest_messages(sid, n)] == await lib.get(sid, n)
                 assert await store.session(sid).get_messages(limit=n) == flux_view(
                     await lib.get(sid, n), ours
                 )
@@ -208,18 +208,18 @@ async def test_reads_every_item_as_get_items_does(lib):
 async def test_search_looks_inside_envelopes_only_with_the_key(lib):
     await lib.fill()
     async with await open_store(lib.target, key=lib.key) as store:
-        assert {s.id for s in await store.search_sessions("ZÜRICH")} == {"enc-a", "日本 ✓"}
-        assert {s.id for s in await store.search_sessions("get_weather")} == {"enc-a", "enc-b"}
-        assert [s.id for s in await store.search_sessions("日本語も")] == ["enc-a"]
+        assert {s.id for s in await store.reader.search_sessions("ZÜRICH")} == {"enc-a", "日本 ✓"}
+        assert {s.id for s in await store.reader.search_sessions("get_weather")} == {"enc-a", "enc-b"}
+        assert [s.id for s in await store.reader.search_sessions("日本語も")] == ["enc-a"]
         # The envelope's own JSON is not what a person reads.
-        assert await store.search_sessions("hkdf") == []
-        assert await store.search_sessions("__enc__") == []
-        assert {s.id for s in await store.search_sessions("")} == set(expected_items())
+        assert await store.reader.search_sessions("hkdf") == []
+        assert await store.reader.search_sessions("__enc__") == []
+        assert {s.id for s in await store.reader.search_sessions("")} == set(expected_items())
     async with await open_store(lib.target) as locked:
-        assert await locked.search_sessions("zürich") == []
-        assert await locked.search_sessions("encrypted item") == []  # the placeholder text
-        assert [s.id for s in await locked.search_sessions("ENC-B")] == ["enc-b"]
-        assert [s.id for s in await locked.search_sessions("日本")] == ["日本 ✓"]
+        assert await locked.reader.search_sessions("zürich") == []
+        assert await locked.reader.search_sessions("encrypted item") == []  # the placeholder text
+        assert [s.id for s in await locked.reader.search_sessions("ENC-B")] == ["enc-b"]
+        assert [s.id for s in await locked.reader.search_sessions("日本")] == ["日本 ✓"]
 
 
 async def test_turns_are_counted_from_decrypted_items(lib):
@@ -231,11 +231,11 @@ async def test_turns_are_counted_from_decrypted_items(lib):
             users = sum(
                 1 for i in items[:k] if i.get("role") == "user" and i.get("type", "message") == "message"
             )
-            assert await store.count_turns_before("enc-a", ours[k].sort_key) == users, k
-        assert await store.count_turns_before("enc-a", ours[-1].sort_key) == 2
+            assert await store.reader.count_turns_before("enc-a", ours[k].sort_key) == users, k
+        assert await store.reader.count_turns_before("enc-a", ours[-1].sort_key) == 2
     async with await open_store(lib.target) as locked:
         last = (await all_messages(locked, "enc-a"))[-1]
-        assert await locked.count_turns_before("enc-a", last.sort_key) == 0
+        assert await locked.reader.count_turns_before("enc-a", last.sort_key) == 0
 
 
 async def test_wrong_key_is_one_line(lib):
@@ -264,26 +264,26 @@ async def test_no_key_shows_locked_items_and_refuses_writes(lib):
     async with await open_store(lib.target, writable=True) as store:
         first = (await all_messages(store, "enc-a"))[0]
         attempts = [  # made one at a time: a failure leaves no coroutine unawaited
-            lambda: store.add_messages("enc-a", [{"role": "user", "content": "x"}]),
-            lambda: store.add_messages("brand-new", [{"role": "user", "content": "x"}]),
+            lambda: store.writer.add_messages("enc-a", [{"role": "user", "content": "x"}]),
+            lambda: store.writer.add_messages("brand-new", [{"role": "user", "content": "x"}]),
             lambda: store.session("enc-a").add_messages([{"role": "user", "content": "x"}]),
-            lambda: store.update_message(
+            lambda: store.editor.update_message(
                 "enc-a", first.id, {"role": "user", "content": "x"}, original=first
             ),
-            lambda: store.insert_message("enc-a", {"role": "user", "content": "x"}),
-            lambda: store.clear_messages("enc-b"),
-            lambda: store.clear_session("enc-b"),
-            lambda: store.delete_session("enc-b"),
-            lambda: store.pop_message("enc-b"),
-            lambda: store.fork_session("enc-a", first.id),
-            lambda: store.import_session("imported", iter([[first]])),
+            lambda: store.editor.insert_message("enc-a", {"role": "user", "content": "x"}),
+            lambda: store.writer.clear_messages("enc-b"),
+            lambda: store.writer.clear_session("enc-b"),
+            lambda: store.writer.delete_session("enc-b"),
+            lambda: store.editor.pop_message("enc-b"),
+            lambda: store.forks.fork_session("enc-a", first.id),
+            lambda: store.writer.import_session("imported", iter([[first]])),
         ]
         for attempt in attempts:
             with pytest.raises(KeyNeeded) as err:
                 await attempt()
             assert str(err.value) == key_needed_text(lib)
         with pytest.raises(KeyNeeded):
-            store.edit_values({"role": "user", "content": "x"})
+            store.editor.edit_values({"role": "user", "content": "x"})
         assert {s.id for s in await all_sessions(store)} == set(expected)
     for sid, items in expected.items():
         assert await lib.get(sid) == items
@@ -308,7 +308,7 @@ async def test_expired_items_are_shown_as_expired(lib):
             assert await store.session("s").get_messages(limit=n) == flux_view(
                 await lib.get("s", n), ours
             ), n
-        assert await store.search_sessions("an hour ago") != []  # shown, so findable
+        assert await store.reader.search_sessions("an hour ago") != []  # shown, so findable
     # A longer TTL reads it as the library with that TTL does.
     async with await open_store(lib.target, key=lib.key, ttl=7200) as store:
         ours = await all_messages(store, "s")
@@ -329,7 +329,7 @@ async def test_plain_item_in_an_encrypted_session_is_shown_plain(lib):
         assert [state(m) for m in ours] == ["ok", "ok", "plaintext", "ok"]
         assert (ours[2].kind, ours[2].role, ours[2].text) == ("message", "user", plain["content"])
         assert await store.session("s").get_messages() == flux_view(theirs, ours)
-        assert [s.id for s in await store.search_sessions("WITHOUT encryption")] == ["s"]
+        assert [s.id for s in await store.reader.search_sessions("WITHOUT encryption")] == ["s"]
 
 
 async def test_envelopes_that_do_not_open_are_unreadable(lib):
@@ -346,8 +346,8 @@ async def test_envelopes_that_do_not_open_are_unreadable(lib):
         assert [m.raw for m in ours[2:]] == [foreign, garbage]
         assert {(m.kind, m.text) for m in ours[2:]} == {("other", UNREADABLE_TEXT)}
         assert await store.session("s").get_messages() == flux_view(ITEMS[:2], ours)
-        assert await store.search_sessions("another key") == []
-        assert await store.search_sessions("fernet") == []
+        assert await store.reader.search_sessions("another key") == []
+        assert await store.reader.search_sessions("fernet") == []
 
 
 # --------------------------------------------------------------------------- writing
@@ -357,14 +357,14 @@ async def test_fluxgui_writes_read_back_through_the_library(lib):
     await lib.fill()
     expected = expected_items()
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
-        await store.add_messages("enc-b", [ITEMS[5], {"role": "user", "content": "from fluxgui ✓"}])
+        await store.writer.add_messages("enc-b", [ITEMS[5], {"role": "user", "content": "from fluxgui ✓"}])
         await store.session("fresh").add_messages([{"role": "assistant", "content": "new session"}])
-        await store.add_messages("fresh", [{"role": "tool", "content": "out", "tool_call_id": "c9"}])
+        await store.writer.add_messages("fresh", [{"role": "tool", "content": "out", "tool_call_id": "c9"}])
         shown = await all_messages(store, "enc-a")
         edited = {"role": "user", "content": "edited, still secret"}
-        await store.update_message("enc-a", shown[1].id, edited, original=shown[1])
+        await store.editor.update_message("enc-a", shown[1].id, edited, original=shown[1])
         inserted = {"role": "assistant", "content": "inserted"}
-        await store.insert_message("enc-a", inserted, anchor=shown[0].id)
+        await store.editor.insert_message("enc-a", inserted, anchor=shown[0].id)
         reopened = await all_messages(store, "enc-a")
         assert {state(m) for m in reopened} == {"ok"}
     added = [ITEMS[5], {"role": "user", "content": "from fluxgui ✓"}]
@@ -390,11 +390,11 @@ async def test_edit_validates_the_decrypted_item(lib):
         # An item type fluxgui does not know may keep its type: the original is the
         # decrypted item, not the envelope (which has no type, so reads as a message).
         changed = {"type": "some_future_item", "payload": {"nested": ["edited"]}}
-        await store.update_message("s", future.id, changed, original=future)
+        await store.editor.update_message("s", future.id, changed, original=future)
         with pytest.raises(InvalidItem):
-            store.edit_values({"type": "another_future_item"}, original=future)
+            store.editor.edit_values({"type": "another_future_item"}, original=future)
         with pytest.raises(InvalidItem):  # an envelope is not an item to seal again
-            store.edit_values((await lib.raw("s"))[0], original=shown[0])
+            store.editor.edit_values((await lib.raw("s"))[0], original=shown[0])
     assert await lib.get("s") == ITEMS[:7] + [changed]
 
 
@@ -415,25 +415,25 @@ async def test_undo_restores_the_exact_envelopes(lib):
     rows_before = stored_rows(lib, "enc-a")
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
         ids = [m.id for m in await all_messages(store, "enc-a")]
-        cleared = await store.clear_messages("enc-a")
+        cleared = await store.writer.clear_messages("enc-a")
         assert await lib.get("enc-a") == []
-        await store.apply_change(cleared.inverse())
+        await store.writer.apply_change(cleared.inverse())
         assert await lib.raw("enc-a") == before  # the same tokens, not re-sealed ones
         assert stored_rows(lib, "enc-a") == rows_before
         assert [m.id for m in await all_messages(store, "enc-a")] == ids
         shown = await all_messages(store, "enc-a")
         changed = {"role": "system", "content": "changed"}
-        edit = await store.update_message("enc-a", shown[0].id, changed)
+        edit = await store.editor.update_message("enc-a", shown[0].id, changed)
         assert (await lib.get("enc-a"))[0] == changed
         sealed_edit = await lib.raw("enc-a")
-        await store.apply_change(edit.inverse())
+        await store.writer.apply_change(edit.inverse())
         assert await lib.raw("enc-a") == before
-        await store.apply_change(edit)  # redo writes the same sealed value again
+        await store.writer.apply_change(edit)  # redo writes the same sealed value again
         assert await lib.raw("enc-a") == sealed_edit
-        inserted = await store.insert_message(
+        inserted = await store.editor.insert_message(
             "enc-a", {"role": "user", "content": "mid"}, anchor=shown[2].id, where="before"
         )
-        await store.apply_change(inserted.inverse())
+        await store.writer.apply_change(inserted.inverse())
         assert await lib.raw("enc-a") == sealed_edit
     assert await lib.get("enc-a") == [changed] + expected_items()["enc-a"][1:]
 
@@ -445,19 +445,19 @@ async def test_fork_seals_items_for_the_fork(lib):
     await lib.add("s", ITEMS[2:5])
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
         shown = await all_messages(store, "s")
-        change = await store.fork_session("s", shown[5].id, "s-fork")
+        change = await store.forks.fork_session("s", shown[5].id, "s-fork")
         assert change.session_id == "s-fork"
         forked = await all_messages(store, "s-fork")
         assert [m.raw for m in forked] == [m.raw for m in shown[:6]]
         assert [state(m) for m in forked] == ["ok", "ok", "expired", "plaintext", "ok", "ok"]
-        origin = await store.fork_origin("s-fork")
+        origin = await store.forks.fork_origin("s-fork")
         assert origin is not None
         assert (origin["session_id"], origin["message_id"]) == ("s", shown[5].id)
     assert await lib.get("s-fork") == ITEMS[:4]
     assert await lib.get("s") == ITEMS[:5]  # the origin is untouched
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
-        await store.apply_change(change.inverse())
-        assert await store.session_info("s-fork") is None
+        await store.writer.apply_change(change.inverse())
+        assert await store.reader.session_info("s-fork") is None
 
 
 async def test_copies_into_an_encrypted_store_are_sealed(lib, tmp_path):
@@ -476,7 +476,7 @@ async def test_copies_into_an_encrypted_store_are_sealed(lib, tmp_path):
         result = await copy_sessions(src, dest, ["enc-a"], rename=True)
         assert result.written == [("enc-a", "enc-a-2")]
         pages = iter([await all_messages(src, "enc-a")])
-        new_id, n = await dest.import_session("enc-b", pages, rename=True)
+        new_id, n = await dest.writer.import_session("enc-b", pages, rename=True)
         assert (new_id, n) == ("enc-b-2", len(plain_items))
     assert await lib.get("enc-a-2") == plain_items
     assert await lib.get("enc-b-2") == plain_items
@@ -523,7 +523,7 @@ async def test_new_encrypted_store_is_written_as_the_library_writes(tmp_path, ki
     lib = Lib("sqlite", str(tmp_path / "new.db"), FERNET_KEY if kind == "fernet" else PASSPHRASE, kind)
     async with await open_store(lib.target, create="agents", key=lib.key) as store:
         assert store.needs_key is False  # nothing encrypted in it yet
-        await store.add_messages("n", ITEMS)
+        await store.writer.add_messages("n", ITEMS)
         assert store.needs_key is True
     assert await lib.get("n") == ITEMS
     await lib.add("n", [{"role": "user", "content": "the SDK goes on"}])
@@ -543,7 +543,7 @@ async def test_key_given_for_a_plain_store(tmp_path):
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
         assert [m.raw for m in await all_messages(store, "p")] == ITEMS[:2]
         assert await store.session("p").get_messages() == await lib.get("p") == []
-        await store.add_messages("p", ITEMS[5:6])
+        await store.writer.add_messages("p", ITEMS[5:6])
         assert await store.session("p").get_messages() == [
             {"role": "assistant", "content": "It is 22 °C. 🌤"}
         ]
@@ -560,10 +560,10 @@ async def test_detection_reads_no_more_than_a_sample(tmp_path):
     await lib.add_raw("plain", [{"role": "user", "content": f"m{i}"} for i in range(60)])
     async with await open_store(lib.target, writable=True) as store:
         assert store.needs_key is False
-        await store.add_messages("plain", [{"role": "user", "content": "still writable"}])
+        await store.writer.add_messages("plain", [{"role": "user", "content": "still writable"}])
         shown = await all_messages(store, "hidden")
         assert state(shown[0]) == "locked"
         assert store.needs_key is True
         with pytest.raises(KeyNeeded):
-            await store.add_messages("plain", [{"role": "user", "content": "now refused"}])
+            await store.writer.add_messages("plain", [{"role": "user", "content": "now refused"}])
     assert len(await lib.raw("plain")) == 62

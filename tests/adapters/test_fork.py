@@ -27,17 +27,17 @@ def _origin_rows(raw: dict, kind_fmt: str, sid: str) -> dict:
 async def test_fork_holds_the_prefix_and_leaves_the_origin(kind, at):  # noqa: F811
     async with await open_store(kind.target, writable=True) as store:
         ids = [m.id for m in await all_messages(store, SID)]
-        change = await store.fork_session(SID, ids[at], "what-if")
+        change = await store.forks.fork_session(SID, ids[at], "what-if")
         assert change.session_id == "what-if" and len(change.added) == at + 1
         forked = await all_messages(store, "what-if")
         origin = await all_messages(store, SID)
         assert [(m.role, m.text, m.raw, m.created_at) for m in forked] == [
             (m.role, m.text, m.raw, m.created_at) for m in origin[: at + 1]
         ]
-        origin_of = await store.fork_origin("what-if")
+        origin_of = await store.forks.fork_origin("what-if")
         assert origin_of is not None and origin_of["created_at"]
         assert (origin_of["session_id"], origin_of["message_id"]) == (SID, ids[at])
-        assert await store.fork_origin(SID) is None
+        assert await store.forks.fork_origin(SID) is None
     # The library reads the fork; the origin and the other session are untouched.
     assert await kind.read("what-if") == INITIAL[kind.fmt][: at + 1]
     assert await kind.read(SID) == kind.initial
@@ -49,18 +49,18 @@ async def test_fork_holds_the_prefix_and_leaves_the_origin(kind, at):  # noqa: F
 async def test_fork_names_undo_and_errors(kind):  # noqa: F811
     async with await open_store(kind.target, writable=True) as store:
         ids = [m.id for m in await all_messages(store, SID)]
-        first = await store.fork_session(SID, ids[1])
-        second = await store.fork_session(SID, ids[1])
+        first = await store.forks.fork_session(SID, ids[1])
+        second = await store.forks.fork_session(SID, ids[1])
         assert (first.session_id, second.session_id) == (f"{SID}-fork", f"{SID}-fork-2")
         with pytest.raises(Conflict, match="already exists"):
-            await store.fork_session(SID, ids[1], OTHER)
+            await store.forks.fork_session(SID, ids[1], OTHER)
         with pytest.raises(SessionNotFound, match="not in session"):
-            await store.fork_session(OTHER, ids[1])  # a message of another session
+            await store.forks.fork_session(OTHER, ids[1])  # a message of another session
         # Undo deletes the fork; the name is free again and a new fork may take it.
-        await store.apply_change(first.inverse())
-        assert await store.session_info(f"{SID}-fork") is None
-        again = await store.fork_session(SID, ids[3], f"{SID}-fork")
-        assert (await store.fork_origin(again.session_id))["message_id"] == ids[3]
+        await store.writer.apply_change(first.inverse())
+        assert await store.reader.session_info(f"{SID}-fork") is None
+        again = await store.forks.fork_session(SID, ids[3], f"{SID}-fork")
+        assert (await store.forks.fork_origin(again.session_id))["message_id"] == ids[3]
         tables = await store.backend.tables()
         assert FORKS_TABLE in tables
     assert await kind.read(SID) == kind.initial
@@ -71,5 +71,5 @@ async def test_fork_needs_a_writable_store(kind):  # noqa: F811
     async with await open_store(kind.target) as store:
         ids = [m.id for m in await all_messages(store, SID)]
         with pytest.raises(ReadOnlyError):
-            await store.fork_session(SID, ids[0])
+            await store.forks.fork_session(SID, ids[0])
     assert await kind.raw() == kind.raw_initial

@@ -138,13 +138,13 @@ async def test_hot_journal_store_reads_committed_state_and_stays_untouched(tmp_p
     store = await open_store(str(path))
     try:
         assert store.can_write is False
-        info = await store.require_session("big")
+        info = await store.reader.require_session("big")
         assert info.messages == N_ITEMS + 1
         shown = await all_messages(store, "big", batch=700)
         assert [m.text for m in shown] == [r["content"] for r in ref]
         assert len({m.id for m in shown}) == len(shown)
-        assert [s.id for s in (await store.list_sessions()).sessions] == ["big"]
-        assert [s.id for s in await store.search_sessions("the last word")] == ["big"]
+        assert [s.id for s in (await store.reader.list_sessions()).sessions] == ["big"]
+        assert [s.id for s in await store.reader.search_sessions("the last word")] == ["big"]
         # Read from a private copy, while nothing beside the store changed.
         assert snapshot(path) == before
     finally:
@@ -154,7 +154,7 @@ async def test_hot_journal_store_reads_committed_state_and_stays_untouched(tmp_p
     assert fluxgui_temp_folders() == temps, "the private copy should be removed on close"
     # Twice (the copy is made again), then the library: it rolls the journal back in place.
     async with await open_store(f"sqlite:///{path}") as store:
-        assert await store.count_messages("big") == N_ITEMS + 1
+        assert await store.reader.count_messages("big") == N_ITEMS + 1
     assert snapshot(path) == before
     assert await read(path) == ref
     assert "-journal" not in sidecars(path)
@@ -167,8 +167,8 @@ async def test_hot_journal_store_opened_writable_is_rolled_back_in_place(tmp_pat
     kill_writer_mid_transaction(path, "agent_messages")
     async with await open_store(str(path), writable=True) as store:
         assert store.backend._copy is None
-        assert await store.count_messages("big") == len(ref)
-        change = await store.pop_message("big")
+        assert await store.reader.count_messages("big") == len(ref)
+        change = await store.editor.pop_message("big")
         assert change.removed[0]["message_data"] == '{"role": "assistant", "content": "the last word"}'
     assert "-journal" not in sidecars(path)
     assert await agents_read(path) == ref[:-1]

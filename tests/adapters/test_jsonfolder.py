@@ -30,6 +30,7 @@ from json_helpers import (
     library_bytes,
 )
 
+from fluxgui.core.roles import missing, refuse
 from fluxgui.adapters import open_store
 from fluxgui.adapters.jsonfolder import MAX_STEM_BYTES, file_stem, session_id_of
 from fluxgui.core.errors import Conflict, InvalidItem, NotASessionStore, ReadOnlyError, TargetError
@@ -82,8 +83,8 @@ async def test_library_files_are_listed_and_read(tmp_path, local_zone):
         assert info["gamma"].created_at == "2026-03-01T09:59:00-05:00"
         for sid, doc in docs.items():
             assert info[sid].updated_at == local(doc["saved_at"])
-            assert (await store.session_info(sid)).to_dict() == info[sid].to_dict()
-        assert await store.session_info(docs["gamma"]["session_id"]) is None  # not the id
+            assert (await store.reader.session_info(sid)).to_dict() == info[sid].to_dict()
+        assert await store.reader.session_info(docs["gamma"]["session_id"]) is None  # not the id
 
         msgs = await all_messages(store, "gamma", batch=2)
         assert [(m.id, m.role, m.kind, m.text) for m in msgs] == [
@@ -101,15 +102,15 @@ async def test_library_files_are_listed_and_read(tmp_path, local_zone):
             "2026-03-01T10:00:04-05:00",
         ]
         assert [m.metadata for m in msgs] == [None, {"source": "cli"}, None, None, None]
-        assert await store.count_messages("gamma") == 5
+        assert await store.reader.count_messages("gamma") == 5
 
         # Paging from either end and around an anchor.
-        assert [m.id for m in await store.page_messages("gamma", limit=2)] == [4, 5]
-        assert [m.id for m in await store.page_messages("gamma", limit=2, direction="forward")] == [1, 2]
+        assert [m.id for m in await store.reader.page_messages("gamma", limit=2)] == [4, 5]
+        assert [m.id for m in await store.reader.page_messages("gamma", limit=2, direction="forward")] == [1, 2]
         mid = msgs[2].sort_key
-        assert [m.id for m in await store.page_messages("gamma", limit=5, anchor=mid)] == [1, 2]
-        assert [m.id for m in await store.page_messages("gamma", limit=1, anchor=mid, direction="forward")] == [4]
-        assert await store.page_messages("gamma", limit=3, anchor=msgs[0].sort_key) == []
+        assert [m.id for m in await store.reader.page_messages("gamma", limit=5, anchor=mid)] == [1, 2]
+        assert [m.id for m in await store.reader.page_messages("gamma", limit=1, anchor=mid, direction="forward")] == [4]
+        assert await store.reader.page_messages("gamma", limit=3, anchor=msgs[0].sort_key) == []
 
         # The flux view: role, content and metadata when set, most recent last.
         assert await store.session("gamma").get_messages(limit=2) == [
@@ -121,11 +122,11 @@ async def test_library_files_are_listed_and_read(tmp_path, local_zone):
         }
 
         # Search: ids and texts, case-insensitive, each once.
-        assert {s.id for s in await store.search_sessions("hello")} == {"gamma"}
-        assert {s.id for s in await store.search_sessions("ALP")} == {"alpha"}
-        assert [s.id for s in await store.search_sessions("a")] == ["beta", "alpha", "gamma"]
-        assert [s.id for s in await store.search_sessions("b0")] == ["beta"]
-        assert await store.search_sessions("nowhere") == []
+        assert {s.id for s in await store.reader.search_sessions("hello")} == {"gamma"}
+        assert {s.id for s in await store.reader.search_sessions("ALP")} == {"alpha"}
+        assert [s.id for s in await store.reader.search_sessions("a")] == ["beta", "alpha", "gamma"]
+        assert [s.id for s in await store.reader.search_sessions("b0")] == ["beta"]
+        assert await store.reader.search_sessions("nowhere") == []
 
 
 @pytest.mark.parametrize("order", ["activity", "id", "messages"])
@@ -140,12 +141,12 @@ async def test_every_order_pages_with_cursors(tmp_path, order, descending):
         "messages": lambda s: (s.messages, s.id),
     }
     async with await open_store(str(folder)) as store:
-        everything = (await store.list_sessions(limit=100, order=order, descending=descending)).sessions
+        everything = (await store.reader.list_sessions(limit=100, order=order, descending=descending)).sessions
         assert len(everything) == 5
         assert everything == sorted(everything, key=keys[order], reverse=descending)
         paged, cursor = [], None
         while True:
-            page = await store.list_sessions(limit=2, cursor=cursor, order=order, descending=descending)
+            page = await store.reader.list_sessions(limit=2, cursor=cursor, order=order, descending=descending)
             paged.extend(page.sessions)
             if page.cursor is None:
                 break
@@ -173,8 +174,8 @@ async def test_malformed_entries_browse_as_other(tmp_path):
         ]
         for m, entry in zip(msgs[1:], doc["history"][1:]):
             assert m.text == m.raw == json.dumps(entry, ensure_ascii=False)
-        assert await store.count_messages("odd") == 5
-        assert [s.id for s in await store.search_sessions("ABRACADABRA")] == ["odd"]
+        assert await store.reader.count_messages("odd") == 5
+        assert [s.id for s in await store.reader.search_sessions("ABRACADABRA")] == ["odd"]
 
 
 async def test_folder_changed_on_disk_is_read_again(tmp_path):
@@ -183,16 +184,16 @@ async def test_folder_changed_on_disk_is_read_again(tmp_path):
     async with await open_store(str(folder)) as store:
         token = await store.change_token()
         assert await store.change_token() == token
-        assert await store.count_messages("one") == 1
+        assert await store.reader.count_messages("one") == 1
         hello_save(folder, "one", [hello_entry("user", "1"), hello_entry("assistant", "2")])
         hello_save(folder, "two", [hello_entry("user", "x")])
         assert await store.change_token() != token
-        assert await store.count_messages("one") == 2
+        assert await store.reader.count_messages("one") == 2
         assert [m.text for m in await all_messages(store, "one")] == ["1", "2"]
         assert [s.id for s in await all_sessions(store)] == ["two", "one"]
         (folder / "one.json").unlink()
         assert [s.id for s in await all_sessions(store)] == ["two"]
-        assert await store.session_info("one") is None
+        assert await store.reader.session_info("one") is None
 
 
 # --------------------------------------------------------------------------- writing
@@ -204,12 +205,12 @@ async def test_fluxgui_writes_load_in_the_library(tmp_path):
     output = {"type": "function_call_output", "call_id": "c1", "output": "found"}
     async with await open_store(str(folder), create="json") as store:
         assert store.can_write and await all_sessions(store) == []
-        await store.add_messages("chat", [
+        await store.writer.add_messages("chat", [
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "hi ✓", "metadata": {"k": [1, 2]}},
             {"role": "assistant", "content": 42},
         ])
-        await store.add_messages("chat", [call, output])
+        await store.writer.add_messages("chat", [call, output])
     path = folder / "chat.json"
     assert files(folder) == {"chat.json"}
     doc = hello_load(path)
@@ -253,7 +254,7 @@ async def test_rewrite_changes_only_history_and_saved_at(tmp_path):
     os.chmod(path, 0o600)
     before = hello_load(path)
     async with await open_store(str(folder), writable=True) as store:
-        await store.add_messages("keep", [{"role": "user", "content": "third"}])
+        await store.writer.add_messages("keep", [{"role": "user", "content": "third"}])
         after = hello_load(path)
         assert list(after) == list(before)
         assert {k: v for k, v in after.items() if k not in ("history", "saved_at")} == {
@@ -266,15 +267,15 @@ async def test_rewrite_changes_only_history_and_saved_at(tmp_path):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
         # Clearing empties the history and keeps the file with everything else.
-        assert await store.clear_session("keep") == 3
+        assert await store.writer.clear_session("keep") == 3
         cleared = hello_load(path)
         assert cleared["history"] == []
         assert {k: v for k, v in cleared.items() if k not in ("history", "saved_at")} == {
             k: v for k, v in before.items() if k not in ("history", "saved_at")
         }
         assert [(s.id, s.messages) for s in await all_sessions(store)] == [("keep", 0)]
-        assert await store.clear_session("keep") == 0
-        assert await store.clear_session("never-was") == 0
+        assert await store.writer.clear_session("keep") == 0
+        assert await store.writer.clear_session("never-was") == 0
         assert files(folder) == {"keep.json"}
 
 
@@ -282,11 +283,11 @@ async def test_a_library_save_in_between_is_not_lost(tmp_path):
     folder = tmp_path / "s"
     hello_save(folder, "busy", [hello_entry("user", "one")])
     async with await open_store(str(folder), writable=True) as store:
-        assert await store.count_messages("busy") == 1
+        assert await store.reader.count_messages("busy") == 1
         # The agent saves again (a new session_id, more history) while the store is open.
         hello_save(folder, "busy", [hello_entry("user", "one"), hello_entry("assistant", "two")])
         library_id = hello_load(folder / "busy.json")["session_id"]
-        await store.add_messages("busy", [{"role": "user", "content": "three"}])
+        await store.writer.add_messages("busy", [{"role": "user", "content": "three"}])
     doc = hello_load(folder / "busy.json")
     assert [m.content for m in hello_history(doc)] == ["one", "two", "three"]
     assert doc["session_id"] == library_id
@@ -298,12 +299,12 @@ async def test_read_only_store_refuses_writes_and_changes_nothing(tmp_path):
     before = {p.name: p.read_bytes() for p in paths.values()}
     async with await open_store(str(folder)) as store:
         for call in (
-            store.add_messages("alpha", [{"role": "user", "content": "no"}]),
-            store.add_messages("brand-new", [{"role": "user", "content": "no"}]),
-            store.add_messages("alpha", []),
-            store.clear_session("alpha"),
+            store.writer.add_messages("alpha", [{"role": "user", "content": "no"}]),
+            store.writer.add_messages("brand-new", [{"role": "user", "content": "no"}]),
+            store.writer.add_messages("alpha", []),
+            store.writer.clear_session("alpha"),
             store.session("beta").clear(),
-            store.import_session("other", iter([])),
+            store.writer.import_session("other", iter([])),
         ):
             with pytest.raises(ReadOnlyError) as err:
                 await call
@@ -317,13 +318,13 @@ async def test_editing_in_place_is_refused_with_a_reason(tmp_path):
     async with await open_store(str(folder), writable=True) as store:
         # Whole sessions can be cleared, deleted and forked (test_session_edits.py);
         # single messages cannot be edited in place.
-        assert store.capabilities.clear and store.capabilities.fork and not store.capabilities.edit
+        assert store.writer is not None and store.forks is not None and store.editor is None
         with pytest.raises(ReadOnlyError, match="single messages of JSON session files cannot be edited"):
-            await store.update_message("alpha", 1, {"role": "user", "content": "x"})
+            await (store.editor or refuse(store, "editor")).update_message("alpha", 1, {"role": "user", "content": "x"})
         with pytest.raises(ReadOnlyError, match="cannot be edited in place"):
-            await store.delete_messages("alpha", [1])
-        assert await store.fork_origin("alpha") is None
-        assert await store.count_messages("alpha") == 3
+            await (store.editor or refuse(store, "editor")).delete_messages("alpha", [1])
+        assert await store.forks.fork_origin("alpha") is None
+        assert await store.reader.count_messages("alpha") == 3
 
 
 async def test_missing_folder_and_new_folder(tmp_path):
@@ -365,11 +366,11 @@ async def test_bad_files_are_reported_by_name_and_the_rest_opens(tmp_path):
         ]
         assert [(s.id, s.messages) for s in await all_sessions(store)] == [("good", 1)]
         assert [m.text for m in await all_messages(store, "good")] == ["still here"]
-        assert await store.session_info("broken") is None
-        assert await store.page_messages("broken") == []
+        assert await store.reader.session_info("broken") is None
+        assert await store.reader.page_messages("broken") == []
         # A broken file is not written over.
         with pytest.raises(TargetError) as err:
-            await store.add_messages("broken", [{"role": "user", "content": "x"}])
+            await store.writer.add_messages("broken", [{"role": "user", "content": "x"}])
         assert str(err.value) == (
             "broken.json: not valid JSON (line 9 column 3): not changed (fix or remove the file first)"
         )
@@ -390,7 +391,7 @@ async def test_leftover_tmp_and_other_files_are_ignored(tmp_path):
     (folder / "dir.json").mkdir()
     async with await open_store(str(folder), writable=True) as store:
         assert [s.id for s in await all_sessions(store)] == ["chat"] and store.problems == []
-        await store.add_messages("chat", [{"role": "assistant", "content": "more"}])
+        await store.writer.add_messages("chat", [{"role": "assistant", "content": "more"}])
         assert [m.text for m in await all_messages(store, "chat")] == ["saved", "more"]
     assert files(folder) == {"chat.json", "chat.json.tmp", "other.json.tmp", "notes.txt", "dir.json"}
 
@@ -428,7 +429,7 @@ async def test_hostile_ids_stay_inside_the_folder_and_round_trip(tmp_path):
     folder = tmp_path / "s"
     async with await open_store(str(folder), create="json") as store:
         for sid in HOSTILE:
-            await store.add_messages(sid, [{"role": "user", "content": f"for {sid!r}"}])
+            await store.writer.add_messages(sid, [{"role": "user", "content": f"for {sid!r}"}])
     assert files(tmp_path) == {"s"}  # nothing outside the folder
     assert all(p.is_file() for p in folder.iterdir())  # no sub-folders
     assert files(folder) == {file_stem(sid) + ".json" for sid in HOSTILE}
@@ -443,12 +444,12 @@ async def test_ids_that_cannot_be_file_names_are_refused(tmp_path):
     folder = tmp_path / "s"
     fits = "é" * (MAX_STEM_BYTES // 2)
     async with await open_store(str(folder), create="json") as store:
-        await store.add_messages(fits, [{"role": "user", "content": "ok"}])
+        await store.writer.add_messages(fits, [{"role": "user", "content": "ok"}])
         for sid in ("é" * (MAX_STEM_BYTES // 2 + 1), "x" * 300, "%" * 80, "lone \ud800"):
             for call in (
-                store.add_messages(sid, [{"role": "user", "content": "no"}]),
-                store.add_messages(sid, []),
-                store.import_session(sid, iter([])),
+                store.writer.add_messages(sid, [{"role": "user", "content": "no"}]),
+                store.writer.add_messages(sid, []),
+                store.writer.import_session(sid, iter([])),
             ):
                 with pytest.raises(InvalidItem) as err:
                     await call
@@ -462,7 +463,7 @@ async def test_library_names_with_percent_are_written_in_place(tmp_path):
     hello_save(folder, "50%off", [hello_entry("user", "deal")])
     async with await open_store(str(folder), writable=True) as store:
         assert [s.id for s in await all_sessions(store)] == ["50%off"]
-        await store.add_messages("50%off", [{"role": "assistant", "content": "sure"}])
+        await store.writer.add_messages("50%off", [{"role": "assistant", "content": "sure"}])
     assert files(folder) == {"50%off.json"}
     assert [m.content for m in hello_history(hello_load(folder / "50%off.json"))] == ["deal", "sure"]
 
@@ -481,13 +482,13 @@ async def test_a_failed_rename_leaves_the_old_file(tmp_path, monkeypatch):
     async with await open_store(str(folder), writable=True) as store:
         monkeypatch.setattr(os, "replace", broken_replace)
         with pytest.raises(TargetError) as err:
-            await store.add_messages("chat", [{"role": "user", "content": "new"}])
+            await store.writer.add_messages("chat", [{"role": "user", "content": "new"}])
         assert str(err.value) == f"cannot write {path}: Input/output error"
         monkeypatch.undo()
         assert path.read_bytes() == old
         assert files(folder) == {"chat.json"}  # the temporary file is gone
         assert [m.text for m in await all_messages(store, "chat")] == ["old"]
-        await store.add_messages("chat", [{"role": "user", "content": "new"}])
+        await store.writer.add_messages("chat", [{"role": "user", "content": "new"}])
         assert [m.text for m in await all_messages(store, "chat")] == ["old", "new"]
 
 
@@ -521,7 +522,7 @@ async def test_a_killed_writer_leaves_the_old_file(tmp_path):
     async with await open_store(str(folder), writable=True) as store:
         assert [(s.id, s.messages) for s in await all_sessions(store)] == [("chat", 1)]
         assert store.problems == []
-        await store.add_messages("chat", [{"role": "user", "content": "after"}])
+        await store.writer.add_messages("chat", [{"role": "user", "content": "after"}])
         assert [m.text for m in await all_messages(store, "chat")] == ["old", "after"]
 
 
@@ -555,7 +556,7 @@ async def test_copy_from_agents_store_and_back_keeps_items(tmp_path):
             again = await copy_sessions(source, dest, rename=True)
             assert again.written == [("trip", "trip-3")]
             with pytest.raises(Conflict) as err:
-                await dest.import_session("trip", iter([]))
+                await dest.writer.import_session("trip", iter([]))
             assert str(err.value) == f'session "trip" already exists in {folder}; nothing was written for it'
     doc = hello_load(folder / "trip.json")
     assert [(m.role, m.content) for m in hello_history(doc)] == [
@@ -586,8 +587,8 @@ async def test_import_keeps_times_as_local_time(tmp_path, local_zone):
         Message(id=3, role="unknown", kind="other", text="{bad", raw="{bad", created_at="2026-03-01T15:00:05+00:00"),
     ]
     async with await open_store(str(folder), create="json") as store:
-        assert await store.import_session("imp", iter([page]), created_at="2026-03-01T14:00:00+00:00") == ("imp", 3)
-        info = await store.session_info("imp")
+        assert await store.writer.import_session("imp", iter([page]), created_at="2026-03-01T14:00:00+00:00") == ("imp", 3)
+        info = await store.reader.session_info("imp")
         assert info.created_at == "2026-03-01T09:00:00-05:00"
         assert info.updated_at == "2026-03-01T10:00:05-05:00"  # the last message's time
     doc = hello_load(folder / "imp.json")
@@ -618,7 +619,7 @@ async def test_only_changed_files_are_parsed_again(tmp_path, monkeypatch):
         assert len(parsed) == 12  # each file once, to index it
         parsed.clear()
         await all_sessions(store, page_size=5)
-        await store.session_info("s03")
+        await store.reader.session_info("s03")
         assert parsed == []  # nothing changed: nothing parsed
         hello_save(folder, "s03", [hello_entry("user", "m3"), hello_entry("assistant", "r3")])
         listed = await all_sessions(store)
@@ -632,12 +633,12 @@ async def test_concurrent_writes_from_one_store_all_land(tmp_path):
     folder = tmp_path / "s"
     async with await open_store(str(folder), create="json") as store:
         await asyncio.gather(*(
-            store.add_messages("shared", [{"role": "user", "content": f"m{i}"}]) for i in range(20)
+            store.writer.add_messages("shared", [{"role": "user", "content": f"m{i}"}]) for i in range(20)
         ))
         await asyncio.gather(*(
-            store.add_messages(f"own{i}", [{"role": "user", "content": "x"}]) for i in range(5)
+            store.writer.add_messages(f"own{i}", [{"role": "user", "content": "x"}]) for i in range(5)
         ))
-        assert await store.count_messages("shared") == 20
+        assert await store.reader.count_messages("shared") == 20
         assert len(await all_sessions(store)) == 6
     assert sorted(m.content for m in hello_history(hello_load(folder / "shared.json"))) == sorted(
         f"m{i}" for i in range(20)
@@ -648,9 +649,9 @@ async def test_a_writable_folder_takes_new_sessions_but_refuses_edits(tmp_path):
     folder = tmp_path / "s"
     hello_save(folder, "one", [hello_entry("user", "hi")])
     async with await open_store(str(folder), writable=True) as store:
-        store.check_importable()  # import and copy may write here
-        with pytest.raises(ReadOnlyError, match="cannot be edited in place"):
-            store.check_editable()
+        store.writer.check_importable()  # import and copy may write here
+        assert store.editor is None
+        assert "cannot be edited in place" in missing(store, "editor")
     async with await open_store(str(folder)) as ro:
         with pytest.raises(ReadOnlyError, match="open read-only"):
-            ro.check_importable()
+            ro.writer.check_importable()

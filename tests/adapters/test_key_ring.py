@@ -67,8 +67,8 @@ async def test_two_keys_read_every_session(store_path: Path) -> None:
         assert _states(alice) == ["ok", "ok", "plaintext"]
         assert [m.text for m in bob] == [BOB[0]["content"]] and _states(bob) == ["ok"]
         # search decrypts with whichever key opens each session
-        assert [s.id for s in await store.search_sessions("bob asks")] == ["bob"]
-        assert [s.id for s in await store.search_sessions("alice asks")] == ["alice"]
+        assert [s.id for s in await store.reader.search_sessions("bob asks")] == ["bob"]
+        assert [s.id for s in await store.reader.search_sessions("alice asks")] == ["alice"]
         # the flux view reads as EncryptedSession does: the item in clear is skipped
         assert [m["content"] for m in await store.session("alice").get_messages()] == [
             ALICE[0]["content"], ALICE[1]["content"]]
@@ -87,7 +87,7 @@ async def test_one_key_leaves_the_other_sessions_unreadable(store_path: Path) ->
 
 async def test_writes_are_sealed_with_the_sessions_own_key(store_path: Path) -> None:
     async with await open_store(str(store_path), key=(KEY_A, KEY_B), writable=True) as store:
-        await store.add_messages("bob", [{"role": "assistant", "content": "shipped today"}])
+        await store.writer.add_messages("bob", [{"role": "assistant", "content": "shipped today"}])
     theirs = await _library_items(store_path, "bob", KEY_B)
     assert [i["content"] if isinstance(i.get("content"), str) else i["content"][0]["text"] for i in theirs][-1] == "shipped today"
 
@@ -96,11 +96,11 @@ async def test_a_fork_is_sealed_with_its_sources_key(store_path: Path) -> None:
     # bob's agent holds KEY_B only: the fork a reviewer with both keys makes of bob's
     # session must open with it (the session id salts the key: each item is sealed again)
     async with await open_store(str(store_path), key=(KEY_A, KEY_B), writable=True) as store:
-        [first] = await store.page_messages("bob", limit=1)
-        await store.fork_session("bob", first.id, "bob-fork")
-        await store.add_messages("bob-fork", [{"role": "assistant", "content": "on the fork"}])
+        [first] = await store.reader.page_messages("bob", limit=1)
+        await store.forks.fork_session("bob", first.id, "bob-fork")
+        await store.writer.add_messages("bob-fork", [{"role": "assistant", "content": "on the fork"}])
     async with await open_store(str(store_path), key=(KEY_A, KEY_B), writable=True) as store:
-        await store.add_messages("bob-fork", [{"role": "assistant", "content": "later"}])
+        await store.writer.add_messages("bob-fork", [{"role": "assistant", "content": "later"}])
     theirs = await _library_items(store_path, "bob-fork", KEY_B)
     texts = [i["content"] if isinstance(i.get("content"), str) else i["content"][0]["text"] for i in theirs]
     assert texts == [BOB[0]["content"], "on the fork", "later"]
@@ -157,14 +157,14 @@ async def test_a_redis_store_with_two_keys(redis_prefix: str) -> None:
             assert [m.text for m in await all_messages(store, "bob")] == [BOB[0]["content"]]
         # a write before any read still goes to bob with bob's key
         async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=(KEY_A, KEY_B), writable=True) as store:
-            await store.add_messages("bob", [{"role": "assistant", "content": "shipped"}])
+            await store.writer.add_messages("bob", [{"role": "assistant", "content": "shipped"}])
         under = RedisSession("bob", redis_client=client, key_prefix=redis_prefix)
         theirs = await EncryptedSession("bob", under, encryption_key=KEY_B).get_items()
         assert len(theirs) == 2
         # a fork of bob's session opens with bob's key alone
         async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=(KEY_A, KEY_B), writable=True) as store:
             shown = await all_messages(store, "bob")
-            await store.fork_session("bob", shown[-1].id, "bob-fork")
+            await store.forks.fork_session("bob", shown[-1].id, "bob-fork")
         under = RedisSession("bob-fork", redis_client=client, key_prefix=redis_prefix)
         assert len(await EncryptedSession("bob-fork", under, encryption_key=KEY_B).get_items()) == 2
     finally:

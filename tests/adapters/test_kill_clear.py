@@ -103,10 +103,10 @@ async def fluxgui_digest(path: Path) -> tuple[int, str, list]:
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
         )]
         tables = {t: await store.backend.fetchall(f'SELECT * FROM "{t}" ORDER BY 1') for t in names}
-        count = await store.count_messages(SID)
-        info = await store.session_info(SID)
+        count = await store.reader.count_messages(SID)
+        info = await store.reader.session_info(SID)
         assert (info.messages if info else 0) == count
-        last = [(m.role, m.text) for m in await store.page_messages(SID, limit=3)]
+        last = [(m.role, m.text) for m in await store.reader.page_messages(SID, limit=3)]
     return count, rows_digest(tables), last
 
 
@@ -220,7 +220,7 @@ async def test_killed_clear_leaves_the_store_unchanged(tmp_path, fmt, journal):
         assert raw_digest(path) == (count0, digest0)
         # And fluxgui can still clear it for real.
         async with await open_store(str(path), writable=True) as store:
-            change = await store.clear_messages(SID)
+            change = await store.writer.clear_messages(SID)
             assert len(change.removed) == n
         assert await library_read(path, fmt) == []
         return

@@ -60,7 +60,7 @@ def test_a_sqlite_file_loads_only_its_format(tmp_path, fmt):
 
     async def make() -> None:
         async with await open_store(path, create=fmt) as store:
-            await store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            await store.writer.add_messages("s1", [{"role": "user", "content": "hi"}])
 
     asyncio.run(make())
     ids, modules = loaded(path)
@@ -111,7 +111,7 @@ def test_the_commands_of_a_plain_sqlite_store_import_only_what_they_use(tmp_path
 
     async def make() -> None:
         async with await open_store(path, create="flux") as store:
-            await store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            await store.writer.add_messages("s1", [{"role": "user", "content": "hi"}])
 
     asyncio.run(make())
     args = [command, path] + (["s1"] if command == "show" else [])

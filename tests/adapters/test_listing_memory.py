@@ -96,7 +96,7 @@ def test_detection_with_a_huge_envelope(tmp_path: Path):
         async with await open_store(str(path)) as store:
             assert store.needs_key is True and store.encrypted is True
         async with await open_store(str(path), key=KEY) as store:
-            texts = [m.text for m in await store.page_messages("s")]
+            texts = [m.text for m in await store.reader.page_messages("s")]
             assert texts[1:] == ["small", "plain, among envelopes"]
         with pytest.raises(WrongKey):
             await open_store(str(path), key=Fernet.generate_key().decode())

@@ -105,7 +105,7 @@ async def _write_flux_postgres(url: str) -> None:
     done: dict[str, int] = {}
     async with await open_store(url, create="flux") as store:
         for sid, n in write_plan():
-            await store.add_messages(sid, _messages(sid, done.get(sid, 0), n))
+            await store.writer.add_messages(sid, _messages(sid, done.get(sid, 0), n))
             done[sid] = done.get(sid, 0) + n
 
 
@@ -252,7 +252,7 @@ async def walk(store, order: str, descending: bool, page_size: int) -> list[Any]
     out: list[Any] = []
     cursor = None
     for _ in range(1000):
-        page = await store.list_sessions(
+        page = await store.reader.list_sessions(
             limit=page_size, cursor=cursor, order=order, descending=descending
         )
         assert len(page.sessions) <= page_size
@@ -283,8 +283,8 @@ async def test_pages_cover_every_session_once_in_order(written, order):
 async def test_default_order_is_activity_most_recent_first(written):
     async with await open_store(written.url) as store:
         for page_size in (2, 50):
-            plain = await store.list_sessions(limit=page_size)
-            explicit = await store.list_sessions(limit=page_size, order="activity", descending=True)
+            plain = await store.reader.list_sessions(limit=page_size)
+            explicit = await store.reader.list_sessions(limit=page_size, order="activity", descending=True)
             assert [s.id for s in plain.sessions] == [s.id for s in explicit.sessions]
             assert plain.cursor == explicit.cursor
         assert [s.id for s in await walk(store, "activity", True, 5)] == written.expected(
@@ -294,7 +294,7 @@ async def test_default_order_is_activity_most_recent_first(written):
 
 async def test_rows_of_every_order_agree_with_session_info(written):
     async with await open_store(written.url) as store:
-        reference = {sid: (await store.session_info(sid)).to_dict() for sid in written.count}
+        reference = {sid: (await store.reader.session_info(sid)).to_dict() for sid in written.count}
         for order in ORDERS:
             for descending in (True, False):
                 for info in await walk(store, order, descending, 6):
@@ -325,25 +325,25 @@ async def empty_store(target):
 async def test_empty_store_and_limit_zero_in_every_order(empty_store):
     for order in ORDERS:
         for descending in (True, False):
-            page = await empty_store.list_sessions(limit=10, order=order, descending=descending)
+            page = await empty_store.reader.list_sessions(limit=10, order=order, descending=descending)
             assert page.sessions == [] and page.cursor is None
-    await empty_store.add_messages("only", [{"role": "user", "content": "hi"}])
+    await empty_store.writer.add_messages("only", [{"role": "user", "content": "hi"}])
     for order in ORDERS:
         for descending in (True, False):
-            page = await empty_store.list_sessions(limit=1, order=order, descending=descending)
+            page = await empty_store.reader.list_sessions(limit=1, order=order, descending=descending)
             assert [s.id for s in page.sessions] == ["only"]
             assert page.cursor is not None  # a full page: the next one tells
-            rest = await empty_store.list_sessions(
+            rest = await empty_store.reader.list_sessions(
                 limit=1, cursor=page.cursor, order=order, descending=descending
             )
             assert rest.sessions == [] and rest.cursor is None
-            zero = await empty_store.list_sessions(limit=0, order=order, descending=descending)
+            zero = await empty_store.reader.list_sessions(limit=0, order=order, descending=descending)
             assert zero.sessions == [] and zero.cursor is None
 
 
 async def test_unknown_order_is_refused(empty_store):
     with pytest.raises(ValueError, match="unknown session order"):
-        await empty_store.list_sessions(order="size")  # type: ignore[arg-type]
+        await empty_store.reader.list_sessions(order="size")  # type: ignore[arg-type]
 
 
 async def test_flux_sqlite_id_order_reads_only_the_page(tmp_path):
@@ -360,9 +360,9 @@ async def test_flux_sqlite_id_order_reads_only_the_page(tmp_path):
             return await fetchall(sql, params)
 
         store.backend.fetchall = recording  # records the SQL; the database still answers
-        first = await store.list_sessions(limit=5, order="id")
-        await store.list_sessions(limit=5, order="id", cursor=first.cursor, descending=True)
-        await store.list_sessions(limit=5, order="id", cursor=first.cursor, descending=False)
+        first = await store.reader.list_sessions(limit=5, order="id")
+        await store.reader.list_sessions(limit=5, order="id", cursor=first.cursor, descending=True)
+        await store.reader.list_sessions(limit=5, order="id", cursor=first.cursor, descending=False)
     assert len(ran) == 3
     conn = sqlite3.connect(str(path))
     try:
@@ -413,5 +413,5 @@ async def test_agents_postgres_sessions_with_equal_update_times(pg_url):
         for order in ORDERS:
             assert {s.id: s.sort_key for s in await walk(store, order, False, 6)} == keys, order
         for sid in expectation.count:
-            assert (await store.session_info(sid)).sort_key == keys[sid]
-        assert {s.id: s.sort_key for s in await store.sessions_by_ids(list(keys))} == keys
+            assert (await store.reader.session_info(sid)).sort_key == keys[sid]
+        assert {s.id: s.sort_key for s in await store.reader.sessions_by_ids(list(keys))} == keys

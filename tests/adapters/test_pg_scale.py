@@ -80,7 +80,7 @@ async def write_flux(url: str, sessions: int = 8) -> None:
     try:
         for round_ in range(3):
             for i in range(sessions):
-                await store.add_messages(f"f{i}", [{"role": "user", "content": TEXTS[(i + round_) % len(TEXTS)]}])
+                await store.writer.add_messages(f"f{i}", [{"role": "user", "content": TEXTS[(i + round_) % len(TEXTS)]}])
     finally:
         await store.close()
 
@@ -95,10 +95,10 @@ async def test_flux_pages_by_activity_and_names_a_missing_index(pg_url: str) -> 
     store = await open_store(pg_url)
     try:
         assert await store.index_advice() == []
-        page = await store.list_sessions(limit=3)
+        page = await store.reader.list_sessions(limit=3)
         assert [s.id for s in page.sessions] == ["f7", "f6", "f5"]
         assert [s.messages for s in page.sessions] == [3, 3, 3]
-        rest = await store.list_sessions(limit=10, cursor=page.cursor)
+        rest = await store.reader.list_sessions(limit=10, cursor=page.cursor)
         assert [s.id for s in rest.sessions] == ["f4", "f3", "f2", "f1", "f0"]
     finally:
         await store.close()
@@ -110,7 +110,7 @@ async def test_flux_pages_by_activity_and_names_a_missing_index(pg_url: str) -> 
     try:
         [advice] = await store.index_advice()
         assert 'CREATE INDEX CONCURRENTLY "messages_session_id_id" ON "messages" ("session_id", "id");' in advice
-        assert [s.id for s in (await store.list_sessions(limit=3)).sessions] == ["f7", "f6", "f5"]
+        assert [s.id for s in (await store.reader.list_sessions(limit=3)).sessions] == ["f7", "f6", "f5"]
     finally:
         await store.close()
     out = subprocess.run([sys.executable, "-m", "fluxgui", "ls", pg_url], capture_output=True,
@@ -125,7 +125,7 @@ async def test_a_trigram_index_sends_search_to_the_server(pg_url: str, fmt: str)
     column = ("agent_messages", "message_data") if fmt == "agents" else ("messages", "content")
     store = await open_store(pg_url)
     try:
-        assert await store.server_text_index() is None
+        assert await store.server_index.server_text_index() is None
         plain = await search(store, "straße")
         assert plain.path == "scan" and "gin_trgm_ops" in plain.notes[0]
         assert f'ON "{column[0]}" USING gin ("{column[1]}" gin_trgm_ops)' in plain.notes[0]
@@ -135,7 +135,7 @@ async def test_a_trigram_index_sends_search_to_the_server(pg_url: str, fmt: str)
     before = await snapshot(pg_url)
     store = await open_store(pg_url)
     try:
-        assert await store.server_text_index() == "trgm_19"
+        assert await store.server_index.server_text_index() == "trgm_19"
         for needle in ("straße", "STRASSE", "a-1234", "😀 party", "مرحبا", "\"near\"", "nothing here"):
             result = await search(store, needle)
             assert result.path == "server"
@@ -160,7 +160,7 @@ async def test_the_windows_search_goes_to_the_servers_index(pg_url: str, fmt: st
     await (write_agents(pg_url) if fmt == "agents" else write_flux(pg_url))
     store = await open_store(pg_url, OpenOptions(writable=True))
     try:
-        await store.add_messages("ticket-9981", [{"role": "user", "content": "plain words only"}])
+        await store.writer.add_messages("ticket-9981", [{"role": "user", "content": "plain words only"}])
     finally:
         await store.close()
     await trigram_index(pg_url, fmt, "trgm_19w")
@@ -170,7 +170,7 @@ async def test_the_windows_search_goes_to_the_servers_index(pg_url: str, fmt: st
         for needle in ("straße", "STRASSE", "a-1234", "😀 party", "مرحبا", "ticket-99", "9981", "nothing here"):
             hits: dict[str, int] = {}
             found = [sid async for sid in found_session_ids(store, needle, hits)]
-            scanned = [sid async for sid in store.search_session_ids(needle)]
+            scanned = [sid async for sid in store.reader.search_session_ids(needle)]
             assert sorted(found) == sorted(scanned) and len(found) == len(set(found)), needle
             oldest: dict[str, int] = {}
             for h in (await scan(store, needle)).hits:
@@ -183,7 +183,7 @@ async def test_the_windows_search_goes_to_the_servers_index(pg_url: str, fmt: st
 
         for needle in ("straße", "ticket-99", "nothing here"):
             ours = [i.id for i in await search_sessions(store, needle, None)]
-            assert ours == [i.id for i in await store.search_sessions(needle)], needle
+            assert ours == [i.id for i in await store.reader.search_sessions(needle)], needle
     finally:
         await store.close()
     out = subprocess.run([sys.executable, "-m", "fluxgui", "ls", pg_url, "--search", "straße", "--json"],

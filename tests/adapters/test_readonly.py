@@ -33,11 +33,11 @@ async def browse(target: str, **options) -> dict:
         for info in sessions:
             msgs = await all_messages(store, info.id, batch=3)
             seen[info.id] = [m.text for m in msgs]
-            await store.page_messages(info.id, limit=2)
-            await store.count_messages(info.id)
+            await store.reader.page_messages(info.id, limit=2)
+            await store.reader.count_messages(info.id)
             await store.session(info.id).get_messages(limit=1)
-        await store.search_sessions("hello")
-        await store.search_sessions("%_ÄÖ")
+        await store.reader.search_sessions("hello")
+        await store.reader.search_sessions("%_ÄÖ")
         assert store.can_write is False
     finally:
         await store.close()
@@ -238,8 +238,8 @@ async def test_postgres_browse_writes_nothing(pg_url, fmt):
                 await session.engine.dispose()
     else:
         async with await open_store(pg_url, create="flux") as store:
-            await store.add_messages("x", [{"role": "user", "content": "hello one"}])
-            await store.add_messages("y", [{"role": "user", "content": "two"}, {"role": "user", "content": "hello three"}])
+            await store.writer.add_messages("x", [{"role": "user", "content": "hello one"}])
+            await store.writer.add_messages("y", [{"role": "user", "content": "two"}, {"role": "user", "content": "hello three"}])
     before = await pg_state(pg_url)
     seen = await browse(pg_url)
     assert seen == {"x": ["hello one"], "y": ["two", "hello three"]}

@@ -87,7 +87,7 @@ async def assert_search_agrees_with_shown_text(store, queries: list[str]) -> Non
         q = query.casefold()
         expected = {sid for sid, texts in shown.items() if q in sid.casefold() or any(q in t.casefold() for t in texts)}
         assert expected, f"the query {query!r} should find something in this data"
-        found = [s.id for s in await store.search_sessions(query)]
+        found = [s.id for s in await store.reader.search_sessions(query)]
         assert sorted(found) == sorted(expected), query
 
 
@@ -215,7 +215,7 @@ async def test_agents_sqlite_file_raw_items_equal_get_items(tmp_path):
             ours = await all_messages(store, sid, batch=3)
             assert [m.raw for m in ours] == items
             for n in (1, 3, len(items)):
-                latest = await store.latest_messages(sid, n)
+                latest = await store.reader.latest_messages(sid, n)
                 assert [m.raw for m in latest] == await agents_items(path, sid, n)
         await assert_search_agrees_with_shown_text(
             store, ["zürich", "ZÜRICH", "get_weather", "NO FORECAST", "日本語", "conv-1"]
@@ -328,10 +328,10 @@ async def test_agents_pop_to_empty_session_is_listed_with_zero_messages(tmp_path
     async with await open_store(str(path)) as store:
         listed = {s.id: s.messages for s in await all_sessions(store)}
         assert listed == {"popped": 0, "kept": 2}
-        info = await store.require_session("popped")
+        info = await store.reader.require_session("popped")
         assert info.messages == 0
         assert await all_messages(store, "popped") == []
-        assert await store.page_messages("popped") == []
+        assert await store.reader.page_messages("popped") == []
 
 
 async def test_agents_row_with_invalid_json_is_kept_while_the_sdk_skips_it(tmp_path):
@@ -348,7 +348,7 @@ async def test_agents_row_with_invalid_json_is_kept_while_the_sdk_skips_it(tmp_p
     async with await open_store(str(path)) as store:
         ours = await all_messages(store, "c")
         assert len(ours) == 6
-        assert (await store.require_session("c")).messages == 6
+        assert (await store.reader.require_session("c")).messages == 6
         odd = [m for m in ours if m.raw == bad]
         assert len(odd) == 1 and odd[0].kind == "other" and odd[0].text == bad
         assert ours.index(odd[0]) == 3
@@ -399,7 +399,7 @@ async def test_sqlalchemy_session_raw_items_equal_get_items(sa_url):
         for sid, items in refs.items():
             assert [m.raw for m in await all_messages(store, sid, batch=2)] == items
             for n in (1, 4):
-                latest = await store.latest_messages(sid, n)
+                latest = await store.reader.latest_messages(sid, n)
                 assert [m.raw for m in latest] == await sa_read(sa_url, sid, n)
         await assert_search_agrees_with_shown_text(store, ["日本語", "ZÜRICH", "zürich", "22 °c", "FORECAST"])
 
@@ -412,7 +412,7 @@ async def test_fluxgui_writes_flux_sqlite_as_flux_does(tmp_path):
     async with await open_store(str(ours_path), create="flux") as store:
         for sid, msgs in FLUX_MESSAGES.items():
             await store.session(sid).add_messages(msgs[:2])
-            await store.add_messages(sid, msgs[2:])
+            await store.writer.add_messages(sid, msgs[2:])
     await write_flux(ref_path, FLUX_MESSAGES)
     for sid in FLUX_MESSAGES:
         ours = await FluxSQLiteSession(str(ours_path), session_id=sid).get_messages()
@@ -426,7 +426,7 @@ async def test_fluxgui_writes_flux_sqlite_as_flux_does(tmp_path):
 async def test_fluxgui_writes_agents_sqlite_as_the_sdk_does(tmp_path):
     ours_path, ref_path = tmp_path / "ours.db", tmp_path / "reference.db"
     async with await open_store(str(ours_path), create="agents") as store:
-        await store.add_messages("w", AGENT_ITEMS[:4])
+        await store.writer.add_messages("w", AGENT_ITEMS[:4])
         await store.session("w").add_messages(AGENT_ITEMS[4:])
     assert await agents_items(ours_path, "w") == AGENT_ITEMS
     await write_agents_sqlite(ref_path, "w", [AGENT_ITEMS])
@@ -460,9 +460,9 @@ async def test_fluxgui_flux_style_dicts_become_sdk_items(tmp_path):
 
 async def test_fluxgui_writes_agents_postgres_as_sqlalchemy_session_reads(pg_url):
     async with await open_store(pg_url, create="agents") as store:
-        await store.add_messages("pg", AGENT_ITEMS[:5])
+        await store.writer.add_messages("pg", AGENT_ITEMS[:5])
         await store.session("pg").add_messages(AGENT_ITEMS[5:])
-        await store.add_messages("pg-other", AGENT_ITEMS[:1])
+        await store.writer.add_messages("pg-other", AGENT_ITEMS[:1])
     assert await sa_read(pg_url, "pg") == AGENT_ITEMS
     assert await sa_read(pg_url, "pg-other") == AGENT_ITEMS[:1]
     # Mixed writers: the SDK appends and pops on fluxgui's tables; fluxgui follows.
@@ -475,7 +475,7 @@ async def test_fluxgui_writes_agents_postgres_as_sqlalchemy_session_reads(pg_url
         await session.engine.dispose()
     async with await open_store(pg_url, writable=True) as store:
         assert [m.raw for m in await all_messages(store, "pg")] == ref
-        await store.add_messages("pg", [{"role": "assistant", "content": "fluxgui again"}])
+        await store.writer.add_messages("pg", [{"role": "assistant", "content": "fluxgui again"}])
     assert await sa_read(pg_url, "pg") == ref + [{"role": "assistant", "content": "fluxgui again"}]
     # Stored bytes match the SDK's (compact JSON, ASCII-escaped).
     conn = await asyncpg.connect(pg_url.replace("+asyncpg", ""))
@@ -499,7 +499,7 @@ async def test_fluxgui_writes_flux_postgres_as_flux_reads_sqlite(pg_url, tmp_pat
     await write_flux(ref_path, messages)
     async with await open_store(pg_url, create="flux") as store:
         for sid, msgs in messages.items():
-            await store.add_messages(sid, msgs)
+            await store.writer.add_messages(sid, msgs)
     async with await open_store(pg_url) as store:
         assert store.format == "flux"
         for sid in FLUX_MESSAGES:
@@ -515,5 +515,5 @@ async def test_flux_postgres_numeric_content_is_stored_as_text(pg_url, tmp_path)
     await FluxSQLiteSession(str(ref_path), session_id="n").add_messages(msgs)
     ref = await FluxSQLiteSession(str(ref_path), session_id="n").get_messages()
     async with await open_store(pg_url, create="flux") as store:
-        await store.add_messages("n", msgs)
+        await store.writer.add_messages("n", msgs)
         assert await store.session("n").get_messages() == ref

@@ -21,6 +21,7 @@ from agents.extensions.memory import EncryptedSession, RedisSession
 from helpers import REDIS_URL
 from helpers import all_messages, all_sessions, closed_port
 
+from fluxgui.core.roles import refuse
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import (
     Conflict,
@@ -122,18 +123,18 @@ async def test_library_sessions_read_as_the_library_reads_them(client, redis_pre
             assert [m.raw for m in got] == everything
             assert [m.id for m in got] == list(range(1, len(everything) + 1))
             for n in (1, 2, len(everything), len(everything) + 5):
-                page = await ro.page_messages(sid, limit=n)
+                page = await ro.reader.page_messages(sid, limit=n)
                 assert [m.raw for m in page] == await library.get_items(limit=n), (sid, n)
             fields = await client.hgetall(f"{redis_prefix}:{sid}")
-            info = await ro.require_session(sid)
+            info = await ro.reader.require_session(sid)
             assert info.created_at == iso(fields[b"created_at"])
             assert info.updated_at == iso(fields[b"updated_at"])
-            assert await ro.count_messages(sid) == len(everything)
+            assert await ro.reader.count_messages(sid) == len(everything)
             flux_view = await ro.session(sid).get_messages(limit=2)
             assert [d["content"] for d in flux_view] == [m.text for m in got[-2:]]
-        by_id = await ro.list_sessions(order="id", descending=False, limit=10)
+        by_id = await ro.reader.list_sessions(order="id", descending=False, limit=10)
         assert [s.id for s in by_id.sessions] == sorted(expected_counts)
-        by_count = await ro.list_sessions(order="messages", limit=10)
+        by_count = await ro.reader.list_sessions(order="messages", limit=10)
         assert [s.id for s in by_count.sessions] == sorted(
             expected_counts, key=lambda s: (expected_counts[s], s), reverse=True
         )
@@ -148,8 +149,8 @@ async def test_message_ids_stay_put_when_the_library_pops(client, redis_prefix):
         after = await all_messages(ro, "pop")
         assert [(m.id, m.raw) for m in after] == [(m.id, m.raw) for m in before[:-1]]
         middle = after[2]
-        fwd = await ro.page_messages("pop", limit=2, anchor=middle.sort_key, direction="forward")
-        back = await ro.page_messages("pop", limit=2, anchor=middle.sort_key, direction="backward")
+        fwd = await ro.reader.page_messages("pop", limit=2, anchor=middle.sort_key, direction="forward")
+        back = await ro.reader.page_messages("pop", limit=2, anchor=middle.sort_key, direction="backward")
         assert [m.raw for m in fwd] == ITEMS[3:5]
         assert [m.raw for m in back] == ITEMS[0:2]
 
@@ -182,10 +183,10 @@ async def test_hostile_ids_and_glob_characters_in_the_prefix(client, redis_prefi
         for sid in HOSTILE_IDS:
             library = lib(client, sid, prefix)
             assert [m.raw for m in await all_messages(store, sid)] == await library.get_items()
-            assert (await store.require_session(sid)).messages == len(await library.get_items())
-            await store.add_messages(sid, [{"role": "user", "content": f"more for {sid}"}])
+            assert (await store.reader.require_session(sid)).messages == len(await library.get_items())
+            await store.writer.add_messages(sid, [{"role": "user", "content": f"more for {sid}"}])
             assert (await library.get_items(limit=1)) == [{"role": "user", "content": f"more for {sid}"}]
-        assert [s.id for s in await store.search_sessions("[x]")] == ["?[x]"]
+        assert [s.id for s in await store.reader.search_sessions("[x]")] == ["?[x]"]
     async with await open_store(REDIS_URL, key_prefix=decoy) as other:
         assert [s.id for s in await all_sessions(other)] == ["decoy"]
 
@@ -203,9 +204,9 @@ async def test_default_prefix_on_another_database(redis_available):
             assert store.target == url  # the default prefix is not spelled out
             listed = {s.id: s.messages for s in await all_sessions(store, page_size=100)}
             assert {sid: listed.get(sid) for sid in ids[:2]} == {ids[0]: 2, ids[1]: 3}
-            hits = await store.search_sessions(tag)
+            hits = await store.reader.search_sessions(tag)
             assert sorted(s.id for s in hits) == ids[:2]
-            await store.add_messages(ids[2], [{"role": "user", "content": "hello"}])
+            await store.writer.add_messages(ids[2], [{"role": "user", "content": "hello"}])
         reader = RedisSession.from_url(ids[2], url=url)
         assert await reader.get_items() == [{"role": "user", "content": "hello"}]
         await reader.close()
@@ -228,7 +229,7 @@ async def test_search_reads_item_text_case_insensitively(client, redis_prefix):
             ("", ["Other-Chat", "weather"]),
             ("nowhere", []),
         ]:
-            assert sorted(s.id for s in await ro.search_sessions(query)) == hits, query
+            assert sorted(s.id for s in await ro.reader.search_sessions(query)) == hits, query
 
 
 # --------------------------------------------------------------------------- writing
@@ -247,8 +248,8 @@ async def test_fluxgui_writes_as_the_library_writes(client, redis_prefix):
     expected = [message_to_item(m) for m in given]
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
         before = time.time()
-        assert await store.add_messages("s", given) == len(given)
-        assert await store.add_messages("s", []) == 0
+        assert await store.writer.add_messages("s", given) == len(given)
+        assert await store.writer.add_messages("s", []) == 0
     assert await lib(client, "s", redis_prefix).get_items() == [*ITEMS[:2], *expected]
     # The same bytes RedisSession writes: compact JSON, ASCII-escaped.
     assert await client.lrange(mk, 2, -1) == [compact(i) for i in expected]
@@ -274,9 +275,9 @@ async def test_clear_deletes_the_keys_the_library_deletes(client, redis_prefix):
         await s._get_next_id()  # the library's legacy counter key, part of the session
     await lib(client, "by-lib", redis_prefix).clear_session()
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
-        assert await store.clear_session("by-flux") == len(ITEMS)
-        assert await store.session_info("by-flux") is None
-        assert await store.clear_session("never-there") == 0
+        assert await store.writer.clear_session("by-flux") == len(ITEMS)
+        assert await store.reader.session_info("by-flux") is None
+        assert await store.writer.clear_session("never-there") == 0
     for sid in ("by-lib", "by-flux"):
         base = f"{redis_prefix}:{sid}"
         assert await client.exists(base, f"{base}:messages", f"{base}:counter") == 0, sid
@@ -289,7 +290,7 @@ async def test_session_ttl_is_kept(client, redis_prefix):
     await lib(client, "forever", redis_prefix).add_items(ITEMS[:1])
     hk, mk = f"{redis_prefix}:ttl", f"{redis_prefix}:ttl:messages"
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
-        await store.add_messages("ttl", [{"role": "user", "content": "more"}])
+        await store.writer.add_messages("ttl", [{"role": "user", "content": "more"}])
         assert 0 < await client.pttl(hk) <= 300_000
         assert 0 < await client.pttl(mk) <= 300_000
         # Popped empty: the list is gone, the hash (with its TTL) stays; a new list
@@ -297,9 +298,9 @@ async def test_session_ttl_is_kept(client, redis_prefix):
         for _ in range(3):
             await ttl.pop_item()
         assert await client.exists(mk) == 0
-        await store.add_messages("ttl", [{"role": "user", "content": "again"}])
+        await store.writer.add_messages("ttl", [{"role": "user", "content": "again"}])
         assert 0 < await client.pttl(mk) <= 300_000
-        await store.add_messages("forever", [{"role": "user", "content": "x"}])
+        await store.writer.add_messages("forever", [{"role": "user", "content": "x"}])
         assert await client.pttl(f"{redis_prefix}:forever") == -1
         assert await client.pttl(f"{redis_prefix}:forever:messages") == -1
     assert await ttl.get_items() == [{"role": "user", "content": "again"}]
@@ -313,9 +314,9 @@ async def test_import_and_copy_write_new_sessions_the_library_reads(client, redi
         await open_store(REDIS_URL, key_prefix=src) as source,
         await open_store(REDIS_URL, key_prefix=dst, writable=True) as dest,
     ):
-        sid, n = await dest.import_session(
+        sid, n = await dest.writer.import_session(
             "orig",
-            source.iter_messages("orig", batch=4),
+            source.reader.iter_messages("orig", batch=4),
             created_at="2024-01-02T03:04:05+00:00",
             updated_at="2024-01-02T04:00:00",
         )
@@ -325,19 +326,19 @@ async def test_import_and_copy_write_new_sessions_the_library_reads(client, redi
         assert fields[b"session_id"] == b"orig"
         assert fields[b"created_at"] == str(int(datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc).timestamp())).encode()
         assert fields[b"updated_at"] == str(int(datetime(2024, 1, 2, 4, tzinfo=timezone.utc).timestamp())).encode()
-        info = await dest.require_session("orig")
+        info = await dest.reader.require_session("orig")
         assert (info.created_at, info.updated_at) == (
             "2024-01-02T03:04:05+00:00",
             "2024-01-02T04:00:00+00:00",
         )
         with pytest.raises(Conflict) as err:
-            await dest.import_session("orig", source.iter_messages("orig"))
+            await dest.writer.import_session("orig", source.reader.iter_messages("orig"))
         assert str(err.value) == f'session "orig" already exists in {where(dst)}; nothing was written for it'
         assert await client.llen(f"{dst}:orig:messages") == len(ITEMS)
-        assert (await dest.import_session("orig", source.iter_messages("orig"), rename=True))[0] == "orig-2"
-        assert (await dest.import_session("orig", [[]], rename=True)) == ("orig-3", 0)
+        assert (await dest.writer.import_session("orig", source.reader.iter_messages("orig"), rename=True))[0] == "orig-2"
+        assert (await dest.writer.import_session("orig", [[]], rename=True)) == ("orig-3", 0)
         assert await lib(client, "orig-2", dst).get_items() == ITEMS
-        assert (await dest.require_session("orig-3")).messages == 0
+        assert (await dest.reader.require_session("orig-3")).messages == 0
         result = await copy_sessions(source, dest, ["second"])
         assert result.written == [("second", "second")]
     assert await lib(client, "second", dst).get_items() == ITEMS[1:2]
@@ -347,24 +348,24 @@ async def test_read_only_store_refuses_writes(client, redis_prefix):
     await lib(client, "s", redis_prefix).add_items(ITEMS)
     async with await open_store(REDIS_URL, key_prefix=redis_prefix) as ro:
         with pytest.raises(ReadOnlyError) as err:
-            await ro.add_messages("s", [{"role": "user", "content": "no"}])
+            await ro.writer.add_messages("s", [{"role": "user", "content": "no"}])
         assert str(err.value) == f"{where(redis_prefix)} is open read-only; open it writable to change it"
         with pytest.raises(ReadOnlyError):
-            await ro.clear_session("s")
-        for edit in (ro.clear_messages("s"), ro.delete_session("s"), ro.fork_session("s", 1)):
+            await ro.writer.clear_session("s")
+        for edit in (ro.writer.clear_messages("s"), ro.writer.delete_session("s"), ro.forks.fork_session("s", 1)):
             with pytest.raises(ReadOnlyError):
                 await edit
         with pytest.raises(ReadOnlyError):
-            await ro.import_session("new", [[]])
+            await ro.writer.import_session("new", [[]])
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
         with pytest.raises(ReadOnlyError) as err:
-            await store.pop_message("s")
+            await (store.editor or refuse(store, "editor")).pop_message("s")
         assert str(err.value) == (
             f"{where(redis_prefix)}: single items of Redis sessions cannot be edited in place "
             "(clear, delete and fork whole sessions instead)"
         )
         with pytest.raises(ReadOnlyError):
-            await store.delete_messages("s", [1])
+            await (store.editor or refuse(store, "editor")).delete_messages("s", [1])
     assert await lib(client, "s", redis_prefix).get_items() == ITEMS
 
 
@@ -398,14 +399,14 @@ async def test_encrypted_session_written_by_the_library(client, redis_prefix):
             lib_items = await e.get_items(limit=n)
             assert [d["content"] for d in flux] == [m.text for m in got[:-1]][-len(lib_items):]
             assert len(flux) == len(lib_items)
-        assert [s.id for s in await store.search_sessions("zürich")] == ["secret"]
+        assert [s.id for s in await store.reader.search_sessions("zürich")] == ["secret"]
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as locked:
         assert locked.needs_key is True
         shown = await all_messages(locked, "secret")
         assert [m.metadata["encryption"]["state"] for m in shown[:-1]] == ["locked"] * len(ITEMS)
         assert await locked.session("secret").get_messages() == []
         with pytest.raises(KeyNeeded) as err:
-            await locked.add_messages("secret", [{"role": "user", "content": "x"}])
+            await locked.writer.add_messages("secret", [{"role": "user", "content": "x"}])
         assert str(err.value) == (
             f"{where(redis_prefix)} holds encrypted items (EncryptedSession): give its key to write to it"
         )
@@ -426,10 +427,10 @@ async def test_sealed_writes_read_back_through_encrypted_session(client, redis_p
     given = [{"role": "user", "content": "sealed ✓"}, ITEMS[3], ITEMS[4]]
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, key=KEY, writable=True) as store:
         assert store.needs_key is False  # nothing stored yet
-        await store.add_messages("sealed", given)
+        await store.writer.add_messages("sealed", given)
         assert store.needs_key is True
         # Imported under a new id: sealed with that session's key (the id is the salt).
-        copied = await store.import_session("sealed", store.iter_messages("sealed"), rename=True)
+        copied = await store.writer.import_session("sealed", store.reader.iter_messages("sealed"), rename=True)
         assert copied == ("sealed-2", len(given))
     raws = await client.lrange(f"{redis_prefix}:sealed:messages", 0, -1)
     envelopes = [json.loads(r) for r in raws]
@@ -468,7 +469,7 @@ async def test_login_refused_and_missing_database(redis_available):
 
 async def test_prefix_holding_other_keys_is_not_a_session_store(client, redis_prefix):
     async with await open_store(REDIS_URL, key_prefix=redis_prefix) as empty:
-        assert (await empty.list_sessions()).sessions == []
+        assert (await empty.reader.list_sessions()).sessions == []
     await client.sadd(f"{redis_prefix}:members", "x")
     with pytest.raises(NotASessionStore) as err:
         await open_store(REDIS_URL, key_prefix=redis_prefix)

@@ -45,17 +45,17 @@ async def test_json_clear_keeps_the_file_and_every_other_key(tmp_path: Path) -> 
     folder = _folder(tmp_path)
     before = hello_load(folder / "chat.json")
     async with await open_store(str(folder), writable=True) as store:
-        change = await store.clear_messages("chat")
+        change = await store.writer.clear_messages("chat")
         assert len(change.removed) == 3
         after = hello_load(folder / "chat.json")
         assert after["history"] == [] and hello_history(after) == []
         assert {k: v for k, v in after.items() if k != "saved_at" and k != "history"} == {
             k: v for k, v in before.items() if k != "saved_at" and k != "history"
         }
-        assert (await store.session_info("chat")).messages == 0
-        await store.apply_change(change.inverse())
+        assert (await store.reader.session_info("chat")).messages == 0
+        await store.writer.apply_change(change.inverse())
         assert hello_load(folder / "chat.json") == before  # undo: the very document
-        await store.apply_change(change)  # redo
+        await store.writer.apply_change(change)  # redo
         assert hello_load(folder / "chat.json")["history"] == []
 
 
@@ -63,28 +63,28 @@ async def test_json_rm_removes_the_file_and_undo_brings_it_back(tmp_path: Path) 
     folder = _folder(tmp_path)
     before = (folder / "chat.json").read_bytes()
     async with await open_store(str(folder), writable=True) as store:
-        change = await store.delete_session("chat")
+        change = await store.writer.delete_session("chat")
         assert not (folder / "chat.json").exists()
         assert [s["filename"] for s in hello_list(folder)] == ["other.json"]
-        assert await store.session_info("chat") is None
-        await store.apply_change(change.inverse())
+        assert await store.reader.session_info("chat") is None
+        await store.writer.apply_change(change.inverse())
         assert hello_load(folder / "chat.json") == json.loads(before)
-        assert (await store.session_info("chat")).messages == 3
+        assert (await store.reader.session_info("chat")).messages == 3
 
 
 async def test_json_branch_is_a_new_file_with_the_history_up_to_the_message(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     async with await open_store(str(folder), writable=True) as store:
-        change = await store.fork_session("chat", 2)
+        change = await store.forks.fork_session("chat", 2)
         assert change.session_id == "chat-fork"
         fork = hello_load(folder / "chat-fork.json")
         assert [m.content for m in hello_history(fork)] == ["hi", "hello"]
         assert fork["agent_config"] == {"name": "bot"} and fork["session_id"] == "chat-fork"
-        again = await store.fork_session("chat", 1)
+        again = await store.forks.fork_session("chat", 1)
         assert again.session_id == "chat-fork-2"
         with pytest.raises(Conflict):
-            await store.fork_session("chat", 1, "other")
-        await store.apply_change(change.inverse())
+            await store.forks.fork_session("chat", 1, "other")
+        await store.writer.apply_change(change.inverse())
         assert not (folder / "chat-fork.json").exists()
         assert sorted(s["filename"] for s in hello_list(folder)) == ["chat-fork-2.json", "chat.json", "other.json"]
 
@@ -92,12 +92,12 @@ async def test_json_branch_is_a_new_file_with_the_history_up_to_the_message(tmp_
 async def test_json_undo_after_another_save_writes_nothing(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     async with await open_store(str(folder), writable=True) as store:
-        change = await store.clear_messages("chat")
+        change = await store.writer.clear_messages("chat")
         # The library saves the session again meanwhile (a new session_id, a message).
         hello_save(folder, "chat", [hello_entry("user", "new", "2025-01-02T10:00:00")])
         saved = (folder / "chat.json").read_bytes()
         with pytest.raises(Conflict):
-            await store.apply_change(change.inverse())
+            await store.writer.apply_change(change.inverse())
         assert (folder / "chat.json").read_bytes() == saved
 
 
@@ -119,12 +119,12 @@ async def test_redis_clear_keeps_the_hash_and_its_ttl(client, redis_prefix) -> N
     await lib(client, "t", redis_prefix, ttl=300).add_items(ITEMS)
     hk, mk = f"{redis_prefix}:t", f"{redis_prefix}:t:messages"
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
-        change = await store.clear_messages("t")
+        change = await store.writer.clear_messages("t")
         assert len(change.removed) == 4
         assert await lib(client, "t", redis_prefix).get_items() == []
         assert await client.exists(mk) == 0 and 0 < await client.pttl(hk) <= 300_000
-        assert (await store.session_info("t")).messages == 0  # still listed
-        await store.apply_change(change.inverse())
+        assert (await store.reader.session_info("t")).messages == 0  # still listed
+        await store.writer.apply_change(change.inverse())
         assert await lib(client, "t", redis_prefix).get_items() == ITEMS
         assert 0 < await client.pttl(mk) <= 300_000
 
@@ -135,29 +135,29 @@ async def test_redis_rm_is_the_librarys_clear_session_and_undoes(client, redis_p
     base = f"{redis_prefix}:gone"
     counter = await client.get(f"{base}:counter")
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
-        change = await store.delete_session("gone")
+        change = await store.writer.delete_session("gone")
         assert await client.exists(base, f"{base}:messages", f"{base}:counter") == 0
-        assert await store.session_info("gone") is None
-        await store.apply_change(change.inverse())
+        assert await store.reader.session_info("gone") is None
+        await store.writer.apply_change(change.inverse())
         assert await lib(client, "gone", redis_prefix).get_items() == ITEMS
         assert await client.get(f"{base}:counter") == counter
         # Another writer adds an item: redoing the delete would lose it, so it refuses.
         await lib(client, "gone", redis_prefix).add_items([{"role": "user", "content": "more"}])
         with pytest.raises(Conflict):
-            await store.apply_change(change)
+            await store.writer.apply_change(change)
         assert len(await lib(client, "gone", redis_prefix).get_items()) == 5
 
 
 async def test_redis_branch_reads_back_in_the_library_with_the_ttl(client, redis_prefix) -> None:
     await lib(client, "orig", redis_prefix, ttl=600).add_items(ITEMS)
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
-        change = await store.fork_session("orig", 3, "copy")
+        change = await store.forks.fork_session("orig", 3, "copy")
         assert await lib(client, "copy", redis_prefix).get_items() == ITEMS[:3]
         assert await lib(client, "orig", redis_prefix).get_items() == ITEMS
         assert 0 < await client.pttl(f"{redis_prefix}:copy:messages") <= 600_000
         with pytest.raises(Conflict):
-            await store.fork_session("orig", 1, "copy")
-        await store.apply_change(change.inverse())
+            await store.forks.fork_session("orig", 1, "copy")
+        await store.writer.apply_change(change.inverse())
         assert await client.exists(f"{redis_prefix}:copy", f"{redis_prefix}:copy:messages") == 0
 
 
@@ -166,8 +166,8 @@ async def test_redis_encrypted_fork_is_sealed_for_the_new_id(client, redis_prefi
     await sealed.add_items(ITEMS)
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True) as store:
         with pytest.raises(KeyNeeded):
-            await store.fork_session("e1", 2, "e2")
+            await store.forks.fork_session("e1", 2, "e2")
     async with await open_store(REDIS_URL, key_prefix=redis_prefix, writable=True, key=KEY) as store:
-        await store.fork_session("e1", 2, "e2")
+        await store.forks.fork_session("e1", 2, "e2")
     fork = EncryptedSession("e2", underlying_session=lib(client, "e2", redis_prefix), encryption_key=KEY)
     assert await fork.get_items() == ITEMS[:2]

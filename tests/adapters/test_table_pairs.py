@@ -118,7 +118,7 @@ async def test_a_pair_that_cannot_be_counted_is_listed_without_a_count(pg_url: s
         try:
             assert store.other_tables == [("support_sessions", "support_messages")]
             assert store.table_sessions == {("sales_sessions", "sales_messages"): 2}
-            assert [s.id for s in (await store.list_sessions(limit=5)).sessions] == ["lead-2", "lead-1"]
+            assert [s.id for s in (await store.reader.list_sessions(limit=5)).sessions] == ["lead-2", "lead-1"]
         finally:
             await store.close()
     finally:
@@ -130,7 +130,7 @@ async def test_a_pair_that_cannot_be_counted_is_listed_without_a_count(pg_url: s
 async def test_naming_the_tables_opens_that_store(two_pairs: Path) -> None:
     store = await open_store(str(two_pairs), **SALES)
     try:
-        page = await store.list_sessions(limit=10)
+        page = await store.reader.list_sessions(limit=10)
         assert sorted(s.id for s in page.sessions) == ["lead-1", "lead-2"]
     finally:
         await store.close()

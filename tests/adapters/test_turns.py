@@ -23,10 +23,10 @@ async def test_count_turns_before_every_message(kind):  # noqa: F811
             else [{"type": "function_call_output", "call_id": "c", "output": "user"},
                   {"role": "user", "content": [{"type": "input_text", "text": "tail"}]}]
         )
-        await store.add_messages(SID, extra)
+        await store.writer.add_messages(SID, extra)
         messages = await all_messages(store, SID)
         expected = [sum(starts_turn(m) for m in messages[:i]) for i in range(len(messages))]
-        got = [await store.count_turns_before(SID, m.sort_key) for m in messages]
+        got = [await store.reader.count_turns_before(SID, m.sort_key) for m in messages]
         generic = [await Store.count_turns_before(store, SID, m.sort_key) for m in messages]
         assert got == expected == generic
         assert expected[-1] >= 2  # the fixture has user turns to count

@@ -267,12 +267,12 @@ async def test_stream_rereads_tolerant_and_restores_the_fast_path(flux_db: Path)
 async def test_clearing_a_session_with_a_bad_row(agents_db: Path):
     """A write reads the rows it changes (kept for undo) inside its transaction."""
     async with await open_store(str(agents_db), writable=True) as store:
-        change = await store.clear_messages("alpha")
+        change = await store.writer.clear_messages("alpha")
         removed = [r["message_data"] for r in change.removed]
         assert len(removed) == 4 and isinstance(removed[1], Undecodable)
         assert removed[1].raw == BAD_ITEM
-        assert await store.count_messages("alpha") == 0
-        assert [m.raw for m in await store.page_messages("beta")] == AGENTS["beta"]
+        assert await store.reader.count_messages("alpha") == 0
+        assert [m.raw for m in await store.reader.page_messages("beta")] == AGENTS["beta"]
 
 
 def test_agents_session_with_an_undecodable_id_is_listed_shown_and_searched(tmp_path: Path):

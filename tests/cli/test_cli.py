@@ -350,7 +350,7 @@ def test_show_from_postgres(pg_url):
 
     async def fill() -> None:
         async with await open_store(pg_url, create="flux") as store:
-            await store.add_messages("pg", [msg("user", f"pg {i}") for i in range(4)])
+            await store.writer.add_messages("pg", [msg("user", f"pg {i}") for i in range(4)])
 
     asyncio.run(fill())
     out = ok_json("show", pg_url, "pg", "--json", "--limit", "2")

@@ -204,7 +204,7 @@ def test_clear_flux_on_postgres(pg_url):
     async def fill() -> None:
         async with await open_store(pg_url, create="flux") as store:
             for sid, msgs in FLUX.items():
-                await store.add_messages(sid, msgs)
+                await store.writer.add_messages(sid, msgs)
 
     asyncio.run(fill())
     assert ok_line(run_cli("clear", pg_url, "zeta", "--yes")) == 'cleared 2 messages from session "zeta"'

@@ -90,13 +90,14 @@ def compare(qtbot: Any, view: Any, *args: Any) -> Any:
 
 
 class WithUsage:
-    """A real store that declares recorded usage (``capabilities.usage``), from a table."""
+    """A real store that plays the usage role (``store.usage``), from a table."""
 
     def __init__(self, store: Any, usage: dict[str, Any]) -> None:
-        from fluxgui.core.ports import Capabilities
-
         self._store, self._usage = store, usage
-        self.capabilities = Capabilities(usage=True)
+
+    @property
+    def usage(self) -> WithUsage:
+        return self
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -123,13 +123,13 @@ def test_big_session_opens_at_its_end_and_pages_back_on_scroll(
 ) -> None:
     store = stores.open(big_db)
     calls: list[dict[str, Any]] = []
-    page = store.page_messages
+    page = store.reader.page_messages
 
     async def spy(session_id: str, **kw: Any) -> list[Message]:
         calls.append(kw)
         return await page(session_id, **kw)
 
-    store.page_messages = spy
+    store.reader.page_messages = spy
     show(qtbot, pane, store, "big")
 
     # The latest page only, shown at its end.
@@ -185,7 +185,7 @@ def test_switching_sessions_cancels_the_stale_load(
     qtbot: Any, pane: Any, bridge: Any, stores: Stores, agents_db: Path
 ) -> None:
     store = stores.open(agents_db)
-    page = store.page_messages
+    page = store.reader.page_messages
     gate = asyncio.Event()  # never set: the first session's load hangs until cancelled
     started: list[str] = []
 
@@ -195,7 +195,7 @@ def test_switching_sessions_cancels_the_stale_load(
             await gate.wait()
         return await page(session_id, **kw)
 
-    store.page_messages = slow
+    store.reader.page_messages = slow
     seen: list[str] = []
     pane.loaded.connect(seen.append)
     pane.show_session(store, "refund-1001")

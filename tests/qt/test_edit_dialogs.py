@@ -46,7 +46,7 @@ async def _load(path: Path, session_id: str) -> tuple[Store, list[Message]]:
     # edit_values needs no I/O: the store is closed again before the tests use it.
     store = await open_store(str(path), writable=True)
     try:
-        return store, await store.page_messages(session_id, limit=100)
+        return store, await store.reader.page_messages(session_id, limit=100)
     finally:
         await store.close()
 
@@ -67,7 +67,7 @@ def flux(tmp_path_factory: Any) -> tuple[Store, list[Message]]:
 
 
 def validator(store: Store, message: Message | None) -> Callable[[dict[str, Any]], Any]:
-    return lambda spec: store.edit_values(spec, original=message)
+    return lambda spec: store.editor.edit_values(spec, original=message)
 
 
 def make(qtbot: Any, store: Store, message: Message | None, **kw: Any) -> MessageEditDialog:
@@ -229,7 +229,7 @@ def test_flux_edit_spec_after_typing(qtbot, flux):
         "role": "system", "content": "Be brief.\nVery brief.", "metadata": {"source": "ünï"},
     }
     assert d.spec() == expected
-    store.edit_values(d.spec())  # what the window will store
+    store.editor.edit_values(d.spec())  # what the window will store
 
     with qtbot.waitSignal(d.accepted):
         qtbot.keyClick(d.text_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
@@ -251,7 +251,7 @@ def test_flux_metadata_that_is_not_an_object_stays_editable(qtbot, tmp_path):
     d.text_edit.setPlainText("after")
     wait_valid(qtbot, d)
     spec = d.spec()
-    assert spec["metadata"] == [1, "two"] and store.edit_values(spec, original=messages[0])["metadata"] == '[1, "two"]'
+    assert spec["metadata"] == [1, "two"] and store.editor.edit_values(spec, original=messages[0])["metadata"] == '[1, "two"]'
     d.metadata_edit.setPlainText("[1]")  # another list: not flux's kind of metadata
     wait_invalid(qtbot, d, "Metadata must be a JSON object", "not a list")
     d.metadata_edit.setPlainText('{"now": "an object"}')
@@ -259,12 +259,12 @@ def test_flux_metadata_that_is_not_an_object_stays_editable(qtbot, tmp_path):
     e = make(qtbot, store, messages[1])
     wait_valid(qtbot, e)  # the stored text metadata, unchanged
     with pytest.raises(InvalidItem):  # another message's list is not this one's
-        store.edit_values({"role": "user", "content": "x", "metadata": [1, "two"]}, original=messages[1])
+        store.editor.edit_values({"role": "user", "content": "x", "metadata": [1, "two"]}, original=messages[1])
 
     async def write_and_read() -> list[dict[str, Any]]:
         writable = await open_store(str(path), writable=True)
         try:
-            await writable.update_message("listed", messages[0].id, spec, original=messages[0])
+            await writable.editor.update_message("listed", messages[0].id, spec, original=messages[0])
         finally:
             await writable.close()
         return await SQLiteSession(db_path=str(path), session_id="listed").get_messages()
@@ -461,7 +461,7 @@ def test_new_agents_item_templates(qtbot, agents):
         assert d.json_edit.toPlainText() == json.dumps(item, indent=2)  # keys in order
         assert d.spec() == item
         assert d.ok_button.isEnabled(), d.status_label.text()
-        store.edit_values(item)
+        store.editor.edit_values(item)
     assert TEMPLATES[1][1] == {
         "type": "message",
         "role": "assistant",

@@ -608,7 +608,7 @@ def store_ids(path: Path) -> list[str]:
 
     async def listing() -> list[str]:
         async with await open_store(str(path)) as store:
-            page = await store.list_sessions(limit=10_000)
+            page = await store.reader.list_sessions(limit=10_000)
             return [s.id for s in page.sessions]
 
     return run_async(listing())
@@ -774,7 +774,7 @@ def flux_clear(path: Path, session_id: str) -> None:
 def listing(path: Path, order: str, descending: bool) -> list[str]:
     async def run() -> list[str]:
         async with await open_store(str(path)) as store:
-            page = await store.list_sessions(limit=10_000, order=order, descending=descending)  # type: ignore[arg-type]
+            page = await store.reader.list_sessions(limit=10_000, order=order, descending=descending)  # type: ignore[arg-type]
             return [s.id for s in page.sessions]
 
     return run_async(run())

@@ -183,9 +183,9 @@ async def test_demo_store_opens_through_the_adapters():
     try:
         assert store.format == "agents"
         assert not store.can_write
-        page = await store.list_sessions(limit=10)
+        page = await store.reader.list_sessions(limit=10)
         assert len(page.sessions) >= 3
-        messages = await store.page_messages(page.sessions[0].id, limit=200)
+        messages = await store.reader.page_messages(page.sessions[0].id, limit=200)
         assert messages
     finally:
         await store.close()

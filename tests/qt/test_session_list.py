@@ -109,7 +109,7 @@ def found_order(store_path: Path, text: str) -> list[str]:
 
     async def collect() -> list[str]:
         async with await open_store(str(store_path)) as s:
-            return [sid async for sid in s.search_session_ids(text)]
+            return [sid async for sid in s.reader.search_session_ids(text)]
 
     return run_async(collect())
 

@@ -15,7 +15,6 @@ from helpers import all_messages
 
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import FluxguiError, SessionNotFound
-from fluxgui.core.ports import Capabilities
 from fluxgui.services.compare import (
     SessionTooLarge,
     compare_sessions,
@@ -187,7 +186,18 @@ class WithBranchesAndUsage:
         self._branches = branches  # branch -> session whose messages stand in for it
         self._usage = usage
         self.asked: list[tuple[str, str | None]] = []
-        self.capabilities = Capabilities(branches=True, usage=True)
+
+    @property
+    def reader(self) -> WithBranchesAndUsage:  # the roles it stands in for
+        return self
+
+    @property
+    def branches(self) -> WithBranchesAndUsage:
+        return self
+
+    @property
+    def usage(self) -> WithBranchesAndUsage:
+        return self
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -198,7 +208,7 @@ class WithBranchesAndUsage:
     async def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Any]]:
-        async for page in self._store.iter_messages(self._branches.get(branch or "main", session_id), batch=batch):
+        async for page in self._store.reader.iter_messages(self._branches.get(branch or "main", session_id), batch=batch):
             yield page
 
     async def turn_usage(self, session_id: str, branch: str | None = None) -> Any:
@@ -347,9 +357,9 @@ async def test_compare_never_switches_the_shared_store(tmp_path: Path) -> None:
 
         async def watcher_reads() -> None:
             for _ in range(40):
-                got = await store.page_messages("conv", limit=10, branch="retry")
+                got = await store.reader.page_messages("conv", limit=10, branch="retry")
                 assert [m.raw for m in got] == retry
-                assert [m.raw for m in await store.page_messages("conv", limit=10)] == main
+                assert [m.raw for m in await store.reader.page_messages("conv", limit=10)] == main
                 await asyncio.sleep(0)
 
         async def compares() -> None:

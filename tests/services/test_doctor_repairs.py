@@ -75,7 +75,7 @@ async def test_repair_on_postgres_is_one_change_and_undoes(pg_url):
             assert (await check_session(store, sid)).problems == ()
             reader = session(sid)
             assert await reader.get_items() == [m.raw for m in plan.after]
-            await store.apply_change(change.inverse())
+            await store.writer.apply_change(change.inverse())
             again = await all_messages(store, sid)
             assert [(m.id, m.raw, m.created_at) for m in again] == [
                 (m.id, m.raw, m.created_at) for m in before
@@ -105,7 +105,7 @@ async def test_orphan_call_completed_in_place_and_undo_restores_rows(tmp_path):
         reader = SQLiteSession("s", str(path))
         assert (await reader.get_items())[2] == after[2].raw
         reader.close()
-        await store.apply_change(change.inverse())
+        await store.writer.apply_change(change.inverse())
     finally:
         await store.close()
     assert rows() == original
@@ -139,7 +139,7 @@ async def test_rewind_whole_turns(tmp_path):
         reader = SQLiteSession("s", str(path))
         assert await reader.get_items() == [{"role": "system", "content": "be brief"}, *HEALTHY[:5]]
         reader.close()
-        await store.apply_change(change.inverse())
+        await store.writer.apply_change(change.inverse())
         assert len(await all_messages(store, "s")) == len(messages)
         with pytest.raises(Exception, match="nothing comes after turn 2"):
             plan_rewind("s", messages, to_turn=2)

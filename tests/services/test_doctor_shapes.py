@@ -223,7 +223,7 @@ async def test_move_is_one_change_that_undoes(tmp_path):
         # have new ids (one transaction).
         assert [(r[1], r[2]) for r in moved] == [(original[i][1], original[i][2]) for i in (0, 2, 1, 3, 5, 4, 6, 7)]
         assert await session.get_items() == [MISORDERED[i] for i in (0, 2, 1, 3, 5, 4, 6, 7)]
-        await store.apply_change(change.inverse())
+        await store.writer.apply_change(change.inverse())
     finally:
         await store.close()
         session.close()

@@ -179,7 +179,7 @@ async def test_delete_messages_pop_and_delete_session(writable, agents_db):
 
     gone = await edits.delete_session(writable, "other")
     assert await agents_items(agents_db, "other") == []
-    assert "other" not in {s.id for s in (await writable.list_sessions()).sessions}
+    assert "other" not in {s.id for s in (await writable.reader.list_sessions()).sessions}
     await edits.undo(writable, gone)
     assert await agents_items(agents_db, "other") == [user("x")]
 

@@ -137,7 +137,7 @@ async def message_path(path: Path, fmt: str, metadata: bool) -> tuple[str, int]:
         writer.begin(store.format, "t")
         async for info in session_infos(store, None):
             writer.session(info)
-            async for page in store.iter_messages(info.id):
+            async for page in store.reader.iter_messages(info.id):
                 writer.messages(page)
             writer.end_session()
         writer.end()
@@ -229,11 +229,11 @@ async def test_sessions_read_together_are_read_whole(tmp_path, kind):
     async with await open_store(str(path)) as store:
         alone = {}
         for sid in ("a", "b", "d"):
-            alone[sid] = [r for page in [p async for p in store.iter_row_pages(sid)] for r in rows_of(page)]
-        together = await store.row_pages_of(["a", "b", "d", "nobody"], limit=1000)
+            alone[sid] = [r for page in [p async for p in store.rows.iter_row_pages(sid)] for r in rows_of(page)]
+        together = await store.rows.row_pages_of(["a", "b", "d", "nobody"], limit=1000)
         assert {sid: rows_of(p) for sid, p in together.items()} == {**alone, "nobody": []}
         # past the limit, the last session met (and those after it) is left to read alone
-        cut = await store.row_pages_of(["a", "b"], limit=len(alone["a"]) + 1)
+        cut = await store.rows.row_pages_of(["a", "b"], limit=len(alone["a"]) + 1)
         assert {sid: rows_of(p) for sid, p in cut.items()} == {"a": alone["a"]}
 
 

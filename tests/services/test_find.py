@@ -53,7 +53,7 @@ async def test_find_gives_every_hit_in_order_with_its_snippet(store: Any) -> Non
     found = await find_in_session(store, "s", "needle", batch=64)  # several pages
     expected = [i for i in range(N) if i % 40 == 7]
     assert len(found) == len(expected)
-    all_msgs = [m async for page in store.iter_messages("s") for m in page]
+    all_msgs = [m async for page in store.reader.iter_messages("s") for m in page]
     ids = [all_msgs[i].id for i in expected]
     assert [f.message_id for f in found] == ids
     hit = found[0].hit
@@ -96,7 +96,7 @@ async def test_page_around_near_the_edges(store: Any) -> None:
     assert around is not None and around.at_start and not around.at_end
     assert around.messages[0].text == "line 0" and around.index == 7
     assert len(around.messages) == 30  # the page filled with later messages
-    last = [m async for page in store.iter_messages("s") for m in page][-2]
+    last = [m async for page in store.reader.iter_messages("s") for m in page][-2]
     around = await page_around(store, "s", last.id, limit=30)
     assert around is not None and around.at_end and not around.at_start
     assert around.messages[around.index].id == last.id and len(around.messages) == 12
@@ -114,11 +114,11 @@ async def test_page_around_an_unknown_message(store: Any) -> None:
 
 
 async def test_message_anchor_is_the_messages_sort_key(store: Any) -> None:
-    messages = [m async for page in store.iter_messages("s") for m in page]
+    messages = [m async for page in store.reader.iter_messages("s") for m in page]
     for m in messages[::37]:
-        assert await store.message_anchor("s", m.id) == tuple(m.sort_key)
-    assert await store.message_anchor("other", messages[0].id) is None  # another session's
-    assert await store.message_anchor("s", 10**9) is None
+        assert await store.reader.message_anchor("s", m.id) == tuple(m.sort_key)
+    assert await store.reader.message_anchor("other", messages[0].id) is None  # another session's
+    assert await store.reader.message_anchor("s", 10**9) is None
 
 
 async def test_message_anchor_of_a_branch_and_of_a_json_folder(tmp_path: Path) -> None:
@@ -129,10 +129,10 @@ async def test_message_anchor_of_a_branch_and_of_a_json_folder(tmp_path: Path) -
     await write_library_store(adv)
     s = await open_store(str(adv))
     try:
-        for info in await s.list_branches(SID):
-            msgs = [m async for page in s.iter_messages(SID, branch=info.branch_id) for m in page]
+        for info in await s.branches.list_branches(SID):
+            msgs = [m async for page in s.reader.iter_messages(SID, branch=info.branch_id) for m in page]
             for m in msgs:
-                assert await s.message_anchor(SID, m.id, branch=info.branch_id) == tuple(m.sort_key)
+                assert await s.reader.message_anchor(SID, m.id, branch=info.branch_id) == tuple(m.sort_key)
             around = await page_around(s, SID, msgs[-1].id, limit=10, branch=info.branch_id)
             assert around is not None and around.messages[around.index].id == msgs[-1].id
     finally:
@@ -141,9 +141,9 @@ async def test_message_anchor_of_a_branch_and_of_a_json_folder(tmp_path: Path) -
     hello_save(folder, "chat", [hello_entry("user", f"line {i}") for i in range(30)])
     s = await open_store(str(folder))
     try:
-        sid = (await s.list_sessions()).sessions[0].id
-        msgs = [m async for page in s.iter_messages(sid) for m in page]
-        assert await s.message_anchor(sid, msgs[17].id) == tuple(msgs[17].sort_key)  # the default
+        sid = (await s.reader.list_sessions()).sessions[0].id
+        msgs = [m async for page in s.reader.iter_messages(sid) for m in page]
+        assert await s.reader.message_anchor(sid, msgs[17].id) == tuple(msgs[17].sort_key)  # the default
         around = await page_around(s, sid, msgs[17].id, limit=9)
         assert around is not None and around.messages[around.index].text == "line 17"
     finally:

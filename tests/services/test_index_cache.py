@@ -177,7 +177,7 @@ def test_an_edit_stands_when_the_index_cannot_be_told(tmp_path: Path) -> None:
             try:
                 store = await open_store(str(db), OpenOptions(writable=True))
                 try:
-                    (m,) = [m for page in [await store.page_messages("s")] for m in page]
+                    (m,) = [m for page in [await store.reader.page_messages("s")] for m in page]
                     await update_message(store, "s", m, {"role": "user", "content": "a new text"})
                 finally:
                     await store.close()

@@ -63,8 +63,8 @@ class Reader:
         self.gone = False
 
     async def load(self) -> None:
-        info = await self.store.session_info(self.sid, branch=self.branch)
-        self.loaded = await self.store.page_messages(self.sid, limit=self.page, branch=self.branch)
+        info = await self.store.reader.session_info(self.sid, branch=self.branch)
+        self.loaded = await self.store.reader.page_messages(self.sid, limit=self.page, branch=self.branch)
         self.at_start = len(self.loaded) < self.page
         self.before = 0 if self.at_start else info.messages - len(self.loaded)
         self.gone = False
@@ -206,7 +206,7 @@ async def test_clear_keeps_the_session_and_reloads(agents: tuple[Path, Any]) -> 
     await reader.load()
     writer = await open_store(str(path), writable=True)
     try:
-        await writer.clear_messages(SID)
+        await writer.writer.clear_messages(SID)
     finally:
         await writer.close()
     found = await reader.catch_up()

@@ -78,12 +78,16 @@ class Paced:
         self.closed = False
         self.yielded = 0
 
+    @property
+    def reader(self) -> Paced:  # the role it stands in for
+        return self
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
     async def search_session_ids(self, text: str) -> AsyncIterator[str]:
         try:
-            async with contextlib.aclosing(self._store.search_session_ids(text)) as ids:
+            async with contextlib.aclosing(self._store.reader.search_session_ids(text)) as ids:
                 async for sid in ids:
                     if self.fail_after is not None and self.yielded >= self.fail_after:
                         raise RuntimeError("the search broke")
@@ -100,7 +104,7 @@ async def collect(batches: AsyncIterator[SearchBatch]) -> list[SearchBatch]:
 
 
 async def expected(store: Any, text: str) -> list[str]:
-    return [sid async for sid in store.search_session_ids(text)]
+    return [sid async for sid in store.reader.search_session_ids(text)]
 
 
 async def test_every_match_arrives_in_the_order_found(store: Any) -> None:

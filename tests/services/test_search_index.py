@@ -131,7 +131,7 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
     await ro.close()
     w = await open_store(str(target), OpenOptions(writable=True))
     try:
-        sessions = [s.id for s in (await w.list_sessions(limit=100)).sessions]
+        sessions = [s.id for s in (await w.reader.list_sessions(limit=100)).sessions]
         # appends (by the library where there is one), then fluxgui's edits
         if kind == "flux":
             await FluxSQLiteSession(str(target), session_id="new-one").add_messages(
@@ -142,12 +142,12 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
             s.close()
         else:
             hello_save(target, "new-one", [hello_entry("user", "a fresh Straße note")])
-        await w.add_messages(sessions[0], [{"role": "user", "content": "appended ISTANBUL line"}])
-        await w.clear_messages(sessions[1])
-        await w.delete_session(sessions[2])
+        await w.writer.add_messages(sessions[0], [{"role": "user", "content": "appended ISTANBUL line"}])
+        await w.writer.clear_messages(sessions[1])
+        await w.writer.delete_session(sessions[2])
         if w.capabilities.edit:
-            msgs = [m async for page in w.iter_messages(sessions[3]) for m in page]
-            await w.delete_messages(sessions[3], [msgs[0].id])
+            msgs = [m async for page in w.reader.iter_messages(sessions[3]) for m in page]
+            await w.editor.delete_messages(sessions[3], [msgs[0].id])
             target_msg = msgs[2]
             spec = ({"role": "user", "content": "edited to say Straße"} if kind == "flux"
                     else {"role": "user", "content": "edited to say Straße"})
@@ -177,19 +177,19 @@ async def test_each_change_alone_is_followed(fmt: str, tmp_path: Path) -> None:
 
     async with await open_store(str(target), OpenOptions(writable=True)) as w:
         await update_index(w)
-        ids = [s.id for s in (await w.list_sessions(limit=100)).sessions]
+        ids = [s.id for s in (await w.reader.list_sessions(limit=100)).sessions]
 
         async def rows(sid: str) -> list[Any]:
-            return [m async for page in w.iter_messages(sid) for m in page]
+            return [m async for page in w.reader.iter_messages(sid) for m in page]
 
         nothing = await update_index(w)
         assert (nothing.added, nothing.reindexed, nothing.dropped) == (0, 0, 0)
         spec = {"role": "user", "content": "now says Straße"}
         changes = [
-            ("delete a message", lambda: w.delete_messages(ids[0], [rows_of[ids[0]][1].id])),
-            ("pop the last", lambda: w.pop_message(ids[1])),
-            ("clear", lambda: w.clear_messages(ids[2])),
-            ("delete a session", lambda: w.delete_session(ids[3])),
+            ("delete a message", lambda: w.editor.delete_messages(ids[0], [rows_of[ids[0]][1].id])),
+            ("pop the last", lambda: w.editor.pop_message(ids[1])),
+            ("clear", lambda: w.writer.clear_messages(ids[2])),
+            ("delete a session", lambda: w.writer.delete_session(ids[3])),
             ("edit in place", lambda: update_message(w, ids[4], rows_of[ids[4]][2], spec)),
             ("insert in the middle", lambda: insert_message(w, ids[5], spec, anchor=rows_of[ids[5]][1].id)),
         ]
@@ -210,7 +210,7 @@ async def test_an_unfinished_build_continues_and_a_wrong_file_starts_again(tmp_p
     try:
         idx = IndexFile.for_store(store.store_key)
         # one batch only, as a build killed after its first transaction leaves it
-        rows = await store.messages_after(0, limit=50)
+        rows = await store.feed.messages_after(0, limit=50)
         from fluxgui.services.index.update import record
 
         recs = [record(sid, m, rid=int(m.id), encrypted=False) for sid, m in rows]

@@ -63,7 +63,7 @@ async def test_order_keys_sort_as_the_store_does(
     store: tuple[Path, Any], order: Any, descending: bool
 ) -> None:
     _path, opened = store
-    page = await opened.list_sessions(limit=50, order=order, descending=descending)
+    page = await opened.reader.list_sessions(limit=50, order=order, descending=descending)
     listed = [info.id for info in page.sessions]
     again = sorted(page.sessions, key=order_key(order), reverse=descending)
     assert [info.id for info in again] == listed
@@ -95,7 +95,7 @@ def test_the_checked_window_moves_on_at_each_refresh() -> None:
 
 async def test_a_refresh_plan_after_another_writer(store: tuple[Path, Any]) -> None:
     path, opened = store
-    shown = (await opened.list_sessions(limit=4)).sessions  # s5 s4 s3 s2; s1 s0 to page
+    shown = (await opened.reader.list_sessions(limit=4)).sessions  # s5 s4 s3 s2; s1 s0 to page
     assert [info.id for info in shown] == ["s5", "s4", "s3", "s2"]
     await add(path, "s2", 1)  # new activity: s2 moves to the top
     await add(path, "new", 1)  # a new session (most recent)
@@ -123,7 +123,7 @@ async def test_a_refresh_plan_after_another_writer(store: tuple[Path, Any]) -> N
 
 async def test_a_moved_row_past_the_last_loaded_one_leaves(store: tuple[Path, Any]) -> None:
     _path, opened = store
-    shown = (await opened.list_sessions(limit=3, order="messages")).sessions  # s5 s4 s3
+    shown = (await opened.reader.list_sessions(limit=3, order="messages")).sessions  # s5 s4 s3
     # s5 loses messages (as if cleared and rewritten): in "messages" order it now sorts
     # after the last loaded row, where paging brings it back.
     fresh = [SessionInfo("s5", 1, shown[0].created_at, shown[0].updated_at, shown[0].sort_key)]

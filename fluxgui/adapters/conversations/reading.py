@@ -22,6 +22,7 @@ from typing import Any
 
 from fluxgui.core.errors import SessionNotFound, Unsupported
 from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrder
 
 from ..base import Store, check_branch, cut_page
@@ -44,6 +45,13 @@ class ConversationsReader(Store[ConversationsBackend]):
     """The reading layer of :class:`~.writing.ConversationsStore`."""
 
     format = "agents"
+    TRAITS = Traits(items=True, named_sessions=True, names_new_sessions=True, remote=True, noun="conversation", reports_problems=True)
+    in_place = False
+
+    @property
+    def editor(self) -> ConversationsReader:
+        """Items are removed and appended (not changed, nor put between others)."""
+        return self
     CAPABILITIES = Capabilities(
         append=True, clear=True, problems=True, lists_named_sessions=True, names_new_sessions=True
     )

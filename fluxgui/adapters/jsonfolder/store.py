@@ -19,6 +19,7 @@ from fluxgui.core.errors import FluxguiError, ReadOnlyError
 from fluxgui.core.hits import fold
 from fluxgui.core.imports import hello_message
 from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch
@@ -43,6 +44,10 @@ class JsonFolderStore(Store[Folder]):
     empty history still is a session); ids are file names (see the module docstring)."""
 
     format = "json"
+    TRAITS = Traits(keeps_cleared_sessions=True, reports_problems=True, why_not={
+        "editor": ": single messages of JSON session files cannot be edited in place "
+        "(clear, delete and fork whole sessions instead)",
+    })
     #: clearing empties the file's history and keeps the file, so the session stays
     #: listed; deleting removes the file; a fork is a new file (all undoable)
     CAPABILITIES = Capabilities(

@@ -31,6 +31,7 @@ from redis.exceptions import ResponseError
 
 from fluxgui.core.errors import NotASessionStore, show_id
 from fluxgui.core.model import Message, SessionInfo, iso_time
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction
 
 from ..base import Store, check_branch, cut_page
@@ -80,6 +81,10 @@ class RedisReader(Store[RedisBackend]):
     :class:`~.writing.RedisStore`)."""
 
     format = "agents"
+    TRAITS = Traits(items=True, rowless_sessions=True, encryption=True, why_not={
+        "editor": ": single items of Redis sessions cannot be edited in place "
+        "(clear, delete and fork whole sessions instead)",
+    })
     #: clear keeps the session's hash (the flux protocol's clear() removes it all, as the
     #: library does); delete removes its keys as
     #: ``clear_session()`` does; a fork is a new hash and list (all undoable)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.items import validate_flux_message
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction
 from fluxgui.core.undecodable import flag_message, has_undecodable, id_text, strip_flag
 
@@ -80,6 +81,7 @@ class FluxStore(RowReads, SqlStore):
     """The flux schema."""
 
     format = "flux"
+    TRAITS = Traits(columns=True, strict_metadata=True, partial_reads=True)
     CAPABILITIES = Capabilities(append=True, edit=True, clear=True, fork=True, watermark=True,
                                 text_filter=True, partial_reads=True)
 
@@ -439,7 +441,7 @@ class FluxStore(RowReads, SqlStore):
         )
         return len(rows)
 
-    def editor(self) -> TableEditor:
+    def table_editor(self) -> TableEditor:
         from .editor import TableEditor
 
         return TableEditor(

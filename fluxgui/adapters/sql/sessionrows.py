@@ -40,6 +40,11 @@ class RowReads:
     _row_columns: str
     _row_order: str
 
+    @property
+    def rows(self) -> RowReads:
+        """The export's row pages (a role: see :class:`fluxgui.core.roles.Rows`)."""
+        return self
+
     def _reads_rows(self) -> bool:
         owner = next(c for c in type(self).__mro__ if "_row_page" in vars(c))
         return type(self).page_messages is owner.page_messages  # type: ignore[attr-defined]

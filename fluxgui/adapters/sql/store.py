@@ -36,7 +36,7 @@ class SqlStore(Store[Backend]):
     # -- what a format says about its rows ---------------------------------------------
 
     @abstractmethod
-    def editor(self) -> TableEditor:
+    def table_editor(self) -> TableEditor:
         """The format's editor of its message table."""
 
     @abstractmethod
@@ -57,7 +57,7 @@ class SqlStore(Store[Backend]):
 
     def _editor(self) -> TableEditor:
         self.check_editable()
-        return self.editor()
+        return self.table_editor()
 
     async def clear_messages(self, session_id: str) -> Change:
         """Remove every message of a session; the session itself stays where it can."""

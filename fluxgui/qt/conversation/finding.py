@@ -107,9 +107,9 @@ class PaneFinding(PaneState):
         text: str,
         hits: list[Found] | None = None,
     ) -> tuple[int, SessionInfo, Landing]:
-        info = await store.session_info(session_id, branch=self.branch)
+        info = await store.reader.session_info(session_id, branch=self.branch)
         if info is None:
-            info = await store.require_session(session_id)
+            info = await store.reader.require_session(session_id)
         if message_id is None and hits is None and text:
             # Land on the first hit as soon as it is found; the rest are counted after.
             first = await first_found(store, session_id, text, branch=self.branch)
@@ -126,7 +126,7 @@ class PaneFinding(PaneState):
                 branch=self.branch,
             )
         if around is None:
-            messages = await store.page_messages(
+            messages = await store.reader.page_messages(
                 session_id, branch=self.branch, limit=self.page_size, **window_reads(store))
             landing = Landing(messages, None, len(messages) < self.page_size, True, hits)
         else:
@@ -233,7 +233,7 @@ class PaneFinding(PaneState):
     async def _load_later(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
-        messages = await store.page_messages(
+        messages = await store.reader.page_messages(
             session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="forward",
             **window_reads(store),
         )

@@ -145,14 +145,14 @@ class PaneLoading(PaneState):
     ) -> tuple[str, int, SessionInfo | None, list[Message]]:
         limit = limit or self.page_size
         if quiet:  # a reload for live refresh: a session gone meanwhile is no error
-            info = await store.session_info(session_id, branch=self.branch)
+            info = await store.reader.session_info(session_id, branch=self.branch)
             if info is None:
                 return "gone", generation, None, []
         else:
-            info = await store.session_info(session_id, branch=self.branch)
+            info = await store.reader.session_info(session_id, branch=self.branch)
             if info is None:
-                info = await store.require_session(session_id)
-        messages = await store.page_messages(
+                info = await store.reader.require_session(session_id)
+        messages = await store.reader.page_messages(
             session_id, branch=self.branch, limit=limit, **window_reads(store))
         await self._prepare(generation, messages)
         return ("reloaded" if quiet else "latest"), generation, info, messages
@@ -160,7 +160,7 @@ class PaneLoading(PaneState):
     async def _load_earlier(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
-        messages = await store.page_messages(
+        messages = await store.reader.page_messages(
             session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward",
             **window_reads(store),
         )

@@ -49,7 +49,7 @@ class PaneTurns(PaneState):
     async def _count_turns(
         self, generation: int, store: Store, session_id: str, first: Message
     ) -> tuple[int, int]:
-        return generation, await store.count_turns_before(session_id, first.sort_key, branch=self.branch)
+        return generation, await store.reader.count_turns_before(session_id, first.sort_key, branch=self.branch)
 
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         if first == 0 and self._turn_base is None and self._at_start:

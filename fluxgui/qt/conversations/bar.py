@@ -94,7 +94,7 @@ class ConversationsBar(QWidget):
 
     def set_store(self, store: Store | None) -> None:
         """Shown while a store that lists named sessions is open."""
-        self.setVisible(store is not None and store.capabilities.lists_named_sessions)
+        self.setVisible(store is not None and store.traits.named_sessions)
 
     def submit(self) -> None:
         """Add the id typed (after checking it)."""
@@ -127,7 +127,7 @@ def install_conversations_bar(window: MainWindow) -> ConversationsBar:
 def _remembered(window: MainWindow) -> tuple[ConversationIds, str] | None:
     """The remembered ids and the open store's server, when it lists named sessions."""
     store, opened = window.store, window.stores.opened
-    if store is None or opened is None or not store.capabilities.lists_named_sessions:
+    if store is None or opened is None or not store.traits.named_sessions:
         return None
     location = location_of(opened.target, opened.options)
     return (ConversationIds(window.recent.settings), location) if location else None
@@ -172,7 +172,7 @@ def add_conversation(window: MainWindow, cid: str) -> None:
         others = tuple(i for i in opened.options.conversations if i != cid)
         _reopen(window, (cid, *others), cid)
 
-    window.bridge.start("conversations:add", store.session_info(cid), checked, window.show_error)
+    window.bridge.start("conversations:add", store.reader.session_info(cid), checked, window.show_error)
 
 
 def forget_missing(window: MainWindow, more: bool) -> None:
@@ -234,4 +234,4 @@ def follow_transfer(window: MainWindow, result: Any) -> None:
         if made:
             ids.add(location, made)
 
-    window.bridge.start("conversations:remember", store.sessions_by_ids(written), done)
+    window.bridge.start("conversations:remember", store.reader.sessions_by_ids(written), done)

@@ -97,11 +97,11 @@ async def _all_matching(c: ReviewController) -> list[str]:
     pages = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
     if text:
-        async for sid in store.search_session_ids(text):
+        async for sid in store.reader.search_session_ids(text):
             ids.append(sid)
         return sorted(await pages.keep(ids)) if pages else ids
     while True:
-        page = await (pages.page(store, limit=500, cursor=cursor) if pages else store.list_sessions(limit=500, cursor=cursor))
+        page = await (pages.page(store, limit=500, cursor=cursor) if pages else store.reader.list_sessions(limit=500, cursor=cursor))
         ids += [i.id for i in page.sessions]
         cursor = page.cursor
         if cursor is None or not page.sessions:

@@ -331,7 +331,7 @@ class SessionListModel(SessionTable):
                 store, limit=self._page_size, cursor=cursor, order=order, descending=descending
             )
             return "page", generation, page
-        page = await store.list_sessions(
+        page = await store.reader.list_sessions(
             limit=self._page_size, cursor=cursor, order=order, descending=descending
         )
         return "page", generation, page

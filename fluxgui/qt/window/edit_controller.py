@@ -16,6 +16,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QMessageBox
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
 from fluxgui.core.display import size_label
@@ -172,7 +173,7 @@ class EditController:
         store = self._editable_store(need="clear")
         if store is None or sid is None:
             return
-        if self._confirm_conversation(store, sid) if store.capabilities.lists_named_sessions else (
+        if self._confirm_conversation(store, sid) if store.traits.remote else (
             confirm.confirm_clear(window, sid, self._session_count(sid))
         ):
             window.editor.run(edits.clear_session(store, sid))
@@ -184,7 +185,7 @@ class EditController:
         store = self._editable_store(need="clear")
         if store is None or sid is None:
             return
-        if self._confirm_conversation(store, sid) if store.capabilities.lists_named_sessions else (
+        if self._confirm_conversation(store, sid) if store.traits.remote else (
             confirm.confirm_delete_session(window, sid, self._session_count(sid))
         ):
             window.editor.run(edits.delete_session(store, sid))
@@ -229,7 +230,7 @@ class EditController:
             return
         dialog = MessageEditDialog(
             store.format,
-            lambda spec: store.edit_values(spec, original=message),
+            lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec, original=message),
             message,
             f"Edit message {message.id}",
             window,
@@ -249,7 +250,7 @@ class EditController:
         anchor = window.conversation.current_message()
         title = f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
         dialog = MessageEditDialog(
-            store.format, lambda spec: store.edit_values(spec), None, title, window
+            store.format, lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec), None, title, window
         )
         if dialog.exec() and dialog.result_spec is not None:
             window.editor.run(edits.insert_message(

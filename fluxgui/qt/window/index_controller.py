@@ -98,7 +98,7 @@ class IndexController:
             lambda error: log.warning("looking for missing indexes failed: %s", error),
             background=True,
         )
-        if not store.capabilities.lists_named_sessions:
+        if not store.traits.remote:  # reading it costs requests: no index in the background
             self._start(store)
 
     def _on_advice(self, advice: list[str]) -> None:
@@ -129,7 +129,7 @@ class IndexController:
     async def _plan(self, store: Store) -> str:
         """``server`` (its trigram index answers), ``build`` (no finished index yet) or
         ``update``."""
-        if store.capabilities.server_search and await store.server_text_index():
+        if store.server_index is not None and await store.server_index.server_text_index():
             return "server"
         state = await asyncio.to_thread(peek_state, store.store_key)
         return "update" if state.get("ready") == "1" else "build"

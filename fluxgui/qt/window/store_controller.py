@@ -295,7 +295,7 @@ class StoreController:
         tip = "<br>".join(html.escape(p) for p in shown)
         if len(problems) > len(shown):
             tip += f"<br>… and {len(problems) - len(shown)} more"
-        what = "conversation" if store is not None and store.capabilities.lists_named_sessions else "file"
+        what = store.traits.noun if store is not None and store.traits.remote else "file"
         bar.show_notice(skipped_files_text(problems, what), f"<p>{tip}</p>")
 
     # -- outcomes --------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.model import Message
 from fluxgui.core.ports import SessionStore
 
@@ -43,9 +44,9 @@ async def report_for(
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
     report = check_messages(session_id, messages, items=store.format == "agents", limit=limit)
-    if not store.capabilities.branches:
+    if store.branches is None:
         return report
-    extra = structure_problems(session_id, await store.structure_report(session_id))
+    extra = structure_problems(session_id, await (store.branches or refuse(store, "branches")).structure_report(session_id))
     return SessionReport(session_id, report.problems + tuple(extra), report.unchecked)
 
 
@@ -70,7 +71,7 @@ async def check_sessions(
         return
     cursor = None
     while True:
-        page = await store.list_sessions(limit=200, cursor=cursor)
+        page = await store.reader.list_sessions(limit=200, cursor=cursor)
         for info in page.sessions:
             yield await check_session(store, info.id, limit=limit)
         if page.cursor is None:

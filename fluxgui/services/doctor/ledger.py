@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from fluxgui.core.roles import refuse
 from fluxgui.core.branches import TurnUsage
 from fluxgui.core.model import Message, unix_time
 from fluxgui.core.ports import SessionStore
@@ -216,6 +217,6 @@ async def ledger(
     """The ledger of ``session_id`` (token counting and prices off the event loop)."""
     messages = await read_messages(store, session_id, branch=branch)
     usage: list[TurnUsage] = []
-    if store.capabilities.usage:
-        usage = await store.turn_usage(session_id, branch)
+    if store.usage is not None:
+        usage = await (store.usage or refuse(store, "usage")).turn_usage(session_id, branch)
     return await asyncio.to_thread(build_ledger, session_id, messages, usage, model)

@@ -14,8 +14,8 @@ async def read_messages(
     stored order, ``batch`` at a time (the window reads smaller pages: each is turned into
     Messages on its event loop); :class:`~fluxgui.core.errors.SessionNotFound` for an
     unknown session."""
-    await store.require_session(session_id)
+    await store.reader.require_session(session_id)
     out: list[Message] = []
-    async for page in store.iter_messages(session_id, batch=batch, branch=branch):
+    async for page in store.reader.iter_messages(session_id, batch=batch, branch=branch):
         out.extend(page)
     return out

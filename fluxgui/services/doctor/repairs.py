@@ -5,7 +5,7 @@ A plan is made on the messages in memory, checked again and made again until the
 chosen find nothing more (dropping an orphan call can leave the reasoning before it
 dangling), so ``--fix all`` leaves a session the checks find clean of those codes. Each
 round is linear in the session's length. Only stores that declare single-message edits
-(``capabilities.edit``) take repairs; the write is the store's own ``rewrite_messages``
+(``store.editor``, in place) take repairs; the write is the store's own ``rewrite_messages``
 (no SQL here).
 """
 
@@ -21,6 +21,7 @@ from fluxgui.core.model import Message, from_item
 from fluxgui.core.ports import SessionStore
 from fluxgui.core.text import plural
 
+from ..edits import edit_reason
 from .checks import check_messages
 from .conventions import CHAT_CALL, TEXT_OUTPUTS, answer_of, calls_of
 from .problems import Problem
@@ -314,9 +315,10 @@ async def apply_plan(store: SessionStore, plan: Plan) -> Change:
     edit single messages."""
     if plan.empty:
         raise FluxguiError(f"session {plan.session_id[:60]}: nothing to change")
-    if not store.capabilities.edit:
-        raise ReadOnlyError(store.edit_reason() or f"{store.target}: this store cannot be edited")
-    return await store.rewrite_messages(
+    editor = store.editor
+    if editor is None or not editor.in_place:
+        raise ReadOnlyError(edit_reason(store) or f"{store.target}: this store cannot be edited")
+    return await editor.rewrite_messages(
         plan.session_id,
         delete=list(plan.delete),
         insert_after=[(i.after, i.spec) for i in plan.insert],

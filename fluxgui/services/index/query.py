@@ -137,12 +137,12 @@ async def found_session_ids(
         for sid in result.session_ids():
             yield sid
         return
-    if indexable(needle) and store.capabilities.server_search and await store.server_text_index():
+    if indexable(needle) and store.server_index is not None and await store.server_index.server_text_index():
         async with contextlib.aclosing(_server_session_ids(store, needle, hits)) as ids:
             async for sid in ids:
                 yield sid
         return
-    async with contextlib.aclosing(store.search_session_ids(needle)) as ids:
+    async with contextlib.aclosing(store.reader.search_session_ids(needle)) as ids:
         async for sid in ids:
             yield sid
 
@@ -154,7 +154,7 @@ async def _server_session_ids(
     candidates, each checked here), then those whose id does (``ids_holding``: a store's
     own search asks for both in one ``OR``, which keeps the server from its index)."""
     seen: set[str] = set()
-    async with contextlib.aclosing(store.search_messages(needle, None)) as batches:
+    async with contextlib.aclosing(store.text_filter.search_messages(needle, None)) as batches:
         async for batch in batches:  # newest first: each session keeps its first match
             for sid, m in batch:
                 if message_hit(sid, m, needle) is None:
@@ -164,7 +164,7 @@ async def _server_session_ids(
                 if sid not in seen:
                     seen.add(sid)
                     yield sid
-    for sid in await store.ids_holding(needle):
+    for sid in await store.text_filter.ids_holding(needle):
         if sid not in seen and id_hit(sid, needle) is not None:
             seen.add(sid)
             yield sid
@@ -188,19 +188,19 @@ async def search(
     ``update``), else a scan; ``"index"`` builds the index when missing."""
     notes: list[str] = []
     if use != "scan" and indexable(needle):
-        caps = store.capabilities
-        if caps.server_search and use == "auto":
-            if await store.server_text_index():
+        server = store.server_index
+        if server is not None and use == "auto":
+            if await server.server_text_index():
                 return await _narrowed(store, needle, limit, "server")
         if use == "index" or has_index(store):
             try:
                 return await _indexed(store, needle, limit, update=update)
             except IndexUnavailable as exc:  # a cache that cannot be used: scan
                 notes.append(f"searched by scanning: {exc}")
-        if caps.server_search:
+        if server is not None:
             notes.append(
                 "searched by scanning: the server has no trigram index on the text column "
-                f"(a DBA could run: {store.text_index_advice()}), and there is no local "
+                f"(a DBA could run: {server.text_index_advice()}), and there is no local "
                 "index (fluxgui index TARGET builds one)"
             )
         else:
@@ -248,7 +248,7 @@ async def scan(store: SessionStore, needle: str, *, limit: int | None = None) ->
     """The hits without an index: on a store whose database narrows a text search (the SQL
     formats) only the rows its ``LIKE``/``ILIKE`` lets through are read and checked (and
     the session ids it finds); elsewhere every message (:func:`full_scan`)."""
-    if store.capabilities.text_filter:
+    if store.text_filter is not None:
         return await _narrowed(store, needle, limit, "scan")
     return await full_scan(store, needle, limit=limit)
 
@@ -258,10 +258,10 @@ async def _narrowed(store: SessionStore, needle: str, limit: int | None, path: P
     the ``"scan"`` path of the SQL stores, and the ``"server"`` path (whose ``ILIKE`` a
     trigram index answers)."""
     # The session ids are asked for meanwhile (another connection on a server).
-    on_ids = asyncio.ensure_future(store.ids_holding(needle))
+    on_ids = asyncio.ensure_future(store.text_filter.ids_holding(needle))
     try:
         found: list[Hit] = []  # message hits, newest first: one more than the limit at most
-        async with contextlib.aclosing(store.search_messages(needle, limit)) as batches:
+        async with contextlib.aclosing(store.text_filter.search_messages(needle, limit)) as batches:
             async for batch in batches:
                 found += [h for h in (message_hit(sid, m, needle) for sid, m in batch) if h is not None]
                 if limit is not None and len(found) > limit:
@@ -282,17 +282,17 @@ async def full_scan(store: SessionStore, needle: str, *, limit: int | None = Non
     out = _Collector(limit)
     sessions = [sid async for sid in _all_sessions(store)]  # most recently active first
     if out.add_all(id_hits(sessions, needle)):
-        if store.capabilities.watermark:
+        if store.feed is not None:
             found: list[Hit] = []
             after = 0
-            while rows := await store.messages_after(after, limit=1000):
+            while rows := await store.feed.messages_after(after, limit=1000):
                 found += await _checked(rows, needle)
                 after = max(int(m.id) for _s, m in rows)
             out.add_all(reversed(found))  # newest first
         else:
             for sid in sessions:
                 hits: list[Hit] = []
-                async with contextlib.aclosing(store.iter_messages(sid)) as pages:
+                async with contextlib.aclosing(store.reader.iter_messages(sid)) as pages:
                     async for page in pages:
                         hits += await _checked([(sid, m) for m in page], needle)
                 if not out.add_all(reversed(hits)):  # the session's newest first
@@ -312,7 +312,7 @@ async def _checked(rows: list[tuple[str, Message]], needle: str) -> list[Hit]:
 async def _all_sessions(store: SessionStore) -> AsyncIterator[str]:
     cursor = None
     while True:
-        page = await store.list_sessions(limit=500, cursor=cursor)
+        page = await store.reader.list_sessions(limit=500, cursor=cursor)
         for s in page.sessions:
             yield s.id
         cursor = page.cursor
@@ -323,13 +323,13 @@ async def _all_sessions(store: SessionStore) -> AsyncIterator[str]:
 async def session_messages(store: SessionStore, sid: str) -> AsyncIterator[list[Message]]:
     """A session's messages as the index reads them: every row by id where ids increase
     store-wide (every branch's), else the session's messages in order."""
-    if store.capabilities.watermark:
+    if store.feed is not None:
         after = 0
-        while rows := await store.messages_after(after, limit=1000, session_id=sid):
+        while rows := await store.feed.messages_after(after, limit=1000, session_id=sid):
             yield [m for _s, m in rows]
             after = max(int(m.id) for _s, m in rows)
         return
-    async for page in store.iter_messages(sid):
+    async for page in store.reader.iter_messages(sid):
         yield page
 
 
@@ -339,7 +339,7 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
     try:
         if update:
             await update_index(store, idx)
-        by_id = store.capabilities.watermark
+        by_id = store.feed is not None
         # one hand-off: the session ids, the index's candidates and the sealed sessions;
         # where ids grow store-wide the index's order is the order wanted, and one hit
         # more than the limit is enough to know there are more
@@ -367,7 +367,7 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
 async def _in_order(store: SessionStore, hits: list[Hit], *, sealed: bool) -> list[Hit]:
     """Message hits in the order of every path (the index gives them by its own row
     numbers, which are the store's ids only where ids grow store-wide)."""
-    if store.capabilities.watermark:
+    if store.feed is not None:
         if sealed:  # the sealed sessions' hits were added after the index's
             hits.sort(key=lambda h: -(h.message_id or 0))
         return hits

@@ -107,7 +107,7 @@ async def update_index(
     try:
         report = UpdateReport(set_aside=str(idx.set_aside_as or ""))
         was_ready = (await asyncio.to_thread(idx.state)).get("ready") == "1"
-        if store.capabilities.watermark:
+        if store.feed is not None:
             await _follow_ids(store, idx, report, progress, batch)
         else:
             await _follow_marks(store, idx, report, progress)
@@ -126,19 +126,19 @@ async def update_index(
 
 
 def _mode(store: SessionStore) -> str:
-    return "watermark" if store.capabilities.watermark else "marks"
+    return "watermark" if store.feed is not None else "marks"
 
 
 async def _follow_ids(
     store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None, batch: int
 ) -> None:
-    encrypted = store.capabilities.encryption
+    encrypted = store.traits.encryption
     state = await asyncio.to_thread(idx.state)
     watermark = int(state.get("watermark") or 0)
     total: int | None = None
     done = 0
     if progress is not None:
-        marks = await store.session_marks()
+        marks = await store.feed.session_marks()
         total = sum(n for n, _last in marks.values())
         done = await asyncio.to_thread(idx.message_count)
         progress(done, total)
@@ -153,7 +153,7 @@ async def _follow_ids(
 
     try:
         while True:
-            rows = await store.messages_after(read_from, limit=batch)
+            rows = await store.feed.messages_after(read_from, limit=batch)
             if writing is not None:
                 written, writing = writing, None
                 ok, top_written, n = await written
@@ -182,11 +182,11 @@ async def _follow_ids(
     # index: note_changed): when they agree, one COUNT saves reading every session's
     # marks (5 ms against 68 on a million rows on SQLite; 23 ms against 148 on Postgres).
     # Only a deletion and a late row between two updates would cancel out there.
-    if await store.message_total() == await asyncio.to_thread(idx.total):
+    if await store.feed.message_total() == await asyncio.to_thread(idx.total):
         if progress is not None:
             progress(done, max(total or 0, done))
         return
-    marks = await store.session_marks()
+    marks = await store.feed.session_marks()
     gone, changed = await asyncio.to_thread(_differences, idx, marks)
     if gone:
         await asyncio.to_thread(idx.replace_sessions, {sid: [] for sid in gone})
@@ -194,7 +194,7 @@ async def _follow_ids(
     for sid in changed:
         recs = []
         after = 0
-        while rows := await store.messages_after(after, limit=batch, session_id=sid):
+        while rows := await store.feed.messages_after(after, limit=batch, session_id=sid):
             recs += [record(s, m, rid=int(m.id), encrypted=encrypted) for s, m in rows]
             after = max(int(m.id) for _s, m in rows)
         await asyncio.to_thread(idx.replace_sessions, {sid: recs})
@@ -239,14 +239,14 @@ def _racy(updated_at: str | None, started: float) -> bool:
 async def _follow_marks(
     store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None
 ) -> None:
-    encrypted = store.capabilities.encryption
+    encrypted = store.traits.encryption
     marks: dict[str, str] = {}
     counts: dict[str, int] = {}
     racy: set[str] = set()
     started = time.time()
     cursor = None
     while True:
-        page = await store.list_sessions(limit=500, cursor=cursor)
+        page = await store.reader.list_sessions(limit=500, cursor=cursor)
         for s in page.sessions:
             marks[s.id] = json.dumps([s.messages, s.updated_at])
             counts[s.id] = s.messages
@@ -267,7 +267,7 @@ async def _follow_marks(
         progress(done, total)
     for sid in todo:
         recs: list[Record] = []
-        async for page in store.iter_messages(sid):
+        async for page in store.reader.iter_messages(sid):
             recs += [record(sid, m, rid=None, encrypted=encrypted) for m in page]
         mark = marks[sid] + _RACY if sid in racy else marks[sid]
         await asyncio.to_thread(idx.replace_sessions, {sid: recs}, {sid: mark})

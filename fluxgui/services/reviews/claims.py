@@ -38,7 +38,7 @@ async def candidates(db: ReviewDB, store: SessionStore, store_key: str, *, tag: 
         infos: list[SessionInfo] = []
         while True:
             ids, cursor = await db.matching(store_key, flt, limit=500, cursor=cursor)
-            infos.extend(await store.sessions_by_ids(ids))
+            infos.extend(await store.reader.sessions_by_ids(ids))
             if cursor is None:
                 break
         for info in sorted(infos, key=activity_key, reverse=True):
@@ -46,7 +46,7 @@ async def candidates(db: ReviewDB, store: SessionStore, store_key: str, *, tag: 
         return
     cursor = None
     while True:
-        page = await store.list_sessions(limit=PAGE, cursor=cursor)
+        page = await store.reader.list_sessions(limit=PAGE, cursor=cursor)
         kept = await db.keep_matching(store_key, [i.id for i in page.sessions], flt)
         for info in page.sessions:
             if info.id in kept:

@@ -50,7 +50,7 @@ class FilteredPages:
         ids, more = await self.db.matching(
             self.store_key, self.filter, limit=limit, cursor=tuple(cursor) if cursor else None  # type: ignore[arg-type]
         )
-        infos = {info.id: info for info in await store.sessions_by_ids(ids)} if ids else {}
+        infos = {info.id: info for info in await store.reader.sessions_by_ids(ids)} if ids else {}
         return SessionPage([infos[sid] for sid in ids if sid in infos], more)
 
     async def _store_page(
@@ -62,7 +62,7 @@ class FilteredPages:
         kept_rows: list = []
         reads = 0
         while True:
-            page = await store.list_sessions(limit=limit, cursor=cursor, order=order, descending=descending)
+            page = await store.reader.list_sessions(limit=limit, cursor=cursor, order=order, descending=descending)
             reads += 1
             kept = await self.db.keep_matching(self.store_key, [i.id for i in page.sessions], self.filter)
             kept_rows.extend(i for i in page.sessions if i.id in kept)

@@ -16,10 +16,12 @@ from typing import Any
 from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo, is_compaction
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction, SessionOrder, SessionPage
 from fluxgui.core.undecodable import from_agents_value, id_text
 
 from ..agents import AgentsStore
+from ..agents.listing import ADVANCED_EDITS
 from ..backend import Backend, Params
 from ..search import in_clause
 from .schema import GENERATIONS, RESERVATIONS, STRUCTURE, USAGE, content_preview
@@ -29,6 +31,7 @@ class AdvancedReader(AgentsStore):
     """The Agents SDK store read one branch at a time, with branches listed (the first
     layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
 
+    TRAITS = Traits(items=True, rowless_sessions=True, why_not={"editor": ADVANCED_EDITS})
     CAPABILITIES = Capabilities(
         append=True, fork=True, branches=True, usage=True, watermark=True, text_filter=True
     )

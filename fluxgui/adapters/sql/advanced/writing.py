@@ -57,7 +57,7 @@ class AdvancedStore(AdvancedBranches):
         if not items:
             return 0
         branch = branch or MAIN
-        editor = self.editor()
+        editor = self.table_editor()
 
         def message_type(item: dict[str, Any]) -> str:  # the library's classification
             if item.get("role") == "user":
@@ -127,7 +127,7 @@ class AdvancedStore(AdvancedBranches):
         self._check_writable()
         sid, at = session_id, int(at_message_id)
         branch = branch or MAIN
-        editor = self.editor()
+        editor = self.table_editor()
         structure_ids = TableEditor(
             self, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
         )

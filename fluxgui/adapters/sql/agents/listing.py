@@ -9,9 +9,12 @@ sessions; :mod:`.reading` reads their items, :mod:`.writing` writes them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import SessionInfo, iso_time
+from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities
 from fluxgui.core.undecodable import id_text
 
@@ -26,11 +29,24 @@ if TYPE_CHECKING:
     from ...encryption import ItemCipher
 
 
+#: why a store holding AdvancedSQLiteSession's structure rows takes no single-message edit
+ADVANCED_EDITS = (
+    " is an AdvancedSQLiteSession store: editing it is not supported yet (its "
+    "message_structure and turn_usage rows would go out of step)"
+)
+
+
 class AgentsListing(SqlStore):
     """The Agents SDK tables on SQLite or any SQLAlchemy URL: the schema and the
     session list (the first layer of :class:`~.writing.AgentsStore`)."""
 
     format = "agents"
+    TRAITS = Traits(items=True, rowless_sessions=True, encryption=True, partial_reads=True)
+
+    @property
+    def traits(self) -> Traits:
+        """Its traits; single-message edits refused where structure rows are present."""
+        return replace(self.TRAITS, why_not={"editor": ADVANCED_EDITS}) if self.has_branches else self.TRAITS
 
     @property
     def capabilities(self) -> Capabilities:

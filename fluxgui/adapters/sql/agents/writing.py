@@ -33,6 +33,7 @@ from ..backend import Params, Tx
 from ..editor import TableEditor
 from ..forks import free_fork_id, record_fork
 from ..sessions import stored_time, write_session
+from .listing import ADVANCED_EDITS
 from .reading import ENVELOPE_LIKE, AgentsReader
 
 
@@ -109,7 +110,7 @@ class AgentsStore(AgentsReader):
             # is deleting blind: every write waits for the key.
             raise self._key_needed()
 
-    def editor(self) -> TableEditor:
+    def table_editor(self) -> TableEditor:
         make = _SealingEditor if self.cipher is not None else TableEditor
         return make(
             self,
@@ -123,10 +124,7 @@ class AgentsStore(AgentsReader):
     def check_editable(self) -> None:
         self._check_writable()
         if self.has_branches:
-            raise ReadOnlyError(
-                f"{self.target} is an AdvancedSQLiteSession store: editing it is not "
-                "supported yet (its message_structure and turn_usage rows would go out of step)"
-            )
+            raise ReadOnlyError(f"{self.target}{ADVANCED_EDITS}")
 
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:
         """An item as it is (a dict with a ``type``, or a message role); a flux-style
