@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .base import Store
+from fluxgui.core.roles import Reader, Store, refuse
+
+
+class FluxReads(Reader, Protocol):
+    """A reader that also answers flux's ``Session.get_messages``."""
+
+    async def flux_messages(
+        self, session_id: str, limit: int | None, *, branch: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The most recent ``limit`` message dicts (``role``, ``content``, ``metadata``
+        when set), oldest first: what flux's ``get_messages(limit)`` returns."""
+        ...
 
 
 class StoreSession:
@@ -15,7 +25,7 @@ class StoreSession:
     flux documents it; ``add_messages`` appends to the same branch.
     """
 
-    def __init__(self, store: Store[Any], session_id: str, branch: str | None = None) -> None:
+    def __init__(self, store: Any, session_id: str, branch: str | None = None) -> None:
         self._store = store
         self._session_id = session_id
         self._branch = branch
@@ -26,9 +36,9 @@ class StoreSession:
         return self._session_id
 
     @property
-    def store(self) -> Store[Any]:
+    def store(self) -> Store:
         """The store the session is in."""
-        return self._store
+        return self._store  # type: ignore[no-any-return]
 
     @property
     def branch(self) -> str | None:
@@ -37,12 +47,15 @@ class StoreSession:
 
     async def get_messages(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The most recent ``limit`` messages (all when ``None``), oldest first."""
-        return await self._store.flux_messages(self._session_id, limit, branch=self._branch)
+        reader: FluxReads = self._store.reader
+        return await reader.flux_messages(self._session_id, limit, branch=self._branch)
 
     async def add_messages(self, messages: list[dict[str, Any]]) -> None:
         """Append flux message dicts."""
-        await self._store.add_messages(self._session_id, messages, branch=self._branch)
+        writer = self._store.writer or refuse(self._store, "writer")
+        await writer.add_messages(self._session_id, messages, branch=self._branch)
 
     async def clear(self) -> None:
         """Remove every message of the session."""
-        await self._store.clear_session(self._session_id)
+        writer = self._store.writer or refuse(self._store, "writer")
+        await writer.clear_session(self._session_id)

@@ -113,9 +113,9 @@ async def test_detected_as_advanced_with_capabilities(lib_db):
     async with await open_store(str(lib_db)) as store:
         assert isinstance(store, AdvancedStore)
         assert store.format == "agents"
-        caps = store.capabilities
-        assert caps.branches and caps.usage and caps.append and caps.fork
-        assert not caps.edit and not caps.clear
+        assert store.branches is not None and store.usage is not None
+        assert store.writer is not None and store.forks is not None
+        assert store.editor is None
         assert store.can_write is False and store.needs_key is False
         assert await store.branches.branch_exists(SID, "main")
 
@@ -131,8 +131,8 @@ async def test_plain_agents_store_is_not_advanced(tmp_path):
         s.close()
     async with await open_store(str(path)) as store:
         assert type(store) is AgentsStore
-        assert not store.capabilities.branches and not store.capabilities.usage
-        assert store.capabilities.edit and store.capabilities.encryption
+        assert store.branches is None and store.usage is None
+        assert store.editor is not None and store.traits.encryption
 
 
 async def test_everything_read_equals_the_library(lib_db):

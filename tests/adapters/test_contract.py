@@ -443,7 +443,7 @@ async def test_clear(target):
         assert await store.session("s-a").get_messages() == []
         # A JSON session folder keeps a cleared session's file (its other keys stay), so
         # the session stays listed with no messages; the SQL and Redis stores drop it.
-        keeps = store.capabilities.keeps_cleared_sessions
+        keeps = store.traits.keeps_cleared_sessions
         info = await store.reader.session_info("s-a")
         if keeps:
             assert info is not None and info.messages == 0

@@ -184,7 +184,7 @@ async def test_reads_every_item_as_get_items_does(lib):
         assert all(set(e) == {"__enc__", "v", "kid", "payload"} for e in await lib.raw(sid))
     async with await open_store(lib.target, key=lib.key) as store:
         assert store.needs_key is True and store.encrypted is True
-        assert store.capabilities.encryption and store.has_key
+        assert store.traits.encryption and store.has_key
         listed = await all_sessions(store, page_size=2)
         assert {s.id: s.messages for s in listed} == {sid: len(v) for sid, v in expected.items()}
         assert listed[0].id == LAST_WRITTEN

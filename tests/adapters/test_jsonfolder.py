@@ -500,7 +500,7 @@ async def main():
     store = await open_store(sys.argv[1], writable=True)
     # Die at the worst moment: the new file is written and synced, not yet renamed.
     os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
-    await store.add_messages("chat", [{"role": "user", "content": "never renamed"}])
+    await store.writer.add_messages("chat", [{"role": "user", "content": "never renamed"}])
 
 asyncio.run(main())
 """

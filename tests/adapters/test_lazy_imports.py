@@ -30,7 +30,7 @@ from fluxgui.adapters import open_store
 
 async def main(path):
     async with await open_store(path) as store:
-        return [s.id for s in (await store.list_sessions()).sessions]
+        return [s.id for s in (await store.reader.list_sessions()).sessions]
 
 ids = asyncio.run(main(sys.argv[1]))
 print(json.dumps({"ids": ids, "modules": sorted(sys.modules)}))

@@ -29,7 +29,7 @@ from fluxgui.services.browse import list_sessions
 
 async def main(path):
     async with await open_store(path, create="flux") as store:
-        await store.add_messages("s1", [{"role": "user", "content": "hi"}])
+        await store.writer.add_messages("s1", [{"role": "user", "content": "hi"}])
     async with await open_store(path) as store:
         listing = await list_sessions(store)
     # The SQLAlchemy/asyncpg road too (a closed port: it fails fast, after importing all).

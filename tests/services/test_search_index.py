@@ -145,7 +145,7 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
         await w.writer.add_messages(sessions[0], [{"role": "user", "content": "appended ISTANBUL line"}])
         await w.writer.clear_messages(sessions[1])
         await w.writer.delete_session(sessions[2])
-        if w.capabilities.edit:
+        if w.editor is not None:
             msgs = [m async for page in w.reader.iter_messages(sessions[3]) for m in page]
             await w.editor.delete_messages(sessions[3], [msgs[0].id])
             target_msg = msgs[2]
@@ -159,7 +159,7 @@ async def test_updates_follow_appends_deletes_clears_and_edits(kind: str, tmp_pa
         await assert_same(w)
         found = {h.session_id for h in (await search(w, "straße", update=False)).hits}
         assert "new-one" in found and sessions[2] not in found and sessions[1] not in found
-        if w.capabilities.edit:
+        if w.editor is not None:
             hits = [h for h in (await search(w, "edited to say", update=False)).hits]
             assert [h.session_id for h in hits] == [sessions[3]]
     finally:

@@ -84,7 +84,7 @@ def assert_the_order(result: Any, by_id: bool) -> None:
 
 
 async def assert_paths_agree(store: Any, paths: dict[str, Any]) -> None:
-    by_id = store.capabilities.watermark
+    by_id = store.feed is not None
     for needle in NEEDLES:
         every = await full_scan(store, needle)
         assert_the_order(every, by_id)

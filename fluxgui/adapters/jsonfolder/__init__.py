@@ -8,12 +8,13 @@ the stable session id.
 One module per responsibility: :mod:`.names` (session ids ↔ file names), :mod:`.entries`
 (history entries and documents as the library writes them), :mod:`.index` (the small
 index of the folder's files, read in worker threads), :mod:`.folder` (opening the folder
-and atomic file writes) and :mod:`.store` (the :class:`JsonFolderStore`).
+and atomic file writes), :mod:`.reader`, :mod:`.writer` (its parts) and :mod:`.store` (the
+store holding them).
 """
 
 from __future__ import annotations
 
 from .names import MAX_STEM_BYTES, file_stem, session_id_of
-from .store import JsonFolderStore, open_folder
+from .store import folder_store, open_folder
 
-__all__ = ["MAX_STEM_BYTES", "JsonFolderStore", "file_stem", "open_folder", "session_id_of"]
+__all__ = ["MAX_STEM_BYTES", "file_stem", "folder_store", "open_folder", "session_id_of"]

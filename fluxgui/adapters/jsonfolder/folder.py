@@ -31,8 +31,8 @@ TMP_PATTERN = r".+\.json\.[0-9a-f]{8}\.tmp"
 
 
 class Folder(FolderIndex):
-    """The back-end of a :class:`~.store.JsonFolderStore` (a
-    :class:`~fluxgui.adapters.base.StoreBackend`): the index, and the blocking file work."""
+    """The back-end of a JSON session folder store (a
+    :class:`~fluxgui.adapters.parts.StoreBackend`): the index, and the blocking file work."""
 
     def open(self, create: bool) -> None:
         """Check (``create``: make) the folder, drop our stale temporaries, index it."""

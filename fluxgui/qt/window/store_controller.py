@@ -365,11 +365,11 @@ class StoreController:
         """Say so when the database holds other Agents SDK stores (table pairs) than the
         one open; "Choose…" offers them all."""
         store, bar = self.store, self._window.tables_bar
-        others = list(store.other_tables) if store is not None else []
+        others = list(store.tables.others) if store is not None else []
         if not others:
             bar.hide()
             return
-        shown = table_pairs_text(others, store.table_sessions if store is not None else {})
+        shown = table_pairs_text(others, store.tables.sessions if store is not None else {})
         bar.show_notice(
             f"This database holds {plural(len(others), 'other Agents SDK store')} "
             f"(tables {visible(shown, keep_layout=False)}).",
@@ -379,13 +379,13 @@ class StoreController:
     def choose_other_tables(self) -> TableChooser | None:
         """The tables notice's "Choose…": the chooser with every pair, the open one first."""
         store, opened = self.store, self.opened
-        if store is None or opened is None or not store.other_tables:
+        if store is None or opened is None or not store.tables.others:
             return None
         current = (opened.options.sessions_table, opened.options.messages_table)
-        pairs = list(store.other_tables)
+        pairs = list(store.tables.others)
         if None not in current:
             pairs.insert(0, (str(current[0]), str(current[1])))
-        return self.choose_tables(opened, pairs, None, store.table_sessions)
+        return self.choose_tables(opened, pairs, None, store.tables.sessions)
 
     def choose_tables(
         self,
