@@ -114,7 +114,7 @@ async def cmd_repair(args: argparse.Namespace, out: TextIO) -> int:
     try:
         messages = await read_messages(store, args.session_id)
         plan = plan_repair(
-            args.session_id, messages, fixes, items=store.format == "agents",
+            args.session_id, messages, fixes, items=store.traits.items,
             cancel_text=args.cancel_text or CANCEL_TEXT, drop_calls=args.drop_calls, keep=args.keep,
         )
         code = await _write_plan(args, out, store, plan)

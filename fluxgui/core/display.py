@@ -205,14 +205,14 @@ def compaction_summary(m: Message) -> str:
     return f"{line} · created by {created_by}" if created_by else line
 
 
-def raw_document(message: Message, store_format: str | None = None) -> Any:
+def raw_document(message: Message, columns: bool | None = None) -> Any:
     """The stored form of a message, as "Copy raw JSON" and the inspector show it.
 
     An item store (Agents SDK, …) keeps JSON items: that item (or, when it was not valid
     JSON, its text). A flux row is the dict of its columns: ``role``, ``content`` and
     ``metadata`` (the metadata's own text when it is not a JSON object).
     """
-    if store_format == "flux" or (store_format is None and message.raw is None):
+    if columns or (columns is None and message.raw is None):
         metadata: Any = message.metadata
         if metadata is None and message.raw is not None:
             metadata = message.raw
@@ -222,9 +222,9 @@ def raw_document(message: Message, store_format: str | None = None) -> Any:
     return message.raw
 
 
-def raw_json(message: Message, store_format: str | None = None) -> str:
+def raw_json(message: Message, columns: bool | None = None) -> str:
     """:func:`raw_document` as pretty JSON; a raw that is text (malformed JSON) as it is."""
-    document = raw_document(message, store_format)
+    document = raw_document(message, columns)
     if isinstance(document, str):
         return document
     try:

@@ -75,6 +75,8 @@ class ExportWriter(ABC):
         self.out = out
         self.metadata = metadata
         self.store_format = ""
+        #: the store keeps a message as its table's columns (flux), not a JSON item
+        self.columns = False
         self.title = ""
         self.sessions = 0
         self.messages_written = 0
@@ -87,8 +89,11 @@ class ExportWriter(ABC):
         """Non-finite numbers written as strings so far (see the class docstring)."""
         return self._counter.replaced
 
-    def begin(self, store_format: str, title: str = "") -> None:
+    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
+        """Start the output of a store of ``store_format`` (written in the JSON header)
+        whose messages are its table's ``columns`` or stored JSON items."""
         self.store_format = store_format
+        self.columns = columns
         self.title = title
 
     # ----------------------------------------------------------------- buffered output
@@ -130,7 +135,7 @@ class ExportWriter(ABC):
             text = json.dumps(meta, indent=2, ensure_ascii=False)
             return (lambda: (text,)), "json"
         raw = m.raw
-        if self.store_format == "flux" and isinstance(raw, str):
+        if self.columns and isinstance(raw, str):
             return (lambda: slices(raw)), ""
         return None
 
@@ -174,7 +179,7 @@ class _JsonRecords(ExportWriter):
 
     def rows(self, page: RowPage) -> None:
         records = row_records(
-            page, self._head, "}" + self._end, metadata=self.metadata, store_format=self.store_format
+            page, self._head, "}" + self._end, metadata=self.metadata, columns=self.columns
         )
         if None not in records:  # all of them straight from the rows: one piece
             if records:
@@ -192,7 +197,7 @@ class _JsonRecords(ExportWriter):
         return self._open if first else self._between
 
     def _message(self, m: Message) -> None:
-        record = message_record(m, metadata=self.metadata, store_format=self.store_format)
+        record = message_record(m, metadata=self.metadata, columns=self.columns)
         if self._sid is not None:
             record = {"session_id": self._sid, **record}
         if big_message(m):
@@ -210,8 +215,8 @@ class JsonWriter(_JsonRecords):
     def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
         self._review = record
 
-    def begin(self, store_format: str, title: str = "") -> None:
-        super().begin(store_format, title)
+    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(store_format, title, columns=columns)
         self.out.write(
             f'{{"fluxgui_export": {EXPORT_VERSION}, "format": {_dumps(store_format)}, '
             '"sessions": ['
@@ -315,8 +320,8 @@ class _Transcript(ExportWriter):
 
 
 class MarkdownWriter(_Transcript):
-    def begin(self, store_format: str, title: str = "") -> None:
-        super().begin(store_format, title)
+    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(store_format, title, columns=columns)
         if title:
             self._put(f"# {mdsafe.inline_text(title)}\n\n")
 
@@ -404,8 +409,8 @@ _ROLE_CLASS = re.compile(r"[^a-z]")
 
 
 class HtmlWriter(_Transcript):
-    def begin(self, store_format: str, title: str = "") -> None:
-        super().begin(store_format, title)
+    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(store_format, title, columns=columns)
         page_title = title or "fluxgui export"
         self._put(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

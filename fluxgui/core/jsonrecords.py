@@ -41,14 +41,14 @@ LAYOUTS = ("flux", "agents")
 Row = tuple[Any, ...]
 
 
-def message_record(m: Message, *, metadata: bool = True, store_format: str = "") -> dict[str, Any]:
-    """The exported form of a message; without ``metadata`` its metadata is left out
-    (for a flux row whose metadata is not a JSON object, ``raw`` holds that text: it goes
-    too)."""
+def message_record(m: Message, *, metadata: bool = True, columns: bool = False) -> dict[str, Any]:
+    """The exported form of a message; without ``metadata`` its metadata is left out (a
+    row of columns whose metadata is not a JSON object — flux — keeps that text in
+    ``raw``: it goes too)."""
     out = m.to_dict()
     if not metadata:
         out["metadata"] = None
-        if store_format == "flux" and isinstance(m.raw, str):
+        if columns and isinstance(m.raw, str):
             out["raw"] = None
     return out
 
@@ -272,13 +272,13 @@ def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> 
 
 
 def row_records(
-    page: RowPage, head: str, tail: str, *, metadata: bool, store_format: str
+    page: RowPage, head: str, tail: str, *, metadata: bool, columns: bool
 ) -> list[str | None]:
     """The JSON record of each row of ``page`` (see the module text), from ``head`` to
-    ``tail``; ``None`` for a row to read as a Message. ``metadata`` and ``store_format``
-    are the writer's (as for :func:`message_record`)."""
+    ``tail``; ``None`` for a row to read as a Message. ``metadata`` and ``columns`` are
+    the writer's (as for :func:`message_record`)."""
     if page.layout == "flux":
         return flux_records(page, head, tail, metadata)
     if page.layout == "agents":
-        return agents_records(page, head, tail, not metadata and store_format == "flux")
+        return agents_records(page, head, tail, not metadata and columns)
     return [None] * len(page.rows)

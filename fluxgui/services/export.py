@@ -77,7 +77,7 @@ async def export_to_stream(
         total = sum(i.messages for i in infos) if infos is not None else await count_messages(store, None)
     result = TransferResult()
     writer = make_writer(fmt, out, metadata=metadata)
-    writer.begin(store.format, title or f"Sessions from {store.target}")
+    writer.begin(store.format, title or f"Sessions from {store.target}", columns=store.traits.columns)
     listing = _SessionList(store) if infos is None else None
     sessions = iter_infos(infos) if listing is None else listing()
     # Encoding and writing run in a worker thread (the loop stays free), a batch of

@@ -94,7 +94,7 @@ async def held(store: Store, ids: Sequence[str], *, first: bool = False) -> list
         found = {i.id for i in await store.reader.sessions_by_ids(list(dict.fromkeys(chunk)))}
         for n, sid in enumerate(chunk, start):
             # (Agents SDK items whose session row is missing are only found one by one.)
-            if sid in found or (store.format != "flux" and await store.reader.session_info(sid)):
+            if sid in found or (store.traits.rowless_sessions and await store.reader.session_info(sid)):
                 out.append(n)
                 if first:
                     return out

@@ -134,7 +134,7 @@ async def message_path(path: Path, fmt: str, metadata: bool) -> tuple[str, int]:
     async with await open_store(str(path)) as store:
         out = io.StringIO()
         writer = make_writer(fmt, out, metadata=metadata)
-        writer.begin(store.format, "t")
+        writer.begin(store.format, "t", columns=store.traits.columns)
         async for info in session_infos(store, None):
             writer.session(info)
             async for page in store.reader.iter_messages(info.id):
@@ -184,7 +184,7 @@ async def test_each_row_gives_the_record_of_the_message_the_store_reads(tmp_path
                 outs = []
                 for out, page in ((fast, RowPage(kind, [row], read)), (slow, None)):
                     writer = make_writer(fmt, out)
-                    writer.begin(kind)
+                    writer.begin(kind, columns=kind == "flux")
                     writer.session(SessionInfo(str(row[-1]), 1, None, None))
                     if page is None:
                         writer.messages([read(row)])

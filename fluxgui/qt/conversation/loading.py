@@ -97,8 +97,9 @@ class PaneLoading(PaneState):
 
     # -- loading ---------------------------------------------------------------------
 
-    def _format(self) -> str | None:
-        return self._store.format if self._store is not None else None
+    def _columns(self) -> bool | None:
+        """Whether the store keeps messages as its table's columns (``None``: no store)."""
+        return self._store.traits.columns if self._store is not None else None
 
     def _start(self, what: str, coro: Any) -> None:
         self._set_loading(what)

@@ -39,8 +39,8 @@ class PaneMenu(PaneState):
         m = self.current_message()
         if m is None:
             return False
-        fmt = self._format()
-        self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(raw_json(whole, fmt)))
+        columns = self._columns()
+        self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(raw_json(whole, columns)))
         return True
 
     def _whole_then(self, m: Message, then: Callable[[Message], None]) -> None:

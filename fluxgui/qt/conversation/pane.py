@@ -343,7 +343,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
 
     def raw_of(self, message: Message) -> Any:
         """What the store holds for ``message`` (the item, or a flux row's dict)."""
-        return raw_document(message, self._format())
+        return raw_document(message, self._columns())
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""

@@ -43,7 +43,7 @@ async def report_for(
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
-    report = check_messages(session_id, messages, items=store.format == "agents", limit=limit)
+    report = check_messages(session_id, messages, items=store.traits.items, limit=limit)
     if store.branches is None:
         return report
     extra = structure_problems(session_id, await (store.branches or refuse(store, "branches")).structure_report(session_id))

@@ -167,7 +167,7 @@ async def preflight(
 ) -> Preflight:
     """What resuming ``session_id`` now sends (see the module text)."""
     messages = await read_messages(store, session_id, branch=branch)
-    items = store.format == "agents"
+    items = store.traits.items
     if items:
         sent, stored = await _agents_input(
             session_id, messages, encrypted=store.needs_key or store.has_key, limit=limit
@@ -180,7 +180,7 @@ async def preflight(
         sent = _flux_input(messages, history)
         origins = [m.id for m in messages] if len(messages) == len(sent) else [None] * len(sent)
         problems = _problems_of(session_id, sent, origins, items=False)
-        if store.format == "flux":
+        if store.traits.strict_metadata:
             # flux's SQLiteSession reads every row's metadata as JSON: one that is not
             # stops the run before anything is sent.
             problems = [
