@@ -11,8 +11,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from fluxgui.core.roles import refuse
-from fluxgui.core.ports import MAIN, SessionStore
+from fluxgui.core.roles import Store, refuse
+from fluxgui.core.ports import MAIN
 from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from fluxgui.core.branches import UsageTotals
 
 
-def no_branches(store: SessionStore) -> Known:
+def no_branches(store: Store) -> Known:
     """The error for a branch asked of a store that keeps none."""
     return Known(
         f"{store.target} has no branches: it is not an AdvancedSQLiteSession store "
@@ -65,7 +65,7 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def named_sessions_notes(store: SessionStore, listed: list[Any]) -> None:
+def named_sessions_notes(store: Store, listed: list[Any]) -> None:
     """For a store that lists the ids it is given (Conversations): the ids the server
     did not know, or how to name some when none were given."""
     for problem in store.problems:

@@ -13,9 +13,8 @@ import argparse
 import sys
 from typing import TextIO
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.errors import show_id
-from fluxgui.core.ports import SessionStore
 
 from .edit import _confirm, _interactive
 from .errors import EXIT_DECLINED, EXIT_USAGE
@@ -84,7 +83,7 @@ def _print_plan(out: TextIO, plan) -> None:  # noqa: ANN001 - a Plan
     out.write(plan.summary() + "\n")
 
 
-async def _write_plan(args: argparse.Namespace, out: TextIO, store: SessionStore, plan) -> int:  # noqa: ANN001
+async def _write_plan(args: argparse.Namespace, out: TextIO, store: Store, plan) -> int:  # noqa: ANN001
     from fluxgui.services.doctor.repairs import apply_plan
 
     _print_plan(out, plan)

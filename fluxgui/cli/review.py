@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fluxgui.core.errors import show_id
+from fluxgui.core.roles import Store
 
 from .errors import Known
 from .output import one_line, print_json

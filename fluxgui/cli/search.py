@@ -15,8 +15,8 @@ import time
 from typing import TextIO
 
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.text import plural
+from fluxgui.core.roles import Store
 
 from .output import one_line, print_json
 from .stores import open_target
@@ -119,7 +119,7 @@ async def cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-async def search_sessions(store: SessionStore, text: str, limit: int | None) -> list[SessionInfo]:
+async def search_sessions(store: Store, text: str, limit: int | None) -> list[SessionInfo]:
     """``ls --search``: the sessions whose id or any message holds ``text``, most recently
     active first — through the store's index when it has one (updated first), or the
     server's trigram index (Postgres with ``pg_trgm``), else the store's own search,

@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from fluxgui.adapters.registry import KEY_ENV, OPTIONS, open_store, options_from
-from fluxgui.core.ports import OpenOptions, OptionSpec, SessionStore
+from fluxgui.core.ports import OpenOptions, OptionSpec
+from fluxgui.core.roles import Store
 
 from . import arguments
 from .output import one_line
@@ -109,7 +110,7 @@ def option_values(options: OpenOptions) -> dict[str, Any]:
     return {spec.name: getattr(options, spec.name) for spec in OPTIONS}
 
 
-async def open_target(args: argparse.Namespace, *, writable: bool = False) -> SessionStore:
+async def open_target(args: argparse.Namespace, *, writable: bool = False) -> Store:
     """Open ``args.target`` with the command's options (read-only unless ``writable``)
     and warn about what the store could not read."""
     store = await open_store(
@@ -119,7 +120,7 @@ async def open_target(args: argparse.Namespace, *, writable: bool = False) -> Se
     return store
 
 
-def warn_about(store: SessionStore) -> None:
+def warn_about(store: Store) -> None:
     """One line on stderr for each file of a folder that could not be read, and when the
     store's items are encrypted but no key was given."""
     for problem in store.problems:

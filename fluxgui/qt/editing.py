@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
 from fluxgui.services.edits import AnyChange
+from fluxgui.core.roles import Store
 
 from .bridge import AsyncBridge
 

@@ -1,7 +1,7 @@
 """Live refresh: notice when another process (an agent) writes to the open store.
 
 :class:`StoreWatcher` asks the open store for its :meth:`~fluxgui.core.ports.
-SessionStore.change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed`
+Store.change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed`
 when the token differs from the one before. The window connects that to the session
 list's :meth:`~fluxgui.qt.sessions.SessionListModel.refresh` and the conversation's
 :meth:`~fluxgui.qt.conversation.ConversationPane.catch_up`, which merge what is new
@@ -26,8 +26,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services.live import MAX_BACKOFF, POLL_INTERVAL, ChangeTracker
+from fluxgui.core.roles import Store
 
 __all__ = ["MAX_BACKOFF", "POLL_INTERVAL", "StoreWatcher"]
 

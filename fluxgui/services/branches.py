@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.branches import MAIN, BranchInfo, TurnUsage, UsageTotals
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.text import plural
 
 

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.errors import BranchNotFound, show_id
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import MAIN, SessionStore as Store
+from fluxgui.core.ports import MAIN
 
 
 @dataclass

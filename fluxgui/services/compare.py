@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.diff import Comparison, TurnDiff, compare_messages
 from fluxgui.core.display import kind_label
 from fluxgui.core.errors import BranchNotFound, FluxguiError, show_id
 from fluxgui.core.model import Message
-from fluxgui.core.ports import MAIN, SessionStore
+from fluxgui.core.ports import MAIN
 from fluxgui.core.text import plural
 from fluxgui.core.visible import visible
 
@@ -45,7 +45,7 @@ def _too_large(session_id: str, count: int, limit: int) -> SessionTooLarge:
 
 
 async def _read_side(
-    store: SessionStore, session_id: str, branch: str | None, limit: int
+    store: Store, session_id: str, branch: str | None, limit: int
 ) -> tuple[list[Message], Any, str | None]:
     """All messages of one side (checked against ``limit`` before and while reading), its
     per-turn usage (``None`` when the store does not record it) and the branch read
@@ -81,9 +81,9 @@ async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
 
 
 async def compare_sessions(
-    store_a: SessionStore,
+    store_a: Store,
     session_a: str,
-    store_b: SessionStore | None = None,
+    store_b: Store | None = None,
     session_b: str | None = None,
     *,
     branch_a: str | None = None,

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fluxgui.core.roles import Store
 from fluxgui.adapters.registry import kind_of, open_store, parse_target
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.errors import FluxguiError, NotASessionStore, TargetError, show_id
 from fluxgui.core.files import (
     hold_path,

@@ -15,12 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from fluxgui.core.roles import missing, refuse
+from fluxgui.core.roles import Store, missing, refuse
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change, Where
 from fluxgui.core.errors import FluxguiError, ReadOnlyError
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.turns import starts_turn
 
 #: An edit of either kind (a branch edit has the same interface: label, inverse, session).

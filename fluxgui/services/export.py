@@ -23,7 +23,7 @@ from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync
 from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionPage
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
 
 from .outputs import check_output
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from .browse import window_reads
 
@@ -66,7 +66,7 @@ def message_hit(session_id: str, m: Message, text: str) -> Hit | None:
 
 
 async def iter_found(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     text: str,
     *,
@@ -90,7 +90,7 @@ async def iter_found(
 
 
 async def find_in_session(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     text: str,
     *,
@@ -105,16 +105,16 @@ async def find_in_session(
 
 
 async def anchor_of(
-    store: SessionStore, session_id: str, message_id: int, *, branch: str | None = None
+    store: Store, session_id: str, message_id: int, *, branch: str | None = None
 ) -> tuple[Any, ...] | None:
     """The keyset anchor of message ``message_id`` (``None``: not in the session): the
-    store's :meth:`~fluxgui.core.ports.SessionStore.message_anchor` (one row for SQL
+    store's :meth:`~fluxgui.core.roles.Reader.message_anchor` (one row for SQL
     stores; others read forward until the id turns up)."""
     return await store.reader.message_anchor(session_id, message_id, branch=branch)
 
 
 async def page_around(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     message_id: int,
     *,
@@ -159,7 +159,7 @@ async def page_around(
 
 
 async def first_found(
-    store: SessionStore, session_id: str, text: str, *, branch: str | None = None,
+    store: Store, session_id: str, text: str, *, branch: str | None = None,
     batch: int = FIND_BATCH,
 ) -> Found | None:
     """The first message of the session containing ``text`` (reading only as far as it)."""

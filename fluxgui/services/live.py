@@ -12,7 +12,7 @@ its change watcher):
   whether a new token means "changed", and how long to wait after a failed poll (backing
   off up to a limit). The timer that runs the polls is the caller's.
 
-Everything here is plain asyncio over :class:`~fluxgui.core.ports.SessionStore`.
+Everything here is plain asyncio over :class:`~fluxgui.core.roles.Store`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from .browse import window_reads
 
@@ -66,7 +66,7 @@ class CatchUp:
 
 
 async def catch_up(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     loaded: Sequence[Message],
     *,

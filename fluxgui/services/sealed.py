@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fluxgui.adapters.encryption import is_envelope, unreadable_items
 from fluxgui.core.errors import UnreadableItems, show_id
 from fluxgui.core.model import Message, SessionInfo, meta_dict
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
 
 from .transfer_common import held, repeated
 

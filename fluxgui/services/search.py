@@ -1,6 +1,6 @@
 """Searching a store's sessions in batches, without Qt.
 
-A store's search (:meth:`~fluxgui.core.ports.SessionStore.search_session_ids`) yields the
+A store's search (:meth:`~fluxgui.core.roles.Reader.search_session_ids`) yields the
 ids of matching sessions one by one, as its query finds them; a list wants rows
 (:class:`~fluxgui.core.model.SessionInfo`), and wants them in few, not too large, pieces.
 :func:`search_batches` does the batching: ids go to ``sessions_by_ids`` in small batches
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 #: ids per ``sessions_by_ids`` query while a search runs
 SEARCH_BATCH = 50
@@ -42,7 +42,7 @@ class SearchBatch:
 
 
 async def search_batches(
-    store: SessionStore,
+    store: Store,
     text: str,
     *,
     batch: int = SEARCH_BATCH,

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionOrder, SessionStore
+from fluxgui.core.ports import SessionOrder
+from fluxgui.core.roles import Store
 
 #: besides its first page, each refresh re-checks this many more loaded rows (a window
 #: that moves on at every refresh, so that deleted sessions further down the list are
@@ -150,7 +151,7 @@ class Refresh:
 
 
 async def read_refresh(
-    store: SessionStore,
+    store: Store,
     *,
     page_size: int,
     search: bool,

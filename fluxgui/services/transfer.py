@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore as Store
 
 from .destinations import open_existing, plan_for, writable_store
 from .outputs import check_not_source

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.errors import Conflict
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.roles import Store
 from fluxgui.core.branches import MAIN, BranchChange, BranchInfo
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
 from fluxgui.services.branches import (
     BranchState,

@@ -33,10 +33,10 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.text import plural
 from fluxgui.services import credentials
 from fluxgui.services.chat_events import event_message, new_session_id
+from fluxgui.core.roles import Store
 
 from ..conversation import MessageDelegate, MessageListModel, MessageListView
 from ..errors import describe_error
@@ -56,7 +56,7 @@ CHAT_KEY = "chat"
 
 
 async def _chat_with_key(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     text: str,
     config: AgentConfig,

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
 
 from fluxgui.core.diff import Comparison
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
 from .view import CompareView
@@ -41,11 +41,11 @@ class CompareDialog(QDialog):
 def open_compare(
     parent: QWidget | None,
     bridge: AsyncBridge,
-    store: SessionStore,
+    store: Store,
     session_a: str,
     session_b: str,
     *,
-    store_b: SessionStore | None = None,
+    store_b: Store | None = None,
     branch_a: str | None = None,
     branch_b: str | None = None,
 ) -> CompareDialog:

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from fluxgui.core.compare_rows import side_text, summary_text
 from fluxgui.core.diff import Comparison
-from fluxgui.core.ports import SessionStore
 from fluxgui.services.compare import compare_sessions
+from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
 from ..widgets import ElidedLabel
@@ -108,9 +108,9 @@ class CompareView(QWidget):
 
     def compare(
         self,
-        store_a: SessionStore,
+        store_a: Store,
         session_a: str,
-        store_b: SessionStore | None = None,
+        store_b: Store | None = None,
         session_b: str | None = None,
         *,
         branch_a: str | None = None,

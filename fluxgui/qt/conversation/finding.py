@@ -18,9 +18,9 @@ from typing import Any
 from PySide6.QtWidgets import QAbstractItemView
 
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services.browse import window_reads
 from fluxgui.services.find import Found, find_in_session, first_found, page_around
+from fluxgui.core.roles import Store
 
 from .state import PaneState
 

@@ -23,9 +23,9 @@ from fluxgui.core.display import LOCK, badge_colours, encryption_badge, kind_lab
 from fluxgui.core.model import Message
 from fluxgui.core.pairing import ToolPairs, call_key, message_calls, output_key, tool_name
 from fluxgui.core.text import plural
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.visible import hidden_characters, visible
 from fluxgui.services.branches import short_tokens
+from fluxgui.core.roles import Store
 
 from .geometry import BADGE_GAP, BADGE_PAD, ICON
 from .icons import role_icon
@@ -58,7 +58,7 @@ class CardHost(Protocol):
 
     #: the store the messages come from (``None``: not stored ones, no encryption badges)
     @property
-    def store(self) -> SessionStore | None: ...
+    def store(self) -> Store | None: ...
     #: call id ↔ output for the messages shown
     pairs: ToolPairs
     #: turn number → total tokens of that turn (empty: none shown)

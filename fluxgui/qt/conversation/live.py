@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import live as live_service
 from fluxgui.services.live import CatchUp
+from fluxgui.core.roles import Store
 
 from .state import GONE_TEXT, PaneState
 

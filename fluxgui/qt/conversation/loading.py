@@ -19,9 +19,9 @@ from PySide6.QtCore import QItemSelectionModel
 
 from fluxgui.core.highlight import highlight_jobs, pretokenize
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services.browse import window_reads
 from fluxgui.services.live import RELOAD_MAX
+from fluxgui.core.roles import Store
 
 from .model import MESSAGE_ROLE
 from .state import PaneState, Restore

@@ -23,10 +23,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QToolButton, QVBox
 from fluxgui.core.display import raw_document
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.text import plural, session_label
 from fluxgui.core.visible import visible
 from fluxgui.services.live import PAGE_SIZE
+from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector

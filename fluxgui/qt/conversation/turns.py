@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex
 
 from fluxgui.core.model import Message, is_compaction
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.turns import starts_turn, turn_numbers
+from fluxgui.core.roles import Store
 
 from .state import PaneState
 

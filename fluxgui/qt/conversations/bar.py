@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBox
 
 from fluxgui.core.changes import Change
 from fluxgui.core.errors import show_id
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.visible import visible
 from fluxgui.services.transfer_common import TransferResult
+from fluxgui.core.roles import Store
 
 from .remembered import ConversationIds, location_of
 

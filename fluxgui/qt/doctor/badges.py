@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QAbstractItemView, QStyleOptionViewItem, QToolTip,
 
 from fluxgui.core.display import badge_colours, esc
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionStore
 from fluxgui.services.doctor import SessionReport, check_session
+from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
 from ..sessions import SessionListModel
@@ -48,7 +48,7 @@ class SessionBadges(QObject):
         self._view = view
         self._model = model
         self._bridge = bridge
-        self._store: SessionStore | None = None
+        self._store: Store | None = None
         self._reports: dict[str, SessionReport] = {}
         self._queue: OrderedDict[str, None] = OrderedDict()
         self._running: str | None = None
@@ -69,7 +69,7 @@ class SessionBadges(QObject):
         report = self._reports.get(session_id)
         return len(report.problems) if report is not None else None
 
-    def set_store(self, store: SessionStore | None) -> None:
+    def set_store(self, store: Store | None) -> None:
         """Another store (or none): forget everything."""
         if store is not self._store:
             self._store = store
@@ -122,14 +122,14 @@ class SessionBadges(QObject):
             self._queue.clear()
             self._running = None
 
-    def _done(self, store: SessionStore, report: SessionReport) -> None:
+    def _done(self, store: Store, report: SessionReport) -> None:
         self._running = None
         if store is self._store:
             self._reports[report.session_id] = report
             self._repaint(report.session_id)
         self._kick.start()
 
-    def _failed(self, store: SessionStore, sid: str) -> None:
+    def _failed(self, store: Store, sid: str) -> None:
         # A session gone meanwhile, a store closed: no badge, and on to the next one.
         self._running = None
         self._kick.start()

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget
 
-from fluxgui.core.ports import SessionStore
 from fluxgui.services import edits
 from fluxgui.core.model import Message
 from fluxgui.services.doctor import SessionReport, read_messages, report_for
@@ -22,6 +21,7 @@ from fluxgui.services.doctor.ledger import Ledger, ledger
 from fluxgui.services.doctor.preflight import Preflight, preflight
 from fluxgui.services.doctor.repairs import Plan, apply_plan, plan_repair, plan_rewind
 from fluxgui.services.doctor.text import markers
+from fluxgui.core.roles import Store
 
 from ..errors import describe_error
 from .badges import CHECK_BATCH, MAX_MESSAGES, SessionBadges
@@ -78,7 +78,7 @@ class DoctorController(QObject):
     # -- state -----------------------------------------------------------------------------
 
     @property
-    def _store(self) -> SessionStore | None:
+    def _store(self) -> Store | None:
         return self._window.store
 
     @property
@@ -127,7 +127,7 @@ class DoctorController(QObject):
             lambda r, s=store: self._on_checked(s, *r), self._on_failed,
         )
 
-    def _on_checked(self, store: SessionStore, report: SessionReport, outputs: dict[int, Message]) -> None:
+    def _on_checked(self, store: Store, report: SessionReport, outputs: dict[int, Message]) -> None:
         if store is not self._store or report.session_id != self._sid:
             return
         self._show(report, outputs)

@@ -17,9 +17,9 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 
+from fluxgui.core.roles import Store
 from fluxgui.core.model import SessionInfo
 from fluxgui.core.ports import SessionOrder, SessionPage
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services.index import found_session_ids
 from fluxgui.services.search import search_batches
 from fluxgui.services.session_list import (

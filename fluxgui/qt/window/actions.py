@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from fluxgui.core.display import set_time_zone
+from fluxgui.core.roles import Store
 
 if TYPE_CHECKING:
     from .main import MainWindow
@@ -57,7 +58,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
                               "Open a SQLite session store")
     actions["open_folder"] = _action(
         window, "Open &Folder…", window.stores.open_folder, "Ctrl+K, Ctrl+O",
-        "Open a folder of JSON session files (HelloAgent SessionStore)",
+        "Open a folder of JSON session files (HelloAgent Store)",
     )
     actions["open_url"] = _action(window, "Open &URL…", window.stores.open_url, "Ctrl+Shift+O",
                                   "Open a database or Redis server by URL (PostgreSQL, Redis, …)")

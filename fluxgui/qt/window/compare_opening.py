@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import MAIN
-from fluxgui.core.ports import SessionStore as Store
 
 if TYPE_CHECKING:
     from .main import MainWindow

@@ -16,12 +16,11 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QMessageBox
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
 from fluxgui.core.display import size_label
 from fluxgui.core.errors import ReadOnlyError, UnreadableItems
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.services import edits
 from fluxgui.services.edits import AnyChange, EditState
 

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar
 
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.visible import visible
 from fluxgui.services.index import UpdateReport, update_index
 from fluxgui.services.index.indexfile import peek_state
+from fluxgui.core.roles import Store
 
 from .index_process import IndexProcess
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QSplitter, QVBox
 
 from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.ports import OpenOptions
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
 
 from ..branches import branch_from_turn, install_branch_bar
 from ..reviews import extend_menu, install_reviews

@@ -8,7 +8,8 @@ import html
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QToolButton
 
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
+
 
 
 def format_text(store: Store) -> str:

@@ -25,11 +25,11 @@ from PySide6.QtCore import QModelIndex, QTimer
 from fluxgui.adapters.registry import DEFAULT_TTL, conversations_label
 from fluxgui.core.errors import FluxguiError, SeveralStores
 from fluxgui.core.ports import OpenOptions
-from fluxgui.core.ports import SessionStore as Store
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural, table_pairs_text
 from fluxgui.core.visible import visible
 from fluxgui.services.demo import demo_store_path
+from fluxgui.core.roles import Store
 
 from ..conversations import with_remembered
 from ..conversations.bar import remember_opened as remember_conversations
@@ -150,7 +150,7 @@ class StoreController:
             self.open_request(OpenRequest(path, path))
 
     def open_folder(self) -> None:
-        """A folder of JSON session files (HelloAgent SessionStore)."""
+        """A folder of JSON session files (HelloAgent Store)."""
         path = open_folder_dialog(self._window)
         if path:
             self.open_request(OpenRequest(path, path))

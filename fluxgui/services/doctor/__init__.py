@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
 
 from .checks import check_messages
 from .problems import CODES, LABELS, Problem, SessionReport
@@ -39,7 +38,7 @@ __all__ = [
 
 
 async def report_for(
-    store: SessionStore, session_id: str, messages: Sequence[Message], *, limit: int | None = None
+    store: Store, session_id: str, messages: Sequence[Message], *, limit: int | None = None
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
@@ -51,7 +50,7 @@ async def report_for(
 
 
 async def check_session(
-    store: SessionStore, session_id: str, *, limit: int | None = None, branch: str | None = None,
+    store: Store, session_id: str, *, limit: int | None = None, branch: str | None = None,
     batch: int = 1000,
 ) -> SessionReport:
     """The problems of one session (of ``branch``; an Advanced store's ``main`` by
@@ -61,7 +60,7 @@ async def check_session(
 
 
 async def check_sessions(
-    store: SessionStore, session_ids: Sequence[str] = (), *, limit: int | None = None
+    store: Store, session_ids: Sequence[str] = (), *, limit: int | None = None
 ) -> AsyncIterator[SessionReport]:
     """The report of each session named, or of every session (listed a page at a time,
     most recently active first) when none is."""

@@ -20,10 +20,9 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
-from fluxgui.core.roles import refuse
+from fluxgui.core.roles import Store, refuse
 from fluxgui.core.branches import TurnUsage
 from fluxgui.core.model import Message, unix_time
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.turns import group_turns
 
 from . import tokens
@@ -212,7 +211,7 @@ def build_ledger(
 
 
 async def ledger(
-    store: SessionStore, session_id: str, *, model: str | None = None, branch: str | None = None
+    store: Store, session_id: str, *, model: str | None = None, branch: str | None = None
 ) -> Ledger:
     """The ledger of ``session_id`` (token counting and prices off the event loop)."""
     messages = await read_messages(store, session_id, branch=branch)

@@ -23,7 +23,7 @@ from typing import Any
 
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.model import Message, from_item
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from . import tokens
 from .checks import check_messages, malformed
@@ -163,7 +163,7 @@ def _flux_input(messages: Sequence[Message], history: Sequence[dict[str, Any]]) 
 
 
 async def preflight(
-    store: SessionStore, session_id: str, *, limit: int | None = None, branch: str | None = None
+    store: Store, session_id: str, *, limit: int | None = None, branch: str | None = None
 ) -> Preflight:
     """What resuming ``session_id`` now sends (see the module text)."""
     messages = await read_messages(store, session_id, branch=branch)

@@ -4,11 +4,11 @@ at a time through the store's own paging."""
 from __future__ import annotations
 
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 
 async def read_messages(
-    store: SessionStore, session_id: str, *, branch: str | None = None, batch: int = 1000
+    store: Store, session_id: str, *, branch: str | None = None, batch: int = 1000
 ) -> list[Message]:
     """All messages of ``session_id`` (``branch``: an Advanced store's; default main) in
     stored order, ``batch`` at a time (the window reads smaller pages: each is turned into

@@ -18,8 +18,8 @@ from typing import Any
 from fluxgui.core.changes import Change
 from fluxgui.core.errors import FluxguiError, ReadOnlyError
 from fluxgui.core.model import Message, from_item
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.text import plural
+from fluxgui.core.roles import Store
 
 from ..edits import edit_reason
 from .checks import check_messages
@@ -309,7 +309,7 @@ def plan_rewind(
     return Plan(session_id, label, drop, (), tuple(messages))
 
 
-async def apply_plan(store: SessionStore, plan: Plan) -> Change:
+async def apply_plan(store: Store, plan: Plan) -> Change:
     """Write ``plan`` in one transaction (the store's ``rewrite_messages``); the returned
     change undoes it with ``inverse()``. Refused, with the reason, by stores that cannot
     edit single messages."""

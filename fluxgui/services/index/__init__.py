@@ -1,6 +1,6 @@
 """The local search index of a store (SQLite FTS5, trigram tokenizer) and the searches
 that use it, the server's trigram index or a scan. Qt-free; the store is read only
-through the :class:`~fluxgui.core.ports.SessionStore` protocol.
+through the :class:`~fluxgui.core.roles.Store` roles.
 
 * :mod:`.indexfile` — the file in fluxgui's cache folder, one per store;
 * :mod:`.update` — building it (resumable) and keeping it up to date;

@@ -32,7 +32,7 @@ from typing import Literal
 
 from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from .failures import IndexUnavailable, after_failure, damaged_note
 from .indexfile import IndexFile, fold, peek_state
@@ -110,7 +110,7 @@ def id_hits(session_ids: Iterable[str], needle: str) -> list[Hit]:
     return [h for h in found if h is not None]
 
 
-async def index_ready(store: SessionStore) -> bool:
+async def index_ready(store: Store) -> bool:
     """Whether the store's index finished building once (it may lag the store a little:
     the window updates it when the store changes)."""
     state = await asyncio.to_thread(peek_state, store.store_key)
@@ -118,7 +118,7 @@ async def index_ready(store: SessionStore) -> bool:
 
 
 async def found_session_ids(
-    store: SessionStore, needle: str, hits: dict[str, int] | None = None
+    store: Store, needle: str, hits: dict[str, int] | None = None
 ) -> AsyncIterator[str]:
     """The window's search: ids of the sessions whose id or messages hold ``needle``, from
     the index when it is ready (not updated here); on a server with a trigram index
@@ -148,7 +148,7 @@ async def found_session_ids(
 
 
 async def _server_session_ids(
-    store: SessionStore, needle: str, hits: dict[str, int] | None
+    store: Store, needle: str, hits: dict[str, int] | None
 ) -> AsyncIterator[str]:
     """The sessions whose messages hold ``needle`` (the server's trigram index finds the
     candidates, each checked here), then those whose id does (``ids_holding``: a store's
@@ -176,7 +176,7 @@ def indexable(needle: str) -> bool:
 
 
 async def search(
-    store: SessionStore,
+    store: Store,
     needle: str,
     *,
     limit: int | None = None,
@@ -212,7 +212,7 @@ async def search(
     return result
 
 
-def _key_notes(store: SessionStore, sessions: int | None = None) -> list[str]:
+def _key_notes(store: Store, sessions: int | None = None) -> list[str]:
     if store.needs_key and not store.has_key:
         where = f" ({sessions} sessions)" if sessions else ""
         return [f"encrypted items{where} were not searched: give the key (--key or FLUXGUI_KEY)"]
@@ -244,7 +244,7 @@ class _Collector:
         return None if self.limit is None else max(0, self.limit - len(self.hits))
 
 
-async def scan(store: SessionStore, needle: str, *, limit: int | None = None) -> SearchResult:
+async def scan(store: Store, needle: str, *, limit: int | None = None) -> SearchResult:
     """The hits without an index: on a store whose database narrows a text search (the SQL
     formats) only the rows its ``LIKE``/``ILIKE`` lets through are read and checked (and
     the session ids it finds); elsewhere every message (:func:`full_scan`)."""
@@ -253,7 +253,7 @@ async def scan(store: SessionStore, needle: str, *, limit: int | None = None) ->
     return await full_scan(store, needle, limit=limit)
 
 
-async def _narrowed(store: SessionStore, needle: str, limit: int | None, path: Path) -> SearchResult:
+async def _narrowed(store: Store, needle: str, limit: int | None, path: Path) -> SearchResult:
     """The session ids and the messages the database lets through, each checked here:
     the ``"scan"`` path of the SQL stores, and the ``"server"`` path (whose ``ILIKE`` a
     trigram index answers)."""
@@ -276,7 +276,7 @@ async def _narrowed(store: SessionStore, needle: str, limit: int | None, path: P
     return SearchResult(out.hits, path, _key_notes(store), out.truncated)
 
 
-async def full_scan(store: SessionStore, needle: str, *, limit: int | None = None) -> SearchResult:
+async def full_scan(store: Store, needle: str, *, limit: int | None = None) -> SearchResult:
     """Every session and every message read and checked: the baseline every other path
     equals, hits in the order every path gives (see the module text)."""
     out = _Collector(limit)
@@ -309,7 +309,7 @@ async def _checked(rows: list[tuple[str, Message]], needle: str) -> list[Hit]:
     return await asyncio.to_thread(check) if len(rows) > 200 else check()
 
 
-async def _all_sessions(store: SessionStore) -> AsyncIterator[str]:
+async def _all_sessions(store: Store) -> AsyncIterator[str]:
     cursor = None
     while True:
         page = await store.reader.list_sessions(limit=500, cursor=cursor)
@@ -320,7 +320,7 @@ async def _all_sessions(store: SessionStore) -> AsyncIterator[str]:
             return
 
 
-async def session_messages(store: SessionStore, sid: str) -> AsyncIterator[list[Message]]:
+async def session_messages(store: Store, sid: str) -> AsyncIterator[list[Message]]:
     """A session's messages as the index reads them: every row by id where ids increase
     store-wide (every branch's), else the session's messages in order."""
     if store.feed is not None:
@@ -333,7 +333,7 @@ async def session_messages(store: SessionStore, sid: str) -> AsyncIterator[list[
         yield page
 
 
-async def _indexed(store: SessionStore, needle: str, limit: int | None, *, update: bool) -> SearchResult:
+async def _indexed(store: Store, needle: str, limit: int | None, *, update: bool) -> SearchResult:
     idx: IndexFile = await asyncio.to_thread(lambda: open_index(store, reading=not update))
     failure: OSError | sqlite3.Error
     try:
@@ -364,7 +364,7 @@ async def _indexed(store: SessionStore, needle: str, limit: int | None, *, updat
     raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
-async def _in_order(store: SessionStore, hits: list[Hit], *, sealed: bool) -> list[Hit]:
+async def _in_order(store: Store, hits: list[Hit], *, sealed: bool) -> list[Hit]:
     """Message hits in the order of every path (the index gives them by its own row
     numbers, which are the store's ids only where ids grow store-wide)."""
     if store.feed is not None:
@@ -400,7 +400,7 @@ def _from_index(idx: IndexFile, needle: str, want: int | None) -> tuple[list[Hit
     return on_ids, found, idx.sealed_sessions()
 
 
-async def _sealed_hits(store: SessionStore, sid: str, needle: str) -> list[Hit]:
+async def _sealed_hits(store: Store, sid: str, needle: str) -> list[Hit]:
     """The hits among the encrypted items of one session, decrypted with the key."""
     hits: list[Hit] = []
     async with contextlib.aclosing(session_messages(store, sid)) as pages:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fluxgui.core.model import Message
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from .failures import IndexUnavailable, after_failure, remove
 from .indexfile import IndexFile, Record, index_path
@@ -79,19 +79,19 @@ def record(sid: str, m: Message, *, rid: int | None, encrypted: bool) -> Record:
     return Record(rid, sid, int(m.id), m.role, text)
 
 
-def open_index(store: SessionStore, *, reading: bool = False) -> IndexFile:
+def open_index(store: Store, *, reading: bool = False) -> IndexFile:
     """The store's index file (made empty when missing; ``reading``: to search it, no
     write lock when it is current). Blocking: a worker thread."""
     return IndexFile.for_store(store.store_key, reading=reading)
 
 
-def has_index(store: SessionStore) -> bool:
+def has_index(store: Store) -> bool:
     """Whether an index file exists for the store (it may be unfinished)."""
     return index_path(store.store_key).exists()
 
 
 async def update_index(
-    store: SessionStore,
+    store: Store,
     index: IndexFile | None = None,
     *,
     progress: Progress | None = None,
@@ -125,12 +125,12 @@ async def update_index(
     raise await asyncio.to_thread(after_failure, idx.path, failure)
 
 
-def _mode(store: SessionStore) -> str:
+def _mode(store: Store) -> str:
     return "watermark" if store.feed is not None else "marks"
 
 
 async def _follow_ids(
-    store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None, batch: int
+    store: Store, idx: IndexFile, report: UpdateReport, progress: Progress | None, batch: int
 ) -> None:
     encrypted = store.traits.encryption
     state = await asyncio.to_thread(idx.state)
@@ -237,7 +237,7 @@ def _racy(updated_at: str | None, started: float) -> bool:
 
 
 async def _follow_marks(
-    store: SessionStore, idx: IndexFile, report: UpdateReport, progress: Progress | None
+    store: Store, idx: IndexFile, report: UpdateReport, progress: Progress | None
 ) -> None:
     encrypted = store.traits.encryption
     marks: dict[str, str] = {}
@@ -304,7 +304,7 @@ def _drop_file(path: Path) -> None:
         remove(path)
 
 
-async def note_changed(store: SessionStore, session_ids: list[str]) -> None:
+async def note_changed(store: Store, session_ids: list[str]) -> None:
     """Tell the store's index (if there is one) that fluxgui changed these sessions in
     place (an edit keeps ids and counts): the next update reads them again."""
     if session_ids and has_index(store):

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fluxgui.core.ports import SessionStore
 from fluxgui.core.storekey import url_location
+from fluxgui.core.roles import Store
 
 from .model import ReviewError
 
@@ -48,7 +48,7 @@ class Place:
         return self.key.split("?", 1)[0]
 
 
-def places(stores: Iterable[SessionStore | Place]) -> list[Place]:
+def places(stores: Iterable[Store | Place]) -> list[Place]:
     """The places of ``stores`` (taken while they are open; a place stays as it is)."""
     return [s if isinstance(s, Place) else Place(s.store_key, tuple(s.local_paths())) for s in stores]
 

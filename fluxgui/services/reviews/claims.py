@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator
 from sqlalchemy import and_, insert, or_, select, update
 
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.ports import SessionStore
 from fluxgui.services.session_list import activity_key
+from fluxgui.core.roles import Store
 
 from . import schema as s
 from .model import CLAIM_SECONDS, IN_REVIEW, UNREVIEWED, ReviewFilter, later, stamp
@@ -29,7 +29,7 @@ from .repository import ReviewDB, insert_ignoring
 PAGE = 100
 
 
-async def candidates(db: ReviewDB, store: SessionStore, store_key: str, *, tag: str | None = None) -> AsyncIterator[SessionInfo]:
+async def candidates(db: ReviewDB, store: Store, store_key: str, *, tag: str | None = None) -> AsyncIterator[SessionInfo]:
     """Unreviewed, unclaimed sessions, most recently active first."""
     flt = ReviewFilter(state=UNREVIEWED, tag=tag)
     if tag:
@@ -95,7 +95,7 @@ async def renew(db: ReviewDB, store_key: str, session_id: str, reviewer: str, *,
 
 
 async def next_session(
-    db: ReviewDB, store: SessionStore, store_key: str, *, reviewer: str, take: bool = False,
+    db: ReviewDB, store: Store, store_key: str, *, reviewer: str, take: bool = False,
     tag: str | None = None, seconds: float = CLAIM_SECONDS, skip: set[str] | None = None,
 ) -> SessionInfo | None:
     """The next session to review (claimed for ``reviewer`` when ``take``); ``None``

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fluxgui.core.ports import SessionOrder, SessionPage, SessionStore
+from fluxgui.core.ports import SessionOrder, SessionPage
+from fluxgui.core.roles import Store
 
 from .model import ReviewFilter
 from .repository import ReviewDB
@@ -42,7 +43,7 @@ class FilteredPages:
         return self.filter.wants_unreviewed and not (self.filter.tag or self.filter.reviewer or self.filter.has_notes)
 
     async def page(
-        self, store: SessionStore, *, limit: int, cursor: tuple[Any, ...] | None,
+        self, store: Store, *, limit: int, cursor: tuple[Any, ...] | None,
         order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         if self.by_store:
@@ -54,7 +55,7 @@ class FilteredPages:
         return SessionPage([infos[sid] for sid in ids if sid in infos], more)
 
     async def _store_page(
-        self, store: SessionStore, limit: int, cursor: tuple[Any, ...] | None,
+        self, store: Store, limit: int, cursor: tuple[Any, ...] | None,
         order: SessionOrder, descending: bool,
     ) -> SessionPage:
         # Never an empty page with a cursor (a view would ask for ever): read on until a

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
 
 from fluxgui.core.errors import show_id
-from fluxgui.core.ports import SessionStore
+from fluxgui.core.roles import Store
 
 from . import apart
 from . import schema as s
@@ -108,7 +108,7 @@ class ReviewDB:
         self.dialect = engine.dialect.name
 
     @classmethod
-    async def open(cls, url: str | None = None, *, stores: Iterable[SessionStore | apart.Place] = ()) -> ReviewDB:
+    async def open(cls, url: str | None = None, *, stores: Iterable[Store | apart.Place] = ()) -> ReviewDB:
         """Open (create, upgrade) the review database ``url`` (see :mod:`.database`),
         refused when it is one of ``stores`` (the stores it keeps reviews of: see
         :mod:`.apart`) before anything is written."""
@@ -143,7 +143,7 @@ class ReviewDB:
         if self.reader is not self.engine:
             await self.reader.dispose()
 
-    async def check_apart(self, stores: Iterable[SessionStore | apart.Place]) -> None:
+    async def check_apart(self, stores: Iterable[Store | apart.Place]) -> None:
         """Refuse (:class:`ReviewError`) when this review database is one of ``stores``
         (a store opened after it: see :mod:`.apart`)."""
         places = apart.places(stores)
