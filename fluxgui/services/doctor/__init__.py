@@ -14,6 +14,7 @@ This module runs the checks on a store: :func:`check_session` for one session,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 from fluxgui.core.model import Message
@@ -42,7 +43,11 @@ async def report_for(
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
-    report = check_messages(session_id, messages, items=store.format == "agents", limit=limit)
+    # In a worker thread: the window's event loop runs meanwhile (a huge item's content
+    # key is made a slice at a time, so the interpreter's lock changes hands between).
+    report = await asyncio.to_thread(
+        check_messages, session_id, messages, items=store.format == "agents", limit=limit
+    )
     if not store.capabilities.branches:
         return report
     extra = structure_problems(session_id, await store.structure_report(session_id))
