@@ -322,14 +322,14 @@ class IndexFile:
                 touched.update(read(sid) for _rid, sid, _t in old)  # type: ignore[misc]
         insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
         fts_insert = "INSERT INTO fts(rowid, t) VALUES (?, ?)"
-        short = [r for r in records if not long_text(r.text)]
-        wrote_bytes = len(short) < len(records)  # (a long text is stored as its bytes)
+        long = [r for r in records if long_text(r.text)]
+        short = [r for r in records if not long_text(r.text)] if long else records
+        wrote_bytes = bool(long)  # (a long text is stored as its bytes)
         if len(given) == len(records):
             wrote_bytes |= _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in short])
             _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in short if r.text is not None])
-            for r in records:
-                if long_text(r.text):
-                    _put_long(db, r)
+            for r in long:
+                _put_long(db, r)
         else:
             cur = db.cursor()
             fts_rows = []
