@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from agents import SQLiteSession as AgentsSQLiteSession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
+from helpers import write_agents, write_flux
 from json_helpers import hello_entry, hello_save
 
 from fluxgui.adapters import open_store
@@ -60,22 +61,25 @@ NEEDLES = [
 ]
 
 
-async def write(kind: str, target: Path, texts: list[str]) -> None:
-    """Session ``big`` (short messages around the long ones) and session ``small``."""
+@pytest.fixture(params=["flux", "agents", "json"])
+def written(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path, list[str]]:
+    """A store written by its library: session ``big`` (short messages around the long
+    texts) and session ``small``."""
+    kind = request.param
+    target = tmp_path / ("store.db" if kind != "json" else "folder")
+    texts = long_texts(surrogate=kind == "agents")  # (only JSON can carry a lone surrogate)
     items: list[dict[str, Any]] = [{"role": "user", "content": "before boundary"}]
     items += [{"role": "assistant", "content": t} for t in texts]
     items.append({"role": "user", "content": "after tailword"})
-    for sid, its in (("big", items), ("small", [{"role": "user", "content": "headword alone"}])):
-        if kind == "flux":
-            await FluxSQLiteSession(str(target), session_id=sid).add_messages(its)
-        elif kind == "agents":
-            s = AgentsSQLiteSession(sid, str(target))
-            try:
-                await s.add_items(its)  # type: ignore[arg-type]
-            finally:
-                s.close()
-        else:
+    data = {"big": items, "small": [{"role": "user", "content": "headword alone"}]}
+    if kind == "flux":
+        write_flux(target, data)
+    elif kind == "agents":
+        write_agents(target, data)
+    else:
+        for sid, its in data.items():
             hello_save(target, sid, [hello_entry(m["role"], m["content"]) for m in its])
+    return kind, target, texts
 
 
 async def assert_same(store: Any) -> None:
@@ -97,11 +101,10 @@ def _long_rows(store: Any) -> list[tuple[Any, ...]]:
         db.close()
 
 
-@pytest.mark.parametrize("kind", ["flux", "agents", "json"])
-async def test_long_texts_are_indexed_in_pieces_and_found_as_a_scan_finds(kind: str, tmp_path: Path) -> None:
-    target = tmp_path / ("store.db" if kind != "json" else "folder")
-    texts = long_texts(surrogate=kind == "agents")  # (only JSON can carry a lone surrogate)
-    await write(kind, target, texts)
+async def test_long_texts_are_indexed_in_pieces_and_found_as_a_scan_finds(
+    written: tuple[str, Path, list[str]],
+) -> None:
+    kind, target, texts = written
     store = await open_store(str(target))
     try:
         report = await update_index(store)
