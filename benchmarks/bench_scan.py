@@ -12,7 +12,8 @@ Stores: ``bench_store.py``'s SQLite stores (written by ``flux.sessions.SQLiteSes
 trigram indexes. No local index exists (an empty ``FLUXGUI_CACHE_DIR``): every fluxgui
 search takes the scan path, as a first ``fluxgui search`` does.
 
-Per needle (a rare word, a common phrase, a non-ASCII word) it prints, in ms (median over
+Per needle (a rare word, a common phrase, a non-ASCII word, and a word no row holds:
+every row is read for it, 50 hits or not) it prints, in ms (median over
 ``--runs`` interleaved rounds; the ratio is the median of each round's ratio):
 
 * raw — connect, then ``SELECT id FROM t WHERE col LIKE '%text%'`` (``ILIKE`` on Postgres),
@@ -48,7 +49,8 @@ for p in (str(HERE), str(ROOT)):
         sys.path.insert(0, p)
 os.environ["FLUXGUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-scan-cache-")
 
-NEEDLES = [("zanzibar", "rare word"), ("weather forecast", "common phrase"), ("zürich", "non-ASCII word")]
+NEEDLES = [("zanzibar", "rare word"), ("weather forecast", "common phrase"), ("zürich", "non-ASCII word"),
+           ("xylophone", "absent word")]
 TARGET = 1.5
 PG_DB = "fluxgui_bench34"
 COLUMNS = {"flux": ("messages", "content"), "agents": ("agent_messages", "message_data")}

@@ -144,11 +144,14 @@ async def candidates(
     3. a text that filled the first page in the window goes on walking the key there.
 
     SQLite plans no such guess: it walks the key backwards, testing each row, and the
-    rows stream from the newest."""
+    rows stream from the newest — with a ``limit``, that many and one more at a time: it
+    stops reading there (a batch of 500 made it read on, through the whole table for a
+    text with fewer matches)."""
     order = " ORDER BY id DESC"
     if backend.dialect == "sqlite":
         sql = f"SELECT {columns} FROM {table} WHERE {cond}{order}"
-        async with contextlib.aclosing(_messages(backend, sql, params, convert)) as batches:
+        size = 500 if limit is None else limit + 1
+        async with contextlib.aclosing(_messages(backend, sql, params, convert, size)) as batches:
             async for batch in batches:
                 yield batch
         return
@@ -193,11 +196,12 @@ async def candidates(
 
 
 async def _messages(
-    backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message]
+    backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message],
+    batch: int = 500,
 ) -> AsyncIterator[list[tuple[str, Message]]]:
     """The rows of ``sql`` as (session id, Message) batches; the read is closed (its
     cursor released) however the caller stops."""
-    async with contextlib.aclosing(backend.stream(sql, params)) as parts:
+    async with contextlib.aclosing(backend.stream(sql, params, batch)) as parts:
         async for part in parts:
             yield await as_messages(part, convert)
 

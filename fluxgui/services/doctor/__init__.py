@@ -14,9 +14,10 @@ This module runs the checks on a store: :func:`check_session` for one session,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Store
 from fluxgui.core.model import Message
 
 from .checks import check_messages
@@ -42,10 +43,14 @@ async def report_for(
 ) -> SessionReport:
     """The report of ``messages`` (a session's, as read), with an Advanced store's
     structure checked too."""
-    report = check_messages(session_id, messages, items=store.traits.items, limit=limit)
+    # In a worker thread: the window's event loop runs meanwhile (a huge item's content
+    # key is made a slice at a time, so the interpreter's lock changes hands between).
+    report = await asyncio.to_thread(
+        check_messages, session_id, messages, items=store.traits.items, limit=limit
+    )
     if store.branches is None:
         return report
-    extra = structure_problems(session_id, await (store.branches or refuse(store, "branches")).structure_report(session_id))
+    extra = structure_problems(session_id, await store.branches.structure_report(session_id))
     return SessionReport(session_id, report.problems + tuple(extra), report.unchecked)
 
 

@@ -26,7 +26,8 @@ SDK's ``json.dumps`` writes ``"\\udc80"``), or an id read from bytes that are no
 is kept exactly: such a value is stored as its ``surrogatepass`` bytes (a BLOB, read back
 as the same ``str``), and the FTS table is given U+FFFD in each surrogate's place (a
 query leaves out the trigrams that hold one, as for NUL): the candidates are checked on
-the exact text, so the index finds what a scan finds.
+the exact text, so the index finds what a scan finds. So is a text longer than
+``stored.PIECE`` characters, written a piece at a time (see :mod:`.stored`).
 
 Every change is one transaction that also moves the watermark, so a process killed in the
 middle of a build (SIGKILL) leaves a consistent file that the next update continues.
@@ -45,11 +46,13 @@ from pathlib import Path
 
 from fluxgui.core.hits import fold as hits_fold
 from fluxgui.core.paths import cache_dir, private_file
-from fluxgui.core.undecodable import storable, utf8
+from fluxgui.core.undecodable import utf8
 from fluxgui.core.walmode import use_wal
 
 from .failures import damaged, set_aside, unavailable
-from .stored import as_stored, many, read, read_row, stored
+from .stored import (
+    as_stored, fts_parts, fts_text, long_text, many, read, read_row, stored, utf8_size, write_long,
+)
 
 SCHEMA_VERSION = "4"
 
@@ -103,17 +106,6 @@ def peek_state(store_key: str) -> dict[str, str]:
 def fold(text: str) -> str:
     """The text as the index holds it (:func:`fluxgui.core.hits.fold`)."""
     return hits_fold(text)
-
-
-def fts_text(text: str) -> str:
-    """What the FTS table is given of a text: folded, each NUL character (where FTS5's
-    tokenizer would end the text) and each lone surrogate (which UTF-8 cannot hold) as
-    U+FFFD. Queries leave out trigrams holding either, so nothing is missed; a candidate
-    is checked on its real text."""
-    folded = fold(text)
-    if "\x00" in folded:
-        folded = folded.replace("\x00", "\ufffd")
-    return storable(folded)
 
 
 def _unsearchable(chunk: str) -> bool:
@@ -306,13 +298,8 @@ class IndexFile:
     def _drop(self, sid: str) -> None:
         db = self._db
         key = stored(sid)
-        rows = db.execute(
-            "SELECT rid, text FROM msg WHERE session_id = ? AND text IS NOT NULL", (key,)
-        ).fetchall()
-        db.executemany(
-            "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
-            ((rid, fts_text(read(text))) for rid, text in rows),  # type: ignore[arg-type]
-        )
+        rows = db.execute("SELECT rid, text FROM msg WHERE session_id = ? AND text IS NOT NULL", (key,))
+        _fts_delete(db, rows)
         db.execute("DELETE FROM msg WHERE session_id = ?", (key,))
         db.execute("DELETE FROM sess WHERE session_id = ?", (key,))
 
@@ -330,22 +317,26 @@ class IndexFile:
                     f"SELECT rid, session_id, text FROM msg WHERE rid IN ({','.join('?' * len(given))})",
                     given,
                 ).fetchall()
-                db.executemany(
-                    "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
-                    ((rid, fts_text(read(text))) for rid, _sid, text in old if text is not None),  # type: ignore[arg-type]
-                )
+                _fts_delete(db, ((rid, text) for rid, _sid, text in old if text is not None))
                 db.executemany("DELETE FROM msg WHERE rid = ?", ((rid,) for rid, _s, _t in old))
                 touched.update(read(sid) for _rid, sid, _t in old)  # type: ignore[misc]
         insert = "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, ?)"
-        wrote_bytes = False
         fts_insert = "INSERT INTO fts(rowid, t) VALUES (?, ?)"
+        long = [r for r in records if long_text(r.text)]
+        short = [r for r in records if not long_text(r.text)] if long else records
+        wrote_bytes = bool(long)  # (a long text is stored as its bytes)
         if len(given) == len(records):
-            wrote_bytes = _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in records])
-            _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in records if r.text is not None])
+            wrote_bytes |= _insert_all(db, insert, [(r.rid, r.session_id, r.message_id, r.role, r.text) for r in short])
+            _insert_all(db, fts_insert, [(r.rid, fts_text(r.text)) for r in short if r.text is not None])
+            for r in long:
+                _put_long(db, r)
         else:
             cur = db.cursor()
             fts_rows = []
             for r in records:
+                if long_text(r.text):
+                    _put_long(db, r)
+                    continue
                 row, odd = as_stored((r.rid, r.session_id, r.message_id, r.role, r.text))
                 wrote_bytes |= odd
                 cur.execute(insert, row)
@@ -427,6 +418,29 @@ def _rollback(db: sqlite3.Connection) -> None:
     a ROLLBACK then would fail and hide why."""
     if db.in_transaction:
         db.execute("ROLLBACK")
+
+
+def _put_long(db: sqlite3.Connection, r: Record) -> None:
+    """Add a record whose text is longer than ``PIECE`` characters, in pieces (see
+    :mod:`.stored`): never bound whole (SQLite would copy it twice)."""
+    assert r.text is not None
+    head, _odd = as_stored((r.rid, r.session_id, r.message_id, r.role))
+    cur = db.execute(
+        "INSERT INTO msg(rid, session_id, message_id, role, text) VALUES (?, ?, ?, ?, zeroblob(?))",
+        (*head, utf8_size(r.text)),
+    )
+    rid = cur.lastrowid
+    assert rid is not None
+    write_long(db, "msg", "text", rid, r.text)
+    db.executemany("INSERT INTO fts(rowid, t) VALUES (?, ?)", ((rid, t) for t in fts_parts(r.text)))
+
+
+def _fts_delete(db: sqlite3.Connection, rows: Iterable[tuple[int, object]]) -> None:
+    """Take rows ``(rid, stored text)`` out of the FTS table (given what they were given)."""
+    db.executemany(
+        "INSERT INTO fts(fts, rowid, t) VALUES('delete', ?, ?)",
+        ((rid, t) for rid, text in rows for t in fts_parts(read(text))),  # type: ignore[arg-type]
+    )
 
 
 def _insert_all(db: sqlite3.Connection, insert: str, rows: list[tuple[object, ...]]) -> bool:
