@@ -244,6 +244,30 @@ async def test_a_deletion_in_the_middle_cannot_be_undone(conv_server):
             await store.writer.apply_change(pop.inverse())
 
 
+async def test_items_are_added_at_the_end_and_never_changed(conv_server):
+    cid = await sdk_write(conv_server, texts(3))
+    before = await sdk_items(conv_server, cid)
+    async with await conversations(conv_server, cid) as store:
+        with pytest.raises(ReadOnlyError, match="open read-only"):
+            await store.editor.update_message(cid, 1, {"role": "user", "content": "x"})
+    async with await conversations(conv_server, cid, writable=True) as store:
+        editor = store.editor
+        assert editor is not None and not editor.in_place and store.forks is None
+        msgs = await all_messages(store, cid)
+        change = await editor.insert_message(cid, {"role": "user", "content": "new"}, anchor=msgs[-1].id)
+        after = await sdk_items(conv_server, cid)
+        assert after[:-1] == before and after[-1]["content"][0]["text"] == "new"
+        assert [r["after"] for r in change.added] == [before[-1]["id"]]
+        never = "cannot change an item or put one between others"
+        with pytest.raises(ReadOnlyError, match=never):
+            await editor.insert_message(cid, {"role": "user", "content": "x"}, anchor=msgs[0].id)
+        with pytest.raises(ReadOnlyError, match=never):
+            await editor.update_message(cid, msgs[0].id, {"role": "user", "content": "x"})
+        with pytest.raises(ReadOnlyError, match=never):
+            await editor.rewrite_messages(cid, delete=[], insert_after=[(msgs[0].id, {"role": "user", "content": "x"})], label="x")
+        assert await sdk_items(conv_server, cid) == after
+
+
 async def test_clear_deletes_the_conversation_and_undo_makes_a_new_one(conv_server):
     cid = await sdk_write(conv_server, texts(25))
     before = await sdk_items(conv_server, cid)

@@ -1,6 +1,6 @@
 """The ``openai`` client a Conversations store talks through, and how its errors read.
 
-:class:`ConversationsBackend` is the store's :class:`~fluxgui.adapters.base.StoreBackend`:
+:class:`ConversationsBackend` is the store's :class:`~fluxgui.adapters.parts.StoreBackend`:
 an ``AsyncOpenAI`` client on the base URL (its own retries: twice, honouring
 ``retry-after``) in a worker thread (:mod:`.worker`: :meth:`~ConversationsBackend.run`),
 ``writable``, no change token (the API has none), no local files.

@@ -11,12 +11,13 @@ import asyncio
 from fluxgui.core.errors import TargetError
 from fluxgui.core.ports import OpenOptions
 
+from ..handle import OpenStore
 from .client import ConversationsBackend
+from .store import conversations_store
 from .target import base_url_of, conversation_ids, find_api_key, shown
-from .writing import ConversationsStore
 
 
-async def open_conversations(target: str, options: OpenOptions) -> ConversationsStore:
+async def open_conversations(target: str, options: OpenOptions) -> OpenStore:
     """The store ``target`` and ``options`` name (see :mod:`.target`)."""
     if options.create not in (None, "agents"):  # its items are the Agents SDK's
         raise TargetError(
@@ -30,4 +31,4 @@ async def open_conversations(target: str, options: OpenOptions) -> Conversations
     # The keyring may block for seconds: never on the caller's (UI) thread.
     key = options.api_key or await asyncio.to_thread(find_api_key, None)
     backend = ConversationsBackend(key, base_url, writable=options.writable, timeout=timeout)
-    return ConversationsStore(backend, shown(base_url), ids)
+    return conversations_store(backend, shown(base_url), ids)

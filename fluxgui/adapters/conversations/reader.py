@@ -6,7 +6,7 @@ reads a conversation's own; the window gives its remembered ids newest first). A
 latest :data:`COUNT_PROBE` items of each id (a few at a time) and keeps that snapshot
 until the next listing starts: a conversation with no more items than that has its
 count, a longer one "≥ 100" (``count_exact`` false). An id the server does not know is
-left out and reported in :attr:`problems`.
+left out and reported in the store's problems (:meth:`~.known.Known.problems`).
 
 Messages are paged with the API's cursor exactly as the SDK pages them: ``order=desc``
 from the end (the latest page first, so a 100,000-item conversation opens without
@@ -22,14 +22,14 @@ from typing import Any
 
 from fluxgui.core.errors import SessionNotFound, Unsupported
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.roles import Traits
-from fluxgui.core.ports import Capabilities, Direction, SessionPage, SessionOrder
+from fluxgui.core.ports import Direction, SessionOrder, SessionPage
 
-from ..base import Store, check_branch, cut_page
+from ..parts import Place
+from ..reading import ListingReader, cut_page
 from ..textmatch import contains
-from .client import ConversationsBackend
 from .answers import item_page
-from .items import to_message
+from .client import ConversationsBackend
+from .known import Known, Row
 
 #: items read per listed conversation (its count when it holds no more)
 COUNT_PROBE = 100
@@ -37,41 +37,15 @@ COUNT_PROBE = 100
 PAGE_MAX = 100
 #: conversations read at once while listing
 PARALLEL = 8
-#: a listed conversation: (id, position in the given order, item count, count exact)
-Row = tuple[str, int, int, bool]
 
 
-class ConversationsReader(Store[ConversationsBackend]):
-    """The reading layer of :class:`~.writing.ConversationsStore`."""
+class ConversationsReader(ListingReader[ConversationsBackend]):
+    """The conversations listed and their items (see the module text); what it reads is
+    kept in the store's :class:`~.known.Known`."""
 
-    format = "agents"
-    TRAITS = Traits(items=True, named_sessions=True, names_new_sessions=True, remote=True, noun="conversation", reports_problems=True)
-    in_place = False
-
-    @property
-    def editor(self) -> ConversationsReader:
-        """Items are removed and appended (not changed, nor put between others)."""
-        return self
-    CAPABILITIES = Capabilities(
-        append=True, clear=True, problems=True, lists_named_sessions=True, names_new_sessions=True
-    )
-
-    def __init__(self, backend: ConversationsBackend, target: str, ids: list[str]) -> None:
-        super().__init__(backend, target)
-        #: the conversation ids listed, in the order they were given
-        self.ids = list(dict.fromkeys(ids))
-        #: message id → item id, for every item read (edits name messages by number)
-        self.item_ids: dict[int, str] = {}
-        self._snapshot: list[Row] | None = None
-        self._problems: dict[str, str] = {}
-        #: the latest items :meth:`session_info` read (task, id, items newest first, more
-        #: follow): the first page of the next read from the end in the same task
-        self._probe: tuple[asyncio.Task[Any] | None, str, list[dict[str, Any]], bool] | None = None
-
-    @property
-    def problems(self) -> list[str]:
-        """The listed ids the server does not know."""
-        return list(self._problems.values())
+    def __init__(self, place: Place[ConversationsBackend], known: Known) -> None:
+        super().__init__(place)
+        self.known = known
 
     # -- one request -----------------------------------------------------------------
 
@@ -91,44 +65,21 @@ class ConversationsReader(Store[ConversationsBackend]):
             items, more = await self.backend.run(read)
         return items, more and bool(items)
 
-    def _message(self, item: dict[str, Any]) -> Message:
-        m = to_message(item)
-        if m.ref:
-            self.item_ids[m.id] = m.ref
-        return m
-
     # -- sessions ------------------------------------------------------------------
-
-    def _position(self, cid: str) -> int:
-        try:
-            return self.ids.index(cid)
-        except ValueError:
-            return len(self.ids)
 
     async def _row(self, cid: str, *, keep: bool = False) -> Row | None:
         """The row of ``cid`` (its latest items read; ``keep``: kept as the probe)."""
         try:
             items, more = await self.fetch(cid, order="desc", limit=COUNT_PROBE)
         except SessionNotFound as exc:
-            if cid in self.ids:
-                self._problems[cid] = str(exc)
+            self.known.lost(cid, str(exc))
             return None
-        self._problems.pop(cid, None)
+        self.known.found(cid)
         for item in items:
-            self._message(item)
+            self.known.message(item)
         if keep:
-            self._probe = (asyncio.current_task(), cid, items, more)
-        return (cid, self._position(cid), len(items), not more)
-
-    def _take_probe(self, cid: str) -> tuple[list[dict[str, Any]], bool]:
-        """The latest items of ``cid`` that :meth:`session_info` just read in this task
-        (newest first) and whether more follow; ``([], True)`` when there are none. Taken
-        once: ``show --limit 50`` and the window's first page read the conversation's end
-        once, not twice."""
-        probe, self._probe = self._probe, None
-        if probe is None or probe[0] is not asyncio.current_task() or probe[1] != cid:
-            return [], True
-        return list(probe[2]), probe[3]
+            self.known.keep_probe(cid, items, more)
+        return (cid, self.known.position(cid), len(items), not more)
 
     async def _rows_of(self, ids: list[str]) -> list[Row]:
         """The rows of ``ids`` the server knows; the first error of any (the other reads
@@ -147,15 +98,9 @@ class ConversationsReader(Store[ConversationsBackend]):
         return [r for r in (t.result() for t in tasks) if r is not None]
 
     async def _rows(self) -> list[Row]:
-        if self._snapshot is None:
-            self._snapshot = await self._rows_of(self.ids)
-        return self._snapshot
-
-    def forget_listing(self) -> None:
-        """Read the conversations again at the next listing, and the next page (after a
-        write)."""
-        self._snapshot = None
-        self._probe = None
+        if self.known.snapshot is None:
+            self.known.snapshot = await self._rows_of(self.known.ids)
+        return self.known.snapshot
 
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
@@ -164,7 +109,7 @@ class ConversationsReader(Store[ConversationsBackend]):
         """A page of the listed conversations (in the order given, by default); a
         listing from its start reads them again."""
         if cursor is None:
-            self.forget_listing()
+            self.known.forget()
         return await super().list_sessions(
             limit=limit, cursor=cursor, order=order, descending=descending
         )
@@ -186,11 +131,13 @@ class ConversationsReader(Store[ConversationsBackend]):
     async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
         """The conversation's row (its latest items read to count them); ``None`` when
         the server does not know it."""
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         row = await self._row(session_id, keep=True)
         return self._row_info(row) if row is not None else None
 
     async def require_session(self, session_id: str) -> SessionInfo:
+        """The conversation's row; the client's one line (a 404's) when the server does
+        not know it."""
         info = await self.session_info(session_id)
         if info is None:
             raise self.backend.unknown(session_id)
@@ -225,13 +172,16 @@ class ConversationsReader(Store[ConversationsBackend]):
         anchor: tuple[Any, ...] | None = None,
         direction: Direction = "backward",
         branch: str | None = None,
+        whole_up_to: int | None = None,
     ) -> list[Message]:
-        check_branch(self, branch)
+        """See :meth:`ListingReader.page_messages`; every item is read whole (the API
+        sends items whole: ``whole_up_to`` changes nothing)."""
+        self.place.check_branch(branch)
         if limit <= 0:
             return []
         order = "desc" if direction == "backward" else "asc"
         after: str | None = str(anchor[0]) if anchor else None
-        got, more = self._take_probe(session_id) if order == "desc" and after is None else ([], True)
+        got, more = self.known.take_probe(session_id) if order == "desc" and after is None else ([], True)
         del got[limit:]
         try:
             while len(got) < limit and more:
@@ -242,13 +192,13 @@ class ConversationsReader(Store[ConversationsBackend]):
             return []  # as every store: no such session, no messages
         if order == "desc":
             got.reverse()
-        return [self._message(i) for i in got]
+        return [self.known.message(i) for i in got]
 
     async def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
     ) -> AsyncIterator[list[Message]]:
         """Every item from the start, a page of the API at a time."""
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         after: str | None = None
         while True:
             try:
@@ -256,7 +206,7 @@ class ConversationsReader(Store[ConversationsBackend]):
             except SessionNotFound:
                 return
             if items:
-                yield [self._message(i) for i in items]
+                yield [self.known.message(i) for i in items]
             if not more:
                 return
             after = str(items[-1].get("id"))
