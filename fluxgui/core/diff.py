@@ -61,7 +61,7 @@ def same_message(a: Message, b: Message) -> bool:
         return False
     if (a.raw is None) != (b.raw is None):
         return True
-    return a.metadata == b.metadata and _content(a.raw) == _content(b.raw)
+    return bool(a.metadata == b.metadata and _content(a.raw) == _content(b.raw))
 
 
 def _key(m: Message) -> tuple[str, str, str]:

@@ -42,7 +42,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from . import mdsafe
 from .display import compaction_summary
@@ -183,7 +183,7 @@ class _JsonRecords(ExportWriter):
         )
         if None not in records:  # all of them straight from the rows: one piece
             if records:
-                self._put(self._sep() + self._between.join(records))
+                self._put(self._sep() + self._between.join(cast("list[str]", records)))
         else:
             for row, text in zip(page.rows, records):
                 if text is None:

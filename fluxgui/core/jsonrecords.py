@@ -22,13 +22,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.decoder import JSONDecoder
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import Any
 
 from .jsonsafe import BIG, is_big
 from .model import Message, _item_role, item_kind, item_text, iso_time
 
+_c_make_encoder: Any
 try:
     from _json import make_encoder as _c_make_encoder
 except ImportError:  # pragma: no cover - CPython always has it
@@ -103,9 +104,13 @@ if _c_make_encoder is not None:
     def _dump(value: Any) -> str:
         return "".join(_iterencode(value, 0))
 else:  # pragma: no cover
-    _dump = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
-_scan = JSONDecoder().scan_once
+    def _dump(value: Any) -> str:
+        return _encoder.encode(value)
+
+#: the C scanner json's decoder builds (a value and the index after it, from an index)
+_scan: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _parse(text: str) -> Any:
@@ -171,7 +176,7 @@ def flux_records(page: RowPage, head: str, tail: str, metadata: bool) -> list[st
     from ``head`` (``{``, or ``{"session_id": …, ``) to ``tail`` (``}``, and what
     follows it); ``None`` for a row to read as a Message. ``metadata``: the writer keeps
     metadata."""
-    utc, times = page.utc, {}
+    utc, times = page.utc, dict[str, str]()
     roles: dict[str, str] = {}  # role -> its "role" and "kind" fields
     out: list[str | None] = []
     add = out.append
@@ -225,7 +230,7 @@ def agents_records(page: RowPage, head: str, tail: str, drop_text_raw: bool) -> 
     """The record of each Agents SDK row ``(id, message_data, created_at, …)``, from
     ``head`` to ``tail``; ``None`` for a row to read as a Message. ``drop_text_raw``: a
     ``raw`` that is a string is left out (a flux export without metadata)."""
-    utc, times = page.utc, {}
+    utc, times = page.utc, dict[str, str]()
     out: list[str | None] = []
     add = out.append
     es, parse_dump = encode_basestring, _parse_dump

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 from .mdsafe import SLICE

@@ -195,6 +195,10 @@ class _Sanitiser:
         self.text = text
         self.end = end  # the text is text[:end]
         self.ambiguous = False  # a fence we cannot track was seen: protect no more fences
+        # the inline pass's output so far: pieces, their size, the text consumed up to
+        self._out: list[str] = []
+        self._size = 0
+        self._last = 0
 
     def run(self) -> Iterator[str]:
         text, n = self.text, self.end
@@ -276,8 +280,8 @@ class _Sanitiser:
     def _safe_target(self, p: int, b: int) -> bool:
         """Whether the link destination starting at ``p`` (after optional spaces and one
         line ending) is a plain http(s) or mailto target."""
-        p = self._skip_space(p, b)
-        return p is not None and _SAFE_TARGET.match(self.text, p, b) is not None
+        q = self._skip_space(p, b)
+        return q is not None and _SAFE_TARGET.match(self.text, q, b) is not None
 
     def _skip_space(self, p: int, b: int) -> int | None:
         """``p`` past spaces/tabs and at most one line ending (``None``: a blank line)."""
@@ -301,7 +305,8 @@ class _Sanitiser:
             return None
         depth, start = 0, q
         while True:
-            q = _DEST_RUN.match(text, q, b).end()  # up to a parenthesis, a space or the end
+            run = _DEST_RUN.match(text, q, b)  # up to a parenthesis, a space or the end
+            q = run.end() if run is not None else q
             c = text[q] if q < b else ""
             if c == "(":
                 depth += 1

@@ -360,8 +360,8 @@ def item_text(item: Any, kind: str) -> str:
 
 
 def _item_role(item: Any, kind: str) -> str:
-    if isinstance(item, dict) and isinstance(item.get("role"), str):
-        return item["role"]
+    if isinstance(item, dict) and isinstance(role := item.get("role"), str):
+        return role
     return {
         "tool_call": "assistant", "reasoning": "assistant", "tool_output": "tool",
         "compaction": COMPACTION_ROLE,

@@ -328,7 +328,7 @@ async def test_editing_in_place_is_refused_with_a_reason(tmp_path):
 
 
 async def test_missing_folder_and_new_folder(tmp_path):
-    from fluxgui.adapters.jsonfolder import open_folder
+    from fluxgui.adapters.jsonfolder.store import open_folder
 
     with pytest.raises(TargetError) as err:
         await open_folder(tmp_path / "nope", "nope", writable=False, create=False)

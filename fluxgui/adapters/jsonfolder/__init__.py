@@ -15,6 +15,5 @@ store holding them).
 from __future__ import annotations
 
 from .names import MAX_STEM_BYTES, file_stem, session_id_of
-from .store import folder_store, open_folder
 
-__all__ = ["MAX_STEM_BYTES", "file_stem", "folder_store", "open_folder", "session_id_of"]
+__all__ = ["MAX_STEM_BYTES", "file_stem", "session_id_of"]

@@ -15,7 +15,7 @@ from fluxgui.core.changes import Change, label_id
 from fluxgui.core.model import Message
 
 from ..parts import Place
-from . import sessions
+from .sessions import apply, clear, delete, fork
 from .entries import entry_from_flux, entry_from_message, local_now, naive_local
 from .folder import Folder
 from .names import file_stem
@@ -62,18 +62,18 @@ class FolderWriter:
         """Empty the session's history (the file and its other keys stay)."""
         self.place.check_writable()
         label = f"Clear session {label_id(session_id)}"
-        return await _write(sessions.clear, self._folder, session_id, label)
+        return await _write(clear, self._folder, session_id, label)
 
     async def delete_session(self, session_id: str) -> Change:
         """Remove the session's file."""
         self.place.check_writable()
         label = f"Delete session {label_id(session_id)}"
-        return await _write(sessions.delete, self._folder, session_id, label)
+        return await _write(delete, self._folder, session_id, label)
 
     async def apply_change(self, change: Any) -> Any:
         """Write ``change`` again, or its inverse (undo), if the file still fits it."""
         self.place.check_writable()
-        return await _write(sessions.apply, self._folder, change)
+        return await _write(apply, self._folder, change)
 
     async def import_session(
         self,
@@ -129,7 +129,7 @@ class FolderForks:
             file_stem(new_id)  # a name no file can have fails before anything is read
         label = f"Fork session {label_id(session_id)} at message {at_message_id}"
         return await _write(
-            sessions.fork, self.place.backend, session_id, int(at_message_id), new_id, label
+            fork, self.place.backend, session_id, int(at_message_id), new_id, label
         )
 
     async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
