@@ -198,8 +198,7 @@ async def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
             print_plan(out, args, plan, written=False)
             return 0
         async with dest_for_write(args, workspace) as dest:
-            plan = await plan_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
-            done = await write_merge(workspace, dest, plan, on_conflict=args.on_conflict)
+            done = await write_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
         print_plan(out, args, done, written=True)
     finally:
         await workspace.close()

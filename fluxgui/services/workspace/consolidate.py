@@ -155,18 +155,22 @@ async def plan_merge(
     workspace) into ``dest`` (``None``: a store not made yet, everything is written)."""
     if dest is not None:
         check_not_member(workspace, dest)
-    if session_ids:
-        ids = list(dict.fromkeys(session_ids))
-        for sid in ids:
-            if not await workspace.holders(sid):
-                await workspace.members[0].store.reader.require_session(sid)
-    else:
-        ids = [row.id for row in await session_rows(workspace, exact=False)]
     plan = MergePlan(dest.target if dest is not None else "")
-    for sid in ids:
+    for sid in await _ids(workspace, session_ids):
         item, _line = await plan_session(workspace, dest, sid, on_conflict)
         plan.sessions.append(item)
     return plan
+
+
+async def _ids(workspace: Workspace, session_ids: Sequence[str] | None) -> list[str]:
+    """The ids named (an id no store holds raises), or every session's."""
+    if not session_ids:
+        return [row.id for row in await session_rows(workspace, exact=False)]
+    ids = list(dict.fromkeys(session_ids))
+    for sid in ids:
+        if not await workspace.holders(sid):
+            await workspace.members[0].store.reader.require_session(sid)
+    return ids
 
 
 async def _pages(messages: list[Message]) -> AsyncIterator[list[Message]]:
@@ -183,17 +187,24 @@ def _times(line: Timeline) -> tuple[str | None, str | None]:
 
 
 async def write_merge(
-    workspace: Workspace, dest: Store, plan: MergePlan, *, on_conflict: OnConflict = "skip",
+    workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
+    *, on_conflict: OnConflict = "skip",
 ) -> MergePlan:
-    """Write what ``plan`` says into ``dest``, one transaction per session; each
-    session's plan is made again against the destination as it is now (another run may
-    have written it since), so nothing is written twice. Returns the plan as done."""
+    """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
+    every session) into ``dest``, one transaction per session. Each session is planned
+    again against the destination as it is now (another run may have written it since),
+    from the one read of its timeline that is written: nothing is written twice. Returns
+    the plan as done."""
     writer = dest.writer or refuse(dest, "writer")
     writer.check_importable()
     check_not_member(workspace, dest)
+    if isinstance(plan, MergePlan):
+        ids = [s.session_id for s in plan.sessions]
+    else:
+        ids = await _ids(workspace, plan)
     done = MergePlan(dest.target)
-    for planned in plan.sessions:
-        item, line = await plan_session(workspace, dest, planned.session_id, on_conflict)
+    for sid in ids:
+        item, line = await plan_session(workspace, dest, sid, on_conflict)
         if item.action in ("write", "rename") and line.total:
             first, last = _times(line)
             new_id, n = await writer.import_session(
