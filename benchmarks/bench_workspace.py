@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import aclosing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,6 +128,16 @@ async def _median(runs: int, fn) -> float:  # noqa: ANN001
     return statistics.median(times)
 
 
+async def _first_rows(ws: Workspace, exact: bool) -> None:
+    """The merged list's first 50 rows (the generator closed after, as a view would)."""
+    n = 0
+    async with aclosing(merged_sessions(ws, page=50, exact=exact)) as rows:
+        async for _row in rows:
+            n += 1
+            if n == 50:
+                break
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=100_000, help="items per store")
@@ -147,11 +158,7 @@ async def main() -> None:
     def ws_ls(exact: bool):  # noqa: ANN202
         async def run() -> None:
             ws = await Workspace.open(entries, keyring=False)
-            n = 0
-            async for _row in merged_sessions(ws, page=50, exact=exact):
-                n += 1
-                if n == 50:
-                    break
+            await _first_rows(ws, exact)
             await ws.close()
         return run
 
@@ -163,10 +170,11 @@ async def main() -> None:
     async def ws_screen() -> None:
         ws = await Workspace.open(entries, keyring=False)
         n = 0
-        async for turn in merged_turns(ws, SPLIT, batch=100):
-            n += len(turn.messages)
-            if n >= 100:
-                break
+        async with aclosing(merged_turns(ws, SPLIT, batch=100)) as turns:
+            async for turn in turns:
+                n += len(turn.messages)
+                if n >= 100:
+                    break
         await ws.close()
 
     async def parts_whole() -> None:
@@ -182,11 +190,7 @@ async def main() -> None:
         await opened.members[0].store.reader.list_sessions(limit=50)
 
     async def ws_ls_open() -> None:
-        n = 0
-        async for _row in merged_sessions(opened, page=50, exact=False):
-            n += 1
-            if n == 50:
-                break
+        await _first_rows(opened, False)
 
     async def ws_whole() -> None:
         ws = await Workspace.open(entries, keyring=False)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fluxgui.core.errors import TargetError, show_id
-from fluxgui.core.model import Message, unix_time
+from fluxgui.core.model import Message
 from fluxgui.core.roles import Store, refuse
 from fluxgui.services.doctor.repeats import content_key
 
@@ -179,11 +179,12 @@ async def _pages(messages: list[Message]) -> AsyncIterator[list[Message]]:
 
 
 def _times(line: Timeline) -> tuple[str | None, str | None]:
-    """The earliest and the latest time of the merged items."""
-    stamps = [m.created_at for m in line.messages() if unix_time(m.created_at) is not None]
-    if not stamps:
-        return None, None
-    return min(stamps, key=lambda t: unix_time(t) or 0.0), max(stamps, key=lambda t: unix_time(t) or 0.0)
+    """The session's first and last times: its first and last timed items in merged
+    order (which is by time)."""
+    messages = line.messages()
+    first = next((m.created_at for m in messages if m.created_at), None)
+    last = next((m.created_at for m in reversed(messages) if m.created_at), None)
+    return first, last
 
 
 async def write_merge(

@@ -15,7 +15,7 @@ holds an older copy is not split.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,7 +221,7 @@ def _turns_text(numbers: list[int]) -> str:
 async def merged_turns(
     workspace: Workspace, session_id: str, *, batch: int = 500,
     labels: Sequence[str] | None = None,
-) -> AsyncIterator[MergedTurn]:
+) -> AsyncGenerator[MergedTurn, None]:
     """The merged turns of ``session_id`` over the stores holding it (``labels``:
     these stores; default: every store that holds it), lazily."""
     if labels is None:
