@@ -142,3 +142,14 @@ async def test_a_workspace_file_keeps_no_password_and_reopens(tmp_path, pg_url):
     rows = {r["id"]: r for r in doc["sessions"]}
     assert [s["store"] for s in rows["sticky_7"]["stores"]] == ["rb", "pg"]
     assert [s["store"] for s in rows["user_123"]["stores"]] == ["ra", "rb"]
+
+
+async def test_ls_search_looks_in_every_store(tmp_path):
+    reps = await agents_replicas(tmp_path, sessions=0)
+    targets = [str(p) for p in reps.paths]
+    result = run_cli("ls", *targets, "--search", PO.lower(), "--json")
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)["sessions"]
+    assert row["id"] == "user_123" and [s["store"] for s in row["stores"]] == LABELS
+    found = _json("ls", *targets, "--search", "sticky_7 question 3", "--json")
+    assert [r["id"] for r in found["sessions"]] == ["sticky_7"]
