@@ -15,7 +15,7 @@ Agents SDK store becomes an item) by role, kind and text.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -189,13 +189,13 @@ def _times(line: Timeline) -> tuple[str | None, str | None]:
 
 async def write_merge(
     workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
-    *, on_conflict: OnConflict = "skip",
+    *, on_conflict: OnConflict = "skip", progress: Callable[[int, int], None] | None = None,
 ) -> MergePlan:
     """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
     every session) into ``dest``, one transaction per session. Each session is planned
     again against the destination as it is now (another run may have written it since),
     from the one read of its timeline that is written: nothing is written twice. Returns
-    the plan as done."""
+    the plan as done. ``progress(done, total)`` is told after each session."""
     writer = dest.writer or refuse(dest, "writer")
     writer.check_importable()
     check_not_member(workspace, dest)
@@ -214,4 +214,6 @@ async def write_merge(
             )
             item.written_as, item.written = new_id, n
         done.sessions.append(item)
+        if progress is not None:
+            progress(len(done.sessions), len(ids))
     return done
