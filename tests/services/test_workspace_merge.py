@@ -182,3 +182,26 @@ async def test_a_replica_is_never_the_destination(tmp_path):
     finally:
         await ws.close()
     assert snapshot(reps.paths[0]) == before
+
+
+async def test_a_flux_store_and_an_agents_store_merge_into_one_format(tmp_path):
+    """A team moved from flux's SQLite file to the Agents SDK and kept the old file: the
+    session's first turns are flux rows, the later ones items; the merge converts them
+    as ``copy`` does."""
+    from workspace_helpers import flux_add
+
+    old, new = tmp_path / "old" / "flux.db", tmp_path / "new" / "agents.db"
+    old.parent.mkdir()
+    new.parent.mkdir()
+    await flux_add(old, "user_123", [{"role": "user", "content": f"order {PO}"},
+                                     {"role": "assistant", "content": "noted"}], minute(1))
+    await agents_add(new, "user_123", [{"role": "user", "content": "the total?"}], minute(2))
+    dest = tmp_path / "merged.db"
+    ws = await _open([old, new])
+    try:
+        await _merge_twice(ws, str(dest), OpenOptions(create="agents"))
+    finally:
+        await ws.close()
+    items = await agents_items(dest, "user_123")
+    assert user_texts(items) == [f"order {PO}", "the total?"]
+    assert len(items) == 3
