@@ -129,7 +129,7 @@ def _area(name: str) -> str:
     "area",
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
-        pytest.param("fluxgui.adapters.redis", marks=PENDING),
+        "fluxgui.adapters.redis",
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
     ],

@@ -29,7 +29,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from fluxgui.core.errors import NotASessionStore, show_id
+from fluxgui.core.errors import Conflict, NotASessionStore, show_id
 from fluxgui.core.model import Message, SessionInfo, iso_time
 from fluxgui.core.roles import Traits
 from fluxgui.core.ports import Capabilities, Direction
@@ -116,6 +116,17 @@ class RedisReader(Store[RedisBackend]):
         """The session's hash, messages list and legacy counter, as the library names them."""
         hk = f"{self.prefix}:{sid}"
         return hk, f"{hk}:messages", f"{hk}:counter"
+
+    async def _check_types(self, pipe: Any, sid: str, keys: tuple[str, str, str]) -> None:
+        """The library's checks under WATCH: each key absent or of its own type."""
+        hk, mk, ck = keys
+        for key, want in ((hk, "hash"), (mk, "list"), (ck, "string")):
+            kind = text_of(await pipe.type(key))
+            if kind not in ("none", want):
+                raise Conflict(
+                    f"session {show_id(sid)} cannot be written in {self.target}: its key "
+                    f"{show_id(key)} is a {kind}, not a {want} (it belongs to something else)"
+                )
 
     async def _scan(self) -> AsyncGenerator[list[tuple[str, str]], None]:
         """Batches of ``(session id part, type)`` for every key under the prefix."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from redis.exceptions import WatchError
 
@@ -26,13 +26,10 @@ from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
 from ..encryption import resealed
 from .backend import failing, guarded, text_of
-from .reading import TIE_FIELD
-
-if TYPE_CHECKING:
-    from .writing import RedisStore
+from .reading import TIE_FIELD, RedisReader
 
 
-async def _read(store: RedisStore, pipe: Any, sid: str) -> SessionRow | None:
+async def _read(store: RedisReader, pipe: Any, sid: str) -> SessionRow | None:
     """The session as its keys hold it now (under WATCH): ``None`` when it has none."""
     hk, mk, ck = store._keys(sid)
     fields = await pipe.hgetall(hk)
@@ -70,7 +67,7 @@ def _rows(items: list[Any], start: int = 0) -> tuple[Row, ...]:
     return tuple({"id": start + n + 1, "data": d} for n, d in enumerate(items))
 
 
-def _write(pipe: Any, store: RedisStore, sid: str, state: SessionRow | None, items: list[Any]) -> None:
+def _write(pipe: Any, store: RedisReader, sid: str, state: SessionRow | None, items: list[Any]) -> None:
     """Queue (after MULTI) the commands that leave ``sid``'s keys as ``state`` with
     ``items`` (``None``: no keys)."""
     hk, mk, ck = store._keys(sid)
@@ -90,7 +87,7 @@ def _write(pipe: Any, store: RedisStore, sid: str, state: SessionRow | None, ite
         pipe.pexpire(ck, state.extra["hash_ttl"])
 
 
-async def _transact(store: RedisStore, sid: str, keys: list[str], body: Any) -> Any:
+async def _transact(store: RedisReader, sid: str, keys: list[str], body: Any) -> Any:
     """Run ``body(pipe)`` under WATCH of ``keys`` until no other writer got in between."""
 
     async def run() -> Any:
@@ -122,7 +119,7 @@ def _touched(sid: str, before: SessionRow, items: list[Any]) -> SessionRow:
     return SessionRow(before.created_at, now_ns // 1_000_000_000, extra=extra)
 
 
-async def _empty(store: RedisStore, sid: str, label: str, *, keep_hash: bool) -> Change:
+async def _empty(store: RedisReader, sid: str, label: str, *, keep_hash: bool) -> Change:
     """Remove the session's items; with ``keep_hash`` its hash stays (touched, its TTL
     kept), else every key of it goes."""
 
@@ -140,18 +137,18 @@ async def _empty(store: RedisStore, sid: str, label: str, *, keep_hash: bool) ->
     return await _transact(store, sid, list(store._keys(sid)), body)
 
 
-async def clear(store: RedisStore, sid: str, label: str) -> Change:
+async def clear(store: RedisReader, sid: str, label: str) -> Change:
     """Remove the session's items (the hash stays, with its TTL)."""
     return await _empty(store, sid, label, keep_hash=True)
 
 
-async def delete(store: RedisStore, sid: str, label: str) -> Change:
+async def delete(store: RedisReader, sid: str, label: str) -> Change:
     """Remove the session's keys, as ``RedisSession.clear_session()`` does."""
     return await _empty(store, sid, label, keep_hash=False)
 
 
 def _resealed(
-    store: RedisStore, origin: str, target: str, items: list[Any], drop: bool
+    store: RedisReader, origin: str, target: str, items: list[Any], drop: bool
 ) -> list[Any]:
     """Items of ``origin`` for ``target``: envelopes sealed again (the session id is the
     key's salt), keeping their encryption time; plain items as they are. An envelope no
@@ -165,7 +162,7 @@ def _resealed(
 
 
 async def fork(
-    store: RedisStore, sid: str, at_id: int, new_id: str | None, label: str, *, drop: bool = False
+    store: RedisReader, sid: str, at_id: int, new_id: str | None, label: str, *, drop: bool = False
 ) -> Change:
     """A new session holding ``sid``'s items up to and including position ``at_id``;
     ``new_id`` taken → ``Conflict``, ``None`` → the first free ``<sid>-fork…``; envelopes
@@ -201,7 +198,7 @@ async def fork(
     return await _transact(store, sid, list(store._keys(sid)), body)
 
 
-async def apply(store: RedisStore, change: Change) -> Change:
+async def apply(store: RedisReader, change: Change) -> Change:
     """Write ``change`` (a redo, or an ``inverse()`` for an undo) if the keys still hold
     what it expects; returns it."""
     sid = change.session_id

@@ -80,17 +80,6 @@ class RedisStore(RedisReader):
             self.needs_key = True
         return len(items)
 
-    async def _check_types(self, pipe: Any, sid: str, keys: tuple[str, str, str]) -> None:
-        """The library's checks under WATCH: each key absent or of its own type."""
-        hk, mk, ck = keys
-        for key, want in ((hk, "hash"), (mk, "list"), (ck, "string")):
-            kind = text_of(await pipe.type(key))
-            if kind not in ("none", want):
-                raise Conflict(
-                    f"session {show_id(sid)} cannot be written in {self.target}: its key "
-                    f"{show_id(key)} is a {kind}, not a {want} (it belongs to something else)"
-                )
-
     async def _append(self, sid: str, data: list[str]) -> None:
         keys = hk, mk, _ck = self._keys(sid)
         async with self.client.pipeline(transaction=True) as pipe:
