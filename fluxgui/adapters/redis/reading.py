@@ -1,17 +1,12 @@
-"""The Agents SDK ``RedisSession`` layout on a Redis server.
+"""Reading the Agents SDK ``RedisSession`` layout: the Redis store's reader.
 
-``RedisSession`` keeps each session in two keys under a prefix (default
-``agents:session``): a HASH ``<prefix>:<id>`` (``session_id``, ``created_at`` and
-``updated_at`` as Unix seconds) and a LIST ``<prefix>:<id>:messages`` of compact JSON items,
-oldest first. ``<prefix>:<id>:counter`` (a legacy string) belongs to the session too: the
-library deletes it on clear. Session ids may contain ``:``, so a session is found from its
-keys' *types*: every hash under the prefix is a session, and so is every list whose name
-ends in ``:messages`` (the library reads the list alone, so a list without its hash counts).
+Each session is a HASH ``<prefix>:<id>`` (``session_id``, ``created_at`` and
+``updated_at`` as Unix seconds) and a LIST ``<prefix>:<id>:messages`` of compact JSON
+items, oldest first (how they are found: :class:`~.keyspace.Keyspace`).
 
 Messages are addressed by their list index (``sort_key = (index,)``, ``id = index + 1``):
 the library only appends (RPUSH) and pops from the end (RPOP), so an index stays the same
-message for as long as the message exists. Writes copy ``RedisSession.add_items`` /
-``clear_session``: one WATCHed MULTI/EXEC with the same keys, fields and JSON options.
+message for as long as the message exists.
 
 Redis keeps no index to list or order sessions by, so a listing reads every session's hash
 fields and list length once (pipelined) and keeps that snapshot until the change token
