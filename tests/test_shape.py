@@ -129,7 +129,7 @@ def _area(name: str) -> str:
     "area",
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
-        pytest.param("fluxgui.adapters.redis", marks=PENDING),
+        "fluxgui.adapters.redis",
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
     ],
@@ -183,7 +183,7 @@ def _project_classes() -> list[type]:
     "area",
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
-        pytest.param("fluxgui.adapters.redis", marks=PENDING),
+        "fluxgui.adapters.redis",
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
     ],
