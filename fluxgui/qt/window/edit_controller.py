@@ -228,7 +228,7 @@ class EditController:
                                     f"{size_label(message.partial)}: too big to edit here.")
             return
         dialog = MessageEditDialog(
-            store.format,
+            store.traits.columns,
             lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec, original=message),
             message,
             f"Edit message {message.id}",
@@ -249,7 +249,7 @@ class EditController:
         anchor = window.conversation.current_message()
         title = f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
         dialog = MessageEditDialog(
-            store.format, lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec), None, title, window
+            store.traits.columns, lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec), None, title, window
         )
         if dialog.exec() and dialog.result_spec is not None:
             window.editor.run(edits.insert_message(
