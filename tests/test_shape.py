@@ -210,7 +210,6 @@ def _offenders(pattern: re.Pattern[str], root: Path, skip: Path | None = None) -
     return out
 
 
-@PENDING
 def test_the_window_reaches_stores_through_the_services() -> None:
     assert not _offenders(STORE_CALL, PACKAGE / "qt")
 
