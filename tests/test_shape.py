@@ -128,7 +128,7 @@ def _area(name: str) -> str:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
+        "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
