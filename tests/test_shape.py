@@ -128,7 +128,7 @@ def _area(name: str) -> str:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
+        "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
@@ -210,12 +210,10 @@ def _offenders(pattern: re.Pattern[str], root: Path, skip: Path | None = None) -
     return out
 
 
-@PENDING
 def test_the_window_reaches_stores_through_the_services() -> None:
     assert not _offenders(STORE_CALL, PACKAGE / "qt")
 
 
-@PENDING
 def test_formats_are_told_apart_by_what_they_declare() -> None:
     assert not _offenders(FORMAT_DECISION, PACKAGE, skip=PACKAGE / "adapters")
 

@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from fluxgui.services.live import MAX_BACKOFF, POLL_INTERVAL, ChangeTracker
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 __all__ = ["MAX_BACKOFF", "POLL_INTERVAL", "StoreWatcher"]
 
@@ -173,7 +174,7 @@ class StoreWatcher(QObject):
 
     async def _poll_once(self, store: Store) -> None:
         try:
-            token = await store.change_token()
+            token = await pages.change_token(store)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a poll never crashes anything

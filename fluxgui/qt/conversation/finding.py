@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtWidgets import QAbstractItemView
 
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.services.browse import window_reads
+from fluxgui.services import pages
 from fluxgui.services.find import Found, find_in_session, first_found, page_around
 from fluxgui.core.roles import Store
 
@@ -107,9 +107,7 @@ class PaneFinding(PaneState):
         text: str,
         hits: list[Found] | None = None,
     ) -> tuple[int, SessionInfo, Landing]:
-        info = await store.reader.session_info(session_id, branch=self.branch)
-        if info is None:
-            info = await store.reader.require_session(session_id)
+        info = await pages.known_session(store, session_id, branch=self.branch)
         if message_id is None and hits is None and text:
             # Land on the first hit as soon as it is found; the rest are counted after.
             first = await first_found(store, session_id, text, branch=self.branch)
@@ -126,8 +124,7 @@ class PaneFinding(PaneState):
                 branch=self.branch,
             )
         if around is None:
-            messages = await store.reader.page_messages(
-                session_id, branch=self.branch, limit=self.page_size, **window_reads(store))
+            messages = await pages.latest_messages(store, session_id, branch=self.branch, limit=self.page_size)
             landing = Landing(messages, None, len(messages) < self.page_size, True, hits)
         else:
             landing = Landing(around.messages, around.index, around.at_start, around.at_end, hits)
@@ -233,9 +230,8 @@ class PaneFinding(PaneState):
     async def _load_later(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
-        messages = await store.reader.page_messages(
-            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="forward",
-            **window_reads(store),
+        messages = await pages.messages_next_to(
+            store, session_id, anchor, "forward", branch=self.branch, limit=self.page_size
         )
         await self._prepare(generation, messages)
         return "later", generation, None, messages

@@ -19,7 +19,7 @@ from PySide6.QtCore import QItemSelectionModel
 
 from fluxgui.core.highlight import highlight_jobs, pretokenize
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.services.browse import window_reads
+from fluxgui.services import pages
 from fluxgui.services.live import RELOAD_MAX
 from fluxgui.core.roles import Store
 
@@ -146,24 +146,20 @@ class PaneLoading(PaneState):
     ) -> tuple[str, int, SessionInfo | None, list[Message]]:
         limit = limit or self.page_size
         if quiet:  # a reload for live refresh: a session gone meanwhile is no error
-            info = await store.reader.session_info(session_id, branch=self.branch)
+            info = await pages.session_row(store, session_id, branch=self.branch)
             if info is None:
                 return "gone", generation, None, []
         else:
-            info = await store.reader.session_info(session_id, branch=self.branch)
-            if info is None:
-                info = await store.reader.require_session(session_id)
-        messages = await store.reader.page_messages(
-            session_id, branch=self.branch, limit=limit, **window_reads(store))
+            info = await pages.known_session(store, session_id, branch=self.branch)
+        messages = await pages.latest_messages(store, session_id, branch=self.branch, limit=limit)
         await self._prepare(generation, messages)
         return ("reloaded" if quiet else "latest"), generation, info, messages
 
     async def _load_earlier(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
-        messages = await store.reader.page_messages(
-            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward",
-            **window_reads(store),
+        messages = await pages.messages_next_to(
+            store, session_id, anchor, "backward", branch=self.branch, limit=self.page_size
         )
         await self._prepare(generation, messages)
         return "earlier", generation, None, messages

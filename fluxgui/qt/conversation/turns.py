@@ -9,6 +9,7 @@ from PySide6.QtCore import QModelIndex
 from fluxgui.core.model import Message, is_compaction
 from fluxgui.core.turns import starts_turn, turn_numbers
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 from .state import PaneState
 
@@ -49,7 +50,7 @@ class PaneTurns(PaneState):
     async def _count_turns(
         self, generation: int, store: Store, session_id: str, first: Message
     ) -> tuple[int, int]:
-        return generation, await store.reader.count_turns_before(session_id, first.sort_key, branch=self.branch)
+        return generation, await pages.turns_before(store, session_id, first.sort_key, branch=self.branch)
 
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         if first == 0 and self._turn_base is None and self._at_start:

@@ -21,6 +21,7 @@ from fluxgui.core.errors import show_id
 from fluxgui.core.visible import visible
 from fluxgui.services.transfer_common import TransferResult
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 from .remembered import ConversationIds, location_of
 
@@ -172,7 +173,7 @@ def add_conversation(window: MainWindow, cid: str) -> None:
         others = tuple(i for i in opened.options.conversations if i != cid)
         _reopen(window, (cid, *others), cid)
 
-    window.bridge.start("conversations:add", store.reader.session_info(cid), checked, window.show_error)
+    window.bridge.start("conversations:add", pages.session_row(store, cid), checked, window.show_error)
 
 
 def forget_missing(window: MainWindow, more: bool) -> None:
@@ -234,4 +235,4 @@ def follow_transfer(window: MainWindow, result: Any) -> None:
         if made:
             ids.add(location, made)
 
-    window.bridge.start("conversations:remember", store.reader.sessions_by_ids(written), done)
+    window.bridge.start("conversations:remember", pages.sessions_by_ids(store, written), done)

@@ -166,7 +166,7 @@ class DoctorController(QObject):
         drop = self.problems.drop_calls.isChecked()
         keep = self.problems.keep_ids()
         self._plan(lambda store, sid, messages: plan_repair(
-            sid, messages, fixes, items=store.format == "agents",
+            sid, messages, fixes, items=store.traits.items,
             **({"cancel_text": cancel} if cancel else {}), drop_calls=drop, keep_ids=keep,
         ))
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Store
+from fluxgui.services import pages
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import MAIN
 
@@ -42,7 +43,7 @@ class CompareOpener:
 
     @staticmethod
     async def _origin_of(store: Store, session_id: str) -> tuple[str, dict[str, Any] | None]:
-        return session_id, await (store.forks or refuse(store, "forks")).fork_origin(session_id)
+        return session_id, await pages.fork_origin(store, session_id)
 
     def _show_origin(self, result: tuple[str, dict[str, Any] | None]) -> None:
         session_id, origin = result

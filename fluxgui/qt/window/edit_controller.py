@@ -16,7 +16,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QMessageBox
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Store
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
 from fluxgui.core.display import size_label
@@ -228,8 +228,8 @@ class EditController:
                                     f"{size_label(message.partial)}: too big to edit here.")
             return
         dialog = MessageEditDialog(
-            store.format,
-            lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec, original=message),
+            store.traits.columns,
+            edits.spec_check(store, message),
             message,
             f"Edit message {message.id}",
             window,
@@ -249,7 +249,7 @@ class EditController:
         anchor = window.conversation.current_message()
         title = f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
         dialog = MessageEditDialog(
-            store.format, lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec), None, title, window
+            store.traits.columns, edits.spec_check(store), None, title, window
         )
         if dialog.exec() and dialog.result_spec is not None:
             window.editor.run(edits.insert_message(
