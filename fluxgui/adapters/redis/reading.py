@@ -16,7 +16,7 @@ moves; pages are then cut from the snapshot by keyset.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -161,7 +161,7 @@ class RedisReader(ListingReader[RedisBackend]):
         found = await self.sessions_by_ids([session_id])
         return found[0] if found else None
 
-    async def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    async def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         with self.space.failing():
             ids = sorted(r[0] for r in await self._rows())
         rest = []
