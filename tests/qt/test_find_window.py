@@ -41,8 +41,8 @@ def long_db(tmp_path: Path) -> Path:
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(target)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 def _current_text(window: Any) -> str:
@@ -112,7 +112,7 @@ def test_search_hit_opens_the_session_at_the_first_match(qtbot, window, long_db)
 def test_open_at_a_message_id_and_paging_down(qtbot, qloop, window, long_db):
     _open(qtbot, window, str(long_db))
     pane = window.conversation
-    messages = run_on(qtbot, qloop, all_messages(window.store, "long"))
+    messages = run_on(qtbot, qloop, all_messages(window.stores.store, "long"))
     target = messages[100]
     window.open_at("long", target.id)  # an index hit: a message id, no text
     qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None and pane.current_message().id == target.id, timeout=10_000)
@@ -202,7 +202,7 @@ def test_messages_written_while_landed_arrive_once_paged_to_the_end(qtbot, qloop
 
     _open(qtbot, window, str(long_db))
     pane = window.conversation
-    messages = run_on(qtbot, qloop, all_messages(window.store, "long"))
+    messages = run_on(qtbot, qloop, all_messages(window.stores.store, "long"))
     window.open_at("long", messages[200].id)
     qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None
                     and pane.current_message().id == messages[200].id, timeout=10_000)

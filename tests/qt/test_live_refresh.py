@@ -271,10 +271,10 @@ class Live:
     def open(self, target: str, session_id: str) -> None:
         window = self.window
         with self.qtbot.waitSignal(window.messagesShown, timeout=WAIT):
-            window.open_target(target, session_id=session_id)
-        self.qtbot.waitUntil(lambda: not window.busy, timeout=WAIT)
+            window.stores.open_target(target, session_id=session_id)
+        self.qtbot.waitUntil(lambda: not window.bridge.busy, timeout=WAIT)
         assert window.current_session_id == session_id
-        self.watcher.set_store(window.store)
+        self.watcher.set_store(window.stores.store)
         self.qtbot.waitUntil(lambda: self.watcher.polls > 0, timeout=WAIT)  # baseline taken
         self.counting = True
 

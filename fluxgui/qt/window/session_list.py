@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from fluxgui.core.redact import redact_url
 from fluxgui.core.text import plural
@@ -164,15 +164,28 @@ class SessionList(QObject):
         self.model.searchProgress.connect(self._on_search_progress)
         self.model.searchFinished.connect(self._on_search_finished)
 
-    def install(self, delete_session: Callable[[], None]) -> None:
-        """Wire what needs the rest of the window: the Delete key, the context menu,
+    def install(
+        self,
+        delete_session: Callable[[], None],
+        session_menu: Callable[[str], QMenu],
+        extend_menu: Callable[[QMenu, str], None],
+    ) -> None:
+        """Wire what needs the rest of the window: the Delete key, the context menu (the
+        edit controller's ``session_menu``, extended by ``extend_menu``: the reviews'),
         the pages arriving."""
+        self._session_menu, self._extend_menu = session_menu, extend_menu
         self._keys = SessionKeys(self._window, delete_session, self)
         self.view.installEventFilter(self._keys)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page_loaded)
         self.model.loadFailed.connect(self._on_failed)
+
+    def build_menu(self, session_id: str) -> QMenu:
+        """The context menu for ``session_id`` (not shown)."""
+        menu = self._session_menu(session_id)
+        self._extend_menu(menu, session_id)
+        return menu
 
     def selected_ids(self) -> list[str]:
         """The sessions selected in the list, in list order."""
@@ -294,6 +307,6 @@ class SessionList(QObject):
         info = self.model.session_at(index.row()) if index.isValid() else None
         if info is None:
             return
-        menu = self._window.build_session_menu(info.id)
+        menu = self.build_menu(info.id)
         menu.exec(self.view.viewport().mapToGlobal(pos))
         menu.deleteLater()
