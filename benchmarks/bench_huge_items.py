@@ -173,7 +173,7 @@ async def window_run(path: Path, trace: float | None) -> dict[str, Any]:
     if big_row is not None:
         start(probe)
         t0 = time.perf_counter()
-        viewer = pane.open_viewer(pane.model.index(big_row, 0))
+        viewer = pane.menus.open_viewer(pane.model.index(big_row, 0))
         await until(lambda: viewer.filled)
         out["viewer"] = time.perf_counter() - t0
         out["viewer_stall"] = probe.stop()

@@ -134,7 +134,7 @@ async def run_big(probe: Any, until: Any, path: Path) -> list[tuple[str, float, 
     while not pane.at_start:  # load every page: 600 cards
         before = pane.loaded_count
         pane.view.scrollToTop()  # the way a user pages back
-        pane.load_earlier()
+        pane.paging.load_earlier()
         await until(lambda: not window.bridge.busy and (pane.at_start or pane.loaded_count > before))
     loaded = pane.loaded_count
     await asyncio.sleep(0.1)

@@ -184,7 +184,7 @@ def _project_classes() -> list[type]:
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
         pytest.param("fluxgui.adapters.redis", marks=PENDING),
-        pytest.param("fluxgui.qt", marks=PENDING),
+        "fluxgui.qt",
         "fluxgui",
     ],
 )

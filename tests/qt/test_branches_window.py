@@ -215,7 +215,7 @@ def test_branch_from_this_turn_undo_and_redo(qtbot, window, advanced_db, name_br
     # The context menu of a user message offers it.
     window.conversation.select_message(second.id)
     index = window.conversation.view.currentIndex()
-    menu = window.conversation.build_context_menu(index)
+    menu = window.conversation.menus.build_context_menu(index)
     assert actions["branch_from_turn"] in menu.actions()
     menu.deleteLater()
 
@@ -315,7 +315,7 @@ def test_the_bar_is_hidden_for_plain_stores(qtbot, window, agents_db, advanced_d
     assert window.branch_bar.isHidden()
     assert window.conversation.turn_tokens == {}
     assert not window.actions_by_name["branch_from_turn"].isEnabled()
-    menu = window.conversation.build_context_menu(window.conversation.view.currentIndex())
+    menu = window.conversation.menus.build_context_menu(window.conversation.view.currentIndex())
     assert window.actions_by_name["branch_from_turn"] not in menu.actions()
     menu.deleteLater()
     # An Advanced store shows it; another plain store hides it again.

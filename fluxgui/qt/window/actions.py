@@ -134,14 +134,14 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     edit_menu.addSeparator()
     edit_menu.addAction(actions["editing"])
     edit_menu.addSeparator()
-    actions["copy"] = _action(window, "&Copy Text", window.conversation.copy_text, QKeySequence.StandardKey.Copy,
+    actions["copy"] = _action(window, "&Copy Text", window.conversation.menus.copy_text, QKeySequence.StandardKey.Copy,
                               "Copy the selected message's text")
-    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.copy_raw, "Ctrl+Shift+C",
+    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.menus.copy_raw, "Ctrl+Shift+C",
                                   "Copy the selected message as stored")
     actions["find"] = _action(window, "&Find…", lambda: focus_search(window), QKeySequence.StandardKey.Find,
                               "Search sessions and messages")
     actions["find_in_conversation"] = _action(
-        window, "Find in C&onversation…", window.conversation.open_find_bar, None,
+        window, "Find in C&onversation…", window.conversation.finding.open_find_bar, None,
         "Find text in the open conversation (Ctrl+F there)")
     actions["find_next"] = _action(window, "Find &Next", lambda: window.session_list.find_step(),
                                    "F3",
@@ -229,10 +229,10 @@ def _plain_text_action(window: MainWindow) -> QAction:
     value = settings.value(PLAIN_TEXT, False)
     on = value is True or str(value).lower() == "true"
     action.setChecked(on)
-    window.conversation.set_all_plain(on)
+    window.conversation.menus.set_all_plain(on)
 
     def toggled(checked: bool) -> None:
-        window.conversation.set_all_plain(checked)
+        window.conversation.menus.set_all_plain(checked)
         settings.setValue(PLAIN_TEXT, bool(checked))
         settings.sync()
 
@@ -262,7 +262,7 @@ def focus_search(window: MainWindow) -> None:
     focus = QApplication.focusWidget()
     pane = window.conversation
     if focus is not None and pane.isAncestorOf(focus) and pane.session_id is not None:
-        pane.open_find_bar()
+        pane.finding.open_find_bar()
         return
     window.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
     window.search_box.selectAll()

@@ -201,7 +201,7 @@ class EditController:
         window = self._window
         store = self._editable_store()
         sid = window.current_session_id
-        picked = window.conversation.selected_messages()
+        picked = window.conversation.menus.selected_messages()
         if store is None or sid is None or not picked:
             return
         if len(picked) > 1 and not confirm.confirm_delete_messages(window, len(picked)):
@@ -320,7 +320,7 @@ class EditController:
         elif plan.reload:
             if plan.maybe_gone:
                 self._maybe_gone = change.session_id
-            window.conversation.reload(keep_position=True)  # keeps the scroll position
+            window.conversation.paging.reload(keep_position=True)  # keeps the scroll position
         window.edits.update_actions()
 
     def _say_applied(self, change: AnyChange) -> None:

@@ -225,7 +225,7 @@ class MainWindow(QMainWindow):
         if copied:
             self.show_again(session_id)
         elif session_id == self._session_id:
-            self.conversation.catch_up()
+            self.conversation.live.catch_up()
 
     # -- showing -------------------------------------------------------------------
 
@@ -240,7 +240,7 @@ class MainWindow(QMainWindow):
         branch = self.branch_bar.branch_for(store, session_id)
         text = self.sessions.search_text
         if text:
-            self.conversation.open_at(store, session_id, None, text, branch)
+            self.conversation.finding.open_at(store, session_id, None, text, branch)
         else:
             self.conversation.show_session(store, session_id, branch)
 
@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
         else:
             self.session_list.pending = session_id
         branch = self.branch_bar.branch_for(store, session_id)
-        self.conversation.open_at(store, session_id, message_id, find_text, branch)
+        self.conversation.finding.open_at(store, session_id, message_id, find_text, branch)
 
     def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None:
         """A session found through the search index: open it at the message the index
@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
             return
         self._session_id = session_id
         branch = self.branch_bar.branch_for(store, session_id)
-        self.conversation.open_at(store, session_id, message_id, text, branch)
+        self.conversation.finding.open_at(store, session_id, message_id, text, branch)
 
     def show_again(self, session_id: str) -> None:
         """Show ``session_id`` from the start (even when it is the one shown), and select
@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.indexing.store_changed()
         if self._session_id is not None:
-            self.conversation.catch_up()
+            self.conversation.live.catch_up()
         if self.branch_bar.isVisible():
             self.branch_bar.refresh()
 

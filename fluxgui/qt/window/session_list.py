@@ -233,16 +233,16 @@ class SessionList(QObject):
         """The search was cleared: the conversation no longer highlights its text (the
         find bar's own text stays while the bar is open)."""
         pane = self._window.conversation
-        if not text and not pane.find_bar.isVisible() and pane.find_text:
-            pane.stop_finding()
+        if not text and not pane.find_bar.isVisible() and pane.finding.find_text:
+            pane.finding.stop_finding()
 
     def find_step(self, *, backward: bool = False) -> None:
         """F3 / Shift+F3 (and Enter / Shift+Enter in the list): the next or previous
         message containing the text looked for (the find bar's, else the search's)."""
         pane = self._window.conversation
-        text = pane.find_text or self.model.search_text
+        text = pane.finding.find_text or self.model.search_text
         if text and pane.session_id is not None:
-            pane.find(text, backward=backward)
+            pane.finding.find(text, backward=backward)
 
     def show_count(self, more: bool) -> None:
         """The status bar's count of listed sessions (``+``: more to come)."""
@@ -291,7 +291,7 @@ class SessionList(QObject):
         if self.model.removing:
             # The shown session's row left the list (deleted elsewhere): keep showing
             # it, and let the pane find out and say so.
-            self._window.conversation.catch_up()
+            self._window.conversation.live.catch_up()
             return
         info = self.model.session_at(current.row()) if current.isValid() else None
         if info is None:
