@@ -127,8 +127,11 @@ class OpenAIChatModel(OpenAIModel):
             for _i, c in sorted(calls.items())
             if c["name"]
         ]
+        # flux's streamed runner takes one call per chunk; every call of the reply is
+        # in ``raw`` too (a replay answers parallel calls: fluxgui.services.replay)
         yield StreamChunk(
-            done=True, tool_call=made[0] if len(made) == 1 else None, usage=usage
+            done=True, tool_call=made[0] if len(made) == 1 else None, usage=usage,
+            raw={"tool_calls": made},
         )
 
 
