@@ -421,7 +421,8 @@ def synopsis(command: str | None) -> str:
 
             return "\n".join(nested_synopses(parser, command, _usage_part))
     shared = {"-h", "--help", "-V", "--version"}
-    positionals, options = [], []
+    positionals: list[str] = []
+    options: list[str] = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS or getattr(action, "store_option", False):
             continue

@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu
 
 from fluxgui.services.reviews import STATES, Claimed, Edit
+from fluxgui.services import pages as store_pages
 from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
 
@@ -85,7 +86,7 @@ def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, id
     """``edit`` (``None``: claim) on the selected sessions, or on every session matching
     the filter (``everything``: the store's pages or the review database's, as the
     list reads them)."""
-    if c.db is None or c.key is None or c.window.store is None:
+    if c.db is None or c.key is None or c.window.stores.store is None:
         return
     chosen = ids if ids is not None else ([] if everything else c.window.selected_session_ids())
     coro = _bulk(c, edit, chosen, everything)
@@ -93,15 +94,14 @@ def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, id
 
 
 async def _all_matching(c: ReviewController) -> list[str]:
-    store, ids, cursor = c.window.store, [], None
-    pages = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
+    store, ids, cursor = c.window.stores.store, [], None
+    filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
     if text:
-        async for sid in store.reader.search_session_ids(text):
-            ids.append(sid)
-        return sorted(await pages.keep(ids)) if pages else ids
+        ids = await store_pages.matching_session_ids(store, text)
+        return sorted(await filtered.keep(ids)) if filtered else ids
     while True:
-        page = await (pages.page(store, limit=500, cursor=cursor) if pages else store.reader.list_sessions(limit=500, cursor=cursor))
+        page = await (filtered.page(store, limit=500, cursor=cursor) if filtered else store_pages.session_page(store, limit=500, cursor=cursor))
         ids += [i.id for i in page.sessions]
         cursor = page.cursor
         if cursor is None or not page.sessions:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Store
+from fluxgui.services import pages
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import MAIN
 
@@ -36,13 +37,13 @@ class CompareOpener:
     def find_origin(self, session_id: str) -> None:
         """``session_id`` is shown: read where it was forked from (in the background)."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is not None:
             window.bridge.start("origin", self._origin_of(store, session_id), self._show_origin)
 
     @staticmethod
     async def _origin_of(store: Store, session_id: str) -> tuple[str, dict[str, Any] | None]:
-        return session_id, await (store.forks or refuse(store, "forks")).fork_origin(session_id)
+        return session_id, await pages.fork_origin(store, session_id)
 
     def _show_origin(self, result: tuple[str, dict[str, Any] | None]) -> None:
         session_id, origin = result
@@ -64,7 +65,7 @@ class CompareOpener:
         from ..compare import open_compare
 
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return None
         ids = window.selected_session_ids()

@@ -26,6 +26,7 @@ from fluxgui.core.visible import visible
 from fluxgui.services.index import UpdateReport, update_index
 from fluxgui.services.index.indexfile import peek_state
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 from .index_process import IndexProcess
 
@@ -94,7 +95,7 @@ class IndexController:
         if store is None:
             return
         self._window.bridge.start(
-            "index-advice", store.index_advice(), self._on_advice,
+            "index-advice", pages.index_advice(store), self._on_advice,
             lambda error: log.warning("looking for missing indexes failed: %s", error),
             background=True,
         )
@@ -129,7 +130,7 @@ class IndexController:
     async def _plan(self, store: Store) -> str:
         """``server`` (its trigram index answers), ``build`` (no finished index yet) or
         ``update``."""
-        if store.server_index is not None and await store.server_index.server_text_index():
+        if await pages.server_searches(store):
             return "server"
         state = await asyncio.to_thread(peek_state, store.store_key)
         return "update" if state.get("ready") == "1" else "build"
