@@ -59,11 +59,12 @@ async def cmd_ls_several(args: argparse.Namespace, out: TextIO) -> int:
     """``ls`` over a workspace: one row per session id, with the stores holding it."""
     from fluxgui.services.workspace.listing import session_rows
 
-    if args.search:
-        raise Known("ls: --search reads one TARGET at a time")
     workspace = await open_workspace(args)
     try:
-        rows = await session_rows(workspace, limit=args.limit or None)
+        if args.search:
+            rows = await _found_rows(workspace, args.search, args.limit or None)
+        else:
+            rows = await session_rows(workspace, limit=args.limit or None)
         if getattr(args, "save_workspace", None):
             workspace.save(Path(args.save_workspace))
         labels = workspace.labels
@@ -82,6 +83,23 @@ async def cmd_ls_several(args: argparse.Namespace, out: TextIO) -> int:
         )
     out.write(f"({plural(len(rows), 'session')} in {plural(len(labels), 'store')})\n")
     return 0
+
+
+async def _found_rows(workspace: Workspace, text: str, limit: int | None) -> list[Any]:
+    """``ls --search`` over a workspace: the sessions any store finds ``text`` in (each
+    store searched as ``ls --search`` searches one), with every store holding them, most
+    recently active first."""
+    from fluxgui.core.model import unix_time
+    from fluxgui.services.workspace.listing import rows_for
+
+    from .search import search_sessions
+
+    ids: list[str] = []
+    for m in workspace.members:
+        ids += [info.id for info in await search_sessions(m.store, text, None)]
+    rows = await rows_for(workspace, list(dict.fromkeys(ids)))
+    rows.sort(key=lambda r: unix_time(r.updated_at) or float("-inf"), reverse=True)
+    return rows[:limit] if limit is not None else rows
 
 
 async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
@@ -198,8 +216,7 @@ async def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
             print_plan(out, args, plan, written=False)
             return 0
         async with dest_for_write(args, workspace) as dest:
-            plan = await plan_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
-            done = await write_merge(workspace, dest, plan, on_conflict=args.on_conflict)
+            done = await write_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
         print_plan(out, args, done, written=True)
     finally:
         await workspace.close()

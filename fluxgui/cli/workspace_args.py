@@ -25,7 +25,9 @@ WORKSPACE_HELP = (
 
 def add_workspace_options(parser: argparse.ArgumentParser, *, save: bool = False) -> None:
     """``--store-label`` (once per TARGET, in order) and ``--workspace FILE``;
-    ``save``: ``--save-workspace FILE`` too."""
+    ``save``: ``--save-workspace FILE`` too. The command's usage error goes with the
+    namespace (``args.usage_error``), for a command that names no store."""
+    parser.set_defaults(usage_error=parser.error)
     parser.add_argument(
         "--store-label", dest="store_labels", action="append", metavar="LABEL",
         help="the label of a TARGET, given once per TARGET in order (default: its file "
@@ -83,10 +85,7 @@ def need_targets(args: argparse.Namespace) -> None:
     """A usage error (exit 2, the command's usage) when no store is named."""
     if args.targets or args.workspace:
         return
-    from .parser import build_parser
-
-    [sub] = [a for a in build_parser(args.command)._actions if isinstance(a, argparse._SubParsersAction)]
-    sub.choices[args.command].error(
+    args.usage_error(
         "the following arguments are required: TARGET (one or several), or --workspace FILE"
     )
 

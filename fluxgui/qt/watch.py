@@ -4,7 +4,7 @@
 Store.change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed`
 when the token differs from the one before. The window connects that to the session
 list's :meth:`~fluxgui.qt.sessions.SessionListModel.refresh` and the conversation's
-:meth:`~fluxgui.qt.conversation.ConversationPane.catch_up`, which merge what is new
+:meth:`~fluxgui.qt.conversation.live.PaneLive.catch_up` (``pane.live``), which merge what is new
 without reloading everything. What a token means (baseline, change, back-off) is
 :class:`fluxgui.services.live.ChangeTracker`'s; this module only adds the timer and the
 signals.

@@ -29,8 +29,10 @@ async def _merge_twice(ws: Workspace, dest_target: str, options: OpenOptions) ->
     try:
         plan = await plan_merge(ws, dest)
         assert {s.action for s in plan.sessions} == {"write"}
-        done = await write_merge(ws, dest, plan)
+        told: list[tuple[int, int]] = []
+        done = await write_merge(ws, dest, plan, progress=lambda n, total: told.append((n, total)))
         assert all(s.written == s.messages for s in done.sessions)
+        assert told == [(n, len(plan.sessions)) for n in range(1, len(plan.sessions) + 1)]
         again = await write_merge(ws, dest, await plan_merge(ws, dest))
         assert {s.action for s in again.sessions} == {"same"}
         assert sum(s.written for s in again.sessions) == 0

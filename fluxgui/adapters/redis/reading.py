@@ -1,17 +1,12 @@
-"""The Agents SDK ``RedisSession`` layout on a Redis server.
+"""Reading the Agents SDK ``RedisSession`` layout: the Redis store's reader.
 
-``RedisSession`` keeps each session in two keys under a prefix (default
-``agents:session``): a HASH ``<prefix>:<id>`` (``session_id``, ``created_at`` and
-``updated_at`` as Unix seconds) and a LIST ``<prefix>:<id>:messages`` of compact JSON items,
-oldest first. ``<prefix>:<id>:counter`` (a legacy string) belongs to the session too: the
-library deletes it on clear. Session ids may contain ``:``, so a session is found from its
-keys' *types*: every hash under the prefix is a session, and so is every list whose name
-ends in ``:messages`` (the library reads the list alone, so a list without its hash counts).
+Each session is a HASH ``<prefix>:<id>`` (``session_id``, ``created_at`` and
+``updated_at`` as Unix seconds) and a LIST ``<prefix>:<id>:messages`` of compact JSON
+items, oldest first (how they are found: :class:`~.keyspace.Keyspace`).
 
 Messages are addressed by their list index (``sort_key = (index,)``, ``id = index + 1``):
 the library only appends (RPUSH) and pops from the end (RPOP), so an index stays the same
-message for as long as the message exists. Writes copy ``RedisSession.add_items`` /
-``clear_session``: one WATCHed MULTI/EXEC with the same keys, fields and JSON options.
+message for as long as the message exists.
 
 Redis keeps no index to list or order sessions by, so a listing reads every session's hash
 fields and list length once (pipelined) and keeps that snapshot until the change token
@@ -21,7 +16,7 @@ moves; pages are then cut from the snapshot by keyset.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -166,7 +161,7 @@ class RedisReader(ListingReader[RedisBackend]):
         found = await self.sessions_by_ids([session_id])
         return found[0] if found else None
 
-    async def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    async def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         with self.space.failing():
             ids = sorted(r[0] for r in await self._rows())
         rest = []

@@ -127,7 +127,7 @@ def install_conversations_bar(window: MainWindow) -> ConversationsBar:
 
 def _remembered(window: MainWindow) -> tuple[ConversationIds, str] | None:
     """The remembered ids and the open store's server, when it lists named sessions."""
-    store, opened = window.store, window.stores.opened
+    store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None or not store.traits.named_sessions:
         return None
     location = location_of(opened.target, opened.options)
@@ -144,10 +144,10 @@ def remember_opened(window: MainWindow, store: Store) -> None:
 
 
 def _reopen(window: MainWindow, ids: tuple[str, ...], session_id: str | None) -> None:
-    store, opened = window.store, window.stores.opened
+    store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None:
         return
-    window.open_target(
+    window.stores.open_target(
         opened.target, opened.options.with_(writable=store.can_write, conversations=ids),
         label=window.stores.label, session_id=session_id,
     )
@@ -156,14 +156,14 @@ def _reopen(window: MainWindow, ids: tuple[str, ...], session_id: str | None) ->
 def add_conversation(window: MainWindow, cid: str) -> None:
     """Ask the server for ``cid``; when it knows it, remember it for the server and list
     it (first), showing it — else say so under the field."""
-    found, store = _remembered(window), window.store
+    found, store = _remembered(window), window.stores.store
     if found is None or store is None:
         return
     bar = window.conversations_bar
 
     def checked(info: Any) -> None:
         opened = window.stores.opened
-        if window.store is not store or opened is None:
+        if window.stores.store is not store or opened is None:
             return  # another store opened meanwhile
         if info is None:
             bar.hint.setText(f"{store.target} has no conversation {show_id(cid)}.")
@@ -224,7 +224,7 @@ def follow_change(window: MainWindow, change: Any) -> None:
 def follow_transfer(window: MainWindow, result: Any) -> None:
     """An import (or a copy) finished: remember the conversations it made in the open
     store (those the store now lists)."""
-    found, store = _remembered(window), window.store
+    found, store = _remembered(window), window.stores.store
     written = [new for _old, new in result.written] if isinstance(result, TransferResult) else []
     if found is None or store is None or not written:
         return

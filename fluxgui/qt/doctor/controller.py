@@ -65,7 +65,7 @@ class DoctorController(QObject):
         self.badges = SessionBadges(window.session_view, window.sessions, window.bridge)
         self.problems.previewRequested.connect(self.preview_repair)
         self.problems.applyRequested.connect(self.apply)
-        self.problems.undoRequested.connect(window.undo)
+        self.problems.undoRequested.connect(window.edits.undo)
         self.problems.rewindRequested.connect(self.preview_rewind)
         self.problems.messageRequested.connect(window.conversation.select_message)
         self.preflight_view.runRequested.connect(self.run_preflight)
@@ -73,13 +73,13 @@ class DoctorController(QObject):
         window.messagesShown.connect(lambda _sid: self.check_shown())
         window.editor.applied.connect(self._on_edit)
         window.watcher.changed.connect(self._on_store_changed)
-        window.sessions.modelReset.connect(lambda: self.badges.set_store(window.store))
+        window.sessions.modelReset.connect(lambda: self.badges.set_store(window.stores.store))
 
     # -- state -----------------------------------------------------------------------------
 
     @property
     def _store(self) -> Store | None:
-        return self._window.store
+        return self._window.stores.store
 
     @property
     def _sid(self) -> str | None:

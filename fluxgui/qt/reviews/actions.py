@@ -86,7 +86,7 @@ def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, id
     """``edit`` (``None``: claim) on the selected sessions, or on every session matching
     the filter (``everything``: the store's pages or the review database's, as the
     list reads them)."""
-    if c.db is None or c.key is None or c.window.store is None:
+    if c.db is None or c.key is None or c.window.stores.store is None:
         return
     chosen = ids if ids is not None else ([] if everything else c.window.selected_session_ids())
     coro = _bulk(c, edit, chosen, everything)
@@ -94,7 +94,7 @@ def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, id
 
 
 async def _all_matching(c: ReviewController) -> list[str]:
-    store, ids, cursor = c.window.store, [], None
+    store, ids, cursor = c.window.stores.store, [], None
     filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
     if text:

@@ -37,7 +37,7 @@ class CompareOpener:
     def find_origin(self, session_id: str) -> None:
         """``session_id`` is shown: read where it was forked from (in the background)."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is not None:
             window.bridge.start("origin", self._origin_of(store, session_id), self._show_origin)
 
@@ -65,7 +65,7 @@ class CompareOpener:
         from ..compare import open_compare
 
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return None
         ids = window.selected_session_ids()

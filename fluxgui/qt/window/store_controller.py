@@ -335,7 +335,7 @@ class StoreController:
         else:
             window.statusBar().clearMessage()
         if store.can_write:
-            reason = window.edit_reason()
+            reason = window.edits.edit_reason()
             if reason is not None:
                 window.statusBar().showMessage(
                     f"Writable, but its messages cannot be edited here: {reason}", 15000
@@ -357,7 +357,7 @@ class StoreController:
             window.count_label.setText("No store open")
             window.conversation.clear("No store is open.")
         else:  # the store that was open stays (a wrong key, a failed reopen)
-            window.show_count(window.sessions.canFetchMore(QModelIndex()))
+            window.session_list.show_count(window.sessions.canFetchMore(QModelIndex()))
             self.update_key_notice()
         window.show_error(error)
 
@@ -409,7 +409,7 @@ class StoreController:
                 if self.store is None:
                     self._window.count_label.setText("No store open")
                 else:
-                    self._window.show_count(self._window.sessions.canFetchMore(QModelIndex()))
+                    self._window.session_list.show_count(self._window.sessions.canFetchMore(QModelIndex()))
                 return
             options = opening.options.with_(sessions_table=chosen[0], messages_table=chosen[1])
             self.open_target(opening.target, options, label=opening.shown)

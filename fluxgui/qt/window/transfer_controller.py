@@ -108,7 +108,7 @@ class TransferController:
         store's sessions exact once every page is listed, the file in the last export's
         folder (else Documents)."""
         window = self._window
-        if window.store is None:
+        if window.stores.store is None:
             return None
         sessions = window.sessions
         # (a review filter's rows are not the store's either)
@@ -132,7 +132,7 @@ class TransferController:
         """Export in the background with a progress dialog (Cancel leaves no file);
         ``reviews``: with each session's review results."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return
         annotate = window.reviews.annotator() if reviews else None
@@ -182,7 +182,7 @@ class TransferController:
     def copy_dialog(self) -> None:
         """File › Copy Sessions To: the selected sessions into another store."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         ids = window.selected_session_ids()
         if store is None or not ids:
             return
@@ -201,7 +201,7 @@ class TransferController:
         """Copy sessions into ``target``; encrypted items no key opens in a session copied
         under a new id are refused, or left out when the user agrees (``drop_unreadable``)."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return
         opened = window.stores.opened

@@ -15,12 +15,12 @@ Agents SDK store becomes an item) by role, kind and text.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fluxgui.core.errors import TargetError, show_id
-from fluxgui.core.model import Message, unix_time
+from fluxgui.core.model import Message
 from fluxgui.core.roles import Store, refuse
 from fluxgui.services.doctor.repeats import content_key
 
@@ -155,18 +155,22 @@ async def plan_merge(
     workspace) into ``dest`` (``None``: a store not made yet, everything is written)."""
     if dest is not None:
         check_not_member(workspace, dest)
-    if session_ids:
-        ids = list(dict.fromkeys(session_ids))
-        for sid in ids:
-            if not await workspace.holders(sid):
-                await workspace.members[0].store.reader.require_session(sid)
-    else:
-        ids = [row.id for row in await session_rows(workspace, exact=False)]
     plan = MergePlan(dest.target if dest is not None else "")
-    for sid in ids:
+    for sid in await _ids(workspace, session_ids):
         item, _line = await plan_session(workspace, dest, sid, on_conflict)
         plan.sessions.append(item)
     return plan
+
+
+async def _ids(workspace: Workspace, session_ids: Sequence[str] | None) -> list[str]:
+    """The ids named (an id no store holds raises), or every session's."""
+    if not session_ids:
+        return [row.id for row in await session_rows(workspace, exact=False)]
+    ids = list(dict.fromkeys(session_ids))
+    for sid in ids:
+        if not await workspace.holders(sid):
+            await workspace.members[0].store.reader.require_session(sid)
+    return ids
 
 
 async def _pages(messages: list[Message]) -> AsyncIterator[list[Message]]:
@@ -175,25 +179,33 @@ async def _pages(messages: list[Message]) -> AsyncIterator[list[Message]]:
 
 
 def _times(line: Timeline) -> tuple[str | None, str | None]:
-    """The earliest and the latest time of the merged items."""
-    stamps = [m.created_at for m in line.messages() if unix_time(m.created_at) is not None]
-    if not stamps:
-        return None, None
-    return min(stamps, key=lambda t: unix_time(t) or 0.0), max(stamps, key=lambda t: unix_time(t) or 0.0)
+    """The session's first and last times: its first and last timed items in merged
+    order (which is by time)."""
+    messages = line.messages()
+    first = next((m.created_at for m in messages if m.created_at), None)
+    last = next((m.created_at for m in reversed(messages) if m.created_at), None)
+    return first, last
 
 
 async def write_merge(
-    workspace: Workspace, dest: Store, plan: MergePlan, *, on_conflict: OnConflict = "skip",
+    workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
+    *, on_conflict: OnConflict = "skip", progress: Callable[[int, int], None] | None = None,
 ) -> MergePlan:
-    """Write what ``plan`` says into ``dest``, one transaction per session; each
-    session's plan is made again against the destination as it is now (another run may
-    have written it since), so nothing is written twice. Returns the plan as done."""
+    """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
+    every session) into ``dest``, one transaction per session. Each session is planned
+    again against the destination as it is now (another run may have written it since),
+    from the one read of its timeline that is written: nothing is written twice. Returns
+    the plan as done. ``progress(done, total)`` is told after each session."""
     writer = dest.writer or refuse(dest, "writer")
     writer.check_importable()
     check_not_member(workspace, dest)
+    if isinstance(plan, MergePlan):
+        ids = [s.session_id for s in plan.sessions]
+    else:
+        ids = await _ids(workspace, plan)
     done = MergePlan(dest.target)
-    for planned in plan.sessions:
-        item, line = await plan_session(workspace, dest, planned.session_id, on_conflict)
+    for sid in ids:
+        item, line = await plan_session(workspace, dest, sid, on_conflict)
         if item.action in ("write", "rename") and line.total:
             first, last = _times(line)
             new_id, n = await writer.import_session(
@@ -202,4 +214,6 @@ async def write_merge(
             )
             item.written_as, item.written = new_id, n
         done.sessions.append(item)
+        if progress is not None:
+            progress(len(done.sessions), len(ids))
     return done

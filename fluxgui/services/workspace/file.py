@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fluxgui.core.errors import TargetError, show_id
+from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import split_secrets
 
 #: the open options a workspace file keeps (how to open a store; no secret among them)
@@ -45,9 +46,10 @@ class Entry:
         """The entry as the file holds it: the target without its secrets, the kept
         options that were given."""
         options = {}
+        defaults = OpenOptions()
         for name in KEPT_OPTIONS:
             value = self.options.get(name)
-            if value in (None, (), []):
+            if value in (None, (), []) or value == getattr(defaults, name):
                 continue
             if name == "base_url" and isinstance(value, str):
                 value = split_secrets(value)[0]

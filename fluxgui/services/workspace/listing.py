@@ -15,7 +15,8 @@ largest store's count is shown as a lower bound.
 from __future__ import annotations
 
 import heapq
-from collections.abc import AsyncIterator
+from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +84,7 @@ def _activity(info: SessionInfo) -> float:
 
 async def merged_sessions(
     workspace: Workspace, *, page: int = 50, exact: bool = True,
-) -> AsyncIterator[WorkspaceSession]:
+) -> AsyncGenerator[WorkspaceSession, None]:
     """Every session id of the workspace once, most recently active first (see the
     module); rows come a page at a time."""
     streams = [_store_rows(m, page) for m in workspace.members]
@@ -141,9 +142,10 @@ async def session_rows(
     """The rows of ``ids``, or the first ``limit`` of the merged list (``None``: all)."""
     if ids:
         return await rows_for(workspace, list(dict.fromkeys(ids)), exact=exact)
-    out = []
-    async for row in merged_sessions(workspace, page=min(limit or 200, 200), exact=exact):
-        out.append(row)
-        if limit is not None and len(out) >= limit:
-            break
+    out: list[WorkspaceSession] = []
+    async with aclosing(merged_sessions(workspace, page=min(limit or 200, 200), exact=exact)) as rows:
+        async for row in rows:
+            out.append(row)
+            if limit is not None and len(out) >= limit:
+                break
     return out

@@ -15,7 +15,7 @@ holds an older copy is not split.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Hashable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from fluxgui.core.model import Message
 from fluxgui.core.text import plural
 from fluxgui.core.turns import starts_turn
 
-from .turns import StoreTurn, store_turns, tie
+from .turns import StoreTurn, store_turns, tie, turn_key
 from .workspace import Workspace
 
 
@@ -39,6 +39,13 @@ class MergedTurn:
     #: label → the turn's number in that store (the first is ``store``)
     store_turns: dict[str, int] = field(default_factory=dict)
     order_uncertain: bool = False
+    _key: Hashable | None = field(default=None, repr=False, compare=False)
+
+    def key(self) -> Hashable:
+        """Its content key (:func:`.turns.turn_key`), made once when first asked."""
+        if self._key is None:
+            self._key = turn_key(self.messages)
+        return self._key
 
     @property
     def stores(self) -> list[str]:
@@ -91,15 +98,19 @@ async def merge_turns(
         heads[i] = await anext(streams[i], None)
         if turn.time is not None:
             last_time[i] = turn.time
-        key = turn.key()
-        copy = next((m for m in seen.get(key, ()) if turn.store not in m.store_turns), None)
+        quick = turn.quick()
+        candidates = [m for m in seen.get(quick, ()) if turn.store not in m.store_turns]
+        copy = None
+        if candidates:
+            key = turn.key()
+            copy = next((m for m in candidates if m.key() == key), None)
         if copy is not None:
             copy.store_turns[turn.store] = turn.number
             continue
         if turn.messages and starts_turn(turn.messages[0]):
             number += 1
         merged = MergedTurn(number, turn.store, turn.messages, turn.time, {turn.store: turn.number})
-        seen.setdefault(key, []).append(merged)
+        seen.setdefault(quick, []).append(merged)
         if run and tie(run[-1].time, merged.time):
             run.append(merged)
             continue
@@ -210,7 +221,7 @@ def _turns_text(numbers: list[int]) -> str:
 async def merged_turns(
     workspace: Workspace, session_id: str, *, batch: int = 500,
     labels: Sequence[str] | None = None,
-) -> AsyncIterator[MergedTurn]:
+) -> AsyncGenerator[MergedTurn, None]:
     """The merged turns of ``session_id`` over the stores holding it (``labels``:
     these stores; default: every store that holds it), lazily."""
     if labels is None:
