@@ -43,6 +43,10 @@ def test_a_faithful_replay_prints_the_fork_and_exits_0(tmp_path, fmt):
     else:
         texts = [m["content"] for m in flux_read(path, "retry") if m["role"] == "assistant" and m["content"]]
     assert texts[-3:] == ["replayed answer 1", "replayed answer 2", "replayed answer 3"]
+    # diff compares the replay with the original, turn by turn
+    diff = run_cli("diff", str(path), SID, "retry", "--json")
+    assert diff.returncode == 1, diff.stderr
+    assert "replayed answer 1" in diff.stdout
 
 
 def test_an_unrecorded_call_stops_with_exit_1_and_shows_the_call(tmp_path):

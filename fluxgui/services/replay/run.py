@@ -131,6 +131,9 @@ async def replay(
     where = endpoint(config.provider, config.base_url)
     first = picked[0].user
     assert first is not None
+    # Adding nothing runs the writer's checks (read-only, a store it cannot append to)
+    # before a fork is made or anything is sent.
+    await writer.add_messages(session_id, [])
     change = await forks.fork_session(session_id, first.id, options.name)
     fork = str(change.session_id)
     report = ReplayReport(fork, change, from_turn)
