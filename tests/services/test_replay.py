@@ -235,3 +235,25 @@ async def test_a_turn_that_is_not_there_is_refused_before_anything_is_written(tm
     finally:
         await store.close()
     assert ids == [SID]
+
+
+async def test_an_ollama_model_replays_with_the_recorded_outputs_too(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "agents")
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(faithful_script()) as server:
+            config = AgentConfig(provider="ollama", model="scripted", base_url=server.root_url, timeout=20)
+            report = await replay(store, SID, 1, ReplayOptions(config))
+    finally:
+        await store.close()
+    assert report.stopped is None and report.to_json()["tool_calls"] == {"matched": 3, "unmatched": 0}
+    recorded = sorted(out for n in (1, 2) for _c, _name, _a, out in CALLS[n])
+    last = server.requests[-2]["messages"]  # turn 2's answer request carries every output so far
+    assert sorted(m["content"] for m in last if m["role"] == "tool") == recorded
+    # earlier calls go back to Ollama with their arguments as objects, as it takes them
+    sent = [c["function"]["arguments"] for m in last for c in m.get("tool_calls", [])]
+    assert sent[:2] == [{"order_id": 42}, {"order_id": 42}]
+    items = await agents_read(path, report.fork)
+    ids = [i["call_id"] for i in items if i.get("type") == "function_call"]
+    assert len(set(ids)) == 3 == len([i for i in items if i.get("type") == "function_call_output"])
