@@ -18,7 +18,7 @@ from replay_helpers import write_session as _write_session
 from fluxgui.adapters import open_store
 from fluxgui.core.errors import FluxguiError
 from fluxgui.services.chat import AgentConfig
-from fluxgui.services.replay import ReplayEvent, ReplayOptions, replay, undo_replay
+from fluxgui.services.replay import ReplayEvent, ReplayOptions, replay, turn_at, undo_replay
 
 FORMATS = ["agents", "flux"]
 
@@ -257,3 +257,17 @@ async def test_an_ollama_model_replays_with_the_recorded_outputs_too(tmp_path):
     items = await agents_read(path, report.fork)
     ids = [i["call_id"] for i in items if i.get("type") == "function_call"]
     assert len(set(ids)) == 3 == len([i for i in items if i.get("type") == "function_call_output"])
+
+
+async def test_turn_at_names_the_turn_a_message_is_in(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    store = await open_store(str(path))
+    try:
+        messages = await store.reader.latest_messages(SID, None)
+        user2 = next(m for m in messages if m.text == USERS[1])
+        assert await turn_at(store, SID, user2.id) == 2
+        assert await turn_at(store, SID, messages[-1].id) == 3
+        assert await turn_at(store, SID, messages[0].id) is None  # the system prompt: turn 0
+    finally:
+        await store.close()

@@ -198,6 +198,16 @@ async def replay(
     return report
 
 
+async def turn_at(store: Store, session_id: str, message_id: int) -> int | None:
+    """The number of the turn holding message ``message_id`` (what "Replay from here…"
+    on a user message replays from); ``None`` when no turn opened by a user message
+    holds it."""
+    for turn in recorded_turns(await read_messages(store, session_id)):
+        if turn.user is not None and any(m.id == message_id for m in turn.messages):
+            return turn.number
+    return None
+
+
 async def undo_replay(store: Store, fork: str) -> Change:
     """Delete a replay's fork (the original was never changed): the deletion's change,
     which an undo of the undo applies again."""
