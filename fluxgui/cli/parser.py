@@ -210,7 +210,8 @@ def _add_export(sub: Subparsers, name: str) -> None:
         "The file appears complete or not at all; the store being read is never written.",
         ["fluxgui export demo -o demo.json",
          "fluxgui export sessions.db conv-42 -o conv-42.html",
-         "fluxgui export sessions.db -o - --file-format jsonl | jq .role"],
+         "fluxgui export sessions.db -o - --file-format jsonl | jq .role",
+         "fluxgui export sessions.db --eval openai -o ft.jsonl --review-state reviewed --min-score tone=4"],
     )
     _target(export)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
