@@ -67,6 +67,10 @@ def write_session(path: Path, fmt: str, sid: str = SID) -> None:
         write_flux(path, {sid: flux_messages()})
 
 
+#: a script step that answers HTTP 500
+FAIL = "!fail"
+
+
 class ScriptedServer:
     """A loopback OpenAI-compatible chat-completions server whose model follows a
     script: for the request whose last message is the user's ``USERS[i]`` (or a tool
@@ -91,6 +95,14 @@ class ScriptedServer:
                 n = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(n))
                 owner.requests.append(body)
+                if owner._action(body["messages"]) == FAIL:
+                    raw = json.dumps({"error": {"message": "the model is overloaded"}}).encode()
+                    self.send_response(500)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                    return
                 if self.path.endswith("/api/chat"):  # Ollama: NDJSON lines
                     raw = "".join(json.dumps(e) + "\n" for e in owner._ollama(body)).encode()
                     kind = "application/x-ndjson"

@@ -131,3 +131,14 @@ def test_export_eval_by_review(tmp_path):
     docs = check_file(out, "langfuse")
     assert {(d["metadata"]["session_id"], d["metadata"]["review_state"]) for d in docs} == {(SID, "reviewed")}
     assert docs[0]["metadata"]["review_scores"] == {"tone": 5} and docs[0]["metadata"]["review_tags"] == ["gold"]
+
+
+def test_a_provider_error_is_one_line_and_keeps_no_empty_fork(tmp_path):
+    from helpers import closed_port
+
+    path = tmp_path / "s.db"
+    write_session(path, "agents")
+    result = run_cli("replay", str(path), SID, "--from-turn", "2", "--provider", "openai",
+                     "--base-url", f"http://127.0.0.1:{closed_port()}/v1")
+    assert_known_error(result, "replaying turn 2: cannot reach", "connection refused", "no fork was kept")
+    assert [r[0] for r in sqlite_rows(path, "SELECT session_id FROM agent_sessions")] == [SID]

@@ -12,11 +12,11 @@ import pytest
 from helpers import agents_read as _agents_read
 from helpers import flux_read as _flux_read
 from helpers import sqlite_rows
-from replay_helpers import ANSWERS, CALLS, SID, USERS, ScriptedServer, faithful_script
+from replay_helpers import ANSWERS, CALLS, FAIL, SID, USERS, ScriptedServer, faithful_script
 from replay_helpers import write_session as _write_session
 
 from fluxgui.adapters import open_store
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, ProviderError
 from fluxgui.services.chat import AgentConfig
 from fluxgui.services.replay import ReplayEvent, ReplayOptions, replay, turn_at, undo_replay
 
@@ -271,3 +271,21 @@ async def test_turn_at_names_the_turn_a_message_is_in(tmp_path):
         assert await turn_at(store, SID, messages[0].id) is None  # the system prompt: turn 0
     finally:
         await store.close()
+
+
+async def test_a_provider_failure_mid_way_keeps_the_turns_replayed_before(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    script = faithful_script()
+    script[USERS[1]] = [FAIL]
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(script) as server:
+            with pytest.raises(ProviderError) as failed:
+                await replay(store, SID, 1, ReplayOptions(_openai(server)))
+    finally:
+        await store.close()
+    assert "replaying turn 2:" in str(failed.value) and "HTTP 500" in str(failed.value)
+    assert str(failed.value).endswith('the fork "conv-1-fork" keeps the 1 turn replayed before')
+    msgs = await flux_read(path, f"{SID}-fork")
+    assert msgs[-1]["content"] == "replayed answer 1" and USERS[1] not in [m["content"] for m in msgs]

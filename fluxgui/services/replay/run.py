@@ -180,10 +180,13 @@ async def replay(
             err = exc if isinstance(exc, ProviderError) else as_provider_error(exc, where, config.timeout)
             if err is None:
                 raise
-            raise ProviderError(
-                f"{err} (replaying turn {n}; the fork {show_id(fork)} holds "
-                f"{report.replayed_turns} replayed turn{'s' if report.replayed_turns != 1 else ''})"
-            ) from exc
+            if report.replayed_turns == 0:  # nothing replayed: no fork left behind
+                await asyncio.shield(writer.apply_change(change.inverse()))
+                kept = "no fork was kept"
+            else:
+                done = report.replayed_turns
+                kept = f"the fork {show_id(fork)} keeps the {done} turn{'s' if done != 1 else ''} replayed before"
+            raise ProviderError(f"replaying turn {n}: {err}; {kept}") from exc
         added += stored_specs(from_flux(result.messages[len(sent):]), items=items)
         # Shielded: a cancel must not cut a turn in two; it lands after the write.
         await asyncio.shield(writer.add_messages(fork, added))
