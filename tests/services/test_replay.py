@@ -289,3 +289,28 @@ async def test_a_provider_failure_mid_way_keeps_the_turns_replayed_before(tmp_pa
     assert str(failed.value).endswith('the fork "conv-1-fork" keeps the 1 turn replayed before')
     msgs = await flux_read(path, f"{SID}-fork")
     assert msgs[-1]["content"] == "replayed answer 1" and USERS[1] not in [m["content"] for m in msgs]
+
+
+async def test_a_replays_usage_shows_in_the_comparison_and_the_ledger(tmp_path):
+    from fluxgui.services.compare import compare_sessions
+    from fluxgui.services.doctor.ledger import ledger
+
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(faithful_script()) as server:
+            report = await replay(store, SID, 2, ReplayOptions(_openai(server)))
+        usage = (await compare_sessions(store, SID, session_b=report.fork)).usage_dict()
+        book = await ledger(store, report.fork)
+    finally:
+        await store.close()
+    assert usage is not None and usage["a_total_tokens"] is None
+    by_turn = {t["turn"]: t["b"] for t in usage["turns"]}
+    assert by_turn == {u["turn"]: {k: v for k, v in u.items() if k != "turn"} for u in report.usage}
+    assert usage["b_total_tokens"] == sum(u["total_tokens"] for u in report.usage)
+    rows = await flux_read(path, report.fork)
+    assert [m["metadata"]["model"] for m in rows if "usage" in m.get("metadata", {})] == ["scripted"] * 2
+    recorded = {t.number: (t.requests, t.input_tokens, t.output_tokens) for t in book.turns if t.recorded}
+    assert recorded == {u["turn"]: (u["requests"], u["input_tokens"], u["output_tokens"]) for u in report.usage}
+    assert book.model == "scripted"
