@@ -24,10 +24,7 @@ from .arguments import Parser
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 from .workspace_args import add_workspace_options, targets_positional
 
-TARGET_HELP = (
-    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
-    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
-)
+TARGET_HELP = arguments.TARGET_HELP
 WRITE_TARGET_HELP = (
     "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL, "
     "redis://… or openai-conversations:"
