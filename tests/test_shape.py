@@ -130,7 +130,7 @@ def _area(name: str) -> str:
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
         pytest.param("fluxgui.adapters.redis", marks=PENDING),
-        pytest.param("fluxgui.qt", marks=PENDING),
+        "fluxgui.qt",
         "fluxgui",
     ],
 )

@@ -16,7 +16,7 @@ from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import MAIN
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: what Compare needs when it cannot tell what to compare
 NOTHING_TO_COMPARE = (
@@ -29,7 +29,7 @@ class CompareOpener:
     """Opens comparisons for a :class:`~.main.MainWindow` and follows the shown
     session's fork origin."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: where the shown session was forked from (``session_id``, ``message_id``), if it was
         self.origin: dict[str, Any] | None = None

@@ -31,7 +31,7 @@ from fluxgui.services import pages
 from .index_process import IndexProcess
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ UPDATE_EVERY = 5.0
 class IndexController:
     """Builds and updates the open store's search index (see the module text)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         self.store: Store | None = None
         #: the last update's report (``None`` until one finished)
