@@ -128,8 +128,8 @@ def _area(name: str) -> str:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
-        pytest.param("fluxgui.adapters.redis", marks=PENDING),
+        "fluxgui.adapters.sql",
+        "fluxgui.adapters.redis",
         "fluxgui.qt",
         "fluxgui",
     ],
@@ -183,7 +183,7 @@ def _project_classes() -> list[type]:
     "area",
     [
         pytest.param("fluxgui.adapters.sql", marks=PENDING),
-        pytest.param("fluxgui.adapters.redis", marks=PENDING),
+        "fluxgui.adapters.redis",
         "fluxgui.qt",
         "fluxgui",
     ],

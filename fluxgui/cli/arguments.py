@@ -152,7 +152,9 @@ class Parser(argparse.ArgumentParser):
     a search text) become U+FFFD, in a name of something (:data:`NAMES`) they stay the
     bytes they were."""
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+    def parse_known_args(  # type: ignore[override]  # one signature for argparse's overloads
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         parsed, rest = super().parse_known_args(args, namespace)
         return _plain_values(parsed), rest
 
@@ -168,7 +170,7 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        formatter = self.formatter_class(prog=self.prog, width=terminal_columns() - 2)
+        formatter = self.formatter_class(prog=self.prog, width=terminal_columns() - 2)  # type: ignore[call-arg]
         if hasattr(formatter, "_set_color"):  # Python 3.14's coloured help, as argparse does
             formatter._set_color(getattr(self, "color", False))
         return formatter

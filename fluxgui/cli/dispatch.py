@@ -36,6 +36,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "copy": ("transfer", "cmd_copy"),
     "chat": ("chat", "cmd_chat"),
     "check": ("doctor", "cmd_check"),
+    "merge": ("workspace", "cmd_merge"),
     "repair": ("doctor", "cmd_repair"),
     "rewind": ("doctor", "cmd_rewind"),
     "preflight": ("doctor", "cmd_preflight"),

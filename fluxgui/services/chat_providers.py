@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from flux.context import Usage
@@ -60,7 +60,7 @@ class OpenAIChatModel(OpenAIModel):
         self._clients.append(client)  # closed when the stream ends, however it ends
         return client
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         """The chat-completions SSE stream, read with httpx2 to its very end (a bad
         event is remembered, not raised mid-stream), so that httpx closes its own
         generators in this task; then the ``done`` chunk, as flux's provider gives it."""
@@ -80,7 +80,7 @@ class OpenAIChatModel(OpenAIModel):
                 if resp.status_code != 200:
                     body = (await resp.aread()).decode("utf-8", "replace")
                     raise FluxProviderError("openai", _server_message(body), resp.status_code)
-                async with contextlib.aclosing(resp.aiter_lines()) as lines:
+                async with contextlib.aclosing(_lines(resp)) as lines:
                     async for line in lines:
                         if problem is not None or not line.startswith("data:"):
                             continue
@@ -127,8 +127,11 @@ class OpenAIChatModel(OpenAIModel):
             for _i, c in sorted(calls.items())
             if c["name"]
         ]
+        # flux's streamed runner takes one call per chunk; every call of the reply is
+        # in ``raw`` too (a replay answers parallel calls: fluxgui.services.replay)
         yield StreamChunk(
-            done=True, tool_call=made[0] if len(made) == 1 else None, usage=usage
+            done=True, tool_call=made[0] if len(made) == 1 else None, usage=usage,
+            raw={"tool_calls": made},
         )
 
 
@@ -147,7 +150,7 @@ class OllamaChatModel(OllamaModel):
             usage = chunk.usage or usage
         return ModelResponse(content=text or None, usage=usage, finish_reason="stop")
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         import httpx2
 
         payload = self._build_payload(request, stream=True)
@@ -157,7 +160,7 @@ class OllamaChatModel(OllamaModel):
                 if resp.status_code != 200:
                     body = (await resp.aread()).decode("utf-8", "replace")
                     raise FluxProviderError("ollama", _server_message(body), resp.status_code)
-                async with contextlib.aclosing(resp.aiter_lines()) as lines:
+                async with contextlib.aclosing(_lines(resp)) as lines:
                     async for line in lines:
                         if not line.strip():
                             continue
@@ -321,3 +324,10 @@ def _server_message(body: str) -> str:
         err = doc["error"]
         return str(err.get("message") if isinstance(err, dict) else err)[:200]
     return " ".join(body.split())[:200]
+
+
+async def _lines(resp: Any) -> AsyncGenerator[str, None]:
+    """The lines of a streamed answer (its stream closed with this generator)."""
+    async with contextlib.aclosing(resp.aiter_lines()) as lines:
+        async for line in lines:
+            yield line

@@ -17,20 +17,18 @@ insertion point to new ids (same values, same times), in the same transaction.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fluxgui.core.changes import Change, Row, SessionRow, Where
 from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
-from .backend import Params, Tx
-
-if TYPE_CHECKING:
-    from .store import SqlStore
+from ..parts import Place
+from .backend import Backend, Params, Tx
 
 _CHUNK = 400
 
 class TableEditor:
-    """Edits one session store kept in SQL tables.
+    """Edits one session store kept in SQL tables (at ``place``).
 
     ``table`` and ``sessions_table`` are quoted names (``sessions_table`` ``None`` when
     the format has none); ``columns`` are the stored columns besides ``id`` and
@@ -39,7 +37,7 @@ class TableEditor:
 
     def __init__(
         self,
-        store: SqlStore,
+        place: Place[Backend],
         *,
         table: str,
         table_name: str,
@@ -47,7 +45,7 @@ class TableEditor:
         order: Sequence[str],
         sessions_table: str | None = None,
     ) -> None:
-        self.store = store
+        self.place = place
         self.table = table
         self.table_name = table_name
         self.columns = tuple(columns)
@@ -259,7 +257,7 @@ class TableEditor:
 
     def _conflict(self, sid: str) -> Conflict:
         return Conflict(
-            f"session {show_id(sid)} changed in {self.store.target} since; "
+            f"session {show_id(sid)} changed in {self.place.target} since; "
             "nothing was written (reload to see what it holds now)"
         )
 
@@ -273,7 +271,7 @@ class TableEditor:
             await self.apply(tx, change, checked=True)
             return change
 
-        return await self.store.backend.transaction(body)
+        return await self.place.backend.transaction(body)
 
     async def replay(self, change: Change) -> Change:
         """Apply a change (an undo's inverse, or a redo) after checking it still fits."""
@@ -282,7 +280,7 @@ class TableEditor:
             await self.apply(tx, change)
             return change
 
-        return await self.store.backend.transaction(body)
+        return await self.place.backend.transaction(body)
 
     async def _require_rows(self, tx: Tx, sid: str) -> list[Row]:
         rows = await self.rows(tx, sid)
@@ -291,7 +289,7 @@ class TableEditor:
         return rows
 
     def _unknown(self, sid: str) -> SessionNotFound:
-        return SessionNotFound(f"unknown session id {show_id(sid)} in {self.store.target}")
+        return SessionNotFound(f"unknown session id {show_id(sid)} in {self.place.target}")
 
     async def clear(self, sid: str, label: str) -> Change:
         async def build(tx: Tx) -> Change:

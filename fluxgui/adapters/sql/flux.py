@@ -326,7 +326,7 @@ class FluxStore(RowReads, SqlStore):
     ) -> list[Message]:
         check_branch(self, branch)
         if whole_up_to is not None:
-            return await flux_page(self, session_id, limit, anchor, direction == "backward", whole_up_to)
+            return await flux_page(self.backend, self._message, session_id, limit, anchor, direction == "backward", whole_up_to)
         rows = await self._page_rows(session_id, limit, anchor, direction == "backward")
         return [self._message(r) for r in rows]
 
@@ -445,7 +445,7 @@ class FluxStore(RowReads, SqlStore):
         from .editor import TableEditor
 
         return TableEditor(
-            self,
+            self.place,
             table=TABLE,
             table_name=TABLE,
             columns=("role", "content", "metadata", "created_at"),

@@ -7,17 +7,14 @@ the origin session, the message and the time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fluxgui.core.changes import Change, SessionRow
 from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
-from .backend import Tx
+from .backend import Backend, Tx
 from .editor import TableEditor
 from .sessions import session_exists
-
-if TYPE_CHECKING:
-    from .store import SqlStore
 
 FORKS_TABLE = "fluxgui_forks"
 
@@ -77,7 +74,7 @@ async def fork(
             None, after if editor.sessions_table is not None else None,
         )
 
-    return await editor.store.backend.transaction(body)
+    return await editor.place.backend.transaction(body)
 
 
 async def record_fork(tx: Tx, fork_id: str, origin_id: str, at_id: int) -> None:
@@ -97,7 +94,7 @@ async def free_fork_id(editor: TableEditor, tx: Tx, sid: str, new_id: str | None
     """``new_id`` if free (else :class:`Conflict`), or the first free ``<sid>-fork…``."""
     if new_id is not None:
         if await session_exists(editor, tx, new_id):
-            raise Conflict(f"session {show_id(new_id)} already exists in {editor.store.target}")
+            raise Conflict(f"session {show_id(new_id)} already exists in {editor.place.target}")
         return new_id
     target, n = f"{sid}-fork", 1
     while await session_exists(editor, tx, target):
@@ -106,12 +103,11 @@ async def free_fork_id(editor: TableEditor, tx: Tx, sid: str, new_id: str | None
     return target
 
 
-async def fork_origin(store: SqlStore, session_id: str) -> dict[str, Any] | None:
+async def fork_origin(backend: Backend, session_id: str) -> dict[str, Any] | None:
     """Where a session was forked from (``None``: not a fork made by fluxgui).
 
     Runs each time a session is shown: one look-up for the sidecar table, not a read
     of the whole schema."""
-    backend = store.backend
     if backend.dialect == "sqlite":
         exists = await backend.fetchone(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": FORKS_TABLE}
@@ -123,7 +119,7 @@ async def fork_origin(store: SqlStore, session_id: str) -> dict[str, Any] | None
         exists = (1,) if FORKS_TABLE in await backend.tables() else None
     if exists is None:
         return None
-    row = await store.backend.fetchone(
+    row = await backend.fetchone(
         f"SELECT origin_session_id, origin_message_id, created_at FROM {FORKS_TABLE} "
         "WHERE session_id = :s",
         {"s": session_id},

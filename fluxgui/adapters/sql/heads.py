@@ -8,15 +8,13 @@ without holding the interpreter's lock; Postgres on the server.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .backend import Backend, Params
 
 if TYPE_CHECKING:  # (the stores import this module: what it needs loads when used)
     from fluxgui.core.model import Message
-
-    from .agents.reading import AgentsReader
-    from .flux import FluxStore
 
 #: a value longer than this is parsed a slice at a time (``jsonhead.GENTLE_CHARS``)
 GENTLE_CHARS = 1_000_000
@@ -63,18 +61,19 @@ def closed_json(head: Any) -> str | None:
 
 
 async def flux_page(
-    store: FluxStore, session_id: str, limit: int, anchor: tuple[Any, ...] | None,
+    backend: Backend, message: Callable[[tuple[Any, ...]], Message], session_id: str, limit: int, anchor: tuple[Any, ...] | None,
     backward: bool, whole_up_to: int,
 ) -> list[Message]:
     """A flux page (``page_messages``) whose content and metadata stored in more than
-    ``whole_up_to`` bytes are read as their start (``Message.partial``: the row's size)."""
+    ``whole_up_to`` bytes are read as their start (``Message.partial``: the row's size);
+    ``message`` reads a row ``(id, role, content, metadata, created_at)``."""
     params: Params = {"s": session_id, "n": limit}
     if anchor is not None:
         params["b"] = int(anchor[0])
     bound = "" if anchor is None else (" AND id < :b" if backward else " AND id > :b")
-    content = ", ".join(head_columns(store.backend, "content", params, whole_up_to))
-    metadata = ", ".join(head_columns(store.backend, "metadata", params, whole_up_to))
-    rows = await store.backend.fetchall(
+    content = ", ".join(head_columns(backend, "content", params, whole_up_to))
+    metadata = ", ".join(head_columns(backend, "metadata", params, whole_up_to))
+    rows = await backend.fetchall(
         f"""SELECT id, role, {content}, {metadata}, created_at FROM messages
             WHERE session_id = :s{bound} ORDER BY id {"DESC" if backward else "ASC"}
             LIMIT :n""",
@@ -85,7 +84,7 @@ async def flux_page(
     out = []
     for r in rows:
         cut_text, cut_meta = is_cut(r[3], whole_up_to), is_cut(r[5], whole_up_to)
-        m = store._message((r[0], r[1], r[2], closed_json(r[4]) if cut_meta else r[4], r[6]))
+        m = message((r[0], r[1], r[2], closed_json(r[4]) if cut_meta else r[4], r[6]))
         if cut_text or cut_meta:
             m.partial = int(r[3] or 0) + int(r[5] or 0)
         out.append(m)
@@ -103,25 +102,28 @@ def agents_columns(backend: Backend, params: Params, whole_up_to: int | None) ->
 
 
 async def agents_page(
-    store: AgentsReader, rows: list[tuple[Any, ...]], session_id: str, whole_up_to: int
+    backend: Backend, table: str,
+    messages: Callable[[list[tuple[Any, ...]], str], Awaitable[list[Message]]],
+    rows: list[tuple[Any, ...]], session_id: str, whole_up_to: int,
 ) -> list[Message]:
     """Rows ``(id, message_data or its start, created_at, size)`` of an Agents SDK page as
     Messages: an item read as its start is that start made whole JSON
-    (``Message.partial``: its size); an envelope so read is read again whole."""
+    (``Message.partial``: its size); an envelope so read is read again whole (from
+    ``table``, quoted). ``messages`` reads rows ``(id, message_data, created_at)``."""
     cut: dict[int, int] = {}  # row id -> stored size, of the items read as their start
     read: list[tuple[Any, ...]] = []
     for r in rows:
         data = r[1]
         if is_cut(r[3], whole_up_to):
             if ENVELOPE_MARK in str(data)[:64]:
-                got = await store.backend.fetchone(
-                    f"SELECT message_data FROM {store._M} WHERE id = :i", {"i": r[0]})
+                got = await backend.fetchone(
+                    f"SELECT message_data FROM {table} WHERE id = :i", {"i": r[0]})
                 data = got[0] if got else data
             else:
                 cut[int(r[0])] = int(r[3])
                 data = closed_json(data) or data
         read.append((r[0], data, r[2]))
-    out = await store._messages(read, session_id)
+    out = await messages(read, session_id)
     for m in out:
         m.partial = cut.get(int(m.id))
     return out

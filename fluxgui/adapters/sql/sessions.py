@@ -68,7 +68,7 @@ async def write_session(
         while await session_exists(editor, tx, target):
             if not rename:
                 raise Conflict(
-                    f"session {show_id(sid)} already exists in {editor.store.target}; "
+                    f"session {show_id(sid)} already exists in {editor.place.target}; "
                     "nothing was written for it"
                 )
             n += 1
@@ -106,4 +106,4 @@ async def write_session(
             )
         return target, count
 
-    return await editor.store.backend.transaction(body)
+    return await editor.place.backend.transaction(body)

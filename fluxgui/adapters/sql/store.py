@@ -19,6 +19,7 @@ from fluxgui.core.errors import show_id
 from fluxgui.core.model import Message
 
 from ..base import Store, check_branch
+from ..parts import Place
 from .backend import Backend
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,11 @@ class SqlStore(Store[Backend]):
     """A store kept in SQL tables: editable through its :meth:`editor` (see the module
     text). Whether it may be edited now is :meth:`check_editable` (writable, and what the
     format adds)."""
+
+    @property
+    def place(self) -> Place[Backend]:
+        """The store its parts work on (its back-end, its name as shown)."""
+        return Place(self.backend, self.target)
 
     # -- what a format says about its rows ---------------------------------------------
 
@@ -144,7 +150,7 @@ class SqlStore(Store[Backend]):
         """Where a fork made by fluxgui came from: session id, message id, time."""
         from .forks import fork_origin
 
-        return await fork_origin(self, session_id)
+        return await fork_origin(self.backend, session_id)
 
     async def apply_change(self, change: Any) -> Any:
         """Write a change again (redo) or its ``inverse()`` (undo), if it still fits."""

@@ -8,20 +8,20 @@ the doctor's (:mod:`fluxgui.services.doctor.structure`); this only reads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from fluxgui.core.structure import StructureReport, StructureRow
 
+from ..backend import Backend
 from .schema import STRUCTURE, USAGE
 
-if TYPE_CHECKING:
-    from .usage import AdvancedUsage
 
-
-async def structure_report(store: AdvancedUsage, session_id: str) -> StructureReport:
-    """The structure of ``session_id`` (see :class:`StructureReport`)."""
-    M = store._M
-    rows = await store.backend.fetchall(
+async def structure_report(
+    backend: Backend, M: str, has_table: Callable[[str], Awaitable[bool]], session_id: str
+) -> StructureReport:
+    """The structure of ``session_id`` (see :class:`StructureReport`) in the store whose
+    messages table is ``M`` (quoted); ``has_table`` tells whether a table exists."""
+    rows = await backend.fetchall(
         f"""SELECT s.id, s.message_id, s.branch_id, s.message_type, s.sequence_number,
                    s.user_turn_number, s.branch_turn_number, m.session_id
             FROM {STRUCTURE} s LEFT JOIN {M} m ON m.id = s.message_id
@@ -30,12 +30,12 @@ async def structure_report(store: AdvancedUsage, session_id: str) -> StructureRe
         {"s": session_id},
     )
     usage: list[tuple[object, ...]] = []
-    if await store._has_table(USAGE):
-        usage = await store.backend.fetchall(
+    if await has_table(USAGE):
+        usage = await backend.fetchall(
             f"SELECT DISTINCT branch_id FROM {USAGE} WHERE session_id = :s ORDER BY branch_id",
             {"s": session_id},
         )
-    loose = await store.backend.fetchall(
+    loose = await backend.fetchall(
         f"""SELECT m.id FROM {M} m WHERE m.session_id = :s AND NOT EXISTS
                 (SELECT 1 FROM {STRUCTURE} s WHERE s.message_id = m.id)
             ORDER BY m.id""",

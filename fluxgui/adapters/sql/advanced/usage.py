@@ -65,4 +65,4 @@ class AdvancedUsage(AdvancedReader):
     async def structure_report(self, session_id: str) -> StructureReport:
         """The session's ``message_structure`` rows, the branches with usage rows and the
         items no structure row points at (what the session doctor checks)."""
-        return await structure_report(self, session_id)
+        return await structure_report(self.backend, self._M, self._has_table, session_id)

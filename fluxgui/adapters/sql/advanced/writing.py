@@ -129,7 +129,7 @@ class AdvancedStore(AdvancedBranches):
         branch = branch or MAIN
         editor = self.table_editor()
         structure_ids = TableEditor(
-            self, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
+            self.place, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
         )
         label = f"Fork session {show_id(sid)} at message {at}"
 

@@ -330,7 +330,7 @@ class AgentsReader(RowReads, AgentsListing):
         rows = await self._page_rows(session_id, limit, anchor, backward, whole_up_to)
         if whole_up_to is None:
             return await self._messages(rows, session_id)
-        return await agents_page(self, rows, session_id, whole_up_to)
+        return await agents_page(self.backend, self._M, self._messages, rows, session_id, whole_up_to)
 
     async def _page_rows(
         self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool,

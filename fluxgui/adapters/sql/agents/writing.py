@@ -44,7 +44,7 @@ class _SealingEditor(TableEditor):
     change writes back exactly what was there."""
 
     def __init__(self, store: AgentsStore, **kwargs: Any) -> None:
-        super().__init__(store, **kwargs)
+        super().__init__(store.place, **kwargs)
         self._agents = store
 
     async def update_row(self, sid: str, row_id: int, values: Row, label: str) -> Change:
@@ -111,15 +111,16 @@ class AgentsStore(AgentsReader):
             raise self._key_needed()
 
     def table_editor(self) -> TableEditor:
-        make = _SealingEditor if self.cipher is not None else TableEditor
-        return make(
-            self,
+        shape: dict[str, Any] = dict(
             table=self._M,
             table_name=self.messages_table,
             columns=("message_data", "created_at"),
             order=("created_at", "id") if self._by_time else ("id",),
             sessions_table=self._S,
         )
+        if self.cipher is not None:
+            return _SealingEditor(self, **shape)
+        return TableEditor(self.place, **shape)
 
     def check_editable(self) -> None:
         self._check_writable()
