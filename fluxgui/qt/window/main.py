@@ -119,7 +119,7 @@ class MainWindow(Shell):
         self.mode_label = self.status.mode_label
         self.busy_indicator = self.status.busy_indicator
         # The search index: built in the background, its progress in the status bar.
-        self.indexing = IndexController(self)
+        self.indexing = IndexController(self, self.bridge, self.index_bar, lambda: self.stores.opened)
         self.last_hit: tuple[str, int, str] | None = None  # see show_session_at_hit
 
         self.editor = Editor(self.bridge, self)
