@@ -130,7 +130,10 @@ class MainWindow(Shell):
         self.mode_label.clicked.connect(self.stores.set_editing)
         self.edits = EditController(self)
         self.transfers = TransferController(self)
-        self.comparing = CompareOpener(self)
+        self.comparing = CompareOpener(
+            self, self.bridge, self.conversation, self.stores, shown=lambda: self._session_id,
+            selected=self.selected_session_ids, show_error=self.show_error,
+        )
         self.editor.applied.connect(self.edits.on_applied)
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
         self.branch_bar = install_branch_bar(self)
