@@ -130,7 +130,7 @@ def _area(name: str) -> str:
     [
         "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
-        pytest.param("fluxgui.qt", marks=PENDING),
+        "fluxgui.qt",
         "fluxgui",
     ],
 )

@@ -49,7 +49,7 @@ from .send_keys import SendKeys
 if TYPE_CHECKING:
     from fluxgui.services.chat import AgentConfig, ChatEvent, ChatResult
 
-    from ..window import MainWindow
+    from ..shell import Shell
 
 #: the bridge key chats run under
 CHAT_KEY = "chat"
@@ -91,7 +91,7 @@ class ChatPanel(QWidget):
     stopped = Signal()
     runningChanged = Signal(bool)
 
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, window: Shell, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._window = window
         self._bridge = window.bridge
