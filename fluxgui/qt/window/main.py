@@ -41,6 +41,7 @@ from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
 from ..shell import Shell
 from ..watch import StoreWatcher
+from ..workspace import WorkspaceController, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
 from .placement import WindowPlacement
@@ -73,6 +74,7 @@ class MainWindow(Shell):
     chat_panel: ChatPanel
     doctor: DoctorController
     reviews: ReviewController
+    workspace: WorkspaceController
 
     def __init__(
         self,
@@ -153,6 +155,8 @@ class MainWindow(Shell):
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
         self.reviews = install_reviews(self)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
+        # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
+        self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()

@@ -1,0 +1,7 @@
+"""The window's workspace of several stores (issue 36): see :mod:`.controller`."""
+
+from __future__ import annotations
+
+from .controller import WorkspaceController, install_workspace
+
+__all__ = ["WorkspaceController", "install_workspace"]

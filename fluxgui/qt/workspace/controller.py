@@ -1,0 +1,395 @@
+"""The window's workspace (issue 36): the store chips above the session list, the
+all-stores list (a Store column, the "split across N stores" badge), the merged timeline
+of a session held by several stores, and the File menu's workspace actions.
+
+The window's current store (``stores_of(window).store``) stays *the* store every other part
+uses (edits, live refresh, the search index, reviews, the doctor): it is the store of the
+chosen chip, or in the all-stores list the store of the selected session (its first
+store for one held by several). With one store the window is as it always was: the
+chips are hidden and File › Open replaces the store; Add Store adds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, cast
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView, QHeaderView, QInputDialog, QMenu, QMessageBox, QSplitter,
+    QStackedWidget, QTableView, QWidget,
+)
+
+from fluxgui.core.ports import OpenOptions
+from fluxgui.core.roles import Store
+from fluxgui.core.text import plural
+from fluxgui.services.workspace import Entry, Workspace
+from fluxgui.services.workspace.timeline import Placed, Timeline, timeline
+
+from ..dialogs.opening import OpenedStore, OpenRequest
+from .editing import WorkspaceEditor
+from .list_model import WorkspaceListModel
+from .members import WindowWorkspace
+from .store_bar import ALL, StoreBar
+from .timeline_view import TimelineView
+from .window_files import WorkspaceFiles
+
+if TYPE_CHECKING:
+    from ..shell import Shell
+    from .members import Joining
+
+
+class WorkspaceStores(Protocol):
+    """What the workspace uses of the window's store controller."""
+
+    workspace: WindowWorkspace
+    joining: Joining
+    joining_label: str | None
+    followers: list[Callable[[], None]]
+
+    @property
+    def store(self) -> Store | None: ...
+    @property
+    def opening(self) -> OpenedStore | None: ...
+    def make_current(self, store: Store, *, listed: bool = True) -> None: ...
+    def adopt(self, store: Store, opened: OpenedStore, how: Joining, label: str | None = None) -> None: ...
+    def open_request(self, request: OpenRequest) -> None: ...
+    def open_target(self, target: str, options: OpenOptions | None = None, *,
+                    session_id: str | None = None, label: str | None = None) -> None: ...
+    def open_file(self) -> None: ...
+    def open_folder(self) -> None: ...
+    def open_url(self) -> None: ...
+
+
+def stores_of(window: Shell) -> WorkspaceStores:
+    return cast("WorkspaceStores", window.stores)
+
+TIMELINE_KEY = "workspace-timeline"
+
+
+class WorkspaceController(QObject):
+    """See the module."""
+
+    def __init__(self, window: Shell) -> None:
+        super().__init__(window)
+        self._window = window
+        self.members: WindowWorkspace = stores_of(window).workspace
+        self.scope = ALL
+        self._shown: list[tuple[str, int]] = []
+        self.bar = StoreBar(window, self.add_menu)
+        self.bar.scopeChosen.connect(self.choose)
+        self.bar.renameAsked.connect(self.rename)
+        self.bar.removeAsked.connect(self.remove)
+        self.model = WorkspaceListModel(window.bridge, self)
+        self.view = _make_view(window, self.model)
+        self.view.colour_of = self.members.colour  # type: ignore[attr-defined]
+        self.view.selectionModel().currentRowChanged.connect(self._on_row)
+        self.model.pageLoaded.connect(self._on_page)
+        self.model.loadFailed.connect(window.show_error)
+        self.timeline = TimelineView(self.members.colour, window)
+        self.editor = WorkspaceEditor(window.bridge, self._store_of, self)
+        self.editor.applied.connect(self._on_edited)
+        self.editor.failed.connect(window.show_error)
+        self.timeline.editAsked.connect(self.edit)
+        self.timeline.undoAsked.connect(self.editor.undo)
+        self.timeline.redoAsked.connect(self.editor.redo)
+        self.files = WorkspaceFiles(window, self)
+        self._auto = False
+        self._place(window)
+        stores_of(window).followers.append(self.follow)
+
+    # -- building ------------------------------------------------------------------
+
+    def _place(self, window: Shell) -> None:
+        """The chips above the list, the all-stores list in a stack with the session
+        list, the merged timeline in a stack with the conversation."""
+        left = window.session_view.parentWidget()
+        layout = left.layout()
+        self.lists = QStackedWidget(left)
+        at = layout.indexOf(window.session_view)
+        layout.removeWidget(window.session_view)
+        self.lists.addWidget(window.session_view)
+        self.lists.addWidget(self.view)
+        layout.insertWidget(at, self.lists, 1)
+        layout.insertWidget(at, self.bar)
+        self.bar.hide()
+        splitter = window.conversation.parentWidget()
+        assert isinstance(splitter, QSplitter)
+        index = splitter.indexOf(window.conversation)
+        self.panes = QStackedWidget()
+        sizes = splitter.sizes()
+        splitter.replaceWidget(index, self.panes)
+        self.panes.addWidget(window.conversation)
+        self.panes.addWidget(self.timeline)
+        splitter.setSizes(sizes)
+
+    def add_menu(self) -> QMenu:
+        menu = QMenu("Add Store", self._window)
+        menu.addAction("Add &File…", lambda: self.add_with(self._stores_of(window).open_file))
+        menu.addAction("Add F&older…", lambda: self.add_with(self._stores_of(window).open_folder))
+        menu.addAction("Add &URL…", lambda: self.add_with(self._stores_of(window).open_url))
+        return menu
+
+    # -- the stores ----------------------------------------------------------------
+
+    def add_with(self, opener: object) -> None:
+        """Open a store with one of the Open actions, adding it to the workspace."""
+        stores = stores_of(self._window)
+        stores.joining = "add"
+        opening = stores.opening
+        opener()  # type: ignore[operator]
+        if stores.opening is opening:  # the dialog was cancelled: nothing opens
+            stores.joining = "replace"
+
+    def add_target(self, target: str, label: str | None = None, options: OpenOptions | None = None) -> None:
+        """Open ``target`` and add it to the workspace (``label``: the one it gets)."""
+        stores = stores_of(self._window)
+        stores.joining, stores.joining_label = "add", label
+        if options is None:
+            stores.open_request(OpenRequest(target, label or target))
+        else:
+            stores.open_target(target, options, label=label)
+
+    def open_entries(self, entries: list[Entry], options: OpenOptions | None = None) -> None:
+        """Open a workspace of ``entries`` (a file's, or the command line's targets) in
+        place of the stores open; the all-stores list shows them."""
+        window = self._window
+        base = options or OpenOptions()
+        window.count_label.setText(f"Opening {plural(len(entries), 'store')}…")
+
+        def opened(workspace: Workspace) -> None:
+            for n, m in enumerate(workspace.members):
+                shown = OpenedStore(m.target, base.with_(**m.options), m.label)
+                stores_of(window).adopt(m.store, shown, "replace" if n == 0 else "add", m.label)
+            self.choose(ALL if len(workspace.members) > 1 else workspace.members[0].label)
+
+        window.bridge.start("open", Workspace.open(entries, base), opened, window.show_error)
+
+    def follow(self) -> None:
+        """A store became current: the chips follow the workspace's stores."""
+        window = self._window
+        shown = [(m.label, id(m.store)) for m in self.members.members]
+        if shown != self._shown:
+            self._shown = shown
+            if self.scope != ALL and self.members.member(self.scope) is None:
+                self.scope = ALL
+            if len(self.members) < 2:
+                self.scope = ALL
+                self._show_lists(False)
+            elif self.scope == ALL:
+                self.model.set_workspace(self.members.service(), self.model.search_text)
+            self.bar.setVisible(len(self.members) > 1)
+            member = self.members.member_of(stores_of(window).store)
+            scope = self.scope if self.scope == ALL or member is None else member.label
+            self.bar.set_stores([(m.label, self.members.colour(m.label), None) for m in self.members.members],
+                                scope if len(self.members) > 1 else ALL)
+
+    def choose(self, scope: str) -> None:
+        """Show one store's sessions (its label) or every store's (``""``)."""
+        window = self._window
+        self.scope = scope
+        self.bar.choose(scope)
+        if scope == ALL and len(self.members) > 1:
+            self._show_lists(True)
+            self._auto = True
+            self.model.set_workspace(self.members.service(), window.search_box.text().strip())
+            return
+        self._show_lists(False)
+        member = self.members.member(scope)
+        if member is not None and member.store is not stores_of(window).store:
+            window.expect_selection(None)
+            stores_of(window).make_current(member.store)
+        elif member is not None:
+            window.list_sessions(member.store)
+
+    def _show_lists(self, every: bool) -> None:
+        """The all-stores list (``every``) or the one store's; the search box follows."""
+        window = self._window
+        was = self.lists.currentWidget() is self.view
+        self.lists.setCurrentWidget(self.view if every else window.session_view)
+        self.panes.setCurrentWidget(window.conversation)
+        if was == every:
+            return
+        box = window.search_box.searchRequested
+        if every:
+            box.disconnect(window.sessions.set_search)
+            box.connect(self.model.set_search)
+        else:
+            box.disconnect(self.model.set_search)
+            box.connect(window.sessions.set_search)
+
+    def rename(self, label: str) -> None:
+        new, ok = QInputDialog.getText(self._window, "Rename store", f"Label of {label}:", text=label)
+        if not ok:
+            return
+        problem = self.members.rename(label, new)
+        if problem is not None:
+            QMessageBox.information(self._window, "Rename store", f"Not renamed: {problem}.")
+            return
+        self.rename_done(label, " ".join(new.split()))
+
+    def rename_done(self, old: str, new: str) -> None:
+        self.scope = new if self.scope == old else self.scope
+        self._shown = []
+        self.follow()
+        if self.scope == ALL:
+            self.choose(ALL)
+
+    def remove(self, label: str) -> None:
+        """Take a store out of the workspace and close it (the last one stays)."""
+        window = self._window
+        if len(self.members) < 2:
+            return
+        gone = self.members.remove(label)
+        if gone is None:
+            return
+        if gone.store is stores_of(window).store:
+            stores_of(window).make_current(self.members.members[0].store, listed=self.scope != ALL)
+        else:
+            self.follow()
+        window.bridge.start(f"close:{id(gone.store):x}", gone.store.close())
+        if self.scope in (ALL, label):
+            self.choose(ALL)
+
+    def _store_of(self, label: str) -> Store | None:
+        member = self.members.member(label)
+        return member.store if member is not None else None
+
+    # -- the all-stores list ---------------------------------------------------------
+
+    def _on_page(self, rows: int, more: bool) -> None:
+        text = self.model.search_text
+        what = f"{plural(rows, 'session')}{'+' if more else ''} in {plural(len(self.members), 'store')}"
+        self._window.count_label.setText(f"{what} matching {text!r}" if text else what)
+        if self._auto and rows:
+            self._auto = False
+            self.select_row(0)
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        self.view.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.scrollTo(index)
+
+    def select(self, session_id: str) -> bool:
+        row = self.model.row_of(session_id)
+        if row is not None:
+            self.select_row(row)
+        return row is not None
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        item = self.model.listed(current.row()) if current.isValid() else None
+        if item is None:
+            return
+        window = self._window
+        first = self.members.member(item.labels[0])
+        if first is not None and first.store is not stores_of(window).store:
+            stores_of(window).make_current(first.store, listed=False)
+        if len(item.labels) < 2:
+            self.panes.setCurrentWidget(window.conversation)
+            window.forget_shown()
+            window.show_session(item.id)
+            return
+        self.show_merged(item.id)
+
+    def show_merged(self, session_id: str) -> None:
+        """Show ``session_id``'s merged timeline over the stores holding it."""
+        self.panes.setCurrentWidget(self.timeline)
+        if self.timeline.session_id != session_id:
+            self.timeline.clear(f"Merging {session_id}…")
+        self._window.bridge.start(
+            TIMELINE_KEY, timeline(self.members.service(), session_id), self._on_timeline,
+            self._window.show_error,
+        )
+
+    def _on_timeline(self, line: Timeline) -> None:
+        self.timeline.show_timeline(line)
+        self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
+        self.timeline.redo_button.setEnabled(self.editor.stack.canRedo())
+
+    # -- editing the merged view -------------------------------------------------------
+
+    def edit(self, placed: Placed) -> None:
+        """Edit a card's message in a dialog; written to the store that holds it."""
+        from fluxgui.services import edits
+
+        from ..dialogs.message_edit import MessageEditDialog
+
+        window, sid = self._window, self.timeline.session_id
+        store = self._store_of(placed.store)
+        if store is None or sid is None:
+            return
+        reason = self.editor.reason(placed.store)
+        if reason is not None:
+            QMessageBox.information(window, "Edit message", f"{placed.store} cannot be edited: {reason}")
+            return
+        dialog = MessageEditDialog(store.traits.columns, edits.spec_check(store, placed.message),
+                                   placed.message, f"Edit message {placed.message.id} in {placed.store}", window)
+        if dialog.exec() and dialog.result_spec is not None:
+            self.editor.update(placed, sid, dialog.result_spec)
+
+    def _on_edited(self, label: str) -> None:
+        window = self._window
+        if self.timeline.session_id is not None:
+            self.show_merged(self.timeline.session_id)
+        member = self.members.member(label)
+        if member is not None and member.store is stores_of(window).store:
+            window.sessions.refresh()
+
+
+def _make_view(parent: QWidget, model: WorkspaceListModel) -> QTableView:
+    view = QTableView(parent)
+    view.setObjectName("workspaceSessions")
+    view.setModel(model)
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 10)
+    header = view.horizontalHeader()
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    header.setSectionResizeMode(WorkspaceListModel.ID, QHeaderView.ResizeMode.Stretch)
+    fm = view.fontMetrics()
+    pad = 3 * fm.averageCharWidth()
+    for column, sample in ((WorkspaceListModel.STORE, "split across 3 stores"),
+                           (WorkspaceListModel.COUNT, "Messages"),
+                           (WorkspaceListModel.UPDATED, "2088-08-28 08:08")):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(column, fm.horizontalAdvance(sample) + pad + 16)
+    from .list_cells import BadgeCells, NarrowStoreColumns
+
+    view.setItemDelegate(BadgeCells(view))
+    view.installEventFilter(NarrowStoreColumns(view))
+    return view
+
+
+def install_workspace(window: Shell) -> WorkspaceController:
+    """The workspace's parts in ``window``, and its actions in the File menu."""
+    controller = WorkspaceController(window)
+    file_menu = window.menuBar().actions()[0].menu()
+    assert isinstance(file_menu, QMenu)
+    before = window.actions_by_name["enter_key"]
+    actions = {
+        "workspace_add": controller.add_menu(),
+        "open_workspace": QAction("Open &Workspace…", window),
+        "save_workspace": QAction("Save Works&pace…", window),
+        "consolidate": QAction("&Consolidate Workspace…", window),
+    }
+    add = actions.pop("workspace_add")
+    assert isinstance(add, QMenu)
+    file_menu.insertMenu(before, add)
+    actions["open_workspace"].triggered.connect(lambda _c=False: controller.files.open_dialog())
+    actions["save_workspace"].triggered.connect(lambda _c=False: controller.files.save_dialog())
+    actions["consolidate"].triggered.connect(lambda _c=False: controller.files.consolidate())
+    for name, action in actions.items():
+        assert isinstance(action, QAction)
+        file_menu.insertAction(before, action)
+        window.actions_by_name[name] = action
+    file_menu.insertSeparator(before)
+    return controller
