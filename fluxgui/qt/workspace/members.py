@@ -35,6 +35,8 @@ class WindowMember:
     label: str
     opened: OpenedStore
     store: Store
+    #: the label was given (typed, a workspace file's): kept when stores join
+    given: bool = False
 
 
 class WindowWorkspace:
@@ -60,12 +62,6 @@ class WindowWorkspace:
         labels = self.labels
         return COLOURS[labels.index(label) % len(COLOURS)] if label in labels else "#888888"
 
-    def new_label(self, target: str, given: str | None = None) -> str:
-        """A label for a store joining: ``given``, else its file name told apart from the
-        labels taken."""
-        targets = [m.opened.target for m in self.members] + [target]
-        return default_labels(targets, [*self.labels, given])[-1]
-
     def join(
         self, store: Store, opened: OpenedStore, how: Joining, current: Store | None,
         label: str | None = None,
@@ -75,14 +71,22 @@ class WindowWorkspace:
         if how == "current" and here is not None:
             here.store, here.opened = store, opened
             return [current] if current is not None and current is not store else []
-        if how == "add" and self.members:
-            self.members.append(WindowMember(self.new_label(opened.target, label), opened, store))
-            return []
-        closing = [m.store for m in self.members if m.store is not store]
-        if current is not None and current not in closing and current is not store:
-            closing.append(current)
-        self.members = [WindowMember(default_labels([opened.target], [label])[0], opened, store)]
+        closing: list[Store] = []
+        if how != "add" or not self.members:
+            closing = [m.store for m in self.members if m.store is not store]
+            if current is not None and current not in closing and current is not store:
+                closing.append(current)
+            self.members = []
+        self.members.append(WindowMember(label or "", opened, store, given=label is not None))
+        self.relabel()
         return closing
+
+    def relabel(self) -> None:
+        """The labels not given: file names told apart from each other (see labels.py)."""
+        labels = default_labels([m.opened.target for m in self.members],
+                                [m.label if m.given else None for m in self.members])
+        for m, label in zip(self.members, labels):
+            m.label = label
 
     def remove(self, label: str) -> WindowMember | None:
         gone = self.member(label)
@@ -99,7 +103,7 @@ class WindowWorkspace:
             return f"another store is labelled {new!r}"
         member = self.member(label)
         if member is not None:
-            member.label = new
+            member.label, member.given = new, True
         return None
 
     def service(self) -> Workspace:

@@ -1,0 +1,136 @@
+"""The window's workspace (issue 36) over three replicas written by the real
+``agents.SQLiteSession`` (tests/workspace_helpers.py): the store chips, the all-stores
+list with its badges, the merged timeline with store tags, an edit in the merged view
+written to its own store only (and undone), the search over every store."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qt_helpers import OFFSCREEN_NOISE, run_async
+from workspace_helpers import PO, agents_items, agents_replicas, user_texts
+
+pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def replicas(tmp_path: Path) -> Any:
+    return run_async(agents_replicas(tmp_path / "reps"))
+
+
+def open_workspace(qtbot: Any, window: Any, paths: list[Path], **options: Any) -> Any:
+    from fluxgui.core.ports import OpenOptions
+    from fluxgui.services.workspace import Entry
+
+    ws = window.workspace
+    ws.open_entries([Entry(str(p)) for p in paths], OpenOptions(**options))
+    qtbot.waitUntil(lambda: len(ws.members) == len(paths) and ws.model.rowCount() > 0
+                    and not ws.model.loading, timeout=30_000)
+    return ws
+
+
+def _label(reps: Any, index: int) -> str:
+    return f"{'abc'[index]}/conversations.db"
+
+
+def test_a_workspace_of_three_stores_lists_every_session_with_its_stores(qtbot, window, replicas):
+    ws = open_workspace(qtbot, window, replicas.paths)
+    assert ws.bar.isVisible()
+    assert [ws.bar.chips.item(i).text() for i in range(ws.bar.chips.count())] == [
+        "All stores (3)", "a/conversations.db", "b/conversations.db", "c/conversations.db"]
+    assert ws.lists.currentWidget() is ws.view
+    rows = {ws.model.listed(r).id: ws.model.listed(r) for r in range(ws.model.rowCount())}
+    assert set(rows) == set(replicas.routes)
+    for sid, item in rows.items():
+        holders = sorted({_label(replicas, i) for _t, i in replicas.routes[sid]})
+        if sid == "copied_9":
+            holders = ["a/conversations.db", "c/conversations.db"]
+        assert item.labels == holders, sid
+        assert item.split == (sid in replicas.split()), sid
+    assert rows["user_123"].badge() == "split across 3 stores"
+    assert rows["copied_9"].badge() == "in 2 stores"
+    assert rows["sticky_7"].badge() is None
+    store_col = ws.model.index(ws.model.row_of("user_123"), ws.model.STORE)
+    assert store_col.data() == "split across 3 stores"
+    assert "a/conversations.db" in ws.model.index(store_col.row(), 0).data(3)  # tooltip names them
+
+
+def test_the_merged_timeline_tags_each_card_with_its_store_in_the_true_order(qtbot, window, replicas):
+    ws = open_workspace(qtbot, window, replicas.paths)
+    ws.select("user_123")
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123", timeout=20_000)
+    assert ws.panes.currentWidget() is ws.timeline
+    placed = ws.timeline.model.placed
+    users = [p for p in placed if p.message.role == "user"]
+    assert [p.message.text for p in users] == replicas.texts("user_123")
+    assert [p.store for p in users] == [_label(replicas, i) for _t, i in replicas.routes["user_123"]]
+    assert PO in users[0].message.text
+    assert "Split:" in ws.timeline.header.text()
+    # a copy is one card naming both stores
+    ws.select("copied_9")
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "copied_9", timeout=20_000)
+    first = ws.timeline.model.placed[0]
+    assert first.stores == ["a/conversations.db", "c/conversations.db"]
+    # a session in one store opens in the conversation pane, its store current
+    ws.select("sticky_7")
+    qtbot.waitUntil(lambda: window.conversation.session_id == "sticky_7", timeout=20_000)
+    assert ws.panes.currentWidget() is window.conversation
+    assert window.stores.store is ws.members.member("b/conversations.db").store
+
+
+def test_an_edit_in_the_merged_view_changes_only_its_own_store_and_undoes(qtbot, window, replicas):
+    ws = open_workspace(qtbot, window, replicas.paths, writable=True)
+    ws.select("user_123")
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123", timeout=20_000)
+    second = [p for p in ws.timeline.model.placed if p.message.role == "user"][1]
+    assert second.store == "b/conversations.db"
+    before = {p: _digest(p) for p in replicas.paths}
+    original = run_async(agents_items(replicas.paths[1], "user_123"))
+    with qtbot.waitSignal(ws.editor.applied, timeout=20_000):
+        assert ws.editor.update(second, "user_123", {"role": "user", "content": "edited in b"})
+    after = run_async(agents_items(replicas.paths[1], "user_123"))
+    assert "edited in b" in user_texts(after)
+    assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
+    assert _digest(replicas.paths[2]) == before[replicas.paths[2]]
+    qtbot.waitUntil(lambda: any(p.message.text == "edited in b" for p in ws.timeline.model.placed), timeout=20_000)
+    with qtbot.waitSignal(ws.editor.applied, timeout=20_000):
+        assert ws.editor.undo()
+    assert run_async(agents_items(replicas.paths[1], "user_123")) == original
+    assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
+
+
+def test_the_search_box_searches_every_store_and_names_where_each_hit_is(qtbot, window, replicas):
+    ws = open_workspace(qtbot, window, replicas.paths)
+    window.search(PO)
+    qtbot.waitUntil(lambda: ws.model.search_text == PO and not ws.model.loading and ws.model.rowCount() == 1,
+                    timeout=20_000)
+    hit = ws.model.listed(0)
+    assert hit.id == "user_123" and hit.hits == ["a/conversations.db"]
+    assert "found in a/conversations.db" in ws.model.index(0, 0).data(3)
+    window.search("")
+    qtbot.waitUntil(lambda: ws.model.rowCount() == len(replicas.routes) and not ws.model.loading, timeout=20_000)
+
+
+def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, window, replicas):
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.stores.open_target(str(replicas.paths[0]))
+    ws = window.workspace
+    assert len(ws.members) == 1 and not ws.bar.isVisible()
+    assert ws.lists.currentWidget() is window.session_view
+    ws.add_target(str(replicas.paths[1]))
+    qtbot.waitUntil(lambda: len(ws.members) == 2, timeout=20_000)
+    assert ws.bar.isVisible()
+    ws.choose("b/conversations.db")
+    qtbot.waitUntil(lambda: window.sessions.rowCount() > 0 and window.stores.store is ws.members.member("b/conversations.db").store, timeout=20_000)
+    ws.choose("")
+    qtbot.waitUntil(lambda: ws.model.rowCount() > 0 and not ws.model.loading, timeout=20_000)
+    assert {ws.model.listed(r).labels[0] for r in range(ws.model.rowCount())} >= {"a/conversations.db", "b/conversations.db"}
+    ws.remove("b/conversations.db")
+    assert ws.members.labels == ["a/conversations.db"] and not ws.bar.isVisible()
