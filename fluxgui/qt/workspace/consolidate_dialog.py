@@ -163,7 +163,9 @@ class ConsolidateDialog(QDialog):
     def _on_written(self, plan: MergePlan) -> None:
         self._running = False
         self.result_plan = plan
+        self.plan = None
         self.cancel_button.setText("Close")
+        self.preview_button.setEnabled(True)
         self._fill(plan)
         items = sum(s.written for s in plan.sessions)
         self.status.setText(
