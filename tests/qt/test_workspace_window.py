@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from qt_helpers import OFFSCREEN_NOISE, run_async
 from workspace_helpers import PO, agents_items, agents_replicas, user_texts
 
@@ -100,8 +101,10 @@ def test_an_edit_in_the_merged_view_changes_only_its_own_store_and_undoes(qtbot,
     assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
     assert _digest(replicas.paths[2]) == before[replicas.paths[2]]
     qtbot.waitUntil(lambda: any(p.message.text == "edited in b" for p in ws.timeline.model.placed), timeout=20_000)
+    # Ctrl+Z on the cards undoes it (the merged view's stack, not the window's)
+    ws.timeline.cards.setFocus()
     with qtbot.waitSignal(ws.editor.applied, timeout=20_000):
-        assert ws.editor.undo()
+        qtbot.keyClick(ws.timeline.cards, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert run_async(agents_items(replicas.paths[1], "user_123")) == original
     assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPalette
+from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QListView, QPushButton, QStyle, QStyledItemDelegate,
     QStyleOptionViewItem, QVBoxLayout, QWidget,
@@ -151,6 +151,7 @@ class TimelineView(QWidget):
         self.cards.setResizeMode(QListView.ResizeMode.Adjust)
         self.cards.setUniformItemSizes(False)
         self.cards.doubleClicked.connect(lambda _i: self._edit())
+        self.cards.installEventFilter(self)
         self.edit_button = QPushButton("Edit…", self)
         self.edit_button.setToolTip("Edit the selected message in the store that holds it (F2)")
         self.edit_button.clicked.connect(self._edit)
@@ -201,8 +202,22 @@ class TimelineView(QWidget):
         if p is not None:
             self.editAsked.emit(p)
 
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """F2, Ctrl+Z and Ctrl+Shift+Z on the cards are the merged view's (its edits,
+        its undo stack), not the window's actions for the conversation pane."""
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) or not isinstance(event, QKeyEvent):
+            return False
         if event.key() == Qt.Key.Key_F2:
-            self._edit()
-            return
-        super().keyPressEvent(event)
+            what = self._edit
+        elif event.matches(QKeySequence.StandardKey.Undo):
+            what = self.undoAsked.emit
+        elif event.matches(QKeySequence.StandardKey.Redo):
+            what = self.redoAsked.emit
+        else:
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()
+        else:
+            what()
+        return True
