@@ -121,13 +121,19 @@ def test_the_search_box_searches_every_store_and_names_where_each_hit_is(qtbot, 
     qtbot.waitUntil(lambda: ws.model.rowCount() == len(replicas.routes) and not ws.model.loading, timeout=20_000)
 
 
-def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, window, replicas):
+def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, window, replicas, monkeypatch):
+    import fluxgui.qt.window.store_controller as opening
+
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.stores.open_target(str(replicas.paths[0]))
     ws = window.workspace
     assert len(ws.members) == 1 and not ws.bar.isVisible()
     assert ws.lists.currentWidget() is window.session_view
-    ws.add_target(str(replicas.paths[1]))
+    # File › Add Store › Add File… (the file dialog answers the second replica)
+    monkeypatch.setattr(opening, "open_file_dialog", lambda _parent: str(replicas.paths[1]))
+    file_menu = window.menuBar().actions()[0].menu()
+    add = next(a.menu() for a in file_menu.actions() if a.text() == "Add Store")
+    next(a for a in add.actions() if a.text() == "Add &File…").trigger()
     qtbot.waitUntil(lambda: len(ws.members) == 2, timeout=20_000)
     assert ws.bar.isVisible()
     ws.choose("b/conversations.db")

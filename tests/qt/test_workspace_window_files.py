@@ -69,7 +69,7 @@ def test_consolidation_previews_refuses_a_source_writes_in_order_and_changes_no_
     assert {s.session_id for s in plan.sessions} == set(replicas.routes)
     assert dialog.table.rowCount() == len(replicas.routes)
     assert not merged.exists() and dialog.write_button.isEnabled()
-    with qtbot.waitSignal(dialog.done, timeout=60_000) as done:
+    with qtbot.waitSignal(dialog.written, timeout=60_000) as done:
         dialog.write_button.click()
     assert done.args[0].count("write") == len(replicas.routes)
     assert dialog.progress.value() == len(replicas.routes)

@@ -33,11 +33,11 @@ ACTIONS = {
 
 
 class ConsolidateDialog(QDialog):
-    """See the module. ``planned(plan)`` after a preview, ``done(plan)`` after the write,
-    ``failed(error)``."""
+    """See the module. ``planned(plan)`` after a preview, ``written(plan)`` after the
+    write, ``failed(error)``."""
 
     planned = Signal(object)
-    done = Signal(object)
+    written = Signal(object)
     failed = Signal(object)
 
     def __init__(self, workspace: Workspace, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
@@ -173,7 +173,7 @@ class ConsolidateDialog(QDialog):
             f"({plural(items, 'item')}), {plan.count('same')} already there, {plan.count('conflict')} "
             "skipped in conflict. The stores merged were not changed."
         )
-        self.done.emit(plan)
+        self.written.emit(plan)
 
     def _on_failed(self, error: Exception) -> None:
         self._running = False

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHeaderView, QInputDialog, QMenu, QMessageBox, QSplitter,
+    QAbstractItemView, QBoxLayout, QHeaderView, QInputDialog, QMenu, QMessageBox, QSplitter,
     QStackedWidget, QTableView, QWidget,
 )
 
@@ -98,6 +98,8 @@ class WorkspaceController(QObject):
         self._auto = False
         self._place(window)
         stores_of(window).followers.append(self.follow)
+        # live refresh: the current store changed under a merged timeline shown
+        window.watcher.changed.connect(self._on_store_changed)
 
     # -- building ------------------------------------------------------------------
 
@@ -105,7 +107,8 @@ class WorkspaceController(QObject):
         """The chips above the list, the all-stores list in a stack with the session
         list, the merged timeline in a stack with the conversation."""
         left = window.session_view.parentWidget()
-        layout = left.layout()
+        layout = left.layout() if left is not None else None
+        assert isinstance(layout, QBoxLayout)
         self.lists = QStackedWidget(left)
         at = layout.indexOf(window.session_view)
         layout.removeWidget(window.session_view)
@@ -126,9 +129,9 @@ class WorkspaceController(QObject):
 
     def add_menu(self) -> QMenu:
         menu = QMenu("Add Store", self._window)
-        menu.addAction("Add &File…", lambda: self.add_with(self._stores_of(window).open_file))
-        menu.addAction("Add F&older…", lambda: self.add_with(self._stores_of(window).open_folder))
-        menu.addAction("Add &URL…", lambda: self.add_with(self._stores_of(window).open_url))
+        menu.addAction("Add &File…", lambda: self.add_with(stores_of(self._window).open_file))
+        menu.addAction("Add F&older…", lambda: self.add_with(stores_of(self._window).open_folder))
+        menu.addAction("Add &URL…", lambda: self.add_with(stores_of(self._window).open_url))
         return menu
 
     # -- the stores ----------------------------------------------------------------
@@ -294,14 +297,25 @@ class WorkspaceController(QObject):
         self.show_merged(item.id)
 
     def show_merged(self, session_id: str) -> None:
-        """Show ``session_id``'s merged timeline over the stores holding it."""
-        self.panes.setCurrentWidget(self.timeline)
+        """Show ``session_id``'s merged timeline over the stores holding it (the
+        conversation pane behind it shows nothing: the window's edit actions have no
+        message to act on)."""
+        window = self._window
+        if self.panes.currentWidget() is not self.timeline:
+            self.panes.setCurrentWidget(self.timeline)
+            window.forget_shown()
+            window.conversation.clear("")
+            window.edits.update_actions()
         if self.timeline.session_id != session_id:
             self.timeline.clear(f"Merging {session_id}…")
         self._window.bridge.start(
             TIMELINE_KEY, timeline(self.members.service(), session_id), self._on_timeline,
             self._window.show_error,
         )
+
+    def _on_store_changed(self) -> None:
+        if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
+            self.show_merged(self.timeline.session_id)
 
     def _on_timeline(self, line: Timeline) -> None:
         self.timeline.show_timeline(line)
@@ -376,19 +390,15 @@ def install_workspace(window: Shell) -> WorkspaceController:
     assert isinstance(file_menu, QMenu)
     before = window.actions_by_name["enter_key"]
     actions = {
-        "workspace_add": controller.add_menu(),
         "open_workspace": QAction("Open &Workspace…", window),
         "save_workspace": QAction("Save Works&pace…", window),
         "consolidate": QAction("&Consolidate Workspace…", window),
     }
-    add = actions.pop("workspace_add")
-    assert isinstance(add, QMenu)
-    file_menu.insertMenu(before, add)
+    file_menu.insertMenu(before, controller.add_menu())
     actions["open_workspace"].triggered.connect(lambda _c=False: controller.files.open_dialog())
     actions["save_workspace"].triggered.connect(lambda _c=False: controller.files.save_dialog())
     actions["consolidate"].triggered.connect(lambda _c=False: controller.files.consolidate())
     for name, action in actions.items():
-        assert isinstance(action, QAction)
         file_menu.insertAction(before, action)
         window.actions_by_name[name] = action
     file_menu.insertSeparator(before)

@@ -89,7 +89,7 @@ class WorkspaceListModel(QAbstractTableModel):
         want = 10_000 if self.search_text else 1
 
         async def next_pages() -> list[list[ListedSession]]:
-            got = []
+            got: list[list[ListedSession]] = []
             for _ in range(want):
                 page = await anext(pages, None)
                 if page is None:

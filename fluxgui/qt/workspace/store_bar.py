@@ -97,7 +97,7 @@ class StoreBar(QWidget):
         row = chips.visualItemRect(chips.item(0)).height() + 2 * chips.spacing()
         bottom = max(chips.visualItemRect(chips.item(i)).bottom() for i in range(chips.count()))
         height = min(bottom - top + 1 + 2 * chips.spacing(), 3 * row)
-        chips.setFixedHeight(height + 2 * chips.frameWidth() + 2)
+        chips.setFixedHeight(height + 2 * chips.frameWidth() + 6)
 
     def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)  # type: ignore[arg-type]
