@@ -143,3 +143,18 @@ def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, wind
     assert {ws.model.listed(r).labels[0] for r in range(ws.model.rowCount())} >= {"a/conversations.db", "b/conversations.db"}
     ws.remove("b/conversations.db")
     assert ws.members.labels == ["a/conversations.db"] and not ws.bar.isVisible()
+
+
+def test_a_flux_trio_shows_the_split_session_in_its_true_order(qtbot, window, tmp_path):
+    from workspace_helpers import flux_replicas
+
+    reps = run_async(flux_replicas(tmp_path / "flux"))
+    ws = open_workspace(qtbot, window, reps.paths)
+    row = ws.model.listed(ws.model.row_of("user_123"))
+    assert row.badge() == "split across 3 stores"
+    assert ws.model.listed(ws.model.row_of("sticky_7")).badge() is None
+    ws.select("user_123")
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123", timeout=20_000)
+    users = [p for p in ws.timeline.model.placed if p.message.role == "user"]
+    assert [p.message.text for p in users] == reps.texts("user_123")
+    assert [p.store for p in users] == [f"{'abc'[i]}/flux.db" for _t, i in reps.routes["user_123"]]
