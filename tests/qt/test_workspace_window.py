@@ -33,7 +33,7 @@ def open_workspace(qtbot: Any, window: Any, paths: list[Path], **options: Any) -
     ws = window.workspace
     ws.open_entries([Entry(str(p)) for p in paths], OpenOptions(**options))
     qtbot.waitUntil(lambda: len(ws.members) == len(paths) and ws.model.rowCount() > 0
-                    and not ws.model.loading, timeout=30_000)
+                    and not ws.model.loading and not ws.model.splitting, timeout=30_000)
     return ws
 
 
@@ -112,8 +112,8 @@ def test_an_edit_in_the_merged_view_changes_only_its_own_store_and_undoes(qtbot,
 def test_the_search_box_searches_every_store_and_names_where_each_hit_is(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     window.search(PO)
-    qtbot.waitUntil(lambda: ws.model.search_text == PO and not ws.model.loading and ws.model.rowCount() == 1,
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: ws.model.search_text == PO and not ws.model.loading and ws.model.rowCount() == 1
+                    and not ws.model.splitting, timeout=20_000)
     hit = ws.model.listed(0)
     assert hit.id == "user_123" and hit.hits == ["a/conversations.db"]
     assert "found in a/conversations.db" in ws.model.index(0, 0).data(3)
@@ -141,6 +141,7 @@ def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, wind
     ws.choose("")
     qtbot.waitUntil(lambda: ws.model.rowCount() > 0 and not ws.model.loading, timeout=20_000)
     assert {ws.model.listed(r).labels[0] for r in range(ws.model.rowCount())} >= {"a/conversations.db", "b/conversations.db"}
+    qtbot.waitUntil(lambda: not ws.model.splitting, timeout=20_000)
     ws.remove("b/conversations.db")
     assert ws.members.labels == ["a/conversations.db"] and not ws.bar.isVisible()
 

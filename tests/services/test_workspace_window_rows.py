@@ -12,7 +12,7 @@ from workspace_helpers import PO, agents_replicas
 from fluxgui.core.errors import TargetError
 from fluxgui.services.workspace import Entry, Workspace
 from fluxgui.services.workspace.into import consolidate_into, preview_into
-from fluxgui.services.workspace.rows import listed_pages, search_pages
+from fluxgui.services.workspace.rows import listed_pages, search_pages, split_of
 
 
 async def test_listed_pages_flag_the_split_sessions_and_name_their_stores(tmp_path: Path) -> None:
@@ -27,6 +27,11 @@ async def test_listed_pages_flag_the_split_sessions_and_name_their_stores(tmp_pa
         assert rows["copied_9"].badge() == "in 2 stores" and not rows["copied_9"].split
         assert rows["sticky_7"].badge() is None
         assert rows["user_123"].row.messages == 8
+        # unexact pages leave the split flags to split_of
+        first = [item async for page in listed_pages(ws, exact=False) for item in page]
+        assert {i.id for i in first if i.split is None} == {sid for sid, r in rows.items() if r.row.several}
+        told = {i.id: (await split_of(ws, i)).split for i in first}
+        assert {sid for sid, split in told.items() if split} == reps.split()
         hits = [item async for page in search_pages(ws, PO) for item in page]
         assert [(h.id, h.hits) for h in hits] == [("user_123", ["a/conversations.db"])]
         assert hits[0].where() == ("in 3 stores: a/conversations.db, b/conversations.db, "

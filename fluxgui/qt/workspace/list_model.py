@@ -13,12 +13,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from fluxgui.core.display import short_time
 from fluxgui.services.workspace import Workspace
-from fluxgui.services.workspace.rows import ListedSession, listed_pages, search_pages
+from fluxgui.services.workspace.rows import ListedSession, listed_pages, search_pages, split_of
 
 from ..bridge import AsyncBridge
 
 _Index = QModelIndex | QPersistentModelIndex
 KEY = "workspace-list"
+#: the background task telling which rows in several stores are split
+SPLIT_KEY = "workspace-split"
 #: the role whose data is a row's :class:`ListedSession`
 ROW_ROLE = Qt.ItemDataRole.UserRole + 36
 
@@ -42,12 +44,17 @@ class WorkspaceListModel(QAbstractTableModel):
         self._more = False
         self._loading = False
         self.search_text = ""
+        #: rows in several stores whose split flag is not known yet (their ids)
+        self._unsplit: list[str] = []
+        self._splitting = False
 
     # -- what it lists -------------------------------------------------------------
 
     def set_workspace(self, workspace: Workspace | None, search: str = "") -> None:
         """List ``workspace`` (``search``: only the sessions containing that text)."""
         self._bridge.cancel(KEY)
+        self._bridge.cancel(SPLIT_KEY)
+        self._unsplit, self._splitting = [], False
         self.beginResetModel()
         self._rows = []
         self.endResetModel()
@@ -57,7 +64,7 @@ class WorkspaceListModel(QAbstractTableModel):
         if workspace is None or not workspace.members:
             self._more = False
             return
-        self._pages = search_pages(workspace, search) if search else listed_pages(workspace)
+        self._pages = search_pages(workspace, search) if search else listed_pages(workspace, exact=False)
         self._more = True
         self.fetchMore(QModelIndex())
 
@@ -68,6 +75,11 @@ class WorkspaceListModel(QAbstractTableModel):
     @property
     def loading(self) -> bool:
         return self._loading
+
+    @property
+    def splitting(self) -> bool:
+        """Rows in several stores are still being told split or copied."""
+        return self._splitting
 
     def row_of(self, session_id: str) -> int | None:
         return next((i for i, r in enumerate(self._rows) if r.id == session_id), None)
@@ -116,7 +128,39 @@ class WorkspaceListModel(QAbstractTableModel):
             self.beginInsertRows(QModelIndex(), start, start + len(fresh) - 1)
             self._rows.extend(fresh)
             self.endInsertRows()
+        self._unsplit += [i.id for i in page if i.split is None and i.id not in self._unsplit]
+        self._tell_splits()
         self.pageLoaded.emit(len(self._rows), True)
+
+    def _tell_splits(self) -> None:
+        """Read, in the background, the merged timelines of the rows in several stores
+        not told yet: each row's badge says split or copied once known."""
+        workspace = self._workspace
+        if self._splitting or not self._unsplit or workspace is None:
+            return
+        self._splitting = True
+
+        async def tell() -> None:
+            while self._unsplit:
+                sid = self._unsplit.pop(0)
+                row = self.row_of(sid)
+                item = self._rows[row] if row is not None else None
+                if item is None or item.split is not None:
+                    continue
+                await split_of(workspace, item)
+                row = self.row_of(sid)
+                if row is not None:
+                    self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+        def done(_none: None) -> None:
+            self._splitting = False
+            self.pageLoaded.emit(len(self._rows), self._more)
+
+        def failed(error: Exception) -> None:
+            self._splitting = False
+            self.loadFailed.emit(error)
+
+        self._bridge.start(SPLIT_KEY, tell(), done, failed, background=True)
 
     def _on_pages(self, pages: Any, got: list[list[ListedSession]]) -> None:
         if pages is not self._pages:

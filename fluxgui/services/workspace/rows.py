@@ -1,7 +1,8 @@
-"""The window's all-stores session list (issue 36): the merged listing a page at a time,
-each row held by several stores with its merged timeline read once to say whether it is
-split (no one store holds every turn) or only copied; and a search over every store that
-says which store each hit is in.
+"""The window's all-stores session list (issue 36): the merged listing a page at a time
+(a page costs about what each store's page costs); then, for the rows held by several
+stores, :func:`split_of` reads the merged timeline once to say whether the session is
+split (no one store holds every turn) or only copied, and its count with copies once;
+and a search over every store that says which store each hit is in.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ class ListedSession:
     """One row of the all-stores list."""
 
     row: WorkspaceSession
-    #: whether its turns are spread over its stores (``False`` for one store or a copy)
-    split: bool = False
+    #: whether its turns are spread over its stores (``False`` for one store or a copy;
+    #: ``None``: not known yet, see :func:`split_of`)
+    split: bool | None = False
     #: the stores whose search found it (a search's rows only)
     hits: list[str] = field(default_factory=list)
 
@@ -51,31 +53,39 @@ class ListedSession:
         return text
 
 
-async def _listed(workspace: Workspace, rows: list[WorkspaceSession]) -> list[ListedSession]:
+async def split_of(workspace: Workspace, item: ListedSession) -> ListedSession:
+    """``item`` with its split flag and merged count (its timeline read once)."""
+    if item.row.several:
+        line = await timeline(workspace, item.id)
+        item.row.merged, item.split = line.total, line.split
+    return item
+
+
+async def _listed(
+    workspace: Workspace, rows: list[WorkspaceSession], exact: bool
+) -> list[ListedSession]:
     out = []
     for row in rows:
-        item = ListedSession(row)
-        if row.several:
-            line = await timeline(workspace, row.id)
-            row.merged, item.split = line.total, line.split
-        out.append(item)
+        item = ListedSession(row, None if row.several else False)
+        out.append(await split_of(workspace, item) if exact else item)
     return out
 
 
 async def listed_pages(
-    workspace: Workspace, *, page: int = 50,
+    workspace: Workspace, *, page: int = 50, exact: bool = True,
 ) -> AsyncGenerator[list[ListedSession], None]:
     """Every session of the workspace, most recently active first, ``page`` rows at a
-    time (each store's list read lazily, see :mod:`.listing`)."""
+    time (each store's list read lazily, see :mod:`.listing`); ``exact``: each row in
+    several stores with its split flag (else ``None``: :func:`split_of` tells)."""
     batch: list[WorkspaceSession] = []
     async with contextlib.aclosing(merged_sessions(workspace, page=page, exact=False)) as rows:
         async for row in rows:
             batch.append(row)
             if len(batch) >= page:
-                yield await _listed(workspace, batch)
+                yield await _listed(workspace, batch, exact)
                 batch = []
     if batch:
-        yield await _listed(workspace, batch)
+        yield await _listed(workspace, batch, exact)
 
 
 async def search_pages(
@@ -83,7 +93,8 @@ async def search_pages(
 ) -> AsyncGenerator[list[ListedSession], None]:
     """The sessions whose id or message text contains ``text`` in any store, store by
     store, each row naming the stores whose search found it (a session found again in a
-    later store is yielded again with that store added)."""
+    later store is yielded again with that store added); split flags are left to
+    :func:`split_of`."""
     found: dict[str, ListedSession] = {}
     for member in workspace.members:
         async with contextlib.aclosing(search_batches(member.store, text)) as batches:
@@ -93,7 +104,7 @@ async def search_pages(
                 for item in again:
                     if member.label not in item.hits:
                         item.hits.append(member.label)
-                rows = await _listed(workspace, await rows_for(workspace, new, exact=False))
+                rows = await _listed(workspace, await rows_for(workspace, new, exact=False), False)
                 for item in rows:
                     item.hits.append(member.label)
                     found[item.id] = item
