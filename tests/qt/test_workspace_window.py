@@ -117,6 +117,8 @@ def test_the_search_box_searches_every_store_and_names_where_each_hit_is(qtbot, 
     hit = ws.model.listed(0)
     assert hit.id == "user_123" and hit.hits == ["a/conversations.db"]
     assert "found in a/conversations.db" in ws.model.index(0, 0).data(3)
+    assert ws.model.index(0, ws.model.STORE).data() == "a/conversations.db"
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123", timeout=20_000)  # the first hit shown
     window.search("")
     qtbot.waitUntil(lambda: ws.model.rowCount() == len(replicas.routes) and not ws.model.loading, timeout=20_000)
 

@@ -217,10 +217,17 @@ class WorkspaceController(QObject):
         box = window.search_box.searchRequested
         if every:
             box.disconnect(window.sessions.set_search)
-            box.connect(self.model.set_search)
+            box.connect(self.search)
         else:
-            box.disconnect(self.model.set_search)
+            box.disconnect(self.search)
             box.connect(window.sessions.set_search)
+
+    def search(self, text: str) -> None:
+        """The search box in the all-stores list: every store searched, the first hit
+        shown once it arrives."""
+        if text != self.model.search_text:
+            self._auto = True
+            self.model.set_search(text)
 
     def rename(self, label: str) -> None:
         new, ok = QInputDialog.getText(self._window, "Rename store", f"Label of {label}:", text=label)

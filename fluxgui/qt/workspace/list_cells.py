@@ -45,7 +45,9 @@ class BadgeCells(QStyledItemDelegate):
         shown = fm.elidedText(text, Qt.TextElideMode.ElideRight, rect.width() - 12)
         w = min(fm.horizontalAdvance(shown) + 12, rect.width())
         pill = QRect(rect.left(), rect.top(), w, rect.height())
-        if badge is not None:
+        if item.hits:
+            colour = QColor(self._colour(item.hits[0]))
+        elif badge is not None:
             colour = QColor(SPLIT if item.split else COPIED)
         else:
             colour = QColor(self._colour(item.labels[0]))

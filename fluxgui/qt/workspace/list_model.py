@@ -203,8 +203,8 @@ class WorkspaceListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.ID:
                 return item.id
-            if column == self.STORE:
-                return item.badge() or item.labels[0]
+            if column == self.STORE:  # a search's hit: the stores it was found in
+                return ", ".join(item.hits) if item.hits else item.badge() or item.labels[0]
             if column == self.COUNT:
                 return str(item.row.messages)
             if column == self.UPDATED:
