@@ -119,7 +119,7 @@ class Launch:
 
     def open_in(self, window: MainWindow) -> None:
         if self.workspace:
-            window.workspace.open_entries(list(self.workspace), self.options)
+            window.workspace.open_entries(list(self.workspace), self.options, self.session_id)
             return
         window.stores.open_target(
             self.target, self.options, session_id=self.session_id, label=self.label

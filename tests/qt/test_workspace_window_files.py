@@ -97,3 +97,17 @@ def test_the_command_line_opens_several_targets_as_a_workspace(replicas, tmp_pat
     assert [e.target for e in entries] == [str(p) for p in replicas.paths]
     one = build_window_parser().parse_args([str(replicas.paths[0])])
     assert workspace_entries(one.target, one.workspace) == []
+
+
+def test_a_workspace_opens_at_the_session_asked_for_or_says_no_store_holds_it(qtbot, window, replicas):
+    from fluxgui.core.errors import SessionNotFound
+    from fluxgui.services.workspace import Entry
+
+    ws = window.workspace
+    with qtbot.waitSignal(window.messagesShown, timeout=30_000) as shown:
+        ws.open_entries([Entry(str(p)) for p in replicas.paths], session_id="sticky_7")
+    assert shown.args == ["sticky_7"]
+    assert window.stores.store is ws.members.member("b/conversations.db").store
+    ws.open_entries([Entry(str(p)) for p in replicas.paths[:2]], session_id="nope")
+    qtbot.waitUntil(lambda: isinstance(window.last_error, SessionNotFound), timeout=30_000)
+    assert "no store of this workspace holds session 'nope'" in str(window.last_error)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QStackedWidget, QTableView, QWidget,
 )
 
+from fluxgui.core.errors import SessionNotFound
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.roles import Store
 from fluxgui.core.text import plural
@@ -96,6 +97,8 @@ class WorkspaceController(QObject):
         self.timeline.redoAsked.connect(self.editor.redo)
         self.files = WorkspaceFiles(window, self)
         self._auto = False
+        #: the session to select once the all-stores list has it
+        self._pending: str | None = None
         self._place(window)
         stores_of(window).followers.append(self.follow)
         # live refresh: the current store changed under a merged timeline shown
@@ -154,10 +157,14 @@ class WorkspaceController(QObject):
         else:
             stores.open_target(target, options, label=label)
 
-    def open_entries(self, entries: list[Entry], options: OpenOptions | None = None) -> None:
+    def open_entries(
+        self, entries: list[Entry], options: OpenOptions | None = None, session_id: str | None = None,
+    ) -> None:
         """Open a workspace of ``entries`` (a file's, or the command line's targets) in
-        place of the stores open; the all-stores list shows them."""
+        place of the stores open; the all-stores list shows them, ``session_id`` (else
+        the most recently active session) selected."""
         window = self._window
+        self._pending = session_id
         base = options or OpenOptions()
         window.count_label.setText(f"Opening {plural(len(entries), 'store')}…")
 
@@ -272,6 +279,15 @@ class WorkspaceController(QObject):
         text = self.model.search_text
         what = f"{plural(rows, 'session')}{'+' if more else ''} in {plural(len(self.members), 'store')}"
         self._window.count_label.setText(f"{what} matching {text!r}" if text else what)
+        if self._pending is not None:
+            if self.select(self._pending):
+                self._pending = None
+                self._auto = False
+            elif more:
+                self.model.fetchMore(QModelIndex())
+            else:
+                self._window.show_error(SessionNotFound(f"no store of this workspace holds session {self._pending!r}"))
+                self._pending = None
         if self._auto and rows:
             self._auto = False
             self.select_row(0)

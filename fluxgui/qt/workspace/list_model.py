@@ -160,7 +160,7 @@ class WorkspaceListModel(QAbstractTableModel):
             self._splitting = False
             self.loadFailed.emit(error)
 
-        self._bridge.start(SPLIT_KEY, tell(), done, failed, background=True)
+        self._bridge.start(SPLIT_KEY, tell(), done, failed)  # (a screenshot waits for the badges)
 
     def _on_pages(self, pages: Any, got: list[list[ListedSession]]) -> None:
         if pages is not self._pages:
