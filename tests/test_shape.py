@@ -182,7 +182,7 @@ def _project_classes() -> list[type]:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
+        "fluxgui.adapters.sql",
         pytest.param("fluxgui.adapters.redis", marks=PENDING),
         pytest.param("fluxgui.qt", marks=PENDING),
         "fluxgui",
