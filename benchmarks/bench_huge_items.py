@@ -141,16 +141,16 @@ async def window_run(path: Path, trace: float | None) -> dict[str, Any]:
     if trace:
         probe.tracer = stalltrace.StallTracer(trace)
     pane = window.conversation
-    window.open_target(str(path))
-    await until(lambda: window.store is not None and window.sessions.rowCount() > 0 and not window.busy)
+    window.stores.open_target(str(path))
+    await until(lambda: window.stores.store is not None and window.sessions.rowCount() > 0 and not window.bridge.busy)
     window.show_session("s19")
-    await until(lambda: pane.session_id == "s19" and pane.loaded_count > 0 and not window.busy)
+    await until(lambda: pane.session_id == "s19" and pane.loaded_count > 0 and not window.bridge.busy)
     await asyncio.sleep(1.0)
     out: dict[str, Any] = {}
     start(probe)
     t0 = time.perf_counter()
     window.show_session("huge")
-    await until(lambda: pane.session_id == "huge" and pane.loaded_count > 0 and not window.busy)
+    await until(lambda: pane.session_id == "huge" and pane.loaded_count > 0 and not window.bridge.busy)
     await first_paint(pane.view.viewport())
     out["first_screen"] = time.perf_counter() - t0
 
@@ -158,7 +158,7 @@ async def window_run(path: Path, trace: float | None) -> dict[str, Any]:
         quiet_since = time.perf_counter()
         while time.perf_counter() - quiet_since < seconds:
             await asyncio.sleep(0.02)
-            if window.busy or window.bridge.busy:
+            if window.bridge.busy or window.bridge.busy:
                 quiet_since = time.perf_counter()
 
     await idle_for(2.0)
@@ -173,7 +173,7 @@ async def window_run(path: Path, trace: float | None) -> dict[str, Any]:
     if big_row is not None:
         start(probe)
         t0 = time.perf_counter()
-        viewer = pane.open_viewer(pane.model.index(big_row, 0))
+        viewer = pane.menus.open_viewer(pane.model.index(big_row, 0))
         await until(lambda: viewer.filled)
         out["viewer"] = time.perf_counter() - t0
         out["viewer_stall"] = probe.stop()

@@ -161,8 +161,8 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     sessions = window.sessions
     await phase(
         "open store, first page of sessions",
-        lambda: window.open_target(str(path)),
-        lambda: window.store is not None and sessions.rowCount() > 0 and not window.busy,
+        lambda: window.stores.open_target(str(path)),
+        lambda: window.stores.store is not None and sessions.rowCount() > 0 and not window.bridge.busy,
     )
 
     def scroll_list() -> None:
@@ -189,12 +189,12 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     await phase(
         'search "zanzibar" (all results listed)',
         lambda: window.search("zanzibar"),
-        lambda: not sessions.searching and not window.busy,
+        lambda: not sessions.searching and not window.bridge.busy,
     )
     found = sessions.rowCount()
     rows[-1] = (rows[-1][0] + f" -> {found:,} sessions", *rows[-1][1:])
     window.search("")
-    await until(lambda: not window.busy)
+    await until(lambda: not window.bridge.busy)
 
     # The search index, built in the background since the store opened (the search
     # above scanned meanwhile): the stalls while it finishes, then the same search
@@ -208,7 +208,7 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
     await phase(
         'search "zanzibar" with the index (all results listed)',
         lambda: window.search("zanzibar"),
-        lambda: not sessions.searching and not window.busy,
+        lambda: not sessions.searching and not window.bridge.busy,
     )
     rows[-1] = (rows[-1][0] + f" -> {sessions.rowCount():,} sessions", *rows[-1][1:])
     pane = window.conversation
@@ -220,22 +220,22 @@ async def run_format(fmt: str, path: Path, largest: str) -> list[tuple[str, floa
             "open a search hit at its message (highlighted)",
             lambda: window.open_at(hit_id, None, "zanzibar"),
             lambda: pane.session_id == hit_id and pane.delegate.find_current is not None
-            and not window.busy,
+            and not window.bridge.busy,
         )
     window.search("")
-    await until(lambda: not window.busy)
+    await until(lambda: not window.bridge.busy)
 
     await phase(
         "open the largest session (latest page)",
         lambda: window.show_session(largest),
-        lambda: pane.session_id == largest and pane.loaded_count > 0 and not window.busy,
+        lambda: pane.session_id == largest and pane.loaded_count > 0 and not window.bridge.busy,
     )
 
     async def scroll_up(pages: int) -> None:
         for _ in range(pages):
             before = pane.loaded_count
             pane.view.scrollToTop()  # the way a user drags the scroll bar up
-            await until(lambda: pane.loaded_count > before and not window.busy)
+            await until(lambda: pane.loaded_count > before and not window.bridge.busy)
 
     probe.start()
     t0 = time.perf_counter()

@@ -97,11 +97,11 @@ async def run_big(probe: Any, until: Any, path: Path) -> list[tuple[str, float, 
     def record(name: str, t0: float) -> None:
         rows.append((name, (time.perf_counter() - t0) * 1000, probe.stop(), probe.over_frame))
 
-    window.open_target(str(path))
-    await until(lambda: window.store is not None and not window.busy)
+    window.stores.open_target(str(path))
+    await until(lambda: window.stores.store is not None and not window.bridge.busy)
     window.show_session("big-message")
     await until(lambda: pane.session_id == "big-message" and pane.loaded_count > 0
-                and not window.busy)
+                and not window.bridge.busy)
     big_row = next(r for r in range(pane.model.rowCount())
                    if len(pane.model.message(r).text) > 1_000_000)
     index = pane.model.index(big_row, 0)
@@ -130,12 +130,12 @@ async def run_big(probe: Any, until: Any, path: Path) -> list[tuple[str, float, 
     record(names[1], t0)
 
     window.show_session("six-hundred")
-    await until(lambda: pane.session_id == "six-hundred" and not window.busy)
+    await until(lambda: pane.session_id == "six-hundred" and not window.bridge.busy)
     while not pane.at_start:  # load every page: 600 cards
         before = pane.loaded_count
         pane.view.scrollToTop()  # the way a user pages back
-        pane.load_earlier()
-        await until(lambda: not window.busy and (pane.at_start or pane.loaded_count > before))
+        pane.paging.load_earlier()
+        await until(lambda: not window.bridge.busy and (pane.at_start or pane.loaded_count > before))
     loaded = pane.loaded_count
     await asyncio.sleep(0.1)
     probe.start()

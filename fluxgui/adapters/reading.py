@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Generic
 
 from fluxgui.core.errors import SessionNotFound, show_id
@@ -134,7 +134,7 @@ class ListingReader(ABC, Generic[B]):
         """The list rows of these sessions (missing ids are left out), any order."""
 
     @abstractmethod
-    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         """Ids of sessions whose id or any message text contains ``text`` (case-insensitive),
         yielded as they are found, each once."""
 
@@ -173,7 +173,7 @@ class ListingReader(ABC, Generic[B]):
 
     async def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
-    ) -> AsyncIterator[list[Message]]:
+    ) -> AsyncGenerator[list[Message], None]:
         """All messages of a session (of ``branch``) in stored order, a page at a time."""
         anchor: tuple[Any, ...] | None = None
         while True:

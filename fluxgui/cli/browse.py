@@ -19,6 +19,7 @@ from fluxgui.core.visible import visible
 from .errors import Known
 from .output import one_line, print_json, print_message, write_json_stream
 from .stores import open_target
+from .workspace_args import one_target, several
 
 if TYPE_CHECKING:
     from fluxgui.core.branches import UsageTotals
@@ -36,6 +37,11 @@ async def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     """``ls``: one page of sessions (``--limit 0``: all), or the ones ``--search`` finds."""
     from fluxgui.services.browse import list_sessions
 
+    if several(args) or getattr(args, "save_workspace", None):
+        from .workspace import cmd_ls_several
+
+        return await cmd_ls_several(args, out)
+    one_target(args)
     store = await open_target(args)
     try:
         if args.search:
@@ -82,6 +88,11 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     """``show``: one session's messages (of ``--branch``; default main) in stored order."""
     from fluxgui.services.browse import session_messages
 
+    if several(args):
+        from .workspace import cmd_show_several
+
+        return await cmd_show_several(args, out)
+    one_target(args)
     store = await open_target(args)
     try:
         advanced = store.branches is not None

@@ -31,16 +31,18 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "branch": ("edit", "cmd_branch"),
     "clear": ("edit", "cmd_edit"),
     "rm": ("edit", "cmd_edit"),
-    "export": ("transfer", "cmd_export"),
+    "export": ("replay", "cmd_export"),  # --eval there, other exports transfer's
     "import": ("transfer", "cmd_import"),
     "copy": ("transfer", "cmd_copy"),
     "chat": ("chat", "cmd_chat"),
     "check": ("doctor", "cmd_check"),
+    "merge": ("workspace", "cmd_merge"),
     "repair": ("doctor", "cmd_repair"),
     "rewind": ("doctor", "cmd_rewind"),
     "preflight": ("doctor", "cmd_preflight"),
     "ledger": ("doctor", "cmd_ledger"),
     "review": ("review", "cmd_review"),
+    "replay": ("replay", "cmd_replay"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()
 

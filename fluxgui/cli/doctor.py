@@ -32,6 +32,15 @@ async def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     """``check``: the problems of the sessions named (all, paged, when none is)."""
     from fluxgui.services.doctor import check_sessions
 
+    from .workspace_args import need_targets, several, split_check_positionals
+
+    split_check_positionals(args)
+    if several(args):
+        from .workspace import cmd_check_several
+
+        return await cmd_check_several(args, out)
+    need_targets(args)
+    args.target = args.targets[0]
     store = await open_target(args)
     reports = []
     try:

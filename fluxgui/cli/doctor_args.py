@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .search_args import TARGET_HELP
 from .stores import add_store_options
+from .workspace_args import add_workspace_options
 
 Subparsers = Any
 #: ``fluxgui.cli.parser._command``: (subparsers, name, description, examples) → parser
@@ -18,7 +18,7 @@ Command = Callable[[Subparsers, str, str, list[str]], argparse.ArgumentParser]
 SESSION_HELP = "a session id, as 'ls' prints it"
 
 
-def _target(parser: argparse.ArgumentParser, text: str = TARGET_HELP) -> None:
+def _target(parser: argparse.ArgumentParser, text: str = arguments.TARGET_HELP) -> None:
     parser.add_argument("target", type=arguments.target, metavar="TARGET", help=text)
 
 
@@ -50,16 +50,25 @@ def add_check(sub: Subparsers, name: str, command: Command) -> None:
         "Find what breaks resuming sessions: orphan calls and outputs, misordered, dangling "
         "or empty reasoning, duplicate item ids, outputs saved twice, repeated runs of "
         "items, malformed rows, broken AdvancedSQLiteSession structure (exit 0 when clean, "
-        "1 when any problem is found, 3 on error).",
-        ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json"],
+        "1 when any problem is found, 3 on error). Several stores: also split_session, a "
+        "session whose turns are in different stores.",
+        ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json",
+         "fluxgui check a/conversations.db b/conversations.db --session user_123"],
     )
-    _target(check)
-    check.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
+    check.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=arguments.TARGET_HELP)
+    check.add_argument(
+        "more", nargs="*", metavar="TARGET|SESSION_ID",
+        help="only these sessions (default: all); or more stores, when each names one (a "
+        "URL, a path that exists) or --session/--workspace is given",
+    )
+    check.add_argument("--session", dest="sessions", action="append", metavar="ID",
+                       help="only this session (give it again for more; with several stores)")
     check.add_argument(
         "--limit", type=arguments.count, metavar="N",
         help="also check the history SessionSettings(limit=N) keeps (limit_split)",
     )
     check.add_argument("--json", action="store_true", help="print JSON")
+    add_workspace_options(check)
     add_store_options(check)
 
 
@@ -71,7 +80,7 @@ def add_repair(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui repair sessions.db conv-1 --fix all --dry-run",
          "fluxgui repair sessions.db conv-1 --fix orphan_call,dangling_reasoning --yes"],
     )
-    _target(repair, TARGET_HELP + " (opened writable)")
+    _target(repair, arguments.TARGET_HELP + " (opened writable)")
     _session(repair)
     repair.add_argument("--fix", type=_fixes, required=True, metavar="CODE[,CODE…]|all", help=_CODES_HELP)
     repair.add_argument(
@@ -100,7 +109,7 @@ def add_rewind(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui rewind sessions.db conv-1 --last --yes",
          "fluxgui rewind sessions.db conv-1 --to-turn 3 --yes"],
     )
-    _target(rewind, TARGET_HELP + " (opened writable)")
+    _target(rewind, arguments.TARGET_HELP + " (opened writable)")
     _session(rewind)
     which = rewind.add_mutually_exclusive_group(required=True)
     which.add_argument("--to-turn", type=arguments.count, metavar="N", help="keep turns up to N, remove the rest")

@@ -22,11 +22,9 @@ from typing import Any
 from . import arguments
 from .arguments import Parser
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
+from .workspace_args import add_workspace_options, targets_positional
 
-TARGET_HELP = (
-    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
-    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
-)
+TARGET_HELP = arguments.TARGET_HELP
 WRITE_TARGET_HELP = (
     "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL, "
     "redis://… or openai-conversations:"
@@ -44,16 +42,18 @@ COMMANDS: dict[str, str] = {
     "diff": "compare two sessions turn by turn",
     "clear": "remove every message of one session",
     "rm": "delete one session",
-    "export": "write sessions to a JSON, JSONL, Markdown or HTML file",
+    "export": "write sessions to a JSON, JSONL, Markdown or HTML file, or an eval dataset",
     "import": "import exports and session files as new sessions",
     "copy": "copy sessions into another store, converting the format",
     "chat": "send a message to an agent with a session's history",
     "check": "find what breaks resuming sessions (exit 1 when any problem is found)",
+    "merge": "consolidate the sessions of several stores into one (split sessions merged)",
     "repair": "fix one session's problems in one transaction",
     "rewind": "remove whole turns at the end of one session",
     "preflight": "show what resuming a session would send the model",
     "ledger": "tokens, cost and time of one session, turn by turn",
     "review": "review conversations: states, scores, tags, notes, a shared queue",
+    "replay": "replay a session from turn N with another model, tools answered from the record",
 }
 
 #: a subparsers action (argparse has no public name for its type)
@@ -93,14 +93,17 @@ def _add_ls(sub: Subparsers, name: str) -> None:
     ls = _command(
         sub, name,
         "List the sessions of a store, most recently active first: message count, last "
-        "activity and id.",
+        "activity and id. Several stores: one row per session id with the stores holding "
+        "it (the Store column).",
         ["fluxgui ls demo", "fluxgui ls sessions.db --search refund --json",
-         "fluxgui ls postgresql://me@db.example/agents --limit 0"],
+         "fluxgui ls postgresql://me@db.example/agents --limit 0",
+         "fluxgui ls a/conversations.db b/conversations.db c/conversations.db"],
     )
-    _target(ls)
+    targets_positional(ls)
     _json(ls)
     ls.add_argument("--search", metavar="TEXT", help="only sessions whose id or any message contains TEXT (case-insensitive)")
     ls.add_argument("--limit", type=arguments.count, default=50, metavar="N", help="at most N sessions (0: all; default 50)")
+    add_workspace_options(ls, save=True)
     add_store_options(ls)
 
 
@@ -108,11 +111,13 @@ def _add_show(sub: Subparsers, name: str) -> None:
     show = _command(
         sub, name,
         "Show one session's messages in stored order: id, time, role, kind and text "
-        "(control characters as visible markers; --json is exact).",
+        "(control characters as visible markers; --json is exact). Several stores: the "
+        "merged timeline, each message with its store.",
         ["fluxgui show demo support-48213-double-charge",
-         "fluxgui show sessions.db conv-42 --limit 10 --json"],
+         "fluxgui show sessions.db conv-42 --limit 10 --json",
+         "fluxgui show a/conversations.db b/conversations.db user_123"],
     )
-    _target(show)
+    targets_positional(show)
     _session(show)
     _json(show)
     show.add_argument("--limit", type=arguments.count, metavar="N", help="only the most recent N messages")
@@ -120,6 +125,7 @@ def _add_show(sub: Subparsers, name: str) -> None:
         "--branch", metavar="BRANCH_ID",
         help="the branch to show (AdvancedSQLiteSession stores; default main)",
     )
+    add_workspace_options(show)
     add_store_options(show)
 
 
@@ -201,7 +207,8 @@ def _add_export(sub: Subparsers, name: str) -> None:
         "The file appears complete or not at all; the store being read is never written.",
         ["fluxgui export demo -o demo.json",
          "fluxgui export sessions.db conv-42 -o conv-42.html",
-         "fluxgui export sessions.db -o - --file-format jsonl | jq .role"],
+         "fluxgui export sessions.db -o - --file-format jsonl | jq .role",
+         "fluxgui export sessions.db --eval openai -o ft.jsonl --review-state reviewed --min-score tone=4"],
     )
     _target(export)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
@@ -219,6 +226,9 @@ def _add_export(sub: Subparsers, name: str) -> None:
     )
     add_store_options(export, legacy_format=False)
     add_export_review_options(export)
+    from .replay_args import add_eval_options
+
+    add_eval_options(export)
 
 
 def _add_import(sub: Subparsers, name: str) -> None:
@@ -314,10 +324,22 @@ def _doctor(sub: Subparsers, name: str) -> None:
     getattr(doctor_args, f"add_{name}")(sub, name, _command)
 
 
+def _merge(sub: Subparsers, name: str) -> None:
+    from .workspace_args import add_merge
+
+    add_merge(sub, name, _command)
+
+
 def _review(sub: Subparsers, name: str) -> None:
     from .review_parser import add_review
 
     add_review(sub, name, _command)
+
+
+def _replay(sub: Subparsers, name: str) -> None:
+    from .replay_args import add_replay
+
+    add_replay(sub, name, _command)
 
 
 #: each command's subparser, in the order ``--help`` lists them
@@ -326,8 +348,8 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "branches": _add_branches, "branch": _add_branch,
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
-    "check": _doctor, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
-    "ledger": _doctor, "review": _review,
+    "check": _doctor, "merge": _merge, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
+    "ledger": _doctor, "review": _review, "replay": _replay,
 }
 
 
@@ -407,7 +429,8 @@ def synopsis(command: str | None) -> str:
 
             return "\n".join(nested_synopses(parser, command, _usage_part))
     shared = {"-h", "--help", "-V", "--version"}
-    positionals, options = [], []
+    positionals: list[str] = []
+    options: list[str] = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS or getattr(action, "store_option", False):
             continue

@@ -164,7 +164,8 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             # never onto the store (or another one), never into a JSON folder read
             check_output(Path(args.output), store.local_paths())
         rubric = await db.rubric()
-        cursor, reviews = None, []
+        cursor: tuple[Any, ...] | None = None
+        reviews: list[Any] = []
         while True:
             ids, cursor = await db.matching(key, ReviewFilter(), limit=500, cursor=cursor)
             found = await db.reviews(key, ids)

@@ -74,7 +74,7 @@ class ExportWriter(ABC):
     def __init__(self, out: TextIO, *, metadata: bool = True) -> None:
         self.out = out
         self.metadata = metadata
-        self.store_format = ""
+        self.format_name = ""
         #: the store keeps a message as its table's columns (flux), not a JSON item
         self.columns = False
         self.title = ""
@@ -89,10 +89,10 @@ class ExportWriter(ABC):
         """Non-finite numbers written as strings so far (see the class docstring)."""
         return self._counter.replaced
 
-    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
-        """Start the output of a store of ``store_format`` (written in the JSON header)
+    def begin(self, format_name: str, title: str = "", *, columns: bool = False) -> None:
+        """Start the output of a store of ``format_name`` (written in the JSON header)
         whose messages are its table's ``columns`` or stored JSON items."""
-        self.store_format = store_format
+        self.format_name = format_name
         self.columns = columns
         self.title = title
 
@@ -215,10 +215,10 @@ class JsonWriter(_JsonRecords):
     def notes(self, lines: list[str], record: dict[str, Any] | None = None) -> None:
         self._review = record
 
-    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
-        super().begin(store_format, title, columns=columns)
+    def begin(self, format_name: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(format_name, title, columns=columns)
         self.out.write(
-            f'{{"fluxgui_export": {EXPORT_VERSION}, "format": {_dumps(store_format)}, '
+            f'{{"fluxgui_export": {EXPORT_VERSION}, "format": {_dumps(format_name)}, '
             '"sessions": ['
         )
 
@@ -320,8 +320,8 @@ class _Transcript(ExportWriter):
 
 
 class MarkdownWriter(_Transcript):
-    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
-        super().begin(store_format, title, columns=columns)
+    def begin(self, format_name: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(format_name, title, columns=columns)
         if title:
             self._put(f"# {mdsafe.inline_text(title)}\n\n")
 
@@ -409,8 +409,8 @@ _ROLE_CLASS = re.compile(r"[^a-z]")
 
 
 class HtmlWriter(_Transcript):
-    def begin(self, store_format: str, title: str = "", *, columns: bool = False) -> None:
-        super().begin(store_format, title, columns=columns)
+    def begin(self, format_name: str, title: str = "", *, columns: bool = False) -> None:
+        super().begin(format_name, title, columns=columns)
         page_title = title or "fluxgui export"
         self._put(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -18,7 +18,7 @@ This module is pure Python: the layers above depend on it, the adapters implemen
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
@@ -101,7 +101,7 @@ class Reader(Protocol):
     async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None: ...
     async def require_session(self, session_id: str) -> SessionInfo: ...
     async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]: ...
-    def search_session_ids(self, text: str) -> AsyncIterator[str]: ...
+    def search_session_ids(self, text: str) -> AsyncGenerator[str, None]: ...
     async def search_sessions(self, text: str, *, limit: int | None = None) -> list[SessionInfo]: ...
     async def page_messages(
         self, session_id: str, *, limit: int = 100, anchor: tuple[Any, ...] | None = None,
@@ -113,7 +113,7 @@ class Reader(Protocol):
     ) -> tuple[Any, ...] | None: ...
     def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
-    ) -> AsyncIterator[list[Message]]: ...
+    ) -> AsyncGenerator[list[Message], None]: ...
     async def latest_messages(
         self, session_id: str, limit: int | None, *, branch: str | None = None
     ) -> list[Message]: ...
@@ -217,7 +217,7 @@ class TextFilter(Protocol):
     async def ids_holding(self, text: str) -> list[str]: ...
     def search_messages(
         self, text: str, limit: int | None = None
-    ) -> AsyncIterator[list[tuple[str, Message]]]: ...
+    ) -> AsyncGenerator[list[tuple[str, Message]], None]: ...
 
 
 class ServerIndex(Protocol):
@@ -234,7 +234,7 @@ class Rows(Protocol):
 
     def iter_row_pages(
         self, session_id: str, *, batch: int = 500
-    ) -> AsyncIterator[list[Message] | RowPage]: ...
+    ) -> AsyncGenerator[list[Message] | RowPage, None]: ...
     async def row_pages_of(
         self, session_ids: list[str], *, limit: int
     ) -> dict[str, list[Message] | RowPage]: ...
@@ -243,15 +243,19 @@ class Rows(Protocol):
 class Identity(Protocol):
     """What a store is and where (``store.format``, ``store.target``, …)."""
 
-    #: the format shown to users: "flux", "agents", "json", "openai"
-    format: str
-    #: the store as it may be shown (secrets hidden)
-    target: str
-    #: the format's declared differences
-    traits: Traits
-    #: the other Agents SDK table pairs the database holds besides the one opened, each
-    #: with how many sessions it holds when it could be counted
-    tables: TablePairs
+    @property
+    def format(self) -> str:
+        """The format shown to users: "flux", "agents", "json"."""
+    @property
+    def target(self) -> str:
+        """The store as it may be shown (secrets hidden)."""
+    @property
+    def traits(self) -> Traits:
+        """The format's declared differences."""
+    @property
+    def tables(self) -> TablePairs:
+        """The other Agents SDK table pairs the database holds besides the one opened,
+        each with how many sessions it holds when it could be counted."""
 
     @property
     def store_key(self) -> str: ...
@@ -271,16 +275,26 @@ class Identity(Protocol):
 class Store(Identity, Protocol):
     """An open store: what it is (:class:`Identity`) and the roles it plays."""
 
-    reader: Reader
-    editor: Editor | None
-    writer: Writer | None
-    forks: Forks | None
-    branches: Branches | None
-    usage: Usage | None
-    feed: Feed | None
-    text_filter: TextFilter | None
-    server_index: ServerIndex | None
-    rows: Rows | None
+    @property
+    def reader(self) -> Reader: ...
+    @property
+    def editor(self) -> Editor | None: ...
+    @property
+    def writer(self) -> Writer | None: ...
+    @property
+    def forks(self) -> Forks | None: ...
+    @property
+    def branches(self) -> Branches | None: ...
+    @property
+    def usage(self) -> Usage | None: ...
+    @property
+    def feed(self) -> Feed | None: ...
+    @property
+    def text_filter(self) -> TextFilter | None: ...
+    @property
+    def server_index(self) -> ServerIndex | None: ...
+    @property
+    def rows(self) -> Rows | None: ...
 
     def session(self, session_id: str, *, branch: str | None = None) -> Any:
         """A flux ``Session`` over one session (one branch of it)."""

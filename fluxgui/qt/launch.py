@@ -114,7 +114,7 @@ class Launch:
         return replace(self, target=found, label=self.recent.label, recent=None)
 
     def open_in(self, window: MainWindow) -> None:
-        window.open_target(
+        window.stores.open_target(
             self.target, self.options, session_id=self.session_id, label=self.label
         )
 

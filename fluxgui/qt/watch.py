@@ -4,7 +4,7 @@
 Store.change_token` about every 400 ms and emits :attr:`~StoreWatcher.changed`
 when the token differs from the one before. The window connects that to the session
 list's :meth:`~fluxgui.qt.sessions.SessionListModel.refresh` and the conversation's
-:meth:`~fluxgui.qt.conversation.ConversationPane.catch_up`, which merge what is new
+:meth:`~fluxgui.qt.conversation.live.PaneLive.catch_up` (``pane.live``), which merge what is new
 without reloading everything. What a token means (baseline, change, back-off) is
 :class:`fluxgui.services.live.ChangeTracker`'s; this module only adds the timer and the
 signals.
@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from fluxgui.services.live import MAX_BACKOFF, POLL_INTERVAL, ChangeTracker
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 __all__ = ["MAX_BACKOFF", "POLL_INTERVAL", "StoreWatcher"]
 
@@ -173,7 +174,7 @@ class StoreWatcher(QObject):
 
     async def _poll_once(self, store: Store) -> None:
         try:
-            token = await store.change_token()
+            token = await pages.change_token(store)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a poll never crashes anything

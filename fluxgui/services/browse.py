@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,14 +35,14 @@ async def list_sessions(
         return SessionListing(store.format, await store.reader.search_sessions(search, limit=limit))
     if limit is None:
         sessions: list[SessionInfo] = []
-        async for page in iter_session_pages(store):
-            sessions.extend(page)
+        async for chunk in iter_session_pages(store):
+            sessions.extend(chunk)
         return SessionListing(store.format, sessions)
     page = await store.reader.list_sessions(limit=limit, cursor=cursor)
     return SessionListing(store.format, page.sessions, page.cursor)
 
 
-async def iter_session_pages(store: Store, *, page_size: int = 200) -> AsyncIterator[list[SessionInfo]]:
+async def iter_session_pages(store: Store, *, page_size: int = 200) -> AsyncGenerator[list[SessionInfo], None]:
     """Every session, a page at a time."""
     cursor = None
     while True:
@@ -73,7 +73,7 @@ async def session_messages(
     if branch is not None and store.branches is not None:
         info = await store.reader.session_info(session_id, branch=branch) or info
 
-    async def pages() -> AsyncIterator[list[Message]]:
+    async def pages() -> AsyncGenerator[list[Message], None]:
         if limit is not None:
             yield await store.reader.latest_messages(session_id, limit, branch=branch)
             return

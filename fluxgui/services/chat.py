@@ -20,7 +20,7 @@ the turn, under one shielded commit), so a failed or cancelled chat leaves no em
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -249,7 +249,7 @@ class _ReportToolOutputs(Model):
         self._report(request)
         return await self._model.complete(request)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         self._report(request)
         async for chunk in self._model.stream(request):
             yield chunk
@@ -286,7 +286,7 @@ async def _stream_reply(
                         raise ProviderError("the model returned an empty reply")
                     final = event.content
     finally:
-        await stream.aclose()  # type: ignore[attr-defined]  # closes the HTTP stream too
+        await stream.aclose()  # closes the HTTP stream too
     if final is None:
         raise ProviderError(f"the model did not give a final reply within {MAX_TURNS} calls")
     return final
@@ -308,4 +308,4 @@ async def _commit(
     except BaseException:
         await (store.writer or refuse(store, "writer")).apply_change(change.inverse())  # no fork without its turn
         raise
-    return change.session_id
+    return str(change.session_id)

@@ -112,7 +112,7 @@ def with_password(target: str, password: str | None) -> str:
     url = _parse(target)
     if url is None:
         raise ValueError("not a valid SQLAlchemy URL")
-    return url.set(password=password).render_as_string(hide_password=False)
+    return str(url.set(password=password).render_as_string(hide_password=False))
 
 
 def display_target(target: str) -> str:

@@ -166,15 +166,15 @@ class UrlParts:
 
     def url(self) -> str:
         """The URL to open, with its password (give it to ``open_target``, never show it)."""
-        return self._url().render_as_string(hide_password=False)
+        return str(self._url().render_as_string(hide_password=False))
 
     def display_url(self) -> str:
         """The URL with its password shown as ``***`` (for labels and titles)."""
-        return self._url().render_as_string(hide_password=True)
+        return str(self._url().render_as_string(hide_password=True))
 
     def url_key(self) -> str:
         """The URL without its password: the keyring key and what recent stores keep."""
-        return self._url(with_password=False).render_as_string(hide_password=False)
+        return str(self._url(with_password=False).render_as_string(hide_password=False))
 
     def redis_prefix(self) -> str | None:
         """The Redis key prefix to open under (``None`` for a database)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +154,7 @@ def _move_into_place(beside: _Beside) -> None:
 @asynccontextmanager
 async def writable_store(
     target: str, *, fmt: str | None, default: str, **options: Any
-) -> AsyncIterator[Store]:
+) -> AsyncGenerator[Store, None]:
     """The store to import or copy into, closed at the end of the block.
 
     A path that does not exist becomes a new SQLite store (a new JSON session folder when

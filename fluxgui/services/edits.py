@@ -142,6 +142,17 @@ async def pop_message(store: Store, session_id: str) -> Change:
     return await (store.editor or refuse(store, "editor")).pop_message(session_id)
 
 
+def spec_check(store: Store, original: Message | None = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The check of what a message dialog gives (``spec``), as the store would write it
+    in place of ``original`` (``None``: a new message): the stored values, or
+    :class:`~fluxgui.core.errors.FluxguiError` with one line when it cannot be stored."""
+
+    def check(spec: dict[str, Any]) -> dict[str, Any]:
+        return (store.editor or refuse(store, "editor")).edit_values(spec, original=original)
+
+    return check
+
+
 async def update_message(
     store: Store, session_id: str, message: Message, spec: dict[str, Any]
 ) -> Change:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -79,7 +79,7 @@ async def export_to_stream(
     writer = make_writer(fmt, out, metadata=metadata)
     writer.begin(store.format, title or f"Sessions from {store.target}", columns=store.traits.columns)
     listing = _SessionList(store) if infos is None else None
-    sessions = iter_infos(infos) if listing is None else listing()
+    sessions = listing() if listing is not None else iter_infos(infos or [])
     # Encoding and writing run in a worker thread (the loop stays free), a batch of
     # writer calls at a time: many small sessions share one hand-off, and a batch is cut
     # by size too, so big messages are not held many at a time. Reading and writing take
@@ -135,7 +135,7 @@ class _SessionList:
                 self.store.reader.list_sessions(limit=_LIST_PAGE, cursor=self._cursor, descending=False)
             )
 
-    async def __call__(self) -> AsyncIterator[SessionInfo]:
+    async def __call__(self) -> AsyncGenerator[SessionInfo, None]:
         try:
             while not self._ended:
                 self.read_ahead()

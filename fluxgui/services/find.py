@@ -17,7 +17,7 @@ the store for the anchor (``message_anchor``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +72,7 @@ async def iter_found(
     *,
     branch: str | None = None,
     batch: int = FIND_BATCH,
-) -> AsyncIterator[list[Found]]:
+) -> AsyncGenerator[list[Found], None]:
     """The messages of the session (of ``branch``) containing ``text``, in stored order,
     a page of the session at a time (pages without hits give nothing)."""
     if not text:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from flux.context import Usage
 from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk
@@ -44,7 +44,7 @@ class OfflineModel(Model):
         reply = offline_reply(request)
         return ModelResponse(content=reply, usage=_usage(request, reply), finish_reason="stop")
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         reply = offline_reply(request)
         for piece in split_words(reply):
             yield StreamChunk(delta_text=piece)

@@ -13,7 +13,7 @@ drop them, give the positions of the sessions to write without them
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from fluxgui.adapters.encryption import is_envelope, unreadable_items
@@ -123,7 +123,7 @@ async def sealed_in_import(
     return out
 
 
-async def without_sealed(pages: AsyncIterator[list[Message]]) -> AsyncIterator[list[Message]]:
+async def without_sealed(pages: AsyncIterator[list[Message]]) -> AsyncGenerator[list[Message], None]:
     """The pages without the envelopes no key opened."""
     async for page in pages:
         yield [m for m in page if not is_envelope(m.raw)]

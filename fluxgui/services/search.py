@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from fluxgui.core.model import SessionInfo
@@ -49,8 +49,8 @@ async def search_batches(
     flush_after: float = SEARCH_FLUSH_SECONDS,
     show_every: float = SEARCH_SHOW_SECONDS,
     show_max: int = SEARCH_SHOW_MAX,
-    ids: AsyncIterator[str] | None = None,
-) -> AsyncIterator[SearchBatch]:
+    ids: AsyncGenerator[str, None] | None = None,
+) -> AsyncGenerator[SearchBatch, None]:
     """The sessions whose id or message text contains ``text``, as batches of rows.
 
     Ids go to ``sessions_by_ids`` ``batch`` at a time (a batch is sent when full, or once
@@ -104,12 +104,12 @@ async def search_batches(
                 or producer.done()
                 or now - first_pending_at[0] >= flush_after
             ):
-                ids = pending[:batch]
+                chunk = pending[:batch]
                 del pending[:batch]
                 first_pending_at[0] = now
                 # The search keeps reading while these rows are fetched.
-                ready.extend(await store.reader.sessions_by_ids(ids))
-                ready_ids.extend(ids)
+                ready.extend(await store.reader.sessions_by_ids(chunk))
+                ready_ids.extend(chunk)
                 continue
             if finished:
                 break

@@ -16,7 +16,7 @@ when unknown). Export is :mod:`fluxgui.services.export`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,7 +210,7 @@ async def check_free_ids(store: Store, ids: Sequence[str], *, rename: bool) -> N
         )
 
 
-async def _pages(session: ImportSession) -> AsyncIterator[list[Message]]:
+async def _pages(session: ImportSession) -> AsyncGenerator[list[Message], None]:
     """The session's pages, parsed in a worker thread."""
     it: Iterator[list[Message]] = session.pages
     while True:
@@ -276,7 +276,7 @@ class _Counter:
         self.progress = progress
         self.total = total
 
-    async def wrap(self, pages: AsyncIterator[list[Message]]) -> AsyncIterator[list[Message]]:
+    async def wrap(self, pages: AsyncIterator[list[Message]]) -> AsyncGenerator[list[Message], None]:
         async for page in pages:
             yield page
             self.result.messages += len(page)

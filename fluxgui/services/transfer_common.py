@@ -5,7 +5,7 @@ cannot cut."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,7 +56,7 @@ async def resolve(store: Store, ids: Sequence[str]) -> list[SessionInfo]:
     return [await store.reader.require_session(sid) for sid in dict.fromkeys(ids)]
 
 
-async def session_infos(store: Store, ids: Sequence[str] | None) -> AsyncIterator[SessionInfo]:
+async def session_infos(store: Store, ids: Sequence[str] | None) -> AsyncGenerator[SessionInfo, None]:
     """The sessions ``ids`` in the order given, or (None) every session, the least
     recently active first: written in that order, a copy or an import of the export lists
     them in the same order as the source does."""
@@ -109,6 +109,6 @@ async def count_messages(store: Store, ids: Sequence[str] | None) -> int:
     return total
 
 
-async def iter_infos(items: list[SessionInfo]) -> AsyncIterator[SessionInfo]:
+async def iter_infos(items: list[SessionInfo]) -> AsyncGenerator[SessionInfo, None]:
     for item in items:
         yield item

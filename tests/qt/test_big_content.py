@@ -64,7 +64,7 @@ def test_a_huge_message_shown_whole_is_laid_out_in_pieces(qtbot, qloop, pane, tm
             pane.view.viewport().grab()
         assert pane.delegate.built == built
         # The whole text: in a viewer, filled a piece at a time.
-        viewer = pane.open_viewer(index)
+        viewer = pane.menus.open_viewer(index)
         qtbot.waitUntil(lambda: viewer.filled, timeout=30_000)
         assert viewer.edit.toPlainText().split("\n") == [
             line.replace("\u202e", "⟨U+202E⟩") for line in LINES]

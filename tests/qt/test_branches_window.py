@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from advanced_helpers import SID, Library, write_library_store
 from qt_helpers import OFFSCREEN_NOISE, run_async
+from fluxgui.qt.branches import branch_from_turn
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
@@ -31,14 +32,14 @@ def _library(path: Path, current: str | None = None) -> dict[str, Any]:
 
 def _settle(qtbot: Any, window: Any) -> None:
     qtbot.waitUntil(
-        lambda: not window.busy and not window.editor.running and not window.branch_bar.busy,
+        lambda: not window.bridge.busy and not window.editor.running and not window.branch_bar.busy,
         timeout=20_000,
     )
 
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str = SID) -> None:
     with qtbot.waitSignal(window.branch_bar.loaded, timeout=20_000):
-        window.open_target(str(path), session_id=sid)
+        window.stores.open_target(str(path), session_id=sid)
     _settle(qtbot, window)
 
 
@@ -46,7 +47,7 @@ def _enable_editing(qtbot: Any, window: Any) -> None:
     with qtbot.waitSignal(window.branch_bar.loaded, timeout=20_000):
         window.actions_by_name["editing"].trigger()
     _settle(qtbot, window)
-    assert window.store.can_write
+    assert window.stores.store.can_write
 
 
 def _items(window: Any) -> list[Any]:
@@ -214,7 +215,7 @@ def test_branch_from_this_turn_undo_and_redo(qtbot, window, advanced_db, name_br
     # The context menu of a user message offers it.
     window.conversation.select_message(second.id)
     index = window.conversation.view.currentIndex()
-    menu = window.conversation.build_context_menu(index)
+    menu = window.conversation.menus.build_context_menu(index)
     assert actions["branch_from_turn"] in menu.actions()
     menu.deleteLater()
 
@@ -239,7 +240,7 @@ def test_branch_from_this_turn_undo_and_redo(qtbot, window, advanced_db, name_br
 
     # Undo: the library no longer lists it; the window is back on main.
     with qtbot.waitSignal(window.branch_bar.switched, timeout=20_000):
-        _edit(qtbot, window, window.undo)
+        _edit(qtbot, window, window.edits.undo)
     _settle(qtbot, window)
     view = _library(advanced_db)
     assert "mine" not in [b["branch_id"] for b in view["branches"]]
@@ -249,7 +250,7 @@ def test_branch_from_this_turn_undo_and_redo(qtbot, window, advanced_db, name_br
 
     # Redo: back, and shown.
     with qtbot.waitSignal(window.branch_bar.switched, timeout=20_000):
-        _edit(qtbot, window, window.redo)
+        _edit(qtbot, window, window.edits.redo)
     _settle(qtbot, window)
     view = _library(advanced_db)
     assert "mine" in [b["branch_id"] for b in view["branches"]]
@@ -267,7 +268,7 @@ def test_a_used_branch_name_is_refused_and_nothing_is_written(
     before = _library(advanced_db)
     window.conversation.select_message(_user_message(window, 3).id)
     with qtbot.waitSignal(window.editor.failed, timeout=20_000):
-        window.branch_from_turn()
+        branch_from_turn(window)
     _settle(qtbot, window)
     assert "already been used" in window.error_bar.text()
     assert _library_listed(_library(advanced_db)) == _library_listed(before)
@@ -295,7 +296,7 @@ def test_delete_branch_and_undo(qtbot, window, advanced_db, confirm_yes):
 
     # Undo brings it back, exactly, and shows it again.
     with qtbot.waitSignal(window.branch_bar.switched, timeout=20_000):
-        _edit(qtbot, window, window.undo)
+        _edit(qtbot, window, window.edits.undo)
     _settle(qtbot, window)
     view = _library(advanced_db)
     assert view["branches"] == before["branches"]
@@ -309,19 +310,19 @@ def test_delete_branch_and_undo(qtbot, window, advanced_db, confirm_yes):
 
 def test_the_bar_is_hidden_for_plain_stores(qtbot, window, agents_db, advanced_db):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(agents_db), session_id="refund-1001")
+        window.stores.open_target(str(agents_db), session_id="refund-1001")
     _settle(qtbot, window)
     assert window.branch_bar.isHidden()
     assert window.conversation.turn_tokens == {}
     assert not window.actions_by_name["branch_from_turn"].isEnabled()
-    menu = window.conversation.build_context_menu(window.conversation.view.currentIndex())
+    menu = window.conversation.menus.build_context_menu(window.conversation.view.currentIndex())
     assert window.actions_by_name["branch_from_turn"] not in menu.actions()
     menu.deleteLater()
     # An Advanced store shows it; another plain store hides it again.
     _open(qtbot, window, advanced_db)
     assert window.branch_bar.isVisible()
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(agents_db), session_id="hello-3003")
+        window.stores.open_target(str(agents_db), session_id="hello-3003")
     _settle(qtbot, window)
     assert window.branch_bar.isHidden()
 
@@ -338,7 +339,7 @@ def test_render_the_window_with_the_branch_bar(qtbot, window, advanced_db):
 def test_compare_a_branch_with_main(qtbot, window, advanced_db):
     _open(qtbot, window, advanced_db)
     _switch(qtbot, window, "alt")
-    dialog = window.compare_sessions()
+    dialog = window.comparing.compare_sessions()
     assert dialog is not None
     with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
         pass

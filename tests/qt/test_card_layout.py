@@ -115,9 +115,9 @@ def test_window_fits_the_screen_and_a_long_id_does_not_widen_it(qtbot, window, t
                                               "short": [{"role": "user", "content": "yo"}]})
     before = window.size()
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(db))
+        window.stores.open_target(str(db))
     window.show_session(LONG_ID)
-    qtbot.waitUntil(lambda: window.conversation.session_id == LONG_ID and not window.busy,
+    qtbot.waitUntil(lambda: window.conversation.session_id == LONG_ID and not window.bridge.busy,
                     timeout=20_000)
     qtbot.wait(50)  # let layouts settle (no condition to wait for: nothing may change)
     assert window.size() == before
@@ -146,7 +146,7 @@ def test_a_narrow_session_list_hides_its_columns_before_the_ids(qtbot, window, t
 
     db = write_flux_store(tmp_path / "f.db", {LONG_ID: [{"role": "user", "content": "hi"}]})
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(db))
+        window.stores.open_target(str(db))
     view = window.session_view
     header = view.horizontalHeader()
 

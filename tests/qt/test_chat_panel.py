@@ -41,12 +41,12 @@ def _agents_ids(path: Path) -> set[str]:
 
 
 def _settle(qtbot: Any, window: Any) -> None:
-    qtbot.waitUntil(lambda: not window.busy and not window.editor.running, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.editor.running, timeout=20_000)
 
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str, *, writable: bool = True) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(path), session_id=sid, writable=writable)
+        window.stores.open_target(str(path), session_id=sid, writable=writable)
     _settle(qtbot, window)
     window.actions_by_name["chat"].trigger()  # View › Chat
     assert window.chat_dock.isVisible() and window.actions_by_name["chat"].isChecked()
@@ -126,7 +126,7 @@ def test_a_read_only_store_offers_allow_editing(qtbot, window, agents_db):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         qtbot.mouseClick(panel.allow_button, Qt.MouseButton.LeftButton)
     _settle(qtbot, window)
-    assert window.store.can_write
+    assert window.stores.store.can_write
     assert not panel.readonly_bar.isVisible()
     assert panel.send_button.isEnabled()
 
@@ -230,7 +230,7 @@ def test_agent_settings_persist_per_store_without_the_key(
 
     # Another store has its own (default) settings.
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(flux_db), session_id="flux-a")
+        window.stores.open_target(str(flux_db), session_id="flux-a")
     _settle(qtbot, window)
     assert panel.config.name == "assistant" and panel.config.provider == "offline"
 
@@ -238,8 +238,8 @@ def test_agent_settings_persist_per_store_without_the_key(
     other = MainWindow()
     try:
         with qtbot.waitSignal(other.messagesShown, timeout=20_000):
-            other.open_target(str(agents_db), session_id=SID)
-        qtbot.waitUntil(lambda: not other.busy, timeout=20_000)
+            other.stores.open_target(str(agents_db), session_id=SID)
+        qtbot.waitUntil(lambda: not other.bridge.busy, timeout=20_000)
         again = other.chat_panel.config
         assert (again.name, again.instructions, again.model, again.temperature) == (
             "refund-bot", "Be brief.", "gpt-x", 0.3,
@@ -281,7 +281,7 @@ def test_the_agent_form_edits_the_settings(qtbot, window, agents_db, monkeypatch
 
 def test_view_chat_toggles_the_dock(qtbot, window, agents_db):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(agents_db), session_id=SID)
+        window.stores.open_target(str(agents_db), session_id=SID)
     action = window.actions_by_name["chat"]
     assert action.shortcut().toString() == "Ctrl+Shift+T"
     assert not window.chat_dock.isVisible()

@@ -178,7 +178,7 @@ def test_short_session_is_complete_and_does_not_page(
     assert pane.at_start and pane.loaded_count == 5
     assert pane.session_id == "refund-1001"
     assert pane.status.text() == "all 5 messages"
-    assert pane.load_earlier() is False
+    assert pane.paging.load_earlier() is False
 
 
 def test_switching_sessions_cancels_the_stale_load(
@@ -230,7 +230,7 @@ def test_clear_and_reload(qtbot: Any, pane: Any, stores: Stores, tmp_path: Path)
     assert pane.loaded_count == 2
     write_flux_store(path, {"flux-a": [{"role": "user", "content": "And of Chile?"}]})
     with qtbot.waitSignal(pane.loaded, timeout=10_000):
-        pane.reload()
+        pane.paging.reload()
     assert pane.loaded_count == 3
     assert pane.model.message(2).text == "And of Chile?"
 
@@ -269,7 +269,7 @@ def test_tool_call_shows_name_pretty_arguments_and_is_paired_with_its_output(
         "Refunded the second charge."
     )
 
-    menu = pane.build_context_menu(call_index)
+    menu = pane.menus.build_context_menu(call_index)
     go = [a for a in menu.actions() if a.text() == "Go to tool output"]
     assert go
     go[0].trigger()
@@ -436,7 +436,7 @@ def test_copy_text_and_raw_json(
     assert json.loads(clipboard.text()) == m.raw
     assert clipboard.text().startswith('{\n  "type": "function_call"')
 
-    menu = pane.build_context_menu(index)
+    menu = pane.menus.build_context_menu(index)
     actions = {a.text(): a for a in menu.actions()}
     assert {"Copy text", "Copy raw JSON"} <= set(actions)
     clipboard.clear()
@@ -448,7 +448,7 @@ def test_copy_text_and_raw_json(
     show(qtbot, pane, store, "flux-b")
     pane.select_message(pane.model.message(0).id)
     clipboard.clear()
-    build = pane.build_context_menu(pane.view.currentIndex())
+    build = pane.menus.build_context_menu(pane.view.currentIndex())
     [a for a in build.actions() if a.text() == "Copy raw JSON"][0].trigger()
     assert json.loads(clipboard.text()) == {
         "role": "user",

@@ -54,9 +54,9 @@ def _shown(window: Any) -> str:
 
 def _failed(qtbot: Any, window: Any, request: OpenRequest) -> str:
     """Open ``request`` and wait for its error in the error bar."""
-    window.open_request(request)
+    window.stores.open_request(request)
     qtbot.waitUntil(lambda: window.error_bar.isVisible() and bool(window.error_bar.text()), timeout=30_000)
-    qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=30_000)
     return window.error_bar.text()
 
 
@@ -79,8 +79,8 @@ def test_remembered_ids_survive_an_error(qtbot, window, proxy, fault):
     # The server answering again, both are listed.
     proxy.reset()
     with qtbot.waitSignal(window.messagesShown, timeout=30_000):
-        window.open_request(_request(proxy))
-    qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
+        window.stores.open_request(_request(proxy))
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=30_000)
     listed = [window.sessions.session_at(r).id for r in range(window.sessions.rowCount())]
     assert listed == ["conv_b", "conv_a"]
 
@@ -104,8 +104,8 @@ def test_an_unknown_id_echoed_with_the_key_shows_no_key(qtbot, window, proxy):
     # A 404 while reading one conversation (a listing skips such an id, as the API lost it)
     ConversationIds(window.recent.settings).add(_location(proxy), ["conv_a"])
     with qtbot.waitSignal(window.messagesShown, timeout=30_000):
-        window.open_request(_request(proxy))
-    qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
+        window.stores.open_request(_request(proxy))
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=30_000)
     proxy.echo_status = 404
     window.conversations_bar.edit.setText("conv_zz")
     window.conversations_bar.submit()

@@ -33,12 +33,12 @@ def server(monkeypatch):
 
 
 def _settle(qtbot: Any, window: Any) -> None:
-    qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=30_000)
 
 
 def _open(qtbot: Any, window: Any, request: OpenRequest) -> str:
     with qtbot.waitSignal(window.messagesShown, timeout=30_000) as blocker:
-        window.open_request(request)
+        window.stores.open_request(request)
     _settle(qtbot, window)
     return blocker.args[0]
 
@@ -150,7 +150,7 @@ def test_add_conversation_lists_it_and_remembers_it_per_server(qtbot, window, se
 
 def test_the_bar_is_hidden_for_other_stores(qtbot, window, agents_db):
     with qtbot.waitSignal(window.messagesShown, timeout=30_000):
-        window.open_target(str(agents_db))
+        window.stores.open_target(str(agents_db))
     _settle(qtbot, window)
     assert not window.conversations_bar.isVisible()
 
@@ -178,7 +178,7 @@ def test_clear_asks_naming_it_and_undo_makes_a_new_conversation(qtbot, window, s
     assert "new id" in seen[0] and server.base_url in seen[0]
     assert cid not in server.conversations
     with qtbot.waitSignal(window.editor.applied, timeout=30_000) as undone:
-        window.undo()
+        window.edits.undo()
     _settle(qtbot, window)
     new_id = undone.args[0].session_id
     assert new_id != cid and new_id in server.conversations
@@ -210,7 +210,7 @@ def test_a_compaction_item_is_its_own_card(qtbot, window, tmp_path):
     finally:
         session.close()
     with qtbot.waitSignal(window.messagesShown, timeout=30_000):
-        window.open_target(str(path))
+        window.stores.open_target(str(path))
     _settle(qtbot, window)
     pane = window.conversation
     card = pane.model.message(2)

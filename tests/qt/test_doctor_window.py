@@ -35,12 +35,12 @@ def _items(path: Path, sid: str) -> list[Any]:
 
 
 def _settle(qtbot: Any, window: Any) -> None:
-    qtbot.waitUntil(lambda: not window.busy and not window.editor.running, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.editor.running, timeout=20_000)
 
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str, **kw: Any) -> None:
     with qtbot.waitSignal(window.doctor.checked, timeout=20_000):
-        window.open_target(str(path), session_id=sid, **kw)
+        window.stores.open_target(str(path), session_id=sid, **kw)
     _settle(qtbot, window)
 
 
@@ -89,7 +89,7 @@ def test_checks_on_the_event_loop_stay_small(qtbot, window, tmp_path, monkeypatc
         return page
 
     monkeypatch.setattr(AgentsReader, "page_messages", page_messages)
-    window.open_target(str(path), session_id="over-the-bound")
+    window.stores.open_target(str(path), session_id="over-the-bound")
     badges = window.doctor.badges
     qtbot.waitUntil(lambda: badges.count("at-the-bound") is not None, timeout=20_000)
     _settle(qtbot, window)

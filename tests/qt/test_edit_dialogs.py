@@ -71,7 +71,7 @@ def validator(store: Store, message: Message | None) -> Callable[[dict[str, Any]
 
 
 def make(qtbot: Any, store: Store, message: Message | None, **kw: Any) -> MessageEditDialog:
-    dialog = MessageEditDialog(store.format, validator(store, message), message, **kw)
+    dialog = MessageEditDialog(store.traits.columns, validator(store, message), message, **kw)
     qtbot.addWidget(dialog)
     dialog.show()
     # Ctrl+Return is a window shortcut: it needs the dialog to be the active window.
@@ -500,11 +500,11 @@ def test_edit_message_runs_the_dialog(qtbot, agents):
         d.ok_button.click()
 
     when_modal(MessageEditDialog, change)
-    spec = edit_message(None, "agents", validator(store, messages[0]), messages[0])
+    spec = edit_message(None, False, validator(store, messages[0]), messages[0])
     assert spec == {"role": "user", "content": "edited"}
 
     when_modal(MessageEditDialog, lambda d: d.reject())
-    assert edit_message(None, "agents", validator(store, None)) is None
+    assert edit_message(None, False, validator(store, None)) is None
 
 
 def test_positional_construction_as_the_window_does_it(qtbot, flux):
@@ -512,9 +512,9 @@ def test_positional_construction_as_the_window_does_it(qtbot, flux):
     parent = QDialog()
     qtbot.addWidget(parent)
     d = MessageEditDialog(
-        store.format, validator(store, messages[0]), messages[0], "Edit message 3", parent
+        store.traits.columns, validator(store, messages[0]), messages[0], "Edit message 3", parent
     )
     assert d.parent() is parent and d.windowTitle() == "Edit message 3"
     assert d.isModal()
-    new = MessageEditDialog(store.format, validator(store, None), parent=parent)
+    new = MessageEditDialog(store.traits.columns, validator(store, None), parent=parent)
     assert new.windowTitle() == "New message"

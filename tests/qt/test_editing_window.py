@@ -35,12 +35,12 @@ def _flux_messages(path: Path, sid: str) -> list[dict[str, Any]]:
 
 
 def _settle(qtbot: Any, window: Any) -> None:
-    qtbot.waitUntil(lambda: not window.busy and not window.editor.running, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.editor.running, timeout=20_000)
 
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(path), session_id=sid)
+        window.stores.open_target(str(path), session_id=sid)
     _settle(qtbot, window)
 
 
@@ -50,7 +50,7 @@ def _enable_editing(qtbot: Any, window: Any) -> None:
         window.actions_by_name["editing"].trigger()
     assert shown.args == [sid]  # still on the same session
     _settle(qtbot, window)
-    assert window.store.can_write
+    assert window.stores.store.can_write
 
 
 def _texts(window: Any) -> list[str]:
@@ -87,7 +87,7 @@ def test_stores_open_read_only_and_the_switch_shows_the_mode(qtbot, window, agen
     _open(qtbot, window, agents_db, "refund-1001")
     actions = window.actions_by_name
     assert window.mode_label.text() == "read-only"
-    assert not window.store.can_write
+    assert not window.stores.store.can_write
     for name in ("clear_session", "delete_session", "delete_messages", "edit_message", "undo"):
         assert not actions[name].isEnabled(), name
     _enable_editing(qtbot, window)
@@ -98,13 +98,13 @@ def test_stores_open_read_only_and_the_switch_shows_the_mode(qtbot, window, agen
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.mode_label.click()
     _settle(qtbot, window)
-    assert window.mode_label.text() == "read-only" and not window.store.can_write
+    assert window.mode_label.text() == "read-only" and not window.stores.store.can_write
 
 
 def test_an_edit_on_a_read_only_store_says_how_to_enable_editing(qtbot, window, agents_db):
     _open(qtbot, window, agents_db, "refund-1001")
     before = agents_db.read_bytes()
-    window.pop_message()
+    window.edits.pop_message()
     assert not window.error_bar.isHidden()
     assert "read-only" in window.error_bar.text() and "Ctrl+Shift+E" in window.error_bar.text()
     assert agents_db.read_bytes() == before
@@ -154,8 +154,8 @@ def test_delete_selected_messages_and_pop_then_undo_both(qtbot, window, agents_d
     assert _agents_items(agents_db, "refund-1001") == [original[0], original[3]]
     assert window.actions_by_name["undo"].text() == "&Undo Remove the last message"
 
-    _edit(qtbot, window, window.undo)
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _agents_items(agents_db, "refund-1001") == original
     assert not window.actions_by_name["undo"].isEnabled()
 
@@ -164,14 +164,14 @@ def test_delete_session_from_the_list_and_undo(qtbot, window, agents_db, confirm
     _open(qtbot, window, agents_db, "refund-1001")
     _enable_editing(qtbot, window)
     original = _agents_items(agents_db, "bugfix-2002")
-    menu = window.build_session_menu("bugfix-2002")
+    menu = window.session_list.build_menu("bugfix-2002")
     delete = next(a for a in menu.actions() if a.text() == "Delete Session…")
     assert delete.isEnabled()
     _edit(qtbot, window, delete.trigger)
     assert confirm_yes == [("confirm_delete_session", "bugfix-2002", len(original))]
     assert _agents_items(agents_db, "bugfix-2002") == []
     qtbot.waitUntil(lambda: window.sessions.row_of("bugfix-2002") is None, timeout=10_000)
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _agents_items(agents_db, "bugfix-2002") == original
     qtbot.waitUntil(lambda: window.sessions.row_of("bugfix-2002") is not None, timeout=10_000)
 
@@ -181,12 +181,12 @@ def test_an_undo_that_no_longer_fits_writes_nothing_and_shows_the_store(
 ):
     _open(qtbot, window, agents_db, "hello-3003")
     _enable_editing(qtbot, window)
-    _edit(qtbot, window, window.pop_message)
+    _edit(qtbot, window, window.edits.pop_message)
     # Another program writes the same session meanwhile (the library itself).
     write_agents_store(agents_db, {"hello-3003": [[{"role": "user", "content": "from elsewhere"}]]})
     popped_and_added = _agents_items(agents_db, "hello-3003")
     # Undo still fits (the popped id is free): it restores the popped item before the new one.
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     items = _agents_items(agents_db, "hello-3003")
     assert len(items) == len(popped_and_added) + 1 and items[-1]["content"] == "from elsewhere"
     # Redo wants to remove the item again, but now clear the session elsewhere first.
@@ -199,7 +199,7 @@ def test_an_undo_that_no_longer_fits_writes_nothing_and_shows_the_store(
 
     run_async(clear())
     with qtbot.waitSignal(window.editor.failed, timeout=20_000):
-        window.redo()
+        window.edits.redo()
     _settle(qtbot, window)
     assert "changed" in window.error_bar.text()
     assert _agents_items(agents_db, "hello-3003") == []  # nothing written
@@ -216,7 +216,7 @@ def test_flux_store_edits_read_back_in_flux(qtbot, window, flux_db, confirm_yes)
     window.conversation.select_message(window.conversation.model.messages[0].id)
     _edit(qtbot, window, window.actions_by_name["delete_messages"].trigger)
     assert _flux_messages(flux_db, sid) == original[1:]
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _flux_messages(flux_db, sid) == original
 
 
@@ -230,7 +230,7 @@ def test_the_delete_key_in_the_session_list_deletes_the_session(
     sid = next(iter(FLUX_SESSIONS))
     _open(qtbot, window, flux_db, sid)
     _enable_editing(qtbot, window)
-    window.focus_sessions()
+    window.session_list.focus()
     window.activateWindow()
     with qtbot.waitSignal(window.editor.applied, timeout=20_000):
         qtbot.keyClick(window.session_view, Qt.Key.Key_Delete)
@@ -288,7 +288,7 @@ def test_edit_a_flux_message_in_the_dialog_then_undo(qtbot, window, flux_db):
     }
     assert window.conversation.current_message().id == first.id  # same row, same id
     assert window.conversation.current_message().text == "Translate 'dog' to German"
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _flux_messages(flux_db, sid) == original
 
 
@@ -313,9 +313,9 @@ def test_insert_an_agents_item_after_a_message_and_refuse_an_invalid_one(
     _edit(qtbot, window, window.actions_by_name["insert_after"].trigger)
     assert _agents_items(agents_db, "refund-1001") == [original[0], note, *original[1:]]
     assert window.conversation.current_message().text == note["content"]
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _agents_items(agents_db, "refund-1001") == original
-    _edit(qtbot, window, window.redo)
+    _edit(qtbot, window, window.edits.redo)
     assert _agents_items(agents_db, "refund-1001") == [original[0], note, *original[1:]]
 
 
@@ -325,9 +325,9 @@ def test_opening_writable_starts_in_editing_mode(qtbot, window, agents_db):
     args = build_window_parser().parse_args([str(agents_db), "--writable"])
     assert args.writable
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(agents_db), session_id="hello-3003", writable=args.writable)
+        window.stores.open_target(str(agents_db), session_id="hello-3003", writable=args.writable)
     _settle(qtbot, window)
-    assert window.store.can_write and "editing" in window.mode_label.text()
+    assert window.stores.store.can_write and "editing" in window.mode_label.text()
     assert window.actions_by_name["pop_message"].isEnabled()
 
 
@@ -356,7 +356,7 @@ def test_fork_from_here_opens_the_fork_and_leaves_the_origin(qtbot, window, agen
     assert window.conversation.origin.text() == f"forked from refund-1001 at message {third.id}"
     qtbot.waitUntil(lambda: window.sessions.row_of("refund-what-if") is not None, timeout=10_000)
     # Undo deletes the fork again.
-    _edit(qtbot, window, window.undo)
+    _edit(qtbot, window, window.edits.undo)
     assert _agents_items(agents_db, "refund-what-if") == []
     assert _agents_items(agents_db, "refund-1001") == original
 
@@ -370,10 +370,10 @@ def test_compare_a_fork_with_its_origin(qtbot, window, agents_db, monkeypatch):
     first = window.conversation.model.messages[0]
     window.conversation.select_message(first.id)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.fork_here()
+        window.edits.fork_here()
     _settle(qtbot, window)
     qtbot.waitUntil(lambda: window.conversation.origin.isVisible(), timeout=10_000)
-    dialog = window.compare_sessions()
+    dialog = window.comparing.compare_sessions()
     assert dialog is not None
     with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
         pass
@@ -389,7 +389,7 @@ def test_compare_a_fork_with_its_origin(qtbot, window, agents_db, monkeypatch):
     _settle(qtbot, window)
     window.session_list.select_row(window.sessions.row_of("refund-1001"))
     _settle(qtbot, window)
-    assert window.compare_sessions() is None
+    assert window.comparing.compare_sessions() is None
     assert "select two sessions" in window.error_bar.text()
 
 
@@ -405,7 +405,7 @@ def test_fork_an_advanced_session_from_the_window(qtbot, window, tmp_path, monke
     messages = window.conversation.model.messages
     window.conversation.select_message(messages[1].id)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000) as shown:
-        window.fork_here()
+        window.edits.fork_here()
     assert shown.args == [f"{SID}-fork"]
     _settle(qtbot, window)
     lib = Library(path)

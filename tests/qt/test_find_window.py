@@ -41,8 +41,8 @@ def long_db(tmp_path: Path) -> Path:
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(target)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 def _current_text(window: Any) -> str:
@@ -84,20 +84,20 @@ def test_search_hit_opens_the_session_at_the_first_match(qtbot, window, long_db)
     current = pane.current_message()
     assert current is not None and _visible(pane, current.id)
     assert pane.view.selectionModel().isSelected(pane.model.index(pane.model.row_of(current.id), 0))
-    qtbot.waitUntil(lambda: pane.find_hits is not None, timeout=10_000)  # counted after landing
-    assert pane.find_text == "zebra" and len(pane.find_hits) == 3 and pane.find_index == 0
+    qtbot.waitUntil(lambda: pane.finding.find_hits is not None, timeout=10_000)  # counted after landing
+    assert pane.finding.find_text == "zebra" and len(pane.finding.find_hits) == 3 and pane.finding.find_index == 0
     assert "match 1 of 3" in pane.status.text()
     # the matched text is highlighted in the card
     assert find_ranges(pane.delegate.document(current), "zebra")
     assert pane.delegate.find_current == current.id
     qtbot.waitUntil(lambda: _marked_pixels(pane) > 20, timeout=5_000)
     # not the whole session: the page around the hit, newer ones on scroll
-    assert not pane.at_end and pane.loaded_count < N
+    assert not pane.finding.at_end and pane.loaded_count < N
 
     # F3 (a window shortcut) and Enter in the list step through the hits, paging as needed
     window.actions_by_name["find_next"].trigger()
     qtbot.waitUntil(lambda: not pane.busy and _current_text(window).startswith("message 150:"), timeout=10_000)
-    assert pane.find_index == 1 and _visible(pane, pane.current_message().id)
+    assert pane.finding.find_index == 1 and _visible(pane, pane.current_message().id)
     window.session_view.setFocus()
     qtbot.keyClick(window.session_view, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not pane.busy and _current_text(window).startswith("message 290:"), timeout=10_000)
@@ -112,17 +112,17 @@ def test_search_hit_opens_the_session_at_the_first_match(qtbot, window, long_db)
 def test_open_at_a_message_id_and_paging_down(qtbot, qloop, window, long_db):
     _open(qtbot, window, str(long_db))
     pane = window.conversation
-    messages = run_on(qtbot, qloop, all_messages(window.store, "long"))
+    messages = run_on(qtbot, qloop, all_messages(window.stores.store, "long"))
     target = messages[100]
     window.open_at("long", target.id)  # an index hit: a message id, no text
     qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None and pane.current_message().id == target.id, timeout=10_000)
     assert window.current_session_id == "long"
     assert window.sessions.session_at(window.session_view.currentIndex().row()).id == "long"
-    assert not pane.at_start and not pane.at_end
+    assert not pane.at_start and not pane.finding.at_end
     # paging down until the newest message: in order, no duplicates
-    while not pane.at_end:
+    while not pane.finding.at_end:
         with qtbot.waitSignal(pane.laterLoaded, timeout=10_000):
-            assert pane.load_later()
+            assert pane.finding.load_later()
         qtbot.waitUntil(lambda: not pane.busy, timeout=10_000)
     ids = [m.id for m in pane.model.messages]
     assert ids == sorted(set(ids)) and ids[-1] == messages[-1].id
@@ -131,7 +131,7 @@ def test_open_at_a_message_id_and_paging_down(qtbot, qloop, window, long_db):
     qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None and pane.current_message().id == messages[10].id, timeout=10_000)
     with qtbot.waitSignal(pane.loaded, timeout=10_000):
         qtbot.keyClick(pane.view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: not pane.busy and pane.at_end, timeout=10_000)
+    qtbot.waitUntil(lambda: not pane.busy and pane.finding.at_end, timeout=10_000)
     assert pane.model.messages[-1].id == messages[-1].id
 
 
@@ -143,7 +143,7 @@ def test_find_bar_finds_within_the_conversation(qtbot, window, long_db):
     with qtbot.waitSignal(pane.loaded, timeout=10_000):
         window.session_list.select_row(row)
     qtbot.waitUntil(lambda: not pane.busy, timeout=10_000)
-    assert pane.at_end
+    assert pane.finding.at_end
     pane.view.setFocus()
     qtbot.waitUntil(pane.view.hasFocus)
     window.actions_by_name["find"].trigger()  # Ctrl+F with the focus in the conversation
@@ -165,7 +165,7 @@ def test_find_bar_finds_within_the_conversation(qtbot, window, long_db):
     qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: bar.result.text() == "no match", timeout=10_000)
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
-    assert not bar.isVisible() and pane.find_text == "" and pane.delegate.find_text == ""
+    assert not bar.isVisible() and pane.finding.find_text == "" and pane.delegate.find_text == ""
 
 
 def test_no_match_says_so_not_an_empty_store(qtbot, window, long_db):
@@ -202,7 +202,7 @@ def test_messages_written_while_landed_arrive_once_paged_to_the_end(qtbot, qloop
 
     _open(qtbot, window, str(long_db))
     pane = window.conversation
-    messages = run_on(qtbot, qloop, all_messages(window.store, "long"))
+    messages = run_on(qtbot, qloop, all_messages(window.stores.store, "long"))
     window.open_at("long", messages[200].id)
     qtbot.waitUntil(lambda: not pane.busy and pane.current_message() is not None
                     and pane.current_message().id == messages[200].id, timeout=10_000)
@@ -216,11 +216,11 @@ def test_messages_written_while_landed_arrive_once_paged_to_the_end(qtbot, qloop
 
     run_async(append())
     before = [m.id for m in pane.model.messages]
-    pane.catch_up()  # the watcher's call: nothing is appended below a gap
+    pane.live.catch_up()  # the watcher's call: nothing is appended below a gap
     assert [m.id for m in pane.model.messages] == before
-    while not pane.at_end:
+    while not pane.finding.at_end:
         with qtbot.waitSignal(pane.laterLoaded, timeout=10_000):
-            pane.load_later()
+            pane.finding.load_later()
         qtbot.waitUntil(lambda: not pane.busy, timeout=10_000)
     qtbot.waitUntil(lambda: not pane.busy and not pane._catching, timeout=10_000)
     texts = [m.text for m in pane.model.messages]

@@ -23,7 +23,7 @@ HOSTILE = {
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
+        window.stores.open_target(target)
 
 
 def test_hidden_characters_in_ids_are_markers_in_the_session_list(qtbot, window, tmp_path: Path) -> None:

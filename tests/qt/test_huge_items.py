@@ -60,9 +60,9 @@ def test_the_huge_card_shows_its_start_and_size_and_opens_in_the_viewer(
         shown = text.rstrip("\n").split("\n")[1:]
         assert 1000 < len(shown) and shown == OUTPUT.split("\n")[: len(shown)]
         # the context menu offers the viewer, which reads the whole text from the store
-        menu = pane.build_context_menu(index)
+        menu = pane.menus.build_context_menu(index)
         assert "Open in Viewer" in [a.text() for a in menu.actions()]
-        viewer = pane.open_viewer(index)
+        viewer = pane.menus.open_viewer(index)
         assert "Reading the whole message" in viewer.status.text()
         qtbot.waitUntil(lambda: viewer.filled, timeout=60_000)
         assert viewer.edit.toPlainText() == OUTPUT
@@ -71,7 +71,7 @@ def test_the_huge_card_shows_its_start_and_size_and_opens_in_the_viewer(
         from PySide6.QtGui import QGuiApplication
 
         pane.view.setCurrentIndex(index)
-        assert pane.copy_text()
+        assert pane.menus.copy_text()
         qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == OUTPUT, timeout=30_000)
     finally:
         run_on(qtbot, qloop, store.close())

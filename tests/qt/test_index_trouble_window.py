@@ -24,7 +24,7 @@ NOTICE = "Search reads the whole store instead of its index"
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
+        window.stores.open_target(target)
 
 
 def _search(qtbot: Any, window: Any, text: str) -> list[str]:
@@ -58,7 +58,7 @@ def test_a_full_cache_folder_is_said_once_and_search_still_works(
         assert NOTICE in window.index_bar.text() and "database or disk is full" in window.index_bar.text()
         assert _search(qtbot, window, "a-0042") == ["s042"]
         # it fails again at the next update: not said again
-        window.indexing._start(window.store)
+        window.indexing._start(window.stores.store)
         qtbot.waitUntil(lambda: not window.indexing.running, timeout=30_000)
         assert window.index_bar.text().count(NOTICE) == 1
         assert _search(qtbot, window, "a-0077") == ["s077"]

@@ -53,8 +53,8 @@ def _show(qtbot: Any, window: Any, sid: str) -> str:
 
 def test_second_key_keeps_the_first(qtbot, window, two_keys_db):
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(two_keys_db), key=KEY_A, session_id="alice")
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+        window.stores.open_target(str(two_keys_db), key=KEY_A, session_id="alice")
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert "alice's invoice question" in _show(qtbot, window, "alice")
     assert "bob's shipping question" not in _show(qtbot, window, "bob")  # unreadable with A
     assert "keys" not in window.format_label.text()
@@ -62,13 +62,13 @@ def test_second_key_keeps_the_first(qtbot, window, two_keys_db):
     action = window.actions_by_name["enter_key"]
     assert action.isEnabled()
     action.trigger()
-    dialog = window.key_dialog
+    dialog = window.stores.key_dialog
     assert dialog is not None and "added to the one already given" in dialog.intro.text()
     assert dialog.windowTitle() == "Add an encryption key"
     qtbot.keyClicks(dialog.key_edit, KEY_B)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         dialog.ok_button.click()
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert window.error_bar.isHidden()
     assert window.stores.key_count == 2 and "2 keys" in window.format_label.text()
     assert "bob's shipping question" in _show(qtbot, window, "bob")

@@ -271,10 +271,10 @@ class Live:
     def open(self, target: str, session_id: str) -> None:
         window = self.window
         with self.qtbot.waitSignal(window.messagesShown, timeout=WAIT):
-            window.open_target(target, session_id=session_id)
-        self.qtbot.waitUntil(lambda: not window.busy, timeout=WAIT)
+            window.stores.open_target(target, session_id=session_id)
+        self.qtbot.waitUntil(lambda: not window.bridge.busy, timeout=WAIT)
         assert window.current_session_id == session_id
-        self.watcher.set_store(window.store)
+        self.watcher.set_store(window.stores.store)
         self.qtbot.waitUntil(lambda: self.watcher.polls > 0, timeout=WAIT)  # baseline taken
         self.counting = True
 
@@ -307,7 +307,7 @@ def live(qtbot: Any, window: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[
 
         def on_changed() -> None:
             window.sessions.refresh()
-            window.conversation.catch_up()
+            window.conversation.live.catch_up()
 
         watcher.changed.connect(on_changed)
     yield Live(qtbot, window, watcher)
@@ -527,7 +527,7 @@ def test_open_session_deleted_then_recreated(
     pane.show()
     store = run_on(qtbot, qloop, open_store(str(db)))
     watcher = StoreWatcher(bridge, interval=0.1)
-    watcher.changed.connect(pane.catch_up)
+    watcher.changed.connect(pane.live.catch_up)
     gone: list[str] = []
     pane.sessionGone.connect(gone.append)
     try:
@@ -970,7 +970,7 @@ def show(qtbot: Any, pane: Any, store: Any, session_id: str) -> None:
 
 def catch_up(qtbot: Any, pane: Any) -> int:
     with qtbot.waitSignal(pane.caughtUp, timeout=WAIT) as blocker:
-        pane.catch_up()
+        pane.live.catch_up()
     return blocker.args[0]
 
 
@@ -1034,7 +1034,7 @@ def test_catch_up_reloads_when_messages_changed_otherwise(
                  (json.dumps({"role": "assistant", "content": "edited"}), last_id))
     conn.commit()
     with qtbot.waitSignal(pane.loaded, timeout=WAIT):
-        pane.catch_up()
+        pane.live.catch_up()
     assert pane.model.messages[-1].text == "edited"
     assert top_of_view(pane) == before
     assert pane.delegate.document(pane.model.messages[-1]).toPlainText() == "edited"
@@ -1045,7 +1045,7 @@ def test_catch_up_reloads_when_messages_changed_otherwise(
     conn.commit()
     conn.close()
     with qtbot.waitSignal(pane.loaded, timeout=WAIT):
-        pane.catch_up()
+        pane.live.catch_up()
     assert middle.id not in [m.id for m in pane.model.messages] and pane.loaded_count == 59
     assert top_of_view(pane) == before
     assert pane.status.text() == "all 59 messages"
@@ -1064,13 +1064,13 @@ def test_catch_up_never_disturbs_a_running_load(
     with qtbot.waitSignal(pane.loaded, timeout=WAIT):
         pane.show_session(store, "s")
         task = pane.task
-        pane.catch_up()  # while "s" loads: runs after it
+        pane.live.catch_up()  # while "s" loads: runs after it
     qtbot.waitUntil(lambda: caught == [0], timeout=WAIT)
     assert not task.cancelled() and pane.loaded_count == 5
 
     # A catch-up running when another session is shown is dropped, not applied to it.
     write_agents_store(db, {"s": [many(2, 5)]})
-    pane.catch_up()
+    pane.live.catch_up()
     show(qtbot, pane, store, "t")
     qtbot.waitUntil(lambda: not pane._catching, timeout=WAIT)  # noqa: SLF001
     assert [m.text for m in pane.model.messages] == [f"message {i}" for i in range(7)]

@@ -120,19 +120,19 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _settle(qtbot: Any, window: Any) -> None:
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 def _open(qtbot: Any, window: Any, target: Any, **kw: Any) -> str:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000) as blocker:
-        window.open_target(str(target), **kw)
+        window.stores.open_target(str(target), **kw)
     _settle(qtbot, window)
     return blocker.args[0]
 
 
 def _open_request(qtbot: Any, window: Any, request: OpenRequest) -> str:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000) as blocker:
-        window.open_request(request)
+        window.stores.open_request(request)
     _settle(qtbot, window)
     return blocker.args[0]
 
@@ -143,7 +143,7 @@ def _give_key(qtbot: Any, window: Any, key: str, ttl: int | None = None) -> Any:
     action = window.actions_by_name["enter_key"]
     assert action.isEnabled()
     action.trigger()
-    dialog = window.key_dialog
+    dialog = window.stores.key_dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.key_edit.echoMode() == dialog.key_edit.EchoMode.Password
     assert not dialog.ok_button.isEnabled()  # no key typed yet
@@ -188,7 +188,7 @@ def _headers(window: Any) -> list[str]:
 
 def test_an_encrypted_store_opens_locked_with_the_key_notice(qtbot, window, enc_db):
     _open(qtbot, window, enc_db, session_id="vault-1")
-    assert window.store.needs_key and window.store_locked
+    assert window.stores.store.needs_key and window.stores.locked
     assert window.key_bar.isVisible() and window.key_bar.text() == KEY_NOTICE
     assert window.key_bar.button is not None and window.key_bar.button.text() == "Enter Key…"
     assert window.actions_by_name["enter_key"].isEnabled()
@@ -207,9 +207,9 @@ def test_an_encrypted_store_opens_locked_with_the_key_notice(qtbot, window, enc_
 
 def test_plain_stores_show_no_key_notice(qtbot, window, agents_db):
     _open(qtbot, window, agents_db, session_id="hello-3003")
-    assert not window.key_bar.isVisible() and not window.store_locked
+    assert not window.key_bar.isVisible() and not window.stores.locked
     assert not window.actions_by_name["enter_key"].isEnabled()
-    assert window.enter_key() is None
+    assert window.stores.enter_key() is None
     assert window.format_label.text() == "agents format"
     assert all(window.conversation.delegate.badge(m) is None
                for m in window.conversation.model.messages)
@@ -217,33 +217,33 @@ def test_plain_stores_show_no_key_notice(qtbot, window, agents_db):
 
 def test_the_right_key_decrypts_and_survives_the_editing_switch(qtbot, window, enc_db):
     _open(qtbot, window, enc_db, session_id="vault-1")
-    locked_store = window.store
+    locked_store = window.stores.store
     with qtbot.waitSignal(window.messagesShown, timeout=20_000) as shown:
         _give_key(qtbot, window, KEY)
     _settle(qtbot, window)
     assert shown.args == ["vault-1"]  # stays on the session that was shown
-    assert window.store is not locked_store and window.store.has_key
-    assert window.key_dialog is None
+    assert window.stores.store is not locked_store and window.stores.store.has_key
+    assert window.stores.key_dialog is None
     assert not window.key_bar.isVisible()
     assert window.format_label.text() == "agents format · decrypted"
     text = window.conversation.toPlainText()
     assert "The vault code is 4417." in text and "What is the vault code?" in text
     assert all(window.conversation.delegate.badge(m) is None
                for m in window.conversation.model.messages)
-    assert not window.store.can_write  # still read-only, as before
+    assert not window.stores.store.can_write  # still read-only, as before
 
     # Reopening writable keeps the key: the items stay readable.
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.can_write and window.store.has_key
+    assert window.stores.store.can_write and window.stores.store.has_key
     assert "The vault code is 4417." in window.conversation.toPlainText()
     assert not window.key_bar.isVisible()
 
 
 def test_a_wrong_key_says_so_and_the_locked_store_stays(qtbot, window, enc_db):
     _open(qtbot, window, enc_db, session_id="vault-1")
-    locked_store = window.store
+    locked_store = window.stores.store
     _give_key(qtbot, window, "not the key")
     qtbot.waitUntil(lambda: window.open_error is not None, timeout=20_000)
     _settle(qtbot, window)
@@ -253,7 +253,7 @@ def test_a_wrong_key_says_so_and_the_locked_store_stays(qtbot, window, enc_db):
     assert "\n" not in line and "wrong key" in line
     assert "not the key" not in line
     # The locked store is still the open one, listed and shown as before.
-    assert window.store is locked_store and window.store_locked
+    assert window.stores.store is locked_store and window.stores.locked
     assert window.current_session_id == "vault-1"
     assert window.sessions.rowCount() == 2 and window.count_label.text() == "2 sessions"
     assert window.key_bar.isVisible()
@@ -274,9 +274,9 @@ def test_the_key_is_nowhere_in_the_settings(qtbot, window, enc_db):
         _give_key(qtbot, window, KEY)
     _settle(qtbot, window)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.has_key
+    assert window.stores.store.has_key
     window.recent._settings.sync()
     saved = _settings_text()
     assert str(enc_db) in saved  # the recent store was written …
@@ -363,7 +363,7 @@ def test_render_an_unlocked_store_with_an_expired_item(qtbot, window, tmp_path):
 
 def test_a_folder_with_a_corrupt_file_lists_the_rest_and_names_the_file(qtbot, window, folder):
     _open(qtbot, window, folder)
-    assert window.store.format != "agents"
+    assert window.stores.store.format != "agents"
     ids = {window.sessions.session_at(r).id for r in range(window.sessions.rowCount())}
     assert len(ids) == 2 and not any("broken" in i for i in ids)
     qtbot.waitUntil(window.problems_bar.isVisible, timeout=5_000)
@@ -426,10 +426,10 @@ def test_the_folder_dialog_picks_folders(qtbot, tmp_path):
 def test_a_writable_folder_says_why_messages_cannot_be_edited(qtbot, window, folder):
     _open(qtbot, window, folder)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.can_write
-    reason = window.edit_reason()
+    assert window.stores.store.can_write
+    reason = window.edits.edit_reason()
     assert reason is not None
     assert window.mode_label.text() != "✎ editing"
     assert "no message edits" in window.mode_label.text()
@@ -569,10 +569,10 @@ def test_a_redis_store_lists_its_sessions(qtbot, window, redis_prefix):
     assert window.stores.opened.options.key_prefix == redis_prefix
     # The editing switch reopens under the same prefix and says what cannot be done.
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
-    assert window.store.can_write and window.sessions.rowCount() == 2
-    assert window.edit_reason() is not None and "no message edits" in window.mode_label.text()
+    assert window.stores.store.can_write and window.sessions.rowCount() == 2
+    assert window.edits.edit_reason() is not None and "no message edits" in window.mode_label.text()
     assert not window.actions_by_name["edit_message"].isEnabled()
     assert window.actions_by_name["clear_session"].isEnabled()
 
@@ -602,7 +602,7 @@ def test_a_folder_session_is_cleared_deleted_and_put_back_by_undo(qtbot, window,
 
     sid = _open(qtbot, window, folder)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
     path = folder / f"{sid}.json"
     before = hello_load(path)
@@ -638,7 +638,7 @@ def test_a_redis_session_is_cleared_and_undone_in_the_window(qtbot, window, redi
     run_async(write_and_read("parcel", items))
     _open_request(qtbot, window, OpenRequest(REDIS_URL, REDIS_URL, key_prefix=redis_prefix))
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.set_editing(True)
+        window.stores.set_editing(True)
     _settle(qtbot, window)
     _apply(qtbot, window, lambda: window.edits.clear_session("parcel"))
     assert run_async(write_and_read("parcel", None)) == []

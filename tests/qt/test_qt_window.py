@@ -34,8 +34,8 @@ def _select(window: Any, session_id: str) -> None:
 def _open_and_wait(qtbot: Any, window: Any, path: Path, **kw: Any) -> str:
     """Open a store; wait until its first session (or ``session_id``) is shown."""
     with qtbot.waitSignal(window.messagesShown, timeout=10_000) as blocker:
-        window.open_target(str(path), **kw)
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+        window.stores.open_target(str(path), **kw)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     return blocker.args[0]
 
 
@@ -113,9 +113,9 @@ def test_session_option_selects_that_session_at_start(qtbot, window, agents_db):
 
 
 def test_unknown_session_option_shows_the_error_bar(qtbot, window, agents_db):
-    window.open_target(str(agents_db), session_id="no-such-session")
+    window.stores.open_target(str(agents_db), session_id="no-such-session")
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert isinstance(window.last_error, SessionNotFound)
     assert "no-such-session" in window.error_bar.text()
     # The store itself opened: its sessions are listed.
@@ -128,7 +128,7 @@ def test_a_new_selection_cancels_the_previous_load(qtbot, window, agents_db):
     window.messagesShown.connect(shown.append)
     window.show_session("refund-1001")
     window.show_session("bugfix-2002")  # before the first load could finish
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert shown == ["bugfix-2002"]
     assert "Why does test_roundtrip flake?" in window.conversation.toPlainText()
 
@@ -213,26 +213,26 @@ def test_html_in_a_message_is_shown_literally(qtbot, window, tmp_path, listening
 def test_corrupt_file_shows_the_error_bar(qtbot, window, tmp_path, content):
     path = tmp_path / "broken.db"
     path.write_bytes(content)
-    window.open_target(str(path))
+    window.stores.open_target(str(path))
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert isinstance(window.open_error, TargetError)
     assert "broken.db" in window.error_bar.text()
     assert "\n" not in window.error_bar.text()
-    assert window.store is None
+    assert window.stores.store is None
     assert window.sessions.rowCount() == 0
     assert path.read_bytes() == content  # browsing never writes
 
 
 def test_missing_file_shows_the_error_bar(qtbot, window, tmp_path):
-    window.open_target(str(tmp_path / "nope.db"))
+    window.stores.open_target(str(tmp_path / "nope.db"))
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
     assert "no such file" in window.error_bar.text()
     assert not (tmp_path / "nope.db").exists()
 
 
 def test_error_bar_can_be_dismissed_and_a_store_opened_after_a_failure(qtbot, window, tmp_path, flux_db):
-    window.open_target(str(tmp_path / "nope.db"))
+    window.stores.open_target(str(tmp_path / "nope.db"))
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
     _open_and_wait(qtbot, window, flux_db)
     assert window.error_bar.isHidden()
@@ -319,7 +319,7 @@ def test_a_recent_store_is_resolved_off_the_ui_thread(qtbot, window, agents_db, 
     seen = _record_lookups(monkeypatch)
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
         window.stores.open_recent(str(agents_db), "my label")
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     assert seen == [(str(agents_db), False)]  # looked up, on a worker thread
     assert window.windowTitle() == "fluxgui — my label"
     assert window.recent.items()[0] == (str(agents_db), "my label")

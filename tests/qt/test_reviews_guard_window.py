@@ -31,9 +31,9 @@ def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> Any:
     with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
         window.reviews.use(reviews, None)
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
-        window.open_target(str(path))
+        window.stores.open_target(str(path))
     c = window.reviews
-    qtbot.waitUntil(lambda: c.key is not None and c.panel.review is not None and not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: c.key is not None and c.panel.review is not None and not window.bridge.busy, timeout=10_000)
     return c
 
 
@@ -90,10 +90,10 @@ def test_the_store_named_as_review_database_is_refused(qtbot, window, qloop, sto
     c = window.reviews
     # while the store opens (as `fluxgui flux.db --reviews flux.db` does it)
     with qtbot.waitSignal(c.ready, timeout=10_000) as opened:
-        window.open_target(str(store_path))
+        window.stores.open_target(str(store_path))
         c.use(str(store_path), None)
     assert "refusing the review database" in str(opened.args[0])
-    qtbot.waitUntil(lambda: window.store is not None and not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: window.stores.store is not None and not window.bridge.busy, timeout=10_000)
     assert c.db is None and c.key is None
     # once it is open, named in the panel (a sqlite:/// URL of it this time)
     c.panel.database.setText(f"sqlite:///{store_path}")
@@ -115,7 +115,7 @@ def test_a_store_opened_after_its_review_database_gets_no_reviews(qtbot, window,
         c.use(str(folder / "reviews.db"), None)  # (no store open yet: nothing to check against)
     assert opened.args[0] is None
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
-        window.open_target(str(folder))
+        window.stores.open_target(str(folder))
     qtbot.waitUntil(lambda: "inside the session folder" in window.error_bar.text(), timeout=10_000)
     assert c.key is None
     c.change(Edit(state="reviewed"))  # nothing to write to

@@ -39,8 +39,8 @@ def _open(qtbot: Any, window: Any, path: Path, reviews: str) -> None:
     with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
         window.reviews.use(reviews, None)
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
-        window.open_target(str(path))
-    qtbot.waitUntil(lambda: window.reviews.key is not None and not window.busy, timeout=10_000)
+        window.stores.open_target(str(path))
+    qtbot.waitUntil(lambda: window.reviews.key is not None and not window.bridge.busy, timeout=10_000)
 
 
 def _open_polled(qtbot: Any, window: Any, path: Path, reviews: str) -> tuple[Any, str]:
@@ -60,7 +60,7 @@ def test_filters_combine_with_search_and_the_list_pages(qtbot, window, qloop, st
     before = snapshot(store_path)
     _open(qtbot, window, store_path, reviews)
     key = window.reviews.key
-    assert key == review_key(window.store.store_key, None)
+    assert key == review_key(window.stores.store.store_key, None)
     db = _db(qtbot, qloop, reviews)
     try:
         for i, state in [(0, "reviewed"), (3, "reviewed"), (4, "flagged"), (6, "reviewed")]:
@@ -93,7 +93,7 @@ def test_filters_combine_with_search_and_the_list_pages(qtbot, window, qloop, st
         if window.sessions.canFetchMore(root):
             window.sessions.fetchMore(root)  # as the view does when the last row shows
             return False
-        return not window.busy
+        return not window.bridge.busy
 
     qtbot.waitUntil(all_paged, timeout=10_000)
     assert sorted(_ids(window.sessions)) == sorted({f"s{i:02d}" for i in range(N)} - {"s00", "s03", "s04", "s06"})
@@ -183,7 +183,7 @@ def test_the_queue_resumes_where_it_was(qtbot, window, qloop, store_path, review
         assert second.reviews.queue.on
         with qtbot.waitSignal(second.reviews.ready, timeout=10_000):
             second.reviews.use(reviews, None)
-        second.open_target(str(store_path))
+        second.stores.open_target(str(store_path))
         qtbot.waitUntil(lambda: second.current_session_id == "s05", timeout=10_000)
     finally:
         run_on(qtbot, qloop, second.aclose())
@@ -211,7 +211,7 @@ def test_bulk_actions_on_the_selection_and_on_all_matching(qtbot, window, qloop,
     with qtbot.waitSignal(c.bulkDone, timeout=10_000):
         bulk(c, None, ids=[window.sessions.session_at(5).id])  # claim
     c.filter_bar.set_value(ReviewFilter(state="unreviewed"))
-    qtbot.waitUntil(lambda: window.sessions.rowCount() == N - 3 and not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == N - 3 and not window.bridge.busy, timeout=10_000)
     with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
         bulk(c, Edit(add_tags=["batch-7"]), everything=True)
     assert done.args == [N - 3]
@@ -236,7 +236,7 @@ def test_copy_session_id(qtbot, window, store_path, reviews):
     clip.setText("")
     qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert clip.text() == window.sessions.session_at(3).id
-    menu = window.build_session_menu("s07")
+    menu = window.session_list.build_menu("s07")
     [copy] = [a for a in menu.actions() if a.text() == "Copy Session Id"]
     copy.trigger()
     assert clip.text() == "s07"
@@ -353,7 +353,7 @@ def test_an_export_carries_the_reviews_when_asked(qtbot, window, qloop, store_pa
         c.change(Edit(state="flagged", note="check the refund"))
     for asked, name in ((True, "with.html"), (False, "without.html")):
         with qtbot.waitSignal(window.transferFinished, timeout=10_000):
-            window.run_export(tmp_path / name, "html", [shown], reviews=asked)
+            window.transfers.run_export(tmp_path / name, "html", [shown], reviews=asked)
     assert "check the refund" in (tmp_path / "with.html").read_text()
     assert "Review:" not in (tmp_path / "without.html").read_text()
     dialog = window.transfers.make_export_dialog()  # File › Export offers it, unticked
@@ -398,7 +398,7 @@ def test_switching_reviews_off_shows_the_whole_list_again(qtbot, window, qloop, 
     _open(qtbot, window, store_path, reviews)
     c = window.reviews
     c.filter_bar.set_value(ReviewFilter(state="reviewed"))
-    qtbot.waitUntil(lambda: window.sessions.rowCount() == 0 and not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == 0 and not window.bridge.busy, timeout=10_000)
     window.actions_by_name["review_panel"].trigger()  # off
     assert not c.on and c.dock.isHidden() and c.filter_bar.isHidden()
     qtbot.waitUntil(lambda: window.sessions.rowCount() == N, timeout=10_000)
@@ -412,15 +412,15 @@ def test_the_store_label_field_files_reviews_under_the_label(qtbot, window, qloo
     c.panel.label.setText("team  archive")
     c.panel.settingsEdited.emit()
     assert c.key == "label:team archive"
-    qtbot.waitUntil(lambda: c.panel.review is not None and not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: c.panel.review is not None and not window.bridge.busy, timeout=10_000)
     with qtbot.waitSignal(c.reviewChanged, timeout=10_000):
         c.change(Edit(add_tags=["labelled"]))
     db = _db(qtbot, qloop, reviews)
     try:
         r = run_on(qtbot, qloop, db.get("label:team archive", window.current_session_id))
         assert r.tags == ["labelled"]
-        other = run_on(qtbot, qloop, db.get(review_key(window.store.store_key, None), window.current_session_id))
+        other = run_on(qtbot, qloop, db.get(review_key(window.stores.store.store_key, None), window.current_session_id))
         assert other.tags == []
     finally:
         run_on(qtbot, qloop, db.close())
-    assert c.settings.value("reviews/label/" + window.store.store_key) == "team  archive"
+    assert c.settings.value("reviews/label/" + window.stores.store.store_key) == "team  archive"

@@ -25,7 +25,7 @@ SESSIONS = {
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
+        window.stores.open_target(target)
 
 
 def test_the_index_is_built_in_the_background_and_used_by_search(qtbot, window, tmp_path: Path):
@@ -34,7 +34,7 @@ def test_the_index_is_built_in_the_background_and_used_by_search(qtbot, window, 
     qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
     assert window.indexing.report.added == 600 and window.indexing.report.built
     assert window.indexing.progress.isHidden() and window.indexing.label.isHidden()
-    assert index_path(window.store.store_key).exists()
+    assert index_path(window.stores.store.store_key).exists()
     with qtbot.waitSignal(window.sessions.searchFinished, timeout=20_000):
         window.sessions.set_search("a-0042")
     assert [window.sessions.session_at(r).id for r in range(window.sessions.rowCount())] == ["s042"]
@@ -91,11 +91,11 @@ def test_a_child_that_cannot_open_the_store_leaves_the_build_to_the_window(qtbot
     _open(qtbot, window, str(db))
     qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
     for suffix in ("", "-wal", "-shm"):
-        Path(str(index_path(window.store.store_key)) + suffix).unlink(missing_ok=True)
+        Path(str(index_path(window.stores.store.store_key)) + suffix).unlink(missing_ok=True)
     window.stores.opened = window.stores.opened.__class__(
         str(tmp_path / "elsewhere.db"), window.stores.opened.options, "elsewhere")
     window.indexing.report = None
-    window.indexing.set_store(window.store)
+    window.indexing.set_store(window.stores.store)
     qtbot.waitUntil(lambda: window.indexing.report is not None, timeout=30_000)
     assert window.indexing.report.added == 600 and window.indexing.child is None
     assert not window.error_bar.isVisible()

@@ -39,8 +39,8 @@ def listed(qtbot: Any, window: Any, tmp_path: Any) -> Any:
     )
     window.resize(900, 500)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(path))
-    qtbot.waitUntil(lambda: not window.busy and window.sessions.rowCount() == len(IDS), timeout=20_000)
+        window.stores.open_target(str(path))
+    qtbot.waitUntil(lambda: not window.bridge.busy and window.sessions.rowCount() == len(IDS), timeout=20_000)
     return window
 
 

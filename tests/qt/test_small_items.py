@@ -22,8 +22,8 @@ pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
 def _open(qtbot: Any, window: Any, target: Any, **kw: Any) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(target), **kw)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(str(target), **kw)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 @pytest.fixture(autouse=True)
@@ -151,8 +151,8 @@ def test_session_list_shows_branches_and_the_shown_branchs_count(qtbot, window, 
     path = tmp_path / "advanced.db"
     run_async(write_library_store(path))
     with qtbot.waitSignal(window.branch_bar.loaded, timeout=20_000):
-        window.open_target(str(path), session_id=SID)
-    qtbot.waitUntil(lambda: not window.busy and not window.branch_bar.busy, timeout=20_000)
+        window.stores.open_target(str(path), session_id=SID)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.branch_bar.busy, timeout=20_000)
     model = window.sessions
     state = window.branch_bar.state
     n = len(state.rows())
@@ -169,6 +169,6 @@ def test_session_list_shows_branches_and_the_shown_branchs_count(qtbot, window, 
     other = next(b for b in state.rows() if b.branch_id != "main" and b.message_count != main.message_count)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.branch_bar.combo.setCurrentIndex(window.branch_bar.branch_ids().index(other.branch_id))
-    qtbot.waitUntil(lambda: not window.busy and not window.branch_bar.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.branch_bar.busy, timeout=20_000)
     assert model.index(row, model.COUNT).data() == str(other.message_count)
     assert f"showing branch {other.branch_id}" in model.index(row, model.ID).data(0x03)  # tooltip

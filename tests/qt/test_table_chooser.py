@@ -48,7 +48,7 @@ def _chooser(window: Any) -> TableChooser | None:
 
 
 def test_two_table_pairs_open_through_the_chooser(qtbot, window, two_pairs):
-    window.open_target(str(two_pairs))
+    window.stores.open_target(str(two_pairs))
     qtbot.waitUntil(lambda: _chooser(window) is not None, timeout=10_000)
     dialog = _chooser(window)
     assert dialog is not None
@@ -63,7 +63,7 @@ def test_two_table_pairs_open_through_the_chooser(qtbot, window, two_pairs):
     assert [window.sessions.session_at(r).id for r in range(window.sessions.rowCount())] == ["ticket-1"]
     assert window.stores.opened.options.sessions_table == "support_sessions"
     # the other one, through the chooser again
-    window.open_target(str(two_pairs))
+    window.stores.open_target(str(two_pairs))
     qtbot.waitUntil(lambda: _chooser(window) is not None, timeout=10_000)
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
         _chooser(window).accept()  # the first row: sales
@@ -73,12 +73,12 @@ def test_two_table_pairs_open_through_the_chooser(qtbot, window, two_pairs):
 
 def test_cancelling_the_chooser_keeps_the_open_store(qtbot, window, two_pairs, agents_db):
     with qtbot.waitSignal(window.messagesShown, timeout=10_000):
-        window.open_target(str(agents_db))
-    window.open_target(str(two_pairs))
+        window.stores.open_target(str(agents_db))
+    window.stores.open_target(str(two_pairs))
     qtbot.waitUntil(lambda: _chooser(window) is not None, timeout=10_000)
     _chooser(window).reject()
     qtbot.waitUntil(lambda: window.stores.table_chooser is None)
-    assert window.store_target == str(agents_db)
+    assert window.stores.target == str(agents_db)
     assert window.sessions.rowCount() == 3
 
 
@@ -101,7 +101,7 @@ def test_a_default_pair_beside_another_says_so_and_offers_it(qtbot, window, tmp_
     write_agents(path, {"audit-1": [{"role": "user", "content": "in the audit tables"}]},
                  sessions_table="audit_sessions", messages_table="audit_messages")
     with qtbot.waitSignal(window.messagesShown, timeout=10_000) as shown:
-        window.open_target(str(path))
+        window.stores.open_target(str(path))
     assert shown.args == ["default-1"]  # the default pair opens, as on the command line
     bar = window.tables_bar
     qtbot.waitUntil(bar.isVisible)

@@ -96,7 +96,7 @@ def test_assistant_markdown_keeps_single_line_breaks_and_has_a_plain_text_switch
     assert "**" not in rendered and "Done, 2*3." in rendered  # Markdown still rendered
 
     index = pane.model.index(0, 0)
-    menu = pane.build_context_menu(index)
+    menu = pane.menus.build_context_menu(index)
     [toggle] = [a for a in menu.actions() if a.text() == "Show as Plain Text"]
     assert not toggle.isChecked()
     toggle.setChecked(True)  # this message only
@@ -104,12 +104,12 @@ def test_assistant_markdown_keeps_single_line_breaks_and_has_a_plain_text_switch
     toggle.setChecked(False)
     assert body(pane, answer) == rendered
 
-    pane.set_all_plain(True)  # the View menu's switch
+    pane.menus.set_all_plain(True)  # the View menu's switch
     assert body(pane, answer) == ASSISTANT_TEXT
-    menu = pane.build_context_menu(index)
+    menu = pane.menus.build_context_menu(index)
     [toggle] = [a for a in menu.actions() if a.text() == "Show as Plain Text"]
     assert toggle.isChecked()
-    pane.set_all_plain(False)
+    pane.menus.set_all_plain(False)
     assert body(pane, answer) == rendered
 
 
@@ -227,7 +227,7 @@ def test_flux_tool_calls_show_in_the_assistant_card_and_pair_with_the_tool_rows(
     assert (final.kind, final.metadata) == ("message", ["a", "list", 3])
     assert delegate.pair_text(final) == ""
     # The context menu jumps from the output to its call.
-    menu = pane.build_context_menu(pane.model.index(pane.model.row_of(out_p.id), 0))
+    menu = pane.menus.build_context_menu(pane.model.index(pane.model.row_of(out_p.id), 0))
     [go] = [a for a in menu.actions() if a.text() == "Go to tool call"]
     go.trigger()
     assert pane.current_message() is call

@@ -30,8 +30,8 @@ def _items(path: Path, sid: str) -> list[dict[str, Any]]:
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str, *, writable: bool = False) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(path), session_id=sid, writable=writable)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(str(path), session_id=sid, writable=writable)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 def _finish(qtbot: Any, window: Any, run: Any) -> Any:
@@ -72,7 +72,7 @@ def test_export_the_selected_sessions_as_json_and_import_them_elsewhere(
     ids = window.selected_session_ids()
     assert sorted(ids) == ["bugfix-2002", "refund-1001"]
     out = tmp_path / "two.json"
-    result = _finish(qtbot, window, lambda: window.run_export(out, "json", ids))
+    result = _finish(qtbot, window, lambda: window.transfers.run_export(out, "json", ids))
     assert result.sessions == 2 and out.is_file()
     data = json.loads(out.read_text(encoding="utf-8"))
     assert sorted(s["id"] for s in data["sessions"]) == sorted(ids)
@@ -81,7 +81,7 @@ def test_export_the_selected_sessions_as_json_and_import_them_elsewhere(
     # Import the file into another store, opened writable; ids already there are renamed.
     other = write_agents_store(tmp_path / "other.db", {"refund-1001": [[{"role": "user", "content": "x"}]]})
     _open(qtbot, window, other, "refund-1001", writable=True)
-    result = _finish(qtbot, window, lambda: window.run_import([str(out)]))
+    result = _finish(qtbot, window, lambda: window.transfers.run_import([str(out)]))
     assert dict(result.written) == {"refund-1001": "refund-1001-2", "bugfix-2002": "bugfix-2002"}
     assert "renamed: refund-1001 → refund-1001-2" in window.statusBar().currentMessage()
     for old, new in result.written:
@@ -94,7 +94,7 @@ def test_import_into_a_read_only_store_says_how_to_enable_editing(
 ):
     _open(qtbot, window, agents_db, "refund-1001")
     before = agents_db.read_bytes()
-    window.run_import([str(tmp_path / "whatever.json")])
+    window.transfers.run_import([str(tmp_path / "whatever.json")])
     assert "read-only" in window.error_bar.text()
     assert agents_db.read_bytes() == before
 
@@ -103,7 +103,7 @@ def test_copy_sessions_into_a_new_store_file(qtbot, window, agents_db, tmp_path)
     _open(qtbot, window, agents_db, "refund-1001")
     dest = tmp_path / "copy.db"
     result = _finish(
-        qtbot, window, lambda: window.run_copy(str(dest), ["refund-1001", "hello-3003"])
+        qtbot, window, lambda: window.transfers.run_copy(str(dest), ["refund-1001", "hello-3003"])
     )
     assert result.sessions == 2
     for sid in ("refund-1001", "hello-3003"):
@@ -113,7 +113,7 @@ def test_copy_sessions_into_a_new_store_file(qtbot, window, agents_db, tmp_path)
 def test_a_failed_export_shows_one_line_and_leaves_no_file(qtbot, window, agents_db, tmp_path):
     _open(qtbot, window, agents_db, "refund-1001")
     out = tmp_path / "x.json"
-    window.run_export(out, "json", ["no-such-session"])
+    window.transfers.run_export(out, "json", ["no-such-session"])
     qtbot.waitUntil(lambda: "no-such-session" in window.error_bar.text(), timeout=20_000)
     qtbot.waitUntil(lambda: not window.bridge.running("transfer"))
     assert list(tmp_path.glob("*.json")) == [] and list(tmp_path.glob(".x.json.*")) == []
@@ -127,7 +127,7 @@ def test_cancelling_an_export_leaves_no_file(qtbot, window, tmp_path):
     db = write_agents_store(tmp_path / "big.db", sessions)
     _open(qtbot, window, db, "s000")
     out = tmp_path / "all.jsonl"
-    window.run_export(out, "jsonl", None)
+    window.transfers.run_export(out, "jsonl", None)
     dialog = window.transfers.progress
     assert dialog is not None
     seen: list[tuple[int, int]] = []

@@ -54,19 +54,19 @@ def store(tmp_path: Path) -> Path:
 
 def _open(qtbot: Any, window: Any, path: Path, sid: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(str(path), key=KEY_B, session_id=sid)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(str(path), key=KEY_B, session_id=sid)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
         window.actions_by_name["editing"].trigger()
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
-    assert window.store.can_write
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
+    assert window.stores.store.can_write
 
 
 def _fork_last(qtbot: Any, window: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *_a: ("", True)))
     qtbot.waitUntil(lambda: bool(window.conversation.model.messages), timeout=20_000)
     window.conversation.select_message(window.conversation.model.messages[-1].id)
-    window.fork_here()
+    window.edits.fork_here()
 
 
 def _answer(answer: str, asked: list[str]) -> None:
@@ -113,7 +113,7 @@ def test_a_fork_without_the_items_that_do_not_open_is_asked_first(qtbot, window,
     with qtbot.waitSignal(window.messagesShown, timeout=20_000) as shown:
         _fork_last(qtbot, window, monkeypatch)
     assert shown.args == ["mixed-fork"] and len(asked) == 2
-    qtbot.waitUntil(lambda: not window.busy and not window.editor.running, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy and not window.editor.running, timeout=20_000)
     assert _library(store, "mixed-fork", KEY_B) == MIXED_B
     assert _library(store, "mixed", KEY_B) == MIXED_B and _library(store, "mixed", KEY_A) == MIXED_A
 
@@ -122,17 +122,17 @@ def test_an_import_under_a_new_id_is_asked_first(qtbot, window, store, tmp_path)
     _open(qtbot, window, store, "mixed")
     out = tmp_path / "mixed.jsonl"
     with qtbot.waitSignal(window.transferFinished, timeout=30_000):
-        window.run_export(out, "jsonl", ["mixed"])  # with key B: one item stays sealed
+        window.transfers.run_export(out, "jsonl", ["mixed"])  # with key B: one item stays sealed
     before = store.read_bytes()
     asked: list[str] = []
     _answer("cancel", asked)
-    window.run_import([str(out)])  # "mixed" is taken: it would be "mixed-2"
+    window.transfers.run_import([str(out)])  # "mixed" is taken: it would be "mixed-2"
     qtbot.waitUntil(lambda: "would be lost in an import" in window.error_bar.text(), timeout=30_000)
     assert "1 of the 3 encrypted items of session" in asked[0] and "import the session" in asked[0]
     assert store.read_bytes() == before
 
     _answer("confirm", asked)
     with qtbot.waitSignal(window.transferFinished, timeout=30_000) as done:
-        window.run_import([str(out)])
+        window.transfers.run_import([str(out)])
     assert done.args[0].written == [("mixed", "mixed-2")] and len(asked) == 2
     assert _library(store, "mixed-2", KEY_B) == MIXED_B

@@ -26,8 +26,8 @@ def _write_pg_agents(url: str, sessions: dict[str, list[dict[str, Any]]]) -> Non
 
 def _open(qtbot: Any, window: Any, target: str) -> None:
     with qtbot.waitSignal(window.messagesShown, timeout=20_000):
-        window.open_target(target)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+        window.stores.open_target(target)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
 
 
 def test_postgres_store_opens_lists_and_shows(qtbot, window, qtmodeltester, pg_url):
@@ -57,13 +57,13 @@ def test_unreachable_postgres_shows_the_error_bar(qtbot, window):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    window.open_target(f"postgresql+asyncpg://root:s3cret@127.0.0.1:{port}/test")
+    window.stores.open_target(f"postgresql+asyncpg://root:s3cret@127.0.0.1:{port}/test")
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=20_000)
-    qtbot.waitUntil(lambda: not window.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
     text = window.error_bar.text()
     assert "cannot connect" in text and str(port) in text
     assert "s3cret" not in text and "s3cret" not in window.windowTitle()
-    assert window.store is None
+    assert window.stores.store is None
     assert window.isVisible()  # nothing crashed
 
 

@@ -17,7 +17,7 @@ edge, at most 100 items a request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from fluxgui.core.errors import SessionNotFound, Unsupported
@@ -146,7 +146,7 @@ class ConversationsReader(ListingReader[ConversationsBackend]):
     async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
         return [self._row_info(r) for r in await self._rows_of(list(dict.fromkeys(ids)))]
 
-    async def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    async def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         """Listed conversations whose id or any item's text holds ``text``: ids first,
         then each conversation read from its start until a hit."""
         rows = await self._rows()
@@ -196,7 +196,7 @@ class ConversationsReader(ListingReader[ConversationsBackend]):
 
     async def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None
-    ) -> AsyncIterator[list[Message]]:
+    ) -> AsyncGenerator[list[Message], None]:
         """Every item from the start, a page of the API at a time."""
         self.place.check_branch(branch)
         after: str | None = None

@@ -6,7 +6,7 @@ worker threads (:class:`~.folder.Folder` blocks)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from fluxgui.core.hits import fold
@@ -50,7 +50,7 @@ class FolderReader(ListingReader[Folder]):
     async def sessions_by_ids(self, ids: list[str]) -> list[SessionInfo]:
         return [self._info(e) for e in await asyncio.to_thread(self.backend.by_ids, ids)]
 
-    async def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    async def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         needle = fold(text)
         pending = []
         for e in await asyncio.to_thread(self.backend.entries):

@@ -15,9 +15,13 @@ from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from fluxgui.core.errors import StoreUnavailable, TargetError, show_id
 from fluxgui.core.storekey import compose, path_location, server_location
 
+from ..handle import OpenStore
+from ..parts import Place
 from .backend import RedisBackend, failing, reason
+from .detect import detect
+from .keyspace import EnvelopeKeys, Keyspace
+from .store import redis_store
 from .url import DEFAULT_PREFIX
-from .writing import RedisStore
 
 if TYPE_CHECKING:
     from ..encryption import ItemCipher
@@ -46,7 +50,7 @@ def _location(parts: SplitResult, db: str) -> str:
 
 async def open_redis(
     url: str, display: str, *, writable: bool, prefix: str, cipher: ItemCipher | None
-) -> RedisStore:
+) -> OpenStore:
     """Connect to the Redis server ``url`` (PING) and return the store under ``prefix``."""
     parts = urlsplit(url)
     db = parts.path.strip("/")
@@ -70,11 +74,11 @@ async def open_redis(
         raise StoreUnavailable(_open_error(exc, display, parts.password, db)) from None
     target = display if prefix == DEFAULT_PREFIX else f"{display} (key prefix {prefix})"
     backend = RedisBackend(client, display, writable, _location(parts, db))
-    store = RedisStore(backend, target, prefix=prefix, cipher=cipher)
+    space = Keyspace(Place(backend, target), prefix, EnvelopeKeys(cipher))
     try:
         with failing(display):
-            await store.detect()
+            await detect(space)
     except BaseException:
         await client.aclose()
         raise
-    return store
+    return redis_store(space)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from redis.exceptions import WatchError
 
@@ -25,16 +25,14 @@ from fluxgui.core.changes import Change, Row, SessionRow
 from fluxgui.core.errors import Conflict, SessionNotFound, show_id
 
 from ..encryption import resealed
-from .backend import failing, guarded, text_of
+from .backend import guarded, text_of
+from .keyspace import Keyspace
 from .reading import TIE_FIELD
 
-if TYPE_CHECKING:
-    from .writing import RedisStore
 
-
-async def _read(store: RedisStore, pipe: Any, sid: str) -> SessionRow | None:
+async def _read(space: Keyspace, pipe: Any, sid: str) -> SessionRow | None:
     """The session as its keys hold it now (under WATCH): ``None`` when it has none."""
-    hk, mk, ck = store._keys(sid)
+    hk, mk, ck = space.session_keys(sid)
     fields = await pipe.hgetall(hk)
     items = await pipe.lrange(mk, 0, -1)
     counter = await pipe.get(ck)
@@ -70,10 +68,10 @@ def _rows(items: list[Any], start: int = 0) -> tuple[Row, ...]:
     return tuple({"id": start + n + 1, "data": d} for n, d in enumerate(items))
 
 
-def _write(pipe: Any, store: RedisStore, sid: str, state: SessionRow | None, items: list[Any]) -> None:
+def _write(pipe: Any, space: Keyspace, sid: str, state: SessionRow | None, items: list[Any]) -> None:
     """Queue (after MULTI) the commands that leave ``sid``'s keys as ``state`` with
     ``items`` (``None``: no keys)."""
-    hk, mk, ck = store._keys(sid)
+    hk, mk, ck = space.session_keys(sid)
     pipe.delete(hk, mk, ck)
     if state is None or state.extra is None:
         return
@@ -90,11 +88,11 @@ def _write(pipe: Any, store: RedisStore, sid: str, state: SessionRow | None, ite
         pipe.pexpire(ck, state.extra["hash_ttl"])
 
 
-async def _transact(store: RedisStore, sid: str, keys: list[str], body: Any) -> Any:
+async def _transact(space: Keyspace, sid: str, keys: list[str], body: Any) -> Any:
     """Run ``body(pipe)`` under WATCH of ``keys`` until no other writer got in between."""
 
     async def run() -> Any:
-        async with store.client.pipeline(transaction=True) as pipe:
+        async with space.client.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     await pipe.watch(*keys)
@@ -102,7 +100,7 @@ async def _transact(store: RedisStore, sid: str, keys: list[str], body: Any) -> 
                 except WatchError:
                     continue
 
-    with failing(store.backend.display):
+    with space.failing():
         return await guarded(run)
 
 
@@ -122,36 +120,36 @@ def _touched(sid: str, before: SessionRow, items: list[Any]) -> SessionRow:
     return SessionRow(before.created_at, now_ns // 1_000_000_000, extra=extra)
 
 
-async def _empty(store: RedisStore, sid: str, label: str, *, keep_hash: bool) -> Change:
+async def _empty(space: Keyspace, sid: str, label: str, *, keep_hash: bool) -> Change:
     """Remove the session's items; with ``keep_hash`` its hash stays (touched, its TTL
     kept), else every key of it goes."""
 
     async def body(pipe: Any) -> Change:
-        await store._check_types(pipe, sid, store._keys(sid))
-        before = await _read(store, pipe, sid)
+        await space.check_types(pipe, sid, space.session_keys(sid))
+        before = await _read(space, pipe, sid)
         if before is None or before.extra is None:
-            raise SessionNotFound(f"unknown session id {show_id(sid)} in {store.target}")
+            raise SessionNotFound(f"unknown session id {show_id(sid)} in {space.target}")
         after = _touched(sid, before, []) if keep_hash else None
         pipe.multi()
-        _write(pipe, store, sid, after, [])
+        _write(pipe, space, sid, after, [])
         await pipe.execute()
         return Change(sid, label, _rows(before.extra["items"]), (), _public(before), _public(after))
 
-    return await _transact(store, sid, list(store._keys(sid)), body)
+    return await _transact(space, sid, list(space.session_keys(sid)), body)
 
 
-async def clear(store: RedisStore, sid: str, label: str) -> Change:
+async def clear(space: Keyspace, sid: str, label: str) -> Change:
     """Remove the session's items (the hash stays, with its TTL)."""
-    return await _empty(store, sid, label, keep_hash=True)
+    return await _empty(space, sid, label, keep_hash=True)
 
 
-async def delete(store: RedisStore, sid: str, label: str) -> Change:
+async def delete(space: Keyspace, sid: str, label: str) -> Change:
     """Remove the session's keys, as ``RedisSession.clear_session()`` does."""
-    return await _empty(store, sid, label, keep_hash=False)
+    return await _empty(space, sid, label, keep_hash=False)
 
 
 def _resealed(
-    store: RedisStore, origin: str, target: str, items: list[Any], drop: bool
+    space: Keyspace, origin: str, target: str, items: list[Any], drop: bool
 ) -> list[Any]:
     """Items of ``origin`` for ``target``: envelopes sealed again (the session id is the
     key's salt), keeping their encryption time; plain items as they are. An envelope no
@@ -159,32 +157,32 @@ def _resealed(
     return [
         raw if again is None else json.dumps(again, separators=(",", ":"))
         for raw, again in resealed(
-            store.cipher, origin, target, items, text_of, drop=drop, where=store.target
+            space.cipher, origin, target, items, text_of, drop=drop, where=space.target
         )
     ]
 
 
 async def fork(
-    store: RedisStore, sid: str, at_id: int, new_id: str | None, label: str, *, drop: bool = False
+    space: Keyspace, sid: str, at_id: int, new_id: str | None, label: str, *, drop: bool = False
 ) -> Change:
     """A new session holding ``sid``'s items up to and including position ``at_id``;
     ``new_id`` taken → ``Conflict``, ``None`` → the first free ``<sid>-fork…``; envelopes
     no key opens refuse it, or with ``drop`` are left out (see :func:`_resealed`)."""
 
     async def body(pipe: Any) -> Change:
-        origin = await _read(store, pipe, sid)
+        origin = await _read(space, pipe, sid)
         if origin is None or origin.extra is None:
-            raise SessionNotFound(f"unknown session id {show_id(sid)} in {store.target}")
+            raise SessionNotFound(f"unknown session id {show_id(sid)} in {space.target}")
         if not 1 <= at_id <= len(origin.extra["items"]):
             raise SessionNotFound(f"message {at_id} is not in session {show_id(sid)}")
         target, n = new_id or f"{sid}-fork", 1
-        while await pipe.exists(*store._keys(target)[:2]):
+        while await pipe.exists(*space.session_keys(target)[:2]):
             if new_id is not None:
-                raise Conflict(f"session {show_id(new_id)} already exists in {store.target}")
+                raise Conflict(f"session {show_id(new_id)} already exists in {space.target}")
             n += 1
             target = f"{sid}-fork-{n}"
-        await pipe.watch(*store._keys(target))
-        items = _resealed(store, sid, target, origin.extra["items"][:at_id], drop)
+        await pipe.watch(*space.session_keys(target))
+        items = _resealed(space, sid, target, origin.extra["items"][:at_id], drop)
         now_ns = time.time_ns()
         now = str(now_ns // 1_000_000_000).encode()
         ttl = max(origin.extra["hash_ttl"], origin.extra["list_ttl"])
@@ -194,29 +192,29 @@ async def fork(
             "items": items, "counter": None, "hash_ttl": ttl, "list_ttl": ttl,
         })
         pipe.multi()
-        _write(pipe, store, target, after, items)
+        _write(pipe, space, target, after, items)
         await pipe.execute()
         return Change(target, label, (), _rows(items), None, _public(after))
 
-    return await _transact(store, sid, list(store._keys(sid)), body)
+    return await _transact(space, sid, list(space.session_keys(sid)), body)
 
 
-async def apply(store: RedisStore, change: Change) -> Change:
+async def apply(space: Keyspace, change: Change) -> Change:
     """Write ``change`` (a redo, or an ``inverse()`` for an undo) if the keys still hold
     what it expects; returns it."""
     sid = change.session_id
     expected, after = change.session_before, change.session_after
 
     async def body(pipe: Any) -> Change:
-        await store._check_types(pipe, sid, store._keys(sid))
-        now = await _read(store, pipe, sid)
+        await space.check_types(pipe, sid, space.session_keys(sid))
+        now = await _read(space, pipe, sid)
         items: list[Any] = [] if now is None or now.extra is None else list(now.extra["items"])
         if (now is None) != (expected is None) or (
             now is not None and expected is not None and expected.extra is not None and now.extra is not None
             and (now.extra["hash"] != expected.extra["hash"] or len(items) != expected.extra["length"])
         ) or any(r["id"] > len(items) or items[r["id"] - 1] != r["data"] for r in change.removed):
             raise Conflict(
-                f"session {show_id(sid)} in {store.target} changed since: nothing was "
+                f"session {show_id(sid)} in {space.target} changed since: nothing was "
                 "written; the view shows what the store holds now"
             )
         for r in sorted(change.removed, key=lambda r: r["id"], reverse=True):
@@ -224,8 +222,8 @@ async def apply(store: RedisStore, change: Change) -> Change:
         for r in sorted(change.added, key=lambda r: r["id"]):
             items.insert(r["id"] - 1, r["data"])
         pipe.multi()
-        _write(pipe, store, sid, after, items)
+        _write(pipe, space, sid, after, items)
         await pipe.execute()
         return change
 
-    return await _transact(store, sid, list(store._keys(sid)), body)
+    return await _transact(space, sid, list(space.session_keys(sid)), body)

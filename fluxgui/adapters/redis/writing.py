@@ -1,4 +1,5 @@
-"""Writing the ``RedisSession`` layout, as the library writes it; the store itself.
+"""Writing the ``RedisSession`` layout, as the library writes it: the store's writer
+(:class:`RedisWriter`) and forks (:class:`RedisForks`).
 
 Writes copy ``RedisSession.add_items`` / ``clear_session``: one WATCHed MULTI/EXEC with
 the same keys, fields and JSON options, sealed first when the store has a key (what
@@ -16,15 +17,15 @@ from typing import Any
 from redis.exceptions import WatchError
 
 from fluxgui.core.changes import Change, Row, label_id
-from fluxgui.core.errors import Conflict, FluxguiError, InvalidItem, KeyNeeded, ReadOnlyError, show_id
+from fluxgui.core.errors import Conflict, InvalidItem, KeyNeeded, show_id
 from fluxgui.core.items import MESSAGE_ROLES
 from fluxgui.core.model import Message, meta_dict, message_to_item, unix_time
 
-from ..base import check_branch
-from . import sessions
 from ..encryption import is_envelope, looks_encrypted
-from .backend import failing, guarded, text_of
-from .reading import CHUNK, TIE_FIELD, RedisReader
+from . import sessions
+from .backend import guarded
+from .keyspace import CHUNK, Keyspace
+from .reading import TIE_FIELD
 
 
 def _seconds(value: str | None) -> int | None:
@@ -33,40 +34,39 @@ def _seconds(value: str | None) -> int | None:
     return int(seconds) if seconds is not None else None
 
 
-class RedisStore(RedisReader):
-    """Agents SDK items in the ``RedisSession`` layout (optionally ``EncryptedSession``):
-    reading (:class:`~.reading.RedisReader`) and writing."""
+class RedisWriter:
+    """Whole sessions of Agents SDK items written in the ``RedisSession`` layout
+    (optionally ``EncryptedSession``): appended, cleared, deleted, imported, and changes
+    applied again or undone."""
+
+    def __init__(self, space: Keyspace) -> None:
+        self.space = space
+        self.place = space.place
 
     def _dump(self, session_id: str, item: Any) -> str:
         """An item as ``RedisSession._serialize_item`` stores it; sealed first when the
         store has a key (what ``EncryptedSession`` hands to the Redis session)."""
-        if self.cipher is not None and not is_envelope(item):
-            item = self.cipher.seal(session_id, item)
+        if self.space.cipher is not None and not is_envelope(item):
+            item = self.space.cipher.seal(session_id, item)
         return json.dumps(item, separators=(",", ":"))
 
     async def _pick_key(self, session_id: str) -> None:
         """With a key ring, find which key opens the session's latest items first, so what
         is appended opens with the same key (a session none opens: the first key)."""
-        cipher = self.cipher
+        cipher = self.space.cipher
         if cipher is None or cipher.key_count < 2 or cipher.key_of(session_id) is not None:
             return
-        for raw in reversed(await self._lrange(session_id, -8, -1)):
+        for raw in reversed(await self.space.lrange(session_id, -8, -1)):
             text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             if looks_encrypted(text) and cipher.open(session_id, json.loads(text)).item is not None:
                 return
 
-    def _need_key(self) -> None:
-        if self.cipher is None and self.needs_key:
-            raise KeyNeeded(
-                f"{self.target} holds encrypted items (EncryptedSession): give its key to write to it"
-            )
-
     async def add_messages(self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None) -> int:
         """Append messages as ``RedisSession.add_items`` does: items (dicts with a ``type``)
         as they are, flux dicts mapped; sealed when the store has a key."""
-        check_branch(self, branch)
-        self._check_writable()
-        self._need_key()
+        self.place.check_branch(branch)
+        self.place.check_writable()
+        self.space.check_key()
         await self._pick_key(session_id)
         items = []
         for m in messages:
@@ -74,33 +74,22 @@ class RedisStore(RedisReader):
                 raise InvalidItem(f"an item must be a JSON object, not {type(m).__name__}")
             items.append(message_to_item(m))
         data = [self._dump(session_id, i) for i in items]
-        with failing(self.backend.display):
+        with self.space.failing():
             await guarded(lambda: self._append(session_id, data))
-        if data and self.cipher is not None:
-            self.needs_key = True
+        if data and self.space.cipher is not None:
+            self.space.keys.needs_key = True
         return len(items)
 
-    async def _check_types(self, pipe: Any, sid: str, keys: tuple[str, str, str]) -> None:
-        """The library's checks under WATCH: each key absent or of its own type."""
-        hk, mk, ck = keys
-        for key, want in ((hk, "hash"), (mk, "list"), (ck, "string")):
-            kind = text_of(await pipe.type(key))
-            if kind not in ("none", want):
-                raise Conflict(
-                    f"session {show_id(sid)} cannot be written in {self.target}: its key "
-                    f"{show_id(key)} is a {kind}, not a {want} (it belongs to something else)"
-                )
-
     async def _append(self, sid: str, data: list[str]) -> None:
-        keys = hk, mk, _ck = self._keys(sid)
-        async with self.client.pipeline(transaction=True) as pipe:
+        keys = hk, mk, _ck = self.space.session_keys(sid)
+        async with self.space.client.pipeline(transaction=True) as pipe:
             while True:
                 try:
                     await pipe.watch(*keys)
-                    await self._check_types(pipe, sid, keys)
-                    if self.cipher is None and looks_encrypted(await pipe.lindex(mk, -1)):
+                    await self.space.check_types(pipe, sid, keys)
+                    if self.space.cipher is None and looks_encrypted(await pipe.lindex(mk, -1)):
                         raise KeyNeeded(
-                            f"session {show_id(sid)} in {self.target} holds encrypted items "
+                            f"session {show_id(sid)} in {self.space.target} holds encrypted items "
                             "(EncryptedSession): give its key to write to it"
                         )
                     if not data:
@@ -129,15 +118,15 @@ class RedisStore(RedisReader):
     async def clear_session(self, session_id: str) -> int:
         """Delete the session's keys (hash, list, counter), as ``clear_session()`` does;
         the session vanishes. Returns how many items it held."""
-        self._check_writable()
-        keys = self._keys(session_id)
+        self.place.check_writable()
+        keys = self.space.session_keys(session_id)
 
         async def clear() -> int:
-            async with self.client.pipeline(transaction=True) as pipe:
+            async with self.space.client.pipeline(transaction=True) as pipe:
                 while True:
                     try:
                         await pipe.watch(*keys)
-                        await self._check_types(pipe, session_id, keys)
+                        await self.space.check_types(pipe, session_id, keys)
                         n = int(await pipe.llen(keys[1]))
                         pipe.multi()
                         pipe.delete(*keys)
@@ -146,7 +135,7 @@ class RedisStore(RedisReader):
                     except WatchError:
                         continue
 
-        with failing(self.backend.display):
+        with self.space.failing():
             return await guarded(clear)
 
     def _import_item(self, m: Message) -> Any:
@@ -166,7 +155,7 @@ class RedisStore(RedisReader):
         )
 
     def _stored(self, session_id: str, item: Any) -> str:
-        if isinstance(item, _Verbatim) and self.cipher is None:
+        if isinstance(item, _Verbatim) and self.space.cipher is None:
             return str(item)
         return self._dump(session_id, str(item) if isinstance(item, _Verbatim) else item)
 
@@ -191,8 +180,8 @@ class RedisStore(RedisReader):
         fails). A taken id raises :class:`Conflict`, or with ``rename`` becomes
         ``<id>-2``, ``<id>-3``, … Items have no time in Redis: only the session's
         ``created_at``/``updated_at`` keep times (given, else the first/last message's)."""
-        self._check_writable()
-        self._need_key()
+        self.place.check_writable()
+        self.space.check_key()
         items: list[Any] = []
         first = last = None
         if isinstance(pages, AsyncIterator):
@@ -209,23 +198,23 @@ class RedisStore(RedisReader):
         updated = _seconds(updated_at) or last or now
 
         async def write() -> str:
-            async with self.client.pipeline(transaction=True) as pipe:
+            async with self.space.client.pipeline(transaction=True) as pipe:
                 while True:
                     try:
                         target, n = session_id, 1
                         while True:
-                            keys = self._keys(target)
+                            keys = self.space.session_keys(target)
                             await pipe.watch(*keys)
                             if not await pipe.exists(keys[0], keys[1]):
                                 break
                             if not rename:
                                 raise Conflict(
                                     f"session {show_id(session_id)} already exists in "
-                                    f"{self.target}; nothing was written for it"
+                                    f"{self.space.target}; nothing was written for it"
                                 )
                             n += 1
                             target = f"{session_id}-{n}"
-                        await self._check_types(pipe, target, keys)
+                        await self.space.check_types(pipe, target, keys)
                         data = [self._stored(target, i) for i in items]
                         pipe.multi()
                         pipe.hset(
@@ -243,25 +232,48 @@ class RedisStore(RedisReader):
                     except WatchError:
                         continue
 
-        with failing(self.backend.display):
+        with self.space.failing():
             target = await guarded(write)
-        if items and self.cipher is not None:
-            self.needs_key = True
+        if items and self.space.cipher is not None:
+            self.space.keys.needs_key = True
         return target, len(items)
 
     # -- whole sessions, reversibly (see .sessions) ----------------------------------
 
     async def clear_messages(self, session_id: str) -> Change:
         """Remove the session's items; its hash (and TTL) stays."""
-        self._check_writable()
-        self._need_key()
-        return await sessions.clear(self, session_id, f"Clear session {label_id(session_id)}")
+        self.place.check_writable()
+        self.space.check_key()
+        return await sessions.clear(self.space, session_id, f"Clear session {label_id(session_id)}")
 
     async def delete_session(self, session_id: str) -> Change:
         """Remove the session's keys, as ``RedisSession.clear_session()`` does."""
-        self._check_writable()
-        self._need_key()
-        return await sessions.delete(self, session_id, f"Delete session {label_id(session_id)}")
+        self.place.check_writable()
+        self.space.check_key()
+        return await sessions.delete(self.space, session_id, f"Delete session {label_id(session_id)}")
+
+    async def apply_change(self, change: Any) -> Any:
+        """Write ``change`` again, or its inverse (undo), if the keys still fit it."""
+        self.place.check_writable()
+        return await sessions.apply(self.space, change)
+
+    def check_importable(self) -> None:
+        """New sessions need a writable store, and the key when it holds envelopes."""
+        self.place.check_writable()
+        self.space.check_key()
+
+
+class _Verbatim(str):
+    """Stored text that is not JSON, to be written back as it is."""
+
+
+class RedisForks:
+    """Sessions forked at a message: a new hash and list under the same prefix (see
+    :mod:`.sessions`)."""
+
+    def __init__(self, space: Keyspace) -> None:
+        self.space = space
+        self.place = space.place
 
     async def fork_session(
         self, session_id: str, at_message_id: int, new_id: str | None = None, *,
@@ -270,29 +282,13 @@ class RedisStore(RedisReader):
         """A new session with the items up to and including ``at_message_id``; encrypted
         items are sealed again for it (those no key opens refuse the fork, or with
         ``drop_unreadable`` are left out when others open)."""
-        check_branch(self, branch)
-        self._check_writable()
-        self._need_key()
+        self.place.check_branch(branch)
+        self.place.check_writable()
+        self.space.check_key()
         at = int(at_message_id)
         label = f"Fork session {label_id(session_id)} at message {at}"
-        return await sessions.fork(self, session_id, at, new_id, label, drop=drop_unreadable)
+        return await sessions.fork(self.space, session_id, at, new_id, label, drop=drop_unreadable)
 
-    async def apply_change(self, change: Any) -> Any:
-        """Write ``change`` again, or its inverse (undo), if the keys still fit it."""
-        self._check_writable()
-        return await sessions.apply(self, change)
-
-    def _not_editable(self) -> FluxguiError:
-        return ReadOnlyError(
-            f"{self.target}: single items of Redis sessions cannot be edited in place "
-            "(clear, delete and fork whole sessions instead)"
-        )
-
-    def check_importable(self) -> None:
-        """New sessions need a writable store, and the key when it holds envelopes."""
-        self._check_writable()
-        self._need_key()
-
-
-class _Verbatim(str):
-    """Stored text that is not JSON, to be written back as it is."""
+    async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
+        """None: a Redis fork records no origin."""
+        return None

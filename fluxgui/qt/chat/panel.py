@@ -49,7 +49,7 @@ from .send_keys import SendKeys
 if TYPE_CHECKING:
     from fluxgui.services.chat import AgentConfig, ChatEvent, ChatResult
 
-    from ..window import MainWindow
+    from ..shell import Shell
 
 #: the bridge key chats run under
 CHAT_KEY = "chat"
@@ -91,7 +91,7 @@ class ChatPanel(QWidget):
     stopped = Signal()
     runningChanged = Signal(bool)
 
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, window: Shell, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._window = window
         self._bridge = window.bridge
@@ -129,7 +129,7 @@ class ChatPanel(QWidget):
         self.readonly_label.setText("The store is open read-only: chatting writes to it.")
         assert self.readonly_bar.button is not None
         self.allow_button = self.readonly_bar.button
-        self.allow_button.clicked.connect(lambda: self._window.set_editing(True))
+        self.allow_button.clicked.connect(lambda: self._window.stores.set_editing(True))
 
         # the running chat's tool calls and outputs, drawn as the conversation draws them
         self._live = LiveTurn()
@@ -235,7 +235,7 @@ class ChatPanel(QWidget):
 
     def store_changed(self) -> None:
         """The window opened (or reopened) a store: its agent settings, read-only notice."""
-        target = self._window.store_target if self._window.store is not None else None
+        target = self._window.stores.target if self._window.stores.store is not None else None
         if target != self._target:
             self._target = target
             self._config = None
@@ -268,7 +268,7 @@ class ChatPanel(QWidget):
         text = self.message.toPlainText().strip()
         if not text:
             return False
-        store = self._window.store
+        store = self._window.stores.store
         sid = self.new_session or self._window.current_session_id
         if store is None:
             self._show_error("No store is open.")
@@ -445,7 +445,7 @@ class ChatPanel(QWidget):
         )
 
     def _update_buttons(self) -> None:
-        store = self._window.store
+        store = self._window.stores.store
         writable = store is not None and store.can_write
         self.readonly_bar.setVisible(store is not None and not writable)
         has_text = bool(self.message.toPlainText().strip())

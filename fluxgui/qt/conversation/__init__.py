@@ -2,12 +2,15 @@
 
 One module per part (a newcomer's map):
 
-* :mod:`.pane` — :class:`ConversationPane`, the widget and its public calls;
-* :mod:`.loading` — the latest page, earlier pages on scroll, reloads that keep the place;
-* :mod:`.live` — catching up with another writer (the algorithm is
+* :mod:`.pane` — :class:`ConversationPane`, the widget; it holds one object per part:
+* :mod:`.loading` (``pane.paging``) — the latest page, earlier pages on scroll, reloads
+  that keep the place;
+* :mod:`.finding` (``pane.finding``) — landing on a message, find in the conversation;
+* :mod:`.live` (``pane.live``) — catching up with another writer (the algorithm is
   :func:`fluxgui.services.live.catch_up`);
-* :mod:`.turns` — turn numbers; :mod:`.menu` — the context menu and copying;
-* :mod:`.state` — the state those parts share;
+* :mod:`.turns` (``pane.turns``) — turn numbers; :mod:`.menu` (``pane.menus``) — the
+  context menu and copying;
+* :mod:`.state` — what those parts see of the pane (:class:`~.state.PaneState`);
 * :mod:`.model` — :class:`MessageListModel`; :mod:`.view` — :class:`MessageListView`;
 * :mod:`.delegate` — :class:`MessageDelegate` (cards, bodies, sizes), :mod:`.header` — the
   header line and badges, :mod:`.geometry` — card geometry, :mod:`.icons` — role icons.

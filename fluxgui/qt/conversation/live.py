@@ -21,8 +21,11 @@ from .state import GONE_TEXT, PaneState
 log = logging.getLogger(__name__)
 
 
-class PaneLive(PaneState):
+class PaneLive:
     """The conversation pane's live refresh (a part of the pane)."""
+
+    def __init__(self, pane: PaneState) -> None:
+        self.pane = pane
 
     def catch_up(self) -> None:
         """Show what was added to the open session since it was loaded, without reloading.
@@ -31,44 +34,44 @@ class PaneLive(PaneState):
         direction="forward")``, a page at a time) and appends them; checks on the way that
         the last loaded message is still there unchanged and that the session's count adds
         up (messages before the loaded ones + loaded + new), else reloads keeping the
-        place (:meth:`reload`). A deleted session shows :data:`GONE_TEXT`; if it comes back
+        place (:meth:`~.loading.PaneLoading.reload`). A deleted session shows :data:`GONE_TEXT`; if it comes back
         it is loaded again. Never disturbs a running load: a catch-up asked for meanwhile
         runs after it. Errors are logged, not shown (the next change tries again).
         """
-        store, sid = self._store, self._session_id
-        if store is None or sid is None or self._broken:
+        store, sid = self.pane._store, self.pane._session_id
+        if store is None or sid is None or self.pane._broken:
             return
-        if self._loading is not None or self._catching or not self._at_end:
+        if self.pane._loading is not None or self.pane._catching or not self.pane._at_end:
             # (Landed on a hit: newer messages come as the reader pages down to them.)
-            self._catch_queued = True
+            self.pane._catch_queued = True
             return
-        self._catch_queued = False
-        self._catching = True
-        self._bridge.start(
-            self._live_key,
+        self.pane._catch_queued = False
+        self.pane._catching = True
+        self.pane._bridge.start(
+            self.pane._live_key,
             self._catch_up(
-                self._generation,
-                self._window,
+                self.pane._generation,
+                self.pane._window,
                 store,
                 sid,
-                self.model.messages,
-                self._before,
-                self._at_start,
-                self._gone,
+                self.pane.model.messages,
+                self.pane._before,
+                self.pane._at_start,
+                self.pane._gone,
             ),
             self._on_caught_up,
             self._on_catch_up_failed,
         )
 
-    def _stop_live(self) -> None:
+    def stop(self) -> None:
         """Forget a running or queued catch-up (a new session, a reload, clear())."""
-        self._bridge.cancel(self._live_key)
-        self._catching = False
-        self._catch_queued = False
-        self._gone = False
-        self._broken = False
-        self._before = 0
-        self._window += 1
+        self.pane._bridge.cancel(self.pane._live_key)
+        self.pane._catching = False
+        self.pane._catch_queued = False
+        self.pane._gone = False
+        self.pane._broken = False
+        self.pane._before = 0
+        self.pane._window += 1
 
     async def _catch_up(
         self,
@@ -87,79 +90,79 @@ class PaneLive(PaneState):
             store,
             session_id,
             loaded,
-            branch=self.branch,
+            branch=self.pane.branch,
             before=before,
             at_start=at_start,
             gone=gone,
-            page_size=self.page_size,
+            page_size=self.pane.page_size,
         )
         if found.kind == "append":
-            await self._prepare(generation, found.new)
+            await self.pane.paging.prepare(generation, found.new)
         return generation, window, found
 
     def _on_caught_up(self, result: tuple[int, int, CatchUp]) -> None:
         generation, window, found = result
-        self._catching = False
-        if generation != self._generation or self._session_id is None:
+        self.pane._catching = False
+        if generation != self.pane._generation or self.pane._session_id is None:
             return
-        if window != self._window:  # the loaded messages changed meanwhile: again
+        if window != self.pane._window:  # the loaded messages changed meanwhile: again
             self.catch_up()
             return
         if found.kind == "gone":
-            if not self._gone:
-                self._show_gone()
+            if not self.pane._gone:
+                self.show_gone()
         elif found.kind == "reload":
-            self.reload(keep_position=True)
+            self.pane.paging.reload(keep_position=True)
             return
         else:
             assert found.info is not None
             self._append(found.info, found.new, found.before)
-        if self._catch_queued:
+        if self.pane._catch_queued:
             self.catch_up()
 
     def _append(self, info: SessionInfo, new: list[Message], before: int | None) -> None:
-        self._info = info
-        self._before = before
-        if before is not None and before > 0 and self._at_start:
-            self._at_start = False  # messages appeared before the first loaded one
+        self.pane._info = info
+        self.pane._before = before
+        if before is not None and before > 0 and self.pane._at_start:
+            self.pane._at_start = False  # messages appeared before the first loaded one
         if new:
-            self._window += 1
-            anchor = self.view.anchor()
-            self._settling = True
+            self.pane._window += 1
+            anchor = self.pane.view.anchor()
+            self.pane._settling = True
             try:
-                self.pairs.add(new)
-                was_empty = not self.model.rowCount()
-                self.model.append(new)
-                self.view.set_placeholder("")
+                self.pane.pairs.add(new)
+                was_empty = not self.pane.model.rowCount()
+                self.pane.model.append(new)
+                self.pane.view.set_placeholder("")
                 if was_empty:
-                    self.view.doItemsLayout()
-                    self.view.scrollToBottom()
+                    self.pane.view.doItemsLayout()
+                    self.pane.view.scrollToBottom()
                 else:
-                    self.view.relayout(keep=anchor)
-                self.view.viewport().update()  # pairing notes of rows already shown
+                    self.pane.view.relayout(keep=anchor)
+                self.pane.view.viewport().update()  # pairing notes of rows already shown
             finally:
-                self._settling = False
-        self._update_status()
-        self.caughtUp.emit(len(new))
+                self.pane._settling = False
+        self.pane._update_status()
+        self.pane.caughtUp.emit(len(new))
 
-    def _show_gone(self) -> None:
-        sid = self._session_id
-        self._gone = True
-        self._window += 1
-        self._info = None
-        self._at_start = True
-        self._before = 0
-        self.pairs.clear()
-        self.delegate.reset()
-        self.model.clear()
-        self._set_current(None)
-        self.status.setText("")
-        self._show_placeholder(GONE_TEXT)
+    def show_gone(self) -> None:
+        sid = self.pane._session_id
+        self.pane._gone = True
+        self.pane._window += 1
+        self.pane._info = None
+        self.pane._at_start = True
+        self.pane._before = 0
+        self.pane.pairs.clear()
+        self.pane.delegate.reset()
+        self.pane.model.clear()
+        self.pane._set_current(None)
+        self.pane.status.setText("")
+        self.pane._show_placeholder(GONE_TEXT)
         if sid is not None:
-            self.sessionGone.emit(sid)
+            self.pane.sessionGone.emit(sid)
 
     def _on_catch_up_failed(self, error: Exception) -> None:
         log.info("catching up with the open session failed: %s", error)
-        self._catching = False
-        self._catch_queued = False
+        self.pane._catching = False
+        self.pane._catch_queued = False
 

@@ -19,7 +19,7 @@ from PySide6.QtCore import QItemSelectionModel
 
 from fluxgui.core.highlight import highlight_jobs, pretokenize
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.services.browse import window_reads
+from fluxgui.services import pages
 from fluxgui.services.live import RELOAD_MAX
 from fluxgui.core.roles import Store
 
@@ -30,8 +30,11 @@ from .state import PaneState, Restore
 SLICE = 0.004
 
 
-class PaneLoading(PaneState):
+class PaneLoading:
     """The conversation pane's loading and paging (a part of the pane)."""
+
+    def __init__(self, pane: PaneState) -> None:
+        self.pane = pane
 
     def reload(self, *, keep_position: bool = True) -> None:
         """Read the current session again from its store.
@@ -42,33 +45,33 @@ class PaneLoading(PaneState):
         the same current and selected messages, where they are still there. Otherwise it
         starts over as :meth:`show_session` does.
         """
-        store, sid = self._store, self._session_id
+        store, sid = self.pane._store, self.pane._session_id
         if store is None or sid is None:
             return
-        if not self._at_end and self.model.rowCount() and not self._gone:
+        if not self.pane._at_end and self.pane.model.rowCount() and not self.pane._gone:
             # Landed on a hit, the newest messages not loaded: land there again.
-            top = self.view.anchor().index.data(MESSAGE_ROLE)
-            current = self.current_message()
+            top = self.pane.view.anchor().index.data(MESSAGE_ROLE)
+            current = self.pane.current_message()
             keep = current or (top if isinstance(top, Message) else None)
-            text = self.find_text
-            self.open_at(store, sid, keep.id if keep else None, text or None, self.branch)
+            text = self.pane.finding.find_text
+            self.pane.finding.open_at(store, sid, keep.id if keep else None, text or None, self.pane.branch)
             return
-        if not keep_position or not (self.model.rowCount() or self._gone):
-            self.show_session(store, sid, self.branch)  # nothing to keep: start over
+        if not keep_position or not (self.pane.model.rowCount() or self.pane._gone):
+            self.pane.show_session(store, sid, self.pane.branch)  # nothing to keep: start over
             return
-        self._generation += 1
-        self._stop_live()
-        self._earlier_failed = False
-        anchor = self.view.anchor()
+        self.pane._generation += 1
+        self.pane.live.stop()
+        self.pane._earlier_failed = False
+        anchor = self.pane.view.anchor()
         top = anchor.index.data(MESSAGE_ROLE) if anchor.index.isValid() else None
-        current = self.current_message()
+        current = self.pane.current_message()
         selected = [
             m.id
-            for m in (i.data(MESSAGE_ROLE) for i in self.view.selectionModel().selectedIndexes())
+            for m in (i.data(MESSAGE_ROLE) for i in self.pane.view.selectionModel().selectedIndexes())
             if isinstance(m, Message)
         ]
-        limit = min(max(self.page_size, self.model.rowCount()), max(RELOAD_MAX, self.page_size))
-        self._restore = Restore(
+        limit = min(max(self.pane.page_size, self.pane.model.rowCount()), max(RELOAD_MAX, self.pane.page_size))
+        self.pane._restore = Restore(
             top.id if isinstance(top, Message) else None,
             anchor.top,
             anchor.at_bottom,
@@ -76,66 +79,66 @@ class PaneLoading(PaneState):
             selected,
             limit,
         )
-        self._start(
-            "latest", self._load_latest(self._generation, store, sid, limit=limit, quiet=True)
+        self.start(
+            "latest", self.load_latest(self.pane._generation, store, sid, limit=limit, quiet=True)
         )
 
     def load_earlier(self) -> bool:
         """Load the page before the first loaded message; ``False`` when there is none to
         load (at the start, nothing shown, or a load is running)."""
-        store, sid = self._store, self._session_id
-        if store is None or sid is None or self._at_start or self._loading is not None:
+        store, sid = self.pane._store, self.pane._session_id
+        if store is None or sid is None or self.pane._at_start or self.pane._loading is not None:
             return False
-        first = self.model.message(0)
+        first = self.pane.model.message(0)
         if first is None:
             return False
-        self._start(
-            "earlier", self._load_earlier(self._generation, store, sid, first.sort_key)
+        self.start(
+            "earlier", self._load_earlier(self.pane._generation, store, sid, first.sort_key)
         )
-        self._update_status()
+        self.pane._update_status()
         return True
 
     # -- loading ---------------------------------------------------------------------
 
-    def _columns(self) -> bool | None:
+    def columns(self) -> bool | None:
         """Whether the store keeps messages as its table's columns (``None``: no store)."""
-        return self._store.traits.columns if self._store is not None else None
+        return self.pane._store.traits.columns if self.pane._store is not None else None
 
-    def _start(self, what: str, coro: Any) -> None:
-        self._set_loading(what)
-        done = self._on_landed if what == "around" else self._on_loaded
-        self._task = self._bridge.start(self._key, coro, done, self._on_load_failed)
+    def start(self, what: str, coro: Any) -> None:
+        self.set_loading(what)
+        done = self.pane.finding.on_landed if what == "around" else self._on_loaded
+        self.pane._task = self.pane._bridge.start(self.pane._key, coro, done, self._on_load_failed)
 
-    def _set_loading(self, what: str | None) -> None:
-        was = self._loading is not None
-        self._loading = what
+    def set_loading(self, what: str | None) -> None:
+        was = self.pane._loading is not None
+        self.pane._loading = what
         if was != (what is not None):
-            self.busyChanged.emit(what is not None)
+            self.pane.busyChanged.emit(what is not None)
 
-    async def _prepare(self, generation: int, messages: list[Message]) -> None:
+    async def prepare(self, generation: int, messages: list[Message]) -> None:
         """Build the documents of a page in slices, letting the event loop run between.
 
         The page's calls and outputs are paired first: a document shows its calls'
         outputs, and one built before they were known would be built again on paint.
         (Adding is idempotent; the page's own insert adds them again.)
         """
-        if generation != self._generation:
+        if generation != self.pane._generation:
             return
-        self.pairs.add(messages)
+        self.pane.pairs.add(messages)
         # pygments is pure Python: lex the page's code blocks in a worker thread, so that
         # building a document on the UI thread only applies colours.
-        full = set(self.delegate.full)
+        full = set(self.pane.delegate.full)
         await asyncio.to_thread(lambda: pretokenize(highlight_jobs(messages, full=full)))
         started = time.perf_counter()
         for m in messages:
-            if generation != self._generation:
+            if generation != self.pane._generation:
                 return
-            self.delegate.prepare(m)
+            self.pane.delegate.prepare(m)
             if time.perf_counter() - started > SLICE:
                 await asyncio.sleep(0)
                 started = time.perf_counter()
 
-    async def _load_latest(
+    async def load_latest(
         self,
         generation: int,
         store: Store,
@@ -144,157 +147,153 @@ class PaneLoading(PaneState):
         limit: int | None = None,
         quiet: bool = False,
     ) -> tuple[str, int, SessionInfo | None, list[Message]]:
-        limit = limit or self.page_size
+        limit = limit or self.pane.page_size
         if quiet:  # a reload for live refresh: a session gone meanwhile is no error
-            info = await store.reader.session_info(session_id, branch=self.branch)
+            info = await pages.session_row(store, session_id, branch=self.pane.branch)
             if info is None:
                 return "gone", generation, None, []
         else:
-            info = await store.reader.session_info(session_id, branch=self.branch)
-            if info is None:
-                info = await store.reader.require_session(session_id)
-        messages = await store.reader.page_messages(
-            session_id, branch=self.branch, limit=limit, **window_reads(store))
-        await self._prepare(generation, messages)
+            info = await pages.known_session(store, session_id, branch=self.pane.branch)
+        messages = await pages.latest_messages(store, session_id, branch=self.pane.branch, limit=limit)
+        await self.prepare(generation, messages)
         return ("reloaded" if quiet else "latest"), generation, info, messages
 
     async def _load_earlier(
         self, generation: int, store: Store, session_id: str, anchor: tuple[Any, ...]
     ) -> tuple[str, int, None, list[Message]]:
-        messages = await store.reader.page_messages(
-            session_id, branch=self.branch, limit=self.page_size, anchor=anchor, direction="backward",
-            **window_reads(store),
+        messages = await pages.messages_next_to(
+            store, session_id, anchor, "backward", branch=self.pane.branch, limit=self.pane.page_size
         )
-        await self._prepare(generation, messages)
+        await self.prepare(generation, messages)
         return "earlier", generation, None, messages
 
     def _on_loaded(self, result: tuple[str, int, SessionInfo | None, list[Message]]) -> None:
         what, generation, info, messages = result
-        if generation != self._generation:
+        if generation != self.pane._generation:
             return
         if what == "gone":
-            self._set_loading(None)
-            self._restore = None
-            self._show_gone()
+            self.set_loading(None)
+            self.pane._restore = None
+            self.pane.live.show_gone()
             return
-        self._settling = True
+        self.pane._settling = True
         try:
             self._show_page(what, info, messages)
         finally:
-            self._settling = False
-        self._set_loading(None)
-        self._update_status()
+            self.pane._settling = False
+        self.set_loading(None)
+        self.pane._update_status()
         if what in ("latest", "reloaded"):
-            assert self._session_id is not None
-            self.loaded.emit(self._session_id)
+            assert self.pane._session_id is not None
+            self.pane.loaded.emit(self.pane._session_id)
         elif what == "later":
-            self.laterLoaded.emit(len(messages))
+            self.pane.laterLoaded.emit(len(messages))
         else:
-            self.earlierLoaded.emit(len(messages))
-        self._maybe_load_earlier()
-        self._maybe_load_later()
-        if self._catch_queued:
-            self.catch_up()
+            self.pane.earlierLoaded.emit(len(messages))
+        self.maybe_load_earlier()
+        self.pane.finding.maybe_load_later()
+        if self.pane._catch_queued:
+            self.pane.live.catch_up()
 
     def _show_page(self, what: str, info: SessionInfo | None, messages: list[Message]) -> None:
-        self._window += 1
+        self.pane._window += 1
         if what == "later":
-            self._show_later(messages)
+            self.pane.finding.show_later(messages)
             return
         if what in ("latest", "reloaded"):
-            self._at_end = True
-            restore, self._restore = self._restore, None
-            limit = restore.limit if restore is not None else self.page_size
-            self._info = info
-            self._at_start = len(messages) < limit
+            self.pane._at_end = True
+            restore, self.pane._restore = self.pane._restore, None
+            limit = restore.limit if restore is not None else self.pane.page_size
+            self.pane._info = info
+            self.pane._at_start = len(messages) < limit
             if what == "reloaded":
-                old = {m.id: m for m in self.model.messages}
-                self._gone = False
+                old = {m.id: m for m in self.pane.model.messages}
+                self.pane._gone = False
                 # Documents are cached by message id: drop those whose message changed.
-                self.delegate.forget({m.id for m in messages if m.id in old and old[m.id] != m})
-                self.pairs.clear()
+                self.pane.delegate.forget({m.id for m in messages if m.id in old and old[m.id] != m})
+                self.pane.pairs.clear()
             total = info.messages if info is not None else len(messages)
             # (A write between the count and the page makes this wrong; catch_up finds out.)
             # A count that is only a bound (a Conversations API) tells nothing before them.
             known = info is None or info.count_exact
-            self._before = 0 if self._at_start else max(total - len(messages), 0) if known else None
-            self.pairs.add(messages)
-            self.model.set_messages(messages)
+            self.pane._before = 0 if self.pane._at_start else max(total - len(messages), 0) if known else None
+            self.pane.pairs.add(messages)
+            self.pane.model.set_messages(messages)
             if messages:
-                self.view.set_placeholder("")
-                self.view.doItemsLayout()
+                self.pane.view.set_placeholder("")
+                self.pane.view.doItemsLayout()
                 if restore is None:
-                    self.view.scrollToBottom()
-                    last = self.model.index(len(messages) - 1, 0)
-                    self.view.selectionModel().setCurrentIndex(
-                        last, self.view.selectionModel().SelectionFlag.NoUpdate
+                    self.pane.view.scrollToBottom()
+                    last = self.pane.model.index(len(messages) - 1, 0)
+                    self.pane.view.selectionModel().setCurrentIndex(
+                        last, self.pane.view.selectionModel().SelectionFlag.NoUpdate
                     )
                 else:
                     self._restore_place(restore)
             else:
-                self._set_current(None)
-                self._show_placeholder("This session has no messages.")
+                self.pane._set_current(None)
+                self.pane._show_placeholder("This session has no messages.")
         else:
-            self._at_start = len(messages) < self.page_size
-            if self._before is not None:
-                self._before = 0 if self._at_start else max(self._before - len(messages), 0)
-            self.pairs.add(messages)
-            anchor = self.view.anchor()
-            self.model.prepend(messages)
-            self.view.relayout(keep=anchor)
-            self.view.viewport().update()  # pairing notes of rows already shown may change
+            self.pane._at_start = len(messages) < self.pane.page_size
+            if self.pane._before is not None:
+                self.pane._before = 0 if self.pane._at_start else max(self.pane._before - len(messages), 0)
+            self.pane.pairs.add(messages)
+            anchor = self.pane.view.anchor()
+            self.pane.model.prepend(messages)
+            self.pane.view.relayout(keep=anchor)
+            self.pane.view.viewport().update()  # pairing notes of rows already shown may change
 
     def _restore_place(self, restore: Restore) -> None:
         """Scroll and select as before a reload: the same message at the same height (at
         the bottom if the view was there or that message is gone), the same selection and
         current message (else the top one, or the last)."""
-        selection = self.view.selectionModel()
+        selection = self.pane.view.selectionModel()
         flag = QItemSelectionModel.SelectionFlag
         for mid in restore.selected:
-            row = self.model.row_of(mid)
+            row = self.pane.model.row_of(mid)
             if row is not None:
-                selection.select(self.model.index(row, 0), flag.Select)
-        top_row = self.model.row_of(restore.top_id) if restore.top_id is not None else None
+                selection.select(self.pane.model.index(row, 0), flag.Select)
+        top_row = self.pane.model.row_of(restore.top_id) if restore.top_id is not None else None
         keep_top = not restore.at_bottom and top_row is not None
         # The current row first: making a row current scrolls it into view.
-        current = self.model.row_of(restore.current_id) if restore.current_id is not None else None
+        current = self.pane.model.row_of(restore.current_id) if restore.current_id is not None else None
         if current is None:
-            current = top_row if keep_top else self.model.rowCount() - 1
-        selection.setCurrentIndex(self.model.index(current, 0), flag.NoUpdate)
+            current = top_row if keep_top else self.pane.model.rowCount() - 1
+        selection.setCurrentIndex(self.pane.model.index(current, 0), flag.NoUpdate)
         if keep_top:
             assert top_row is not None
-            bar = self.view.verticalScrollBar()
-            top = self.view.visualRect(self.model.index(top_row, 0)).top()
+            bar = self.pane.view.verticalScrollBar()
+            top = self.pane.view.visualRect(self.pane.model.index(top_row, 0)).top()
             bar.setValue(bar.value() + top - restore.top_px)
         else:
-            self.view.scrollToBottom()
+            self.pane.view.scrollToBottom()
 
     def _on_load_failed(self, error: Exception) -> None:
-        what = self._loading
-        self._set_loading(None)
+        what = self.pane._loading
+        self.set_loading(None)
         if what in ("earlier", "later"):
-            self._earlier_failed = True  # no retry loop on every scroll; reload() retries
-            self._update_status()
+            self.pane._earlier_failed = True  # no retry loop on every scroll; reload() retries
+            self.pane._update_status()
         else:
-            self._broken = True
-            self._catch_queued = False
-            self._restore = None
-            self.model.clear()
-            self._set_current(None)
-            self._show_placeholder("This session could not be loaded.")
-            self.status.setText("")
-        self.failed.emit(error)
+            self.pane._broken = True
+            self.pane._catch_queued = False
+            self.pane._restore = None
+            self.pane.model.clear()
+            self.pane._set_current(None)
+            self.pane._show_placeholder("This session could not be loaded.")
+            self.pane.status.setText("")
+        self.pane.failed.emit(error)
 
-    def _maybe_load_earlier(self, *_args: Any) -> None:
+    def maybe_load_earlier(self, *_args: Any) -> None:
         if (
-            self._loading is not None
-            or self._settling
-            or self._at_start
-            or self._earlier_failed
-            or self._session_id is None
-            or not self.model.rowCount()
+            self.pane._loading is not None
+            or self.pane._settling
+            or self.pane._at_start
+            or self.pane._earlier_failed
+            or self.pane._session_id is None
+            or not self.pane.model.rowCount()
         ):
             return
-        if self.view.verticalScrollBar().value() <= max(self.view.viewport().height(), 300):
+        if self.pane.view.verticalScrollBar().value() <= max(self.pane.view.viewport().height(), 300):
             self.load_earlier()
 

@@ -20,15 +20,15 @@ from .state import PaneState
 from .viewer import TextViewer
 
 
-class PaneMenu(PaneState):
+class PaneMenu:
     """The conversation pane's context menu, selection and clipboard (a part of the pane)."""
 
-    #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
-    menu_hook: Callable[[QMenu, Message | None], None] | None
+    def __init__(self, pane: PaneState) -> None:
+        self.pane = pane
 
     def copy_text(self) -> bool:
         """Put the current message's text on the clipboard."""
-        m = self.current_message()
+        m = self.pane.current_message()
         if m is None:
             return False
         self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(whole.text))
@@ -36,27 +36,27 @@ class PaneMenu(PaneState):
 
     def copy_raw(self) -> bool:
         """Put the current message's stored item (pretty JSON) on the clipboard."""
-        m = self.current_message()
+        m = self.pane.current_message()
         if m is None:
             return False
-        columns = self._columns()
+        columns = self.pane.paging.columns()
         self._whole_then(m, lambda whole: QGuiApplication.clipboard().setText(raw_json(whole, columns)))
         return True
 
     def _whole_then(self, m: Message, then: Callable[[Message], None]) -> None:
         """``then(m)``; for a message read only in part, once it is read whole (off the
         event loop): what is copied is the whole item, never its start."""
-        if m.partial is None or self._store is None or self._session_id is None:
+        if m.partial is None or self.pane._store is None or self.pane._session_id is None:
             then(m)
             return
-        self._bridge.start("copy-whole", whole_message(self._store, self._session_id, m, branch=self.branch),
+        self.pane._bridge.start("copy-whole", whole_message(self.pane._store, self.pane._session_id, m, branch=self.pane.branch),
                            then)
 
     def selected_messages(self) -> list[Message]:
         """The selected messages in stored order (the current one when none is selected)."""
-        rows = sorted({i.row() for i in self.view.selectionModel().selectedIndexes()})
-        picked = [m for m in (self.model.message(r) for r in rows) if m is not None]
-        current = self.current_message()
+        rows = sorted({i.row() for i in self.pane.view.selectionModel().selectedIndexes()})
+        picked = [m for m in (self.pane.model.message(r) for r in rows) if m is not None]
+        current = self.pane.current_message()
         if not picked and current is not None:
             picked = [current]
         return picked
@@ -64,7 +64,7 @@ class PaneMenu(PaneState):
     def build_context_menu(self, index: QModelIndex) -> QMenu:
         """The context menu for the message at ``index`` (not shown); ``menu_hook``, when
         set, adds its own entries (the window's edit actions)."""
-        menu = QMenu(self.view)
+        menu = QMenu(self.pane.view)
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         has = isinstance(m, Message)
         copy_text = menu.addAction("Copy text", self.copy_text)
@@ -74,7 +74,7 @@ class PaneMenu(PaneState):
         copy_raw.setShortcut(QKeySequence("Ctrl+Shift+C"))
         copy_raw.setEnabled(has)
         if has and isinstance(m, Message):
-            delegate = self.delegate
+            delegate = self.pane.delegate
             keep = QPersistentModelIndex(index)
             if delegate.is_collapsible(m):
                 menu.addSeparator()
@@ -82,13 +82,13 @@ class PaneMenu(PaneState):
                 opened = m.id in delegate.expanded
                 menu.addAction(
                     "Collapse reasoning" if opened else "Expand reasoning",
-                    lambda: self.toggle(QModelIndex(keep)),
+                    lambda: self.pane.toggle(QModelIndex(keep)),
                 )
             if delegate.long_size(m) and (m.kind != "reasoning" or m.id in delegate.expanded):
                 full = m.id in delegate.full
                 menu.addAction(
                     "Show less" if full else "Show all",
-                    lambda: self.set_full(QModelIndex(keep), not full),
+                    lambda: self.pane.set_full(QModelIndex(keep), not full),
                 )
             if delegate.long_size(m):
                 menu.addAction("Open in Viewer", lambda: self.open_viewer(QModelIndex(keep)))
@@ -99,13 +99,13 @@ class PaneMenu(PaneState):
                 plain.setChecked(delegate.shown_plain(m))
                 plain.setStatusTip("This message's Markdown exactly as written")
                 plain.toggled.connect(lambda on: self.set_plain(QModelIndex(keep), on))
-            partner = self.pairs.partner(m)
+            partner = self.pane.pairs.partner(m)
             if partner is not None:
                 menu.addSeparator()
                 label = "Go to tool output" if m.kind == "tool_call" else "Go to tool call"
-                menu.addAction(label, lambda pid=partner.id: self.select_message(pid))
-        if self.menu_hook is not None:
-            self.menu_hook(menu, m if has else None)
+                menu.addAction(label, lambda pid=partner.id: self.pane.select_message(pid))
+        if self.pane.menu_hook is not None:
+            self.pane.menu_hook(menu, m if has else None)
         return menu
 
     def open_viewer(self, index: QModelIndex) -> TextViewer | None:
@@ -114,51 +114,51 @@ class PaneMenu(PaneState):
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         if not isinstance(m, Message):
             return None
-        whole = m.partial is None or self._store is None or self._session_id is None
-        viewer = TextViewer(f"{m.label} · {m.role}", body_source(m) if whole else None, self.view,
+        whole = m.partial is None or self.pane._store is None or self.pane._session_id is None
+        viewer = TextViewer(f"{m.label} · {m.role}", body_source(m) if whole else None, self.pane.view,
                             size=m.partial)
         viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         viewer.show()
-        self.viewer = viewer
+        self.pane.viewer = viewer
         if not whole:  # only its start is loaded: read the whole item (off the event loop)
-            assert self._store is not None and self._session_id is not None
+            assert self.pane._store is not None and self.pane._session_id is not None
             key = f"viewer-{id(viewer)}"
-            viewer.destroyed.connect(lambda *_: self._bridge.cancel(key))
-            self._bridge.start(
-                key, whole_message(self._store, self._session_id, m, branch=self.branch),
+            viewer.destroyed.connect(lambda *_: self.pane._bridge.cancel(key))
+            self.pane._bridge.start(
+                key, whole_message(self.pane._store, self.pane._session_id, m, branch=self.pane.branch),
                 lambda read: viewer.set_text(body_source(read)), lambda exc: viewer.failed(str(exc)),
             )
         return viewer
 
-    def _on_double_click(self, index: QModelIndex) -> None:
+    def on_double_click(self, index: QModelIndex) -> None:
         m = index.data(MESSAGE_ROLE)
-        if isinstance(m, Message) and (self.delegate.is_huge(m) or m.partial is not None):
+        if isinstance(m, Message) and (self.pane.delegate.is_huge(m) or m.partial is not None):
             self.open_viewer(index)
 
     def set_plain(self, index: QModelIndex, on: bool) -> None:
         """Show the Markdown message at ``index`` as typed (``on``) or as Markdown."""
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         if isinstance(m, Message):
-            self.delegate.set_plain(m, on)
-            self.delegate.sizeHintChanged.emit(QModelIndex(index))
+            self.pane.delegate.set_plain(m, on)
+            self.pane.delegate.sizeHintChanged.emit(QModelIndex(index))
 
     def set_all_plain(self, on: bool) -> None:
         """Every Markdown message as typed (``on``) or as Markdown (the View menu's switch)."""
-        if on == self.delegate.all_plain and not self.delegate.plain:
+        if on == self.pane.delegate.all_plain and not self.pane.delegate.plain:
             return
-        self.delegate.set_all_plain(on)
-        self.view.relayout()
-        self.view.viewport().update()
+        self.pane.delegate.set_all_plain(on)
+        self.pane.view.relayout()
+        self.pane.view.viewport().update()
 
-    def _context_menu(self, pos: QPoint) -> None:
-        index = self.view.indexAt(pos)
+    def context_menu(self, pos: QPoint) -> None:
+        index = self.pane.view.indexAt(pos)
         if index.isValid():
-            selection = self.view.selectionModel()
+            selection = self.pane.view.selectionModel()
             if selection.isSelected(index):  # keep a multiple selection for its menu
                 selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
             else:
-                self.view.setCurrentIndex(index)
+                self.pane.view.setCurrentIndex(index)
         menu = self.build_context_menu(index)
-        menu.exec(self.view.viewport().mapToGlobal(pos))
+        menu.exec(self.pane.view.viewport().mapToGlobal(pos))
         menu.deleteLater()
 

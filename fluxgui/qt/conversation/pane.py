@@ -14,11 +14,12 @@ the live catch-up (:mod:`.live`), turn numbers (:mod:`.turns`) and the context m
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSplitter, QToolButton, QVBoxLayout, QWidget
 
 from fluxgui.core.display import raw_document
 from fluxgui.core.model import Message, SessionInfo
@@ -33,7 +34,7 @@ from ..inspector import MessageInspector
 from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
 from .find_bar import FindBar
-from .finding import FindState, PaneFinding
+from .finding import PaneFinding
 from .live import PaneLive
 from .loading import PaneLoading
 from .menu import PaneMenu
@@ -43,10 +44,10 @@ from .turns import PaneTurns
 from .view import MessageListView
 
 
-class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, QWidget):
+class ConversationPane(QWidget):
     """A session's conversation: lazily paged message cards plus a message inspector.
 
-    **Live refresh.** :meth:`catch_up` loads the messages after the last loaded one and
+    **Live refresh.** ``live.catch_up()`` loads the messages after the last loaded one and
     appends them (the view stays at the bottom if it was there, else where it was). When
     the session changed in another way (a message edited or deleted, the count not adding
     up) it reloads, keeping the reader's place; when the session was deleted it says so.
@@ -54,8 +55,13 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
     Signals: ``loaded(session_id)`` when a session's first page is shown (also after a
     reload that keeps the place); ``earlierLoaded(count)`` when an earlier page was
     prepended; ``failed(exc)`` when a load failed; ``currentMessageChanged(message_or_None)``;
-    ``busyChanged(busy)``; ``caughtUp(appended)`` after each :meth:`catch_up` that found the
+    ``busyChanged(busy)``; ``caughtUp(appended)`` after each catch-up that found the
     session (0: nothing new); ``sessionGone(session_id)`` when the open session vanished.
+
+    Parts (each holds the pane and works on the state it declares, :mod:`.state`):
+    :attr:`paging` (loading, earlier pages, reloads), :attr:`finding` (landing on a
+    message, find in the conversation, later pages), :attr:`live` (catching up),
+    :attr:`turns` (turn numbers) and :attr:`menus` (context menu, copying, viewer).
     """
 
     loaded = Signal(str)
@@ -78,8 +84,6 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self._loading: str | None = None  # "latest" / "earlier" while a load runs
         self._at_start = True
         self._at_end = True  # the last loaded message is the newest (not: landed on a hit)
-        self._found = FindState()
-        self._find_key = f"{self._key}:find"
         self._earlier_failed = False
         self._task: asyncio.Task[Any] | None = None
         self._settling = False  # our own model/scroll changes: they do not page
@@ -93,7 +97,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self._broken = False  # its load failed: no catching up until it is loaded again
         self._restore: Restore | None = None  # where to put the view after a reload
         #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
-        self.menu_hook = None
+        self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
         # Turn numbers: user messages before the first loaded one (None: being counted)
         # and each loaded user message's number (None: to be worked out again).
         self._turn_base: int | None = None
@@ -113,14 +117,19 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         self.page_size = PAGE_SIZE
         #: call id ↔ output for the loaded messages
         self.pairs = ToolPairs()
+        self.paging = PaneLoading(self)
+        self.finding = PaneFinding(self)
+        self.live = PaneLive(self)
+        self.turns = PaneTurns(self)
+        self.menus = PaneMenu(self)
         self._build()
 
     def _build(self) -> None:
         """The widgets: a title line, the branch bar's place, the messages and, beside
         them, the inspector."""
         self.model = MessageListModel(self)
-        self.model.modelReset.connect(self._on_turns_reset)
-        self.model.rowsInserted.connect(self._on_rows_inserted)
+        self.model.modelReset.connect(self.turns.on_reset)
+        self.model.rowsInserted.connect(self.turns.on_rows_inserted)
         self.model.rowsRemoved.connect(lambda *_args: setattr(self, "_turns", None))
         self.view = MessageListView(self)
         self.view.setModel(self.model)
@@ -165,7 +174,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         left_layout.addLayout(self.header_area)
         #: Ctrl+F in the conversation: find in it
         self.find_bar = FindBar(left)
-        self.find_bar.findRequested.connect(lambda text, back: self.find(text, backward=back))
+        self.find_bar.findRequested.connect(lambda text, back: self.finding.find(text, backward=back))
         self.find_bar.closed.connect(self._on_find_bar_closed)
         left_layout.addWidget(self.find_bar)
         left_layout.addWidget(self.view, 1)
@@ -186,17 +195,17 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         layout.addWidget(self.splitter)
 
         self.view.selectionModel().currentChanged.connect(self._on_current)
-        self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_earlier)
-        self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_earlier)
-        self.view.verticalScrollBar().valueChanged.connect(self._maybe_load_later)
-        self.view.verticalScrollBar().rangeChanged.connect(self._maybe_load_later)
+        self.view.verticalScrollBar().valueChanged.connect(self.paging.maybe_load_earlier)
+        self.view.verticalScrollBar().rangeChanged.connect(self.paging.maybe_load_earlier)
+        self.view.verticalScrollBar().valueChanged.connect(self.finding.maybe_load_later)
+        self.view.verticalScrollBar().rangeChanged.connect(self.finding.maybe_load_later)
         self.view.toggleRequested.connect(self.toggle)
-        self.view.doubleClicked.connect(self._on_double_click)
+        self.view.doubleClicked.connect(self.menus.on_double_click)
         #: the last text viewer opened (Open in Viewer)
         self.viewer = None
-        self.view.endRequested.connect(self.go_to_end)
-        self.view.copyRequested.connect(lambda raw: self.copy_raw() if raw else self.copy_text())
-        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.view.endRequested.connect(self.finding.go_to_end)
+        self.view.copyRequested.connect(lambda raw: self.menus.copy_raw() if raw else self.menus.copy_text())
+        self.view.customContextMenuRequested.connect(self.menus.context_menu)
         self.clear("Select a session.")
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
@@ -245,27 +254,32 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         m = self.view.currentIndex().data(MESSAGE_ROLE)
         return m if isinstance(m, Message) else None
 
+    def turn_of(self, m: Message) -> int | None:
+        """The turn number a user message opens (what a card's header asks its
+        :class:`~.header.CardHost`; the numbering is :attr:`turns`')."""
+        return self.turns.turn_of(m)
+
     # -- public API ----------------------------------------------------------------
 
     def show_session(self, store: Store, session_id: str, branch: str | None = None) -> None:
         """Load and show ``session_id``'s latest page (of ``branch``, for stores with
         branches; default ``main``), cancelling any load still running."""
         self._begin(store, session_id, branch)
-        self._start("latest", self._load_latest(self._generation, store, session_id))
+        self.paging.start("latest", self.paging.load_latest(self._generation, store, session_id))
 
     def _begin(self, store: Store, session_id: str, branch: str | None) -> None:
         """Forget what is shown and get ready to load ``session_id`` (a new generation)."""
         self.branch = branch
         self._generation += 1
-        self._stop_live()
+        self.live.stop()
         self._store, self._session_id, self._info = store, session_id, None
         self.turn_tokens = {}
         self._at_start = False
         self._at_end = True
         self._earlier_failed = False
-        self._bridge.cancel(self._find_key)
-        self._set_find_text("")
-        self._update_find_bar()
+        self._bridge.cancel(self.finding.key)
+        self.finding.set_find_text("")
+        self.finding.update_find_bar()
         self.pairs.clear()
         self.delegate.reset()
         self.model.clear()
@@ -279,15 +293,15 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
         """Show ``text`` instead of a conversation (and stop any load)."""
         self._generation += 1
         self._bridge.cancel(self._key)
-        self._stop_live()
-        self._set_loading(None)
+        self.live.stop()
+        self.paging.set_loading(None)
         self._store, self._session_id, self._info = None, None, None
         self.turn_tokens = {}
         self._at_start = True
         self._at_end = True
-        self._bridge.cancel(self._find_key)
-        self._set_find_text("")
-        self._update_find_bar()
+        self._bridge.cancel(self.finding.key)
+        self.finding.set_find_text("")
+        self.finding.update_find_bar()
         self.pairs.clear()
         self.delegate.reset()
         self.model.clear()
@@ -343,7 +357,7 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
 
     def raw_of(self, message: Message) -> Any:
         """What the store holds for ``message`` (the item, or a flux row's dict)."""
-        return raw_document(message, self._columns())
+        return raw_document(message, self.paging.columns())
 
     def set_origin(self, text: str | None) -> None:
         """Show where the session was forked from (``None``: hide)."""
@@ -377,14 +391,14 @@ class ConversationPane(PaneFinding, PaneLive, PaneLoading, PaneTurns, PaneMenu, 
             text += f" · loading {self._loading}…"
         elif self._earlier_failed:
             text += " · loading earlier messages failed"
-        found = self._found
+        found = self.finding.found
         if found.text and found.hits is not None:
             where = f"{found.index + 1} of {len(found.hits)}" if found.index is not None else ""
             text += f" · match {where}" if where else (" · no match" if not found.hits else "")
         self.status.setText(text)
 
     def _on_find_bar_closed(self) -> None:
-        self.stop_finding()
+        self.finding.stop_finding()
         self.view.setFocus()
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

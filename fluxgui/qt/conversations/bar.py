@@ -21,11 +21,12 @@ from fluxgui.core.errors import show_id
 from fluxgui.core.visible import visible
 from fluxgui.services.transfer_common import TransferResult
 from fluxgui.core.roles import Store
+from fluxgui.services import pages
 
 from .remembered import ConversationIds, location_of
 
 if TYPE_CHECKING:
-    from ..window import MainWindow
+    from ..shell import Shell
 
 PLACEHOLDER = "Add conversation… (its id, conv_…)"
 #: the longest id the field takes
@@ -111,7 +112,7 @@ class ConversationsBar(QWidget):
 # --------------------------------------------------------------------------- the window's part
 
 
-def install_conversations_bar(window: MainWindow) -> ConversationsBar:
+def install_conversations_bar(window: Shell) -> ConversationsBar:
     """Put a :class:`ConversationsBar` above ``window``'s session search and wire it up."""
     bar = ConversationsBar(window)
     layout = window.search_box.parentWidget().layout()
@@ -124,16 +125,16 @@ def install_conversations_bar(window: MainWindow) -> ConversationsBar:
     return bar
 
 
-def _remembered(window: MainWindow) -> tuple[ConversationIds, str] | None:
+def _remembered(window: Shell) -> tuple[ConversationIds, str] | None:
     """The remembered ids and the open store's server, when it lists named sessions."""
-    store, opened = window.store, window.stores.opened
+    store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None or not store.traits.named_sessions:
         return None
     location = location_of(opened.target, opened.options)
     return (ConversationIds(window.recent.settings), location) if location else None
 
 
-def remember_opened(window: MainWindow, store: Store) -> None:
+def remember_opened(window: Shell, store: Store) -> None:
     """A store opened: show the bar for it, and remember the ids it was opened with."""
     window.conversations_bar.set_store(store)
     found = _remembered(window)
@@ -142,27 +143,27 @@ def remember_opened(window: MainWindow, store: Store) -> None:
         found[0].add(found[1], opened.options.conversations)
 
 
-def _reopen(window: MainWindow, ids: tuple[str, ...], session_id: str | None) -> None:
-    store, opened = window.store, window.stores.opened
+def _reopen(window: Shell, ids: tuple[str, ...], session_id: str | None) -> None:
+    store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None:
         return
-    window.open_target(
+    window.stores.open_target(
         opened.target, opened.options.with_(writable=store.can_write, conversations=ids),
         label=window.stores.label, session_id=session_id,
     )
 
 
-def add_conversation(window: MainWindow, cid: str) -> None:
+def add_conversation(window: Shell, cid: str) -> None:
     """Ask the server for ``cid``; when it knows it, remember it for the server and list
     it (first), showing it — else say so under the field."""
-    found, store = _remembered(window), window.store
+    found, store = _remembered(window), window.stores.store
     if found is None or store is None:
         return
     bar = window.conversations_bar
 
     def checked(info: Any) -> None:
         opened = window.stores.opened
-        if window.store is not store or opened is None:
+        if window.stores.store is not store or opened is None:
             return  # another store opened meanwhile
         if info is None:
             bar.hint.setText(f"{store.target} has no conversation {show_id(cid)}.")
@@ -172,10 +173,10 @@ def add_conversation(window: MainWindow, cid: str) -> None:
         others = tuple(i for i in opened.options.conversations if i != cid)
         _reopen(window, (cid, *others), cid)
 
-    window.bridge.start("conversations:add", store.reader.session_info(cid), checked, window.show_error)
+    window.bridge.start("conversations:add", pages.session_row(store, cid), checked, window.show_error)
 
 
-def forget_missing(window: MainWindow, more: bool) -> None:
+def forget_missing(window: Shell, more: bool) -> None:
     """The listing is complete: ids the server does not know (any more) are forgotten
     (the notice above the panes names them this once)."""
     found, opened = _remembered(window), window.stores.opened
@@ -191,7 +192,7 @@ def forget_missing(window: MainWindow, more: bool) -> None:
         found[0].forget(found[1], missing)
 
 
-def forget_selected(window: MainWindow) -> None:
+def forget_selected(window: Shell) -> None:
     """Drop the selected conversations from the list and the settings."""
     found = _remembered(window)
     opened = window.stores.opened
@@ -203,7 +204,7 @@ def forget_selected(window: MainWindow) -> None:
     _reopen(window, kept, None)
 
 
-def follow_change(window: MainWindow, change: Any) -> None:
+def follow_change(window: Shell, change: Any) -> None:
     """An edit (or its undo/redo) was written: a deleted conversation is forgotten, a
     made one remembered."""
     found = _remembered(window)
@@ -220,10 +221,10 @@ def follow_change(window: MainWindow, change: Any) -> None:
         window.statusBar().showMessage(change.label, 15000)
 
 
-def follow_transfer(window: MainWindow, result: Any) -> None:
+def follow_transfer(window: Shell, result: Any) -> None:
     """An import (or a copy) finished: remember the conversations it made in the open
     store (those the store now lists)."""
-    found, store = _remembered(window), window.store
+    found, store = _remembered(window), window.stores.store
     written = [new for _old, new in result.written] if isinstance(result, TransferResult) else []
     if found is None or store is None or not written:
         return
@@ -234,4 +235,4 @@ def follow_transfer(window: MainWindow, result: Any) -> None:
         if made:
             ids.add(location, made)
 
-    window.bridge.start("conversations:remember", store.reader.sessions_by_ids(written), done)
+    window.bridge.start("conversations:remember", pages.sessions_by_ids(store, written), done)

@@ -1,6 +1,6 @@
 """The encryption key of an Agents SDK ``EncryptedSession`` store, asked for in a dialog.
 
-The key typed here goes to :meth:`fluxgui.qt.window.MainWindow.open_target` and lives in
+The key typed here goes to :meth:`fluxgui.qt.window.store_controller.StoreController.open_target` and lives in
 the window's memory while the store is open: never in the settings, the recent stores or
 the keyring. The TTL decides which items count as expired: the library stops returning
 items older than it; fluxgui shows them, marked "expired".

@@ -1,6 +1,6 @@
 """Stores chosen as files: the file and folder dialogs, and files dropped on the window.
 
-Each hands back a path for :meth:`fluxgui.qt.window.MainWindow.open_target`. The modal
+Each hands back a path for :meth:`fluxgui.qt.window.store_controller.StoreController.open_target`. The modal
 helpers run a nested Qt event loop (the qasync loop keeps running inside it): call them
 from Qt slots, not from inside a coroutine.
 """

@@ -117,8 +117,8 @@ def _labelled_row(parent: QWidget, text: str, field: QWidget) -> QHBoxLayout:
 class MessageEditDialog(QDialog):
     """Edits one message, or writes a new one to insert.
 
-    ``store_format`` is ``"flux"`` (a role, a text and a metadata JSON object) or any item
-    format such as ``"agents"`` (one JSON item). ``validate(spec)`` raises
+    ``columns`` is the store's ``traits.columns``: its messages are a table's columns (flux:
+    a role, a text and a metadata JSON object), else one stored JSON item. ``validate(spec)`` raises
     :class:`~fluxgui.core.errors.FluxguiError` with one line when ``spec`` cannot be
     stored (the window passes ``lambda spec: store.edit_values(spec, original=message)``).
     The form is checked as the user types; Save stays disabled while it is not valid.
@@ -127,7 +127,7 @@ class MessageEditDialog(QDialog):
 
     def __init__(
         self,
-        store_format: str,
+        columns: bool,
         validate: Validate,
         message: Message | None = None,
         title: str | None = None,
@@ -136,11 +136,11 @@ class MessageEditDialog(QDialog):
         ok_text: str | None = None,
     ) -> None:
         super().__init__(parent)
-        self.store_format = store_format
+        self.columns = columns
         self.message = message
         self.result_spec: dict[str, Any] | None = None
         self._validate = validate
-        self._flux = store_format == "flux"
+        self._flux = columns
         self._error: str | None = None
         if title is None:
             title = "New message" if message is None else f"Edit message {message.id}"
@@ -383,7 +383,7 @@ class MessageEditDialog(QDialog):
 
 def edit_message(
     parent: QWidget | None,
-    store_format: str,
+    columns: bool,
     validate: Validate,
     message: Message | None = None,
     *,
@@ -392,7 +392,7 @@ def edit_message(
 ) -> dict[str, Any] | None:
     """Run :class:`MessageEditDialog`; the validated spec, or ``None`` when cancelled.
     Runs a nested event loop: call it from a Qt slot, not from inside a coroutine."""
-    dialog = MessageEditDialog(store_format, validate, message, title, parent, ok_text=ok_text)
+    dialog = MessageEditDialog(columns, validate, message, title, parent, ok_text=ok_text)
     try:
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None

@@ -5,7 +5,7 @@ Nothing here opens a store; each flow hands back an :class:`OpenRequest` — a *
 (a file or folder path, a SQLAlchemy URL or a ``redis://`` URL), the *label* to show
 instead of it (a URL's password never reaches a label, a log line or the settings) and
 the typed :class:`~fluxgui.core.ports.OpenOptions` of its kind (a Redis key prefix,
-Agents SDK table names) — for :meth:`fluxgui.qt.window.MainWindow.open_target`.
+Agents SDK table names) — for :meth:`fluxgui.qt.window.store_controller.StoreController.open_target`.
 
 :func:`ask_url` and :func:`request_for_stored` run a nested Qt event loop; the qasync
 loop keeps running inside it. Call them from Qt slots (a menu action), not from inside a
@@ -53,6 +53,17 @@ class OpenRequest:
             object.__setattr__(self, "options", self.options.with_(key_prefix=self.key_prefix))
         elif self.key_prefix is None and self.options.key_prefix is not None:
             object.__setattr__(self, "key_prefix", self.options.key_prefix)
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    """How a store was (or is being) opened: to reopen it for editing or with a key.
+    Its options may hold the encryption key: memory only (``repr`` leaves it out)."""
+
+    target: str = field(repr=False)
+    options: OpenOptions
+    #: the label shown (no secret in it)
+    shown: str
 
 
 def redis_label(display_url: str, key_prefix: str | None) -> str:

@@ -30,7 +30,7 @@ from .preflight_view import PreflightView
 from .problems_tab import ProblemsTab
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
+    from ..shell import Shell
 
 
 class DoctorController(QObject):
@@ -44,7 +44,7 @@ class DoctorController(QObject):
     ledgered = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
         self.report: SessionReport | None = None
@@ -65,7 +65,7 @@ class DoctorController(QObject):
         self.badges = SessionBadges(window.session_view, window.sessions, window.bridge)
         self.problems.previewRequested.connect(self.preview_repair)
         self.problems.applyRequested.connect(self.apply)
-        self.problems.undoRequested.connect(window.undo)
+        self.problems.undoRequested.connect(window.edits.undo)
         self.problems.rewindRequested.connect(self.preview_rewind)
         self.problems.messageRequested.connect(window.conversation.select_message)
         self.preflight_view.runRequested.connect(self.run_preflight)
@@ -73,13 +73,13 @@ class DoctorController(QObject):
         window.messagesShown.connect(lambda _sid: self.check_shown())
         window.editor.applied.connect(self._on_edit)
         window.watcher.changed.connect(self._on_store_changed)
-        window.sessions.modelReset.connect(lambda: self.badges.set_store(window.store))
+        window.sessions.modelReset.connect(lambda: self.badges.set_store(window.stores.store))
 
     # -- state -----------------------------------------------------------------------------
 
     @property
     def _store(self) -> Store | None:
-        return self._window.store
+        return self._window.stores.store
 
     @property
     def _sid(self) -> str | None:
@@ -166,7 +166,7 @@ class DoctorController(QObject):
         drop = self.problems.drop_calls.isChecked()
         keep = self.problems.keep_ids()
         self._plan(lambda store, sid, messages: plan_repair(
-            sid, messages, fixes, items=store.format == "agents",
+            sid, messages, fixes, items=store.traits.items,
             **({"cancel_text": cancel} if cancel else {}), drop_calls=drop, keep_ids=keep,
         ))
 

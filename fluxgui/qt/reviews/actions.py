@@ -11,19 +11,20 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu
 
 from fluxgui.services.reviews import STATES, Claimed, Edit
+from fluxgui.services import pages as store_pages
 from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
 
 from .panel import STATE_LABELS
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
-    from .controller import ReviewController
+    from ..shell import Shell
+    from .host import Reviews
 
 COPY_ID = QKeySequence("Ctrl+Shift+C")
 
 
-def copy_id(window: MainWindow, session_id: str) -> None:
+def copy_id(window: Shell, session_id: str) -> None:
     QGuiApplication.clipboard().setText(session_id)
     window.statusBar().showMessage("Copied the session id", 4000)
 
@@ -32,7 +33,7 @@ class CopyIdKey(QObject):
     """Ctrl+Shift+C in the session list copies the current session's id (elsewhere it
     stays the window's: the selected message's raw JSON)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
 
@@ -52,7 +53,7 @@ class CopyIdKey(QObject):
         return True
 
 
-def extend_menu(c: ReviewController, menu: QMenu, session_id: str) -> None:
+def extend_menu(c: Reviews, menu: QMenu, session_id: str) -> None:
     """The session list's context menu: Copy Session Id, and the review actions."""
     window = c.window
     first = menu.actions()[0] if menu.actions() else None
@@ -75,40 +76,39 @@ def extend_menu(c: ReviewController, menu: QMenu, session_id: str) -> None:
         menu.insertSeparator(first)
 
 
-def ask_tag(c: ReviewController, *, everything: bool = False) -> None:
+def ask_tag(c: Reviews, *, everything: bool = False) -> None:
     tag, ok = QInputDialog.getText(c.window, "Add tag", "Tag for the sessions:")
     if ok and tag.strip():
         bulk(c, Edit(add_tags=[tag.strip()]), everything=everything)
 
 
-def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
+def bulk(c: Reviews, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
     """``edit`` (``None``: claim) on the selected sessions, or on every session matching
     the filter (``everything``: the store's pages or the review database's, as the
     list reads them)."""
-    if c.db is None or c.key is None or c.window.store is None:
+    if c.db is None or c.key is None or c.window.stores.store is None:
         return
     chosen = ids if ids is not None else ([] if everything else c.window.selected_session_ids())
     coro = _bulk(c, edit, chosen, everything)
     c.window.bridge.start(f"reviews:bulk:{id(coro):x}", coro, lambda n: _bulk_done(c, n), c.window.show_error)
 
 
-async def _all_matching(c: ReviewController) -> list[str]:
-    store, ids, cursor = c.window.store, [], None
-    pages = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
+async def _all_matching(c: Reviews) -> list[str]:
+    store, ids, cursor = c.window.stores.store, [], None
+    filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
     if text:
-        async for sid in store.reader.search_session_ids(text):
-            ids.append(sid)
-        return sorted(await pages.keep(ids)) if pages else ids
+        ids = await store_pages.matching_session_ids(store, text)
+        return sorted(await filtered.keep(ids)) if filtered else ids
     while True:
-        page = await (pages.page(store, limit=500, cursor=cursor) if pages else store.reader.list_sessions(limit=500, cursor=cursor))
+        page = await (filtered.page(store, limit=500, cursor=cursor) if filtered else store_pages.session_page(store, limit=500, cursor=cursor))
         ids += [i.id for i in page.sessions]
         cursor = page.cursor
         if cursor is None or not page.sessions:
             return ids
 
 
-async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everything: bool) -> int:
+async def _bulk(c: Reviews, edit: Edit | None, ids: list[str], everything: bool) -> int:
     db, key = c.db, c.key
     assert db is not None and key is not None
     if everything:
@@ -128,7 +128,7 @@ async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everythi
     return done
 
 
-def _bulk_done(c: ReviewController, n: int) -> None:
+def _bulk_done(c: Reviews, n: int) -> None:
     c.marks.clear()
     c._fetch_marks()
     c._on_shown(c.window.current_session_id)
@@ -138,7 +138,7 @@ def _bulk_done(c: ReviewController, n: int) -> None:
     c.bulkDone.emit(n)
 
 
-def install_menu(c: ReviewController) -> dict[str, QAction]:
+def install_menu(c: Reviews) -> dict[str, QAction]:
     window = c.window
     menu = window.menuBar().addMenu("&Review")
     acts: dict[str, QAction] = {}

@@ -32,7 +32,7 @@ from .panel import ReviewPanel
 from .queue import QueueKeys, cheat_sheet
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
+    from ..shell import Shell
 
 ON, URL, REVIEWER, QUEUE = "reviews/on", "reviews/url", "reviews/reviewer", "reviews/queue"
 POSITION, LABEL = "reviews/position/", "reviews/label/"
@@ -57,7 +57,7 @@ class ReviewController(QObject):
     #: a bulk action finished: how many sessions it changed
     bulkDone = Signal(int)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self.window = window
         self.settings = window.recent.settings
@@ -77,7 +77,7 @@ class ReviewController(QObject):
         self.filter_bar.hide()
         self.filter = ReviewFilter()
         self.marks = ReviewMarks(self)
-        self.queue = QueueKeys(self)
+        self.queue = QueueKeys(self, self)
         self.cheat: QWidget | None = None
         self.label_override: str | None = None
         self._url_in_use = ""  # the review database URL opened (or being opened)
@@ -93,7 +93,7 @@ class ReviewController(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.poll)
-        self.lease = ClaimLease(self)
+        self.lease = ClaimLease(self, self)
         self.panel.reviewer.setText(str(self.settings.value(REVIEWER, "") or default_reviewer()))
         self.panel.database.setText(str(self.settings.value(URL, "") or ""))
         self.panel.stateRequested.connect(lambda s: self.change(Edit(state=s), guard=True))
@@ -157,7 +157,7 @@ class ReviewController(QObject):
         """The stores the review database must not be: the open one, the one opening."""
         window = self.window
         opening = window.stores.opening
-        return ([window.store] if window.store is not None else []) + (
+        return ([window.stores.store] if window.stores.store is not None else []) + (
             [target_place(opening.target)] if opening is not None else [])
 
     def use(self, url: str | None, label: str | None) -> None:
@@ -196,11 +196,11 @@ class ReviewController(QObject):
             self.settings.setValue(URL, split_secrets(url)[0])
             self._reopen()
             return
-        if self.window.store is not None:
-            stored = self.label_override or self.settings.value(LABEL + self.window.store.store_key, "") or ""
+        if self.window.stores.store is not None:
+            stored = self.label_override or self.settings.value(LABEL + self.window.stores.store.store_key, "") or ""
             if self.panel.label.text().strip() != stored:
                 self.label_override = None  # the field's label now, remembered for this store
-                self.settings.setValue(LABEL + self.window.store.store_key, self.panel.label.text().strip())
+                self.settings.setValue(LABEL + self.window.stores.store.store_key, self.panel.label.text().strip())
                 self._maybe_new_store(force=True)
 
     def _reopen(self) -> None:
@@ -220,7 +220,7 @@ class ReviewController(QObject):
     # -- the store and its key ---------------------------------------------------------
 
     def _maybe_new_store(self, force: bool = False) -> None:
-        store = self.window.store
+        store = self.window.stores.store
         if self.db is None or store is None or (store is self.store and not force):
             return
         self.store = store
@@ -245,7 +245,7 @@ class ReviewController(QObject):
             self._resume_position()
 
     def _apart(self, db: ReviewDB, store: Any) -> None:
-        if db is self.db and store is self.window.store:
+        if db is self.db and store is self.window.stores.store:
             self._apart_from = store
             self._maybe_new_store(force=True)
 
@@ -447,7 +447,7 @@ class ReviewController(QObject):
         note = self.panel.note_edit.toPlainText().strip()
         self.panel.note_edit.clear()
         self.change(Edit(state="reviewed", note=note or None), guard=True)
-        db, key, store = self.db, self.key, self.window.store
+        db, key, store = self.db, self.key, self.window.stores.store
         self.window.bridge.start(
             f"reviews:next:{next(self._seq)}",  # (never cancelled half-way by the next one)
             claims.next_session(db, store, key, reviewer=self.reviewer, take=True, tag=self.filter.tag, skip={sid}),

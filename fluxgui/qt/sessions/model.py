@@ -20,6 +20,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from fluxgui.core.roles import Store
 from fluxgui.core.model import SessionInfo
 from fluxgui.core.ports import SessionOrder, SessionPage
+from fluxgui.services import pages
 from fluxgui.services.index import found_session_ids
 from fluxgui.services.search import search_batches
 from fluxgui.services.session_list import (
@@ -331,8 +332,8 @@ class SessionListModel(SessionTable):
                 store, limit=self._page_size, cursor=cursor, order=order, descending=descending
             )
             return "page", generation, page
-        page = await store.reader.list_sessions(
-            limit=self._page_size, cursor=cursor, order=order, descending=descending
+        page = await pages.session_page(
+            store, limit=self._page_size, cursor=cursor, order=order, descending=descending
         )
         return "page", generation, page
 

@@ -17,13 +17,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from fluxgui.core.display import set_time_zone
 from fluxgui.core.roles import Store
 
+from ..branches import branch_from_turn
+
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | str
@@ -32,7 +35,7 @@ UTC_TIMES_KEY = "view/timesUtc"
 
 
 def _action(
-    window: MainWindow,
+    window: Shell,
     text: str,
     slot: Callable[[], object],
     shortcut: Shortcut | None = None,
@@ -48,7 +51,7 @@ def _action(
     return action
 
 
-def install_actions(window: MainWindow) -> dict[str, QAction]:
+def install_actions(window: Shell) -> dict[str, QAction]:
     """Build the menu bar of ``window``; return its actions by name (tests use them)."""
     actions: dict[str, QAction] = {}
     bar = window.menuBar()
@@ -72,7 +75,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     file_menu.addAction(actions["open_demo"])
     file_menu.addSeparator()
     actions["enter_key"] = _action(
-        window, "Enter Encryption &Key…", window.enter_key,
+        window, "Enter Encryption &Key…", window.stores.enter_key,
         tip="Give the key of a store written by the Agents SDK's EncryptedSession "
         "(kept in memory only)",
     )
@@ -92,8 +95,8 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     file_menu.addAction(actions["quit"])
 
     edit_menu = bar.addMenu("&Edit")
-    actions["undo"] = _action(window, "&Undo", window.undo, QKeySequence.StandardKey.Undo)
-    actions["redo"] = _action(window, "&Redo", window.redo, "Ctrl+Shift+Z")
+    actions["undo"] = _action(window, "&Undo", window.edits.undo, QKeySequence.StandardKey.Undo)
+    actions["redo"] = _action(window, "&Redo", window.edits.redo, "Ctrl+Shift+Z")
     actions["edit_message"] = _action(window, "&Edit Message…", window.edits.edit_message, "F2",
                                       "Edit the selected message's text, role and metadata")
     actions["insert_before"] = _action(window, "Insert Message &Before…",
@@ -104,11 +107,11 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["delete_messages"] = _action(window, "&Delete Messages", window.edits.delete_messages,
                                          QKeySequence.StandardKey.Delete,
                                          "Delete the selected messages")
-    actions["pop_message"] = _action(window, "Remove &Last Message", window.pop_message)
-    actions["fork"] = _action(window, "&Fork from Here…", window.fork_here, "Ctrl+Shift+F",
+    actions["pop_message"] = _action(window, "Remove &Last Message", window.edits.pop_message)
+    actions["fork"] = _action(window, "&Fork from Here…", window.edits.fork_here, "Ctrl+Shift+F",
                               "A new session with the conversation up to the selected message")
     actions["branch_from_turn"] = _action(
-        window, "&Branch from This Turn…", window.branch_from_turn,
+        window, "&Branch from This Turn…", lambda: branch_from_turn(window),
         tip="A new branch of an AdvancedSQLiteSession session, before the selected user turn",
     )
     actions["clear_session"] = _action(window, "C&lear Session…", window.edits.clear_session,
@@ -118,7 +121,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     actions["editing"] = _action(window, "&Allow Editing", lambda: None, "Ctrl+Shift+E",
                                  "Reopen the store writable (or read-only again)")
     actions["editing"].setCheckable(True)
-    actions["editing"].triggered.connect(window.set_editing)
+    actions["editing"].triggered.connect(window.stores.set_editing)
     for name in ("undo", "redo"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
@@ -131,14 +134,14 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
     edit_menu.addSeparator()
     edit_menu.addAction(actions["editing"])
     edit_menu.addSeparator()
-    actions["copy"] = _action(window, "&Copy Text", window.conversation.copy_text, QKeySequence.StandardKey.Copy,
+    actions["copy"] = _action(window, "&Copy Text", window.conversation.menus.copy_text, QKeySequence.StandardKey.Copy,
                               "Copy the selected message's text")
-    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.copy_raw, "Ctrl+Shift+C",
+    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.menus.copy_raw, "Ctrl+Shift+C",
                                   "Copy the selected message as stored")
-    actions["find"] = _action(window, "&Find…", window.focus_search, QKeySequence.StandardKey.Find,
+    actions["find"] = _action(window, "&Find…", lambda: focus_search(window), QKeySequence.StandardKey.Find,
                               "Search sessions and messages")
     actions["find_in_conversation"] = _action(
-        window, "Find in C&onversation…", window.conversation.open_find_bar, None,
+        window, "Find in C&onversation…", window.conversation.finding.open_find_bar, None,
         "Find text in the open conversation (Ctrl+F there)")
     actions["find_next"] = _action(window, "Find &Next", lambda: window.session_list.find_step(),
                                    "F3",
@@ -154,13 +157,13 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         edit_menu.addAction(actions[name])
 
     view_menu = bar.addMenu("&View")
-    actions["sessions"] = _action(window, "Session &List", window.focus_sessions, "Ctrl+L")
+    actions["sessions"] = _action(window, "Session &List", window.session_list.focus, "Ctrl+L")
     actions["reload"] = _action(window, "&Reload", window.reload, QKeySequence.StandardKey.Refresh)
     if actions["reload"].shortcut().isEmpty():
         actions["reload"].setShortcut(QKeySequence("F5"))
     view_menu.addAction(actions["sessions"])
     view_menu.addAction(actions["reload"])
-    actions["compare"] = _action(window, "&Compare Sessions", window.compare_sessions, "Ctrl+D",
+    actions["compare"] = _action(window, "&Compare Sessions", window.comparing.compare_sessions, "Ctrl+D",
                                  "The two selected sessions (or a fork and its origin) side by side")
     view_menu.addAction(actions["compare"])
     actions["plain_text"] = _plain_text_action(window)
@@ -216,7 +219,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
 PLAIN_TEXT = "ui/plain_text"
 
 
-def _plain_text_action(window: MainWindow) -> QAction:
+def _plain_text_action(window: Shell) -> QAction:
     """View › Show Markdown as Plain Text: every assistant message exactly as written
     (remembered in the settings; a message's own context-menu toggle overrides it)."""
     action = QAction("Show Markdown as &Plain Text", window)
@@ -226,10 +229,10 @@ def _plain_text_action(window: MainWindow) -> QAction:
     value = settings.value(PLAIN_TEXT, False)
     on = value is True or str(value).lower() == "true"
     action.setChecked(on)
-    window.conversation.set_all_plain(on)
+    window.conversation.menus.set_all_plain(on)
 
     def toggled(checked: bool) -> None:
-        window.conversation.set_all_plain(checked)
+        window.conversation.menus.set_all_plain(checked)
         settings.setValue(PLAIN_TEXT, bool(checked))
         settings.sync()
 
@@ -237,7 +240,7 @@ def _plain_text_action(window: MainWindow) -> QAction:
     return action
 
 
-def show_times_in_utc(window: MainWindow, on: bool) -> None:
+def show_times_in_utc(window: Shell, on: bool) -> None:
     """View › Times in UTC: every time shown in UTC (``on``) or the local zone, the
     choice kept in the settings."""
     set_time_zone("utc" if on else "local")
@@ -254,7 +257,18 @@ def show_times_in_utc(window: MainWindow, on: bool) -> None:
         )
 
 
-def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+def focus_search(window: Shell) -> None:
+    """Ctrl+F: in the conversation, its find bar; elsewhere the session search."""
+    focus = QApplication.focusWidget()
+    pane = window.conversation
+    if focus is not None and pane.isAncestorOf(focus) and pane.session_id is not None:
+        pane.finding.open_find_bar()
+        return
+    window.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    window.search_box.selectAll()
+
+
+def _fill_recent(window: Shell, menu: QMenu) -> None:
     menu.clear()
     items = window.recent.entries()
     for entry in items:
@@ -272,7 +286,7 @@ def _fill_recent(window: MainWindow, menu: QMenu) -> None:
     clear.triggered.connect(lambda _checked=False: window.recent.clear())
 
 
-def _about(window: MainWindow) -> None:
+def _about(window: Shell) -> None:
     from fluxgui import __version__
 
     QMessageBox.about(

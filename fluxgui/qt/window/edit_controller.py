@@ -16,7 +16,7 @@ import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QMessageBox
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Store
 from fluxgui.core.branches import BranchChange
 from fluxgui.core.changes import Change
 from fluxgui.core.display import size_label
@@ -29,7 +29,7 @@ from ..dialogs import confirm
 from ..dialogs.message_edit import MessageEditDialog
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: the mode switch's style: editing (bold), writable without edits, read-only
 _MODE_STYLES = {
@@ -42,7 +42,7 @@ _MODE_STYLES = {
 class EditController:
     """Runs the edit commands of a :class:`~.main.MainWindow` and follows their results."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: select this message once the session has been read again
         self._select_after: int | None = None
@@ -78,7 +78,7 @@ class EditController:
         toggle follow."""
         window = self._window
         window.chat.store_changed()
-        store = window.store
+        store = window.stores.store
         writable = store is not None and store.can_write
         # A writable store whose messages cannot be edited in place (a JSON folder, Redis,
         # an AdvancedSQLiteSession store, …): say so instead of pretending.
@@ -113,8 +113,8 @@ class EditController:
             can_undo=editor.stack.canUndo(),
             can_redo=editor.stack.canRedo(),
             can_branch=can_branch_here(window),
-            can_clear=writable and edits.blocked_reason(window.store, need="clear") is None,
-            can_fork=writable and edits.blocked_reason(window.store, need="fork") is None,
+            can_clear=writable and edits.blocked_reason(window.stores.store, need="clear") is None,
+            can_fork=writable and edits.blocked_reason(window.stores.store, need="fork") is None,
         )
         for name, on in edits.enabled_actions(state).items():
             if name in actions:
@@ -131,7 +131,7 @@ class EditController:
         why (error bar): whole-session edits and forks go by the store's declared
         capabilities (a JSON folder clears and forks; an Advanced store forks)."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         reason = edits.blocked_reason(store, need=need)
         if reason is not None or store is None:
             window.show_error(ReadOnlyError(reason or edits.NO_STORE))
@@ -201,7 +201,7 @@ class EditController:
         window = self._window
         store = self._editable_store()
         sid = window.current_session_id
-        picked = window.conversation.selected_messages()
+        picked = window.conversation.menus.selected_messages()
         if store is None or sid is None or not picked:
             return
         if len(picked) > 1 and not confirm.confirm_delete_messages(window, len(picked)):
@@ -228,8 +228,8 @@ class EditController:
                                     f"{size_label(message.partial)}: too big to edit here.")
             return
         dialog = MessageEditDialog(
-            store.format,
-            lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec, original=message),
+            store.traits.columns,
+            edits.spec_check(store, message),
             message,
             f"Edit message {message.id}",
             window,
@@ -249,7 +249,7 @@ class EditController:
         anchor = window.conversation.current_message()
         title = f"Insert a message {where} message {anchor.id}" if anchor else "Add a message"
         dialog = MessageEditDialog(
-            store.format, lambda spec: (store.editor or refuse(store, "editor")).edit_values(spec), None, title, window
+            store.traits.columns, edits.spec_check(store), None, title, window
         )
         if dialog.exec() and dialog.result_spec is not None:
             window.editor.run(edits.insert_message(
@@ -320,8 +320,8 @@ class EditController:
         elif plan.reload:
             if plan.maybe_gone:
                 self._maybe_gone = change.session_id
-            window.conversation.reload(keep_position=True)  # keeps the scroll position
-        window.update_edit_actions()
+            window.conversation.paging.reload(keep_position=True)  # keeps the scroll position
+        window.edits.update_actions()
 
     def _say_applied(self, change: AnyChange) -> None:
         """The status bar says what was written (a deleted message leaves no other trace
@@ -366,7 +366,7 @@ class EditController:
             menu.addAction(actions[name])
         menu.addSeparator()
         menu.addAction(actions["fork"])
-        if is_branchable(self._window.store):
+        if is_branchable(self._window.stores.store):
             menu.addAction(actions["branch_from_turn"])
 
     def session_menu(self, session_id: str) -> QMenu:

@@ -8,8 +8,9 @@ What the window *does* lives in its controllers, each one responsibility:
 :class:`~.compare_opening.CompareOpener` (a fork's origin, opening a comparison) and
 :class:`~.chat_dock.ChatDock`; the session list's behaviour is
 :class:`~.session_list.SessionList`'s, the status bar :class:`~.status.StatusArea`. The
-window keeps what they share — which session is shown — and its public methods, which
-delegate to them (tests, the chat panel and the menus call those).
+window keeps what they share — which session is shown — and wires them together; the
+menus, the shortcuts and the other parts call the controllers themselves
+(``window.stores.open_target``, ``window.edits.undo``, ``window.transfers.run_export``…).
 
 Everything that touches the store goes through the :class:`~fluxgui.qt.bridge.AsyncBridge`.
 Selecting a session starts its load and so cancels the load of the session selected
@@ -18,28 +19,27 @@ before.
 
 from __future__ import annotations
 
-from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from fluxgui.core.errors import KeyNeeded, SessionNotFound
-from fluxgui.core.ports import OpenOptions
 from fluxgui.core.roles import Store
 
-from ..branches import branch_from_turn, install_branch_bar
-from ..reviews import extend_menu, install_reviews
+from ..branches import install_branch_bar
+from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
-from ..conversations import install_conversations_bar
+from ..chat import ChatPanel
+from ..conversations import ConversationsBar, install_conversations_bar
 from ..dialogs.files import FileDropFilter
 from ..doctor import DoctorController
-from ..dialogs.opening import OpenRequest
 from ..editing import Editor
 from ..errors import describe_error
 from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
+from ..shell import Shell
 from ..watch import StoreWatcher
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
@@ -54,16 +54,25 @@ from .store_controller import StoreController
 from .transfer_controller import TransferController
 
 
-class MainWindow(QMainWindow):
-    """Sessions list + conversation pane + status bar + error bar over one open store."""
+class MainWindow(Shell):
+    """Sessions list + conversation pane + status bar + error bar over one open store.
 
-    #: the bridge has no task left (a store opened and its first screen is loaded, or
-    #: a load failed)
-    settled = Signal()
-    #: a session's messages are shown (its id)
-    messagesShown = Signal(str)
-    #: an export, import or copy finished (its TransferResult)
-    transferFinished = Signal(object)
+    Its signals (``settled``, ``messagesShown``, ``transferFinished``) and what its
+    controllers use of it are declared by :class:`~fluxgui.qt.shell.Shell`."""
+
+    # the controllers as the window itself uses them (the others see the narrow
+    # protocols Shell declares)
+    stores: StoreController
+    edits: EditController
+    transfers: TransferController
+    comparing: CompareOpener
+    session_list: SessionList
+    indexing: IndexController
+    conversations_bar: ConversationsBar
+    chat: ChatDock
+    chat_panel: ChatPanel
+    doctor: DoctorController
+    reviews: ReviewController
 
     def __init__(
         self,
@@ -110,26 +119,29 @@ class MainWindow(QMainWindow):
         self.mode_label = self.status.mode_label
         self.busy_indicator = self.status.busy_indicator
         # The search index: built in the background, its progress in the status bar.
-        self.indexing = IndexController(self)
+        self.indexing = IndexController(self, self.bridge, self.index_bar, lambda: self.stores.opened)
         self.last_hit: tuple[str, int, str] | None = None  # see show_session_at_hit
-        self.mode_label.clicked.connect(lambda checked: self.set_editing(checked))
 
         self.editor = Editor(self.bridge, self)
         # Live refresh: another process (an agent) writing to the store shows up here.
         self.watcher = StoreWatcher(self.bridge, self)
         self.watcher.changed.connect(self._on_store_changed)
         self.stores = StoreController(self)
+        self.mode_label.clicked.connect(self.stores.set_editing)
         self.edits = EditController(self)
         self.transfers = TransferController(self)
-        self.comparing = CompareOpener(self)
+        self.comparing = CompareOpener(
+            self, self.bridge, self.conversation, self.stores, shown=lambda: self._session_id,
+            selected=self.selected_session_ids, show_error=self.show_error,
+        )
         self.editor.applied.connect(self.edits.on_applied)
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
         self.branch_bar = install_branch_bar(self)
         # OpenAI Conversations: "Add conversation…" above the list (hidden else).
         self.conversations_bar = install_conversations_bar(self)
         self.editor.failed.connect(self.edits.on_failed)
-        self.editor.runningChanged.connect(lambda _running: self.update_edit_actions())
-        self.editor.stack.indexChanged.connect(lambda _index: self.update_edit_actions())
+        self.editor.runningChanged.connect(lambda _running: self.edits.update_actions())
+        self.editor.stack.indexChanged.connect(lambda _index: self.edits.update_actions())
         self.bridge.busyChanged.connect(self.status.set_busy)
 
         self.chat = ChatDock(self)  # before the actions: View › Chat toggles its dock
@@ -142,15 +154,18 @@ class MainWindow(QMainWindow):
         self.reviews = install_reviews(self)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         self.conversation.menu_hook = self.edits.conversation_menu
-        self.conversation.currentMessageChanged.connect(lambda _m: self.update_edit_actions())
-        self.update_edit_actions()
+        self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
+        self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
         self._drops = FileDropFilter(self)
         self._drops.watch(self)
         self._drops.filesDropped.connect(self.stores.open_dropped)
 
         self.bridge.idle.connect(self.settled)
-        self.session_list.install(self.edits.delete_session)
+        self.session_list.install(
+            self.edits.delete_session, self.edits.session_menu,
+            lambda menu, session_id: extend_menu(self.reviews, menu, session_id),
+        )
 
     def _build_panes(self) -> QWidget:
         """The bars above the two panes (error, key notice, skipped files) and the panes."""
@@ -178,7 +193,7 @@ class MainWindow(QMainWindow):
         self.key_bar = NoticeBar("keyNotice", self, button="Enter Key…")
         assert self.key_bar.button is not None
         self.key_bar.button.setToolTip("Give the encryption key to read the items")
-        self.key_bar.button.clicked.connect(lambda _checked=False: self.enter_key())
+        self.key_bar.button.clicked.connect(lambda _checked=False: self.stores.enter_key())
         # Files of a JSON session folder that could not be read (the rest list normally).
         self.problems_bar = NoticeBar("skippedFiles", self, one_line=True)
         # A missing index that makes listing slow, with the CREATE INDEX a DBA could run.
@@ -203,32 +218,8 @@ class MainWindow(QMainWindow):
     # -- state ---------------------------------------------------------------------
 
     @property
-    def store(self) -> Store | None:
-        return self.stores.store
-
-    @property
     def current_session_id(self) -> str | None:
         return self._session_id
-
-    @property
-    def busy(self) -> bool:
-        return self.bridge.busy
-
-    @property
-    def store_target(self) -> str | None:
-        """What the open store was opened from (a path or URL; it may hold a password:
-        show it through :func:`fluxgui.core.redact.redact_url`)."""
-        return self.stores.target
-
-    @property
-    def store_locked(self) -> bool:
-        """Whether the open store holds encrypted items and was opened without a key."""
-        return self.stores.locked
-
-    @property
-    def key_dialog(self) -> object | None:
-        """The encryption-key dialog while it is open (tests drive it)."""
-        return self.stores.key_dialog
 
     def selected_session_ids(self) -> list[str]:
         """The sessions selected in the list, in list order (the shown one when none is)."""
@@ -237,87 +228,7 @@ class MainWindow(QMainWindow):
             ids = [self._session_id]
         return ids
 
-    # -- opening (StoreController) -------------------------------------------------
-
-    def open_target(
-        self,
-        target: str,
-        options: OpenOptions | None = None,
-        *,
-        session_id: str | None = None,
-        label: str | None = None,
-        **changes: Any,
-    ) -> None:
-        """Open ``target`` (read-only unless ``writable``) and show its sessions; select
-        ``session_id`` (or the most recently active one). See
-        :meth:`StoreController.open_target`."""
-        self.stores.open_target(target, options, session_id=session_id, label=label, **changes)
-
-    def open_request(self, request: OpenRequest) -> None:
-        self.stores.open_request(request)
-
-    def set_editing(self, on: bool) -> None:
-        """Reopen the store writable (``on``) or read-only, staying on the open session."""
-        self.stores.set_editing(on)
-
-    def enter_key(self) -> object | None:
-        """File › Enter Encryption Key: returns the (window-modal, shown) dialog."""
-        return self.stores.enter_key()
-
-    # -- editing (EditController) --------------------------------------------------
-
-    def edit_reason(self) -> str | None:
-        """Why the open store's messages cannot be edited in place now (``None``: they can)."""
-        return self.edits.edit_reason()
-
-    def update_edit_actions(self) -> None:
-        """Enable the edit actions for the store, session and message shown now."""
-        self.edits.update_actions()
-
-    def undo(self) -> None:
-        self.edits.undo()
-
-    def redo(self) -> None:
-        self.edits.redo()
-
-    def pop_message(self) -> None:
-        self.edits.pop_message()
-
-    def fork_here(self) -> None:
-        self.edits.fork_here()
-
-    def branch_from_turn(self) -> None:
-        """Branch from the selected user message's turn (Advanced stores; undoable)."""
-        branch_from_turn(self)
-
-    def build_session_menu(self, session_id: str) -> QMenu:
-        """The session list's context menu for ``session_id`` (not shown)."""
-        menu = self.edits.session_menu(session_id)
-        extend_menu(self.reviews, menu, session_id)
-        return menu
-
-    # -- export, import, copy (TransferController) ---------------------------------
-
-    def run_export(
-        self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True,
-        reviews: bool = False,
-    ) -> None:
-        self.transfers.run_export(path, fmt, session_ids, metadata=metadata, reviews=reviews)
-
-    def run_import(self, files: list[str]) -> None:
-        self.transfers.run_import(files)
-
-    def run_copy(
-        self, target: str, session_ids: list[str] | None, *, new_format: str | None = None,
-        rename: bool = True,
-    ) -> None:
-        self.transfers.run_copy(target, session_ids, new_format=new_format, rename=rename)
-
-    # -- compare and chat ------------------------------------------------------------
-
-    def compare_sessions(self) -> object | None:
-        """Compare two sessions side by side; returns the (non-modal) dialog."""
-        return self.comparing.compare_sessions()
+    # -- chat --------------------------------------------------------------------------
 
     def chat_finished(self, session_id: str, *, copied: bool = False) -> None:
         """A chat added messages to ``session_id``: show them (a copy: switch to it)."""
@@ -325,7 +236,7 @@ class MainWindow(QMainWindow):
         if copied:
             self.show_again(session_id)
         elif session_id == self._session_id:
-            self.conversation.catch_up()
+            self.conversation.live.catch_up()
 
     # -- showing -------------------------------------------------------------------
 
@@ -333,14 +244,14 @@ class MainWindow(QMainWindow):
         """Show a session's latest messages (cancelling the load of the previous one);
         while the list is searched, the session at its first message containing the
         search text, highlighted."""
-        store = self.store
+        store = self.stores.store
         if store is None or session_id == self._session_id:
             return
         self._session_id = session_id
         branch = self.branch_bar.branch_for(store, session_id)
         text = self.sessions.search_text
         if text:
-            self.conversation.open_at(store, session_id, None, text, branch)
+            self.conversation.finding.open_at(store, session_id, None, text, branch)
         else:
             self.conversation.show_session(store, session_id, branch)
 
@@ -351,7 +262,7 @@ class MainWindow(QMainWindow):
         message containing ``find_text``), selected, ``find_text`` highlighted; F3 and
         Shift+F3 then step through the messages containing it. Its row in the list
         becomes current when the list has it."""
-        store = self.store
+        store = self.stores.store
         if store is None:
             return
         self._session_id = session_id
@@ -361,18 +272,18 @@ class MainWindow(QMainWindow):
         else:
             self.session_list.pending = session_id
         branch = self.branch_bar.branch_for(store, session_id)
-        self.conversation.open_at(store, session_id, message_id, find_text, branch)
+        self.conversation.finding.open_at(store, session_id, message_id, find_text, branch)
 
     def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None:
         """A session found through the search index: open it at the message the index
         hit (no scan of the session for the first match), ``text`` highlighted."""
         self.last_hit = (session_id, message_id, text)
-        store = self.store
+        store = self.stores.store
         if store is None or session_id == self._session_id:
             return
         self._session_id = session_id
         branch = self.branch_bar.branch_for(store, session_id)
-        self.conversation.open_at(store, session_id, message_id, text, branch)
+        self.conversation.finding.open_at(store, session_id, message_id, text, branch)
 
     def show_again(self, session_id: str) -> None:
         """Show ``session_id`` from the start (even when it is the one shown), and select
@@ -409,7 +320,7 @@ class MainWindow(QMainWindow):
 
     def reload(self) -> None:
         """Re-read the list of sessions and the open conversation (F5)."""
-        if self.store is None:
+        if self.stores.store is None:
             return
         current = self._session_id
         self._session_id = None
@@ -424,28 +335,11 @@ class MainWindow(QMainWindow):
         self.search_box.setText(text)
         self.search_box.flush()
 
-    def show_count(self, more: bool) -> None:
-        """The status bar's count of listed sessions (``+``: more to come)."""
-        self.session_list.show_count(more)
-
     def show_error(self, exc: BaseException) -> None:
         self.last_error = exc
         self.error_bar.show_error(describe_error(exc))
         if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
             self.stores.update_key_notice()
-
-    def focus_sessions(self) -> None:
-        self.session_list.focus()
-
-    def focus_search(self) -> None:
-        """Ctrl+F: in the conversation, its find bar; elsewhere the session search."""
-        focus = QApplication.focusWidget()
-        pane = self.conversation
-        if focus is not None and pane.isAncestorOf(focus) and pane.session_id is not None:
-            pane.open_find_bar()
-            return
-        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search_box.selectAll()
 
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""
@@ -463,23 +357,23 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.indexing.store_changed()
         if self._session_id is not None:
-            self.conversation.catch_up()
+            self.conversation.live.catch_up()
         if self.branch_bar.isVisible():
             self.branch_bar.refresh()
 
     def _on_conversation_loaded(self, session_id: str) -> None:
         select = self.edits.take_selection()
-        self.branch_bar.set_session(self.store, session_id)
+        self.branch_bar.set_session(self.stores.store, session_id)
         self.comparing.find_origin(session_id)
         if select is not None:
             self.conversation.select_message(int(select))
-        self.update_edit_actions()
+        self.edits.update_actions()
         self.messagesShown.emit(session_id)
 
     def _on_conversation_failed(self, error: Exception) -> None:
         self._session_id = None
         self.branch_bar.set_session(None, None)
-        self.update_edit_actions()
+        self.edits.update_actions()
         gone = self.edits.take_gone()
         if isinstance(error, SessionNotFound):
             self.conversation.clear("This session is not in the store (any more).")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from fluxgui.core.redact import redact_url
 from fluxgui.core.text import plural
@@ -23,7 +23,7 @@ from ..sessions import SessionListModel
 from ..sessions.cells import SessionCells
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 
 def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
@@ -149,7 +149,7 @@ class SessionList(QObject):
     its page arrives (the session asked for, else the first), the shown session
     following the current row, the count and search progress in the status bar."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
         self.model = window.sessions
@@ -164,15 +164,28 @@ class SessionList(QObject):
         self.model.searchProgress.connect(self._on_search_progress)
         self.model.searchFinished.connect(self._on_search_finished)
 
-    def install(self, delete_session: Callable[[], None]) -> None:
-        """Wire what needs the rest of the window: the Delete key, the context menu,
+    def install(
+        self,
+        delete_session: Callable[[], None],
+        session_menu: Callable[[str], QMenu],
+        extend_menu: Callable[[QMenu, str], None],
+    ) -> None:
+        """Wire what needs the rest of the window: the Delete key, the context menu (the
+        edit controller's ``session_menu``, extended by ``extend_menu``: the reviews'),
         the pages arriving."""
+        self._session_menu, self._extend_menu = session_menu, extend_menu
         self._keys = SessionKeys(self._window, delete_session, self)
         self.view.installEventFilter(self._keys)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page_loaded)
         self.model.loadFailed.connect(self._on_failed)
+
+    def build_menu(self, session_id: str) -> QMenu:
+        """The context menu for ``session_id`` (not shown)."""
+        menu = self._session_menu(session_id)
+        self._extend_menu(menu, session_id)
+        return menu
 
     def selected_ids(self) -> list[str]:
         """The sessions selected in the list, in list order."""
@@ -220,16 +233,16 @@ class SessionList(QObject):
         """The search was cleared: the conversation no longer highlights its text (the
         find bar's own text stays while the bar is open)."""
         pane = self._window.conversation
-        if not text and not pane.find_bar.isVisible() and pane.find_text:
-            pane.stop_finding()
+        if not text and not pane.find_bar.isVisible() and pane.finding.find_text:
+            pane.finding.stop_finding()
 
     def find_step(self, *, backward: bool = False) -> None:
         """F3 / Shift+F3 (and Enter / Shift+Enter in the list): the next or previous
         message containing the text looked for (the find bar's, else the search's)."""
         pane = self._window.conversation
-        text = pane.find_text or self.model.search_text
+        text = pane.finding.find_text or self.model.search_text
         if text and pane.session_id is not None:
-            pane.find(text, backward=backward)
+            pane.finding.find(text, backward=backward)
 
     def show_count(self, more: bool) -> None:
         """The status bar's count of listed sessions (``+``: more to come)."""
@@ -278,7 +291,7 @@ class SessionList(QObject):
         if self.model.removing:
             # The shown session's row left the list (deleted elsewhere): keep showing
             # it, and let the pane find out and say so.
-            self._window.conversation.catch_up()
+            self._window.conversation.live.catch_up()
             return
         info = self.model.session_at(current.row()) if current.isValid() else None
         if info is None:
@@ -294,6 +307,6 @@ class SessionList(QObject):
         info = self.model.session_at(index.row()) if index.isValid() else None
         if info is None:
             return
-        menu = self._window.build_session_menu(info.id)
+        menu = self.build_menu(info.id)
         menu.exec(self.view.viewport().mapToGlobal(pos))
         menu.deleteLater()

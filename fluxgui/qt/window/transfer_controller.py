@@ -32,7 +32,7 @@ from ..dialogs.progress import TransferProgress
 from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: reports ``(done, total)`` as a transfer advances
 Progress = Callable[[int, int], None]
@@ -66,7 +66,7 @@ def describe_import(result: TransferResult) -> str:
 class TransferController:
     """Exports, imports and copies sessions for a :class:`~.main.MainWindow`."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: the progress dialog of the running transfer, and how to describe its result
         self._running: tuple[TransferProgress, Describe] | None = None
@@ -108,7 +108,7 @@ class TransferController:
         store's sessions exact once every page is listed, the file in the last export's
         folder (else Documents)."""
         window = self._window
-        if window.store is None:
+        if window.stores.store is None:
             return None
         sessions = window.sessions
         # (a review filter's rows are not the store's either)
@@ -132,7 +132,7 @@ class TransferController:
         """Export in the background with a progress dialog (Cancel leaves no file);
         ``reviews``: with each session's review results."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return
         annotate = window.reviews.annotator() if reviews else None
@@ -182,7 +182,7 @@ class TransferController:
     def copy_dialog(self) -> None:
         """File › Copy Sessions To: the selected sessions into another store."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         ids = window.selected_session_ids()
         if store is None or not ids:
             return
@@ -201,7 +201,7 @@ class TransferController:
         """Copy sessions into ``target``; encrypted items no key opens in a session copied
         under a new id are refused, or left out when the user agrees (``drop_unreadable``)."""
         window = self._window
-        store = window.store
+        store = window.stores.store
         if store is None:
             return
         opened = window.stores.opened

@@ -15,7 +15,7 @@ This module runs the checks on a store: :func:`check_session` for one session,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from fluxgui.core.roles import Store
 from fluxgui.core.model import Message
@@ -66,7 +66,7 @@ async def check_session(
 
 async def check_sessions(
     store: Store, session_ids: Sequence[str] = (), *, limit: int | None = None
-) -> AsyncIterator[SessionReport]:
+) -> AsyncGenerator[SessionReport, None]:
     """The report of each session named, or of every session (listed a page at a time,
     most recently active first) when none is."""
     if session_ids:

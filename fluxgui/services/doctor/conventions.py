@@ -93,11 +93,11 @@ def calls_of(m: Message) -> list[Call]:
         out = OUTPUT_TYPE.get(kind) if isinstance(kind, str) else None
         if out is None:
             return []
-        key = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
-        if _text(key) is None:
+        key = _text(item.get("id") if kind == "mcp_approval_request" else item.get("call_id"))
+        if key is None:
             return []
         name = _text(item.get("name")) or _text(item.get("server_label")) or ""
-        return [Call(key, kind, out, name)]
+        return [Call(key, str(kind), out, name)]
     fields = _chat_fields(m)
     listed = fields.get("tool_calls")
     if not isinstance(listed, list):
@@ -110,8 +110,8 @@ def calls_of(m: Message) -> list[Call]:
         if key is None:
             continue
         fn = entry.get("function")
-        name = _text(fn.get("name")) if isinstance(fn, dict) else _text(entry.get("name"))
-        found.append(Call(key, CHAT_CALL, CHAT_OUTPUT, name or ""))
+        called = _text(fn.get("name")) if isinstance(fn, dict) else _text(entry.get("name"))
+        found.append(Call(key, CHAT_CALL, CHAT_OUTPUT, called or ""))
     return found
 
 
@@ -124,12 +124,12 @@ def answer_of(m: Message) -> Answer | None:
         if call is None:
             return None
         if kind == "mcp_approval_response":
-            key = item.get("approval_request_id")
+            key = _text(item.get("approval_request_id"))
         elif kind == "local_shell_call_output":
-            key = _text(item.get("call_id")) or item.get("id")
+            key = _text(item.get("call_id")) or _text(item.get("id"))
         else:
-            key = item.get("call_id")
-        return Answer(key, call, kind) if _text(key) else None
+            key = _text(item.get("call_id"))
+        return Answer(key, call, str(kind)) if key else None
     if m.role != "tool":
         return None
     key = _text(_chat_fields(m).get("tool_call_id"))

@@ -91,7 +91,10 @@ class Ledger:
         """The turn's bar, 0 to 1, against the most expensive turn (by cost when every
         turn is priced, else by tokens)."""
         priced = all(t.cost is not None for t in self.turns)
-        value = (lambda t: t.cost or 0.0) if priced else (lambda t: float(t.total_tokens))
+
+        def value(t: TurnLedger) -> float:
+            return (t.cost or 0.0) if priced else float(t.total_tokens)
+
         top = max((value(t) for t in self.turns), default=0.0)
         return value(turn) / top if top else 0.0
 

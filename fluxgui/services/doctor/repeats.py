@@ -124,7 +124,7 @@ def repeated_runs(seq: Sequence[Message]) -> list[tuple[int, int]]:
     n = len(seq)
     if n < 4:
         return []
-    numbers: dict[str, int] = {}
+    numbers: dict[str | bytes, int] = {}
     codes = [numbers.setdefault(content_key(m), len(numbers)) for m in seq]
     # Prefix hashes: a block's hash in O(1), so each candidate costs O(1) to try.
     prefix = [0] * (n + 1)

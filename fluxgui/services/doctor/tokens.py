@@ -155,8 +155,8 @@ def item_text(item: Any) -> str:
         return "\n".join(_parts(item.get("summary")) + _parts(item.get("content")))
     if "arguments" in item or "input" in item:
         args = item.get("arguments", item.get("input"))
-        name = item.get("name") if isinstance(item.get("name"), str) else ""
-        return name + "\n" + (args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
+        name = item.get("name")
+        return (name if isinstance(name, str) else "") + "\n" + (args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
     if "output" in item:
         out = item["output"]
         return "\n".join(_parts(out)) if isinstance(out, (str, list)) else json.dumps(out, ensure_ascii=False)

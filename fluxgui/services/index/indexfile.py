@@ -40,9 +40,10 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from fluxgui.core.hits import fold as hits_fold
 from fluxgui.core.paths import cache_dir, private_file
@@ -68,6 +69,9 @@ _SCHEMA = [
     """CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
         t, tokenize='trigram case_sensitive 1', content='', columnsize=0, detail='none')""",
 ]
+
+#: rows ``(rid, session_id, message_id, role, text)`` of the index
+Rows = list[tuple[int, str, int, str, str]]
 
 
 @dataclass(slots=True)
@@ -373,7 +377,7 @@ class IndexFile:
 
     # -- reading ---------------------------------------------------------------------
 
-    def matches(self, needle: str, batch: int = 500) -> Iterator[list[tuple[int, str, int, str, str]]]:
+    def matches(self, needle: str, batch: int = 500) -> Generator[Rows, None, None]:
         """Rows ``(rid, session_id, message_id, role, text)`` whose folded text holds the
         folded ``needle`` (three characters or more), newest first, in batches. Holds
         the lock while iterated: read it to the end or close it."""
@@ -397,7 +401,7 @@ class IndexFile:
                 # a small first batch: a search usually wants a page of hits, no more
                 size = min(batch, 64)
                 while rows := cur.fetchmany(size):
-                    yield [read_row(r) for r in rows] if decode else rows
+                    yield cast(Rows, [read_row(r) for r in rows] if decode else rows)
                     size = min(batch, size * 4)
             finally:
                 cur.close()

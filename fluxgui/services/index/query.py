@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from fluxgui.core.hits import Hit, find_folded, snippet
 from fluxgui.core.model import Message
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import Store, TextFilter
 
 from .failures import IndexUnavailable, after_failure, damaged_note
 from .indexfile import IndexFile, fold, peek_state
@@ -119,7 +119,7 @@ async def index_ready(store: Store) -> bool:
 
 async def found_session_ids(
     store: Store, needle: str, hits: dict[str, int] | None = None
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The window's search: ids of the sessions whose id or messages hold ``needle``, from
     the index when it is ready (not updated here); on a server with a trigram index
     (which gets no local index) from the server's candidates; else by the store's own
@@ -137,8 +137,12 @@ async def found_session_ids(
         for sid in result.session_ids():
             yield sid
         return
-    if indexable(needle) and store.server_index is not None and await store.server_index.server_text_index():
-        async with contextlib.aclosing(_server_session_ids(store, needle, hits)) as ids:
+    narrow = store.text_filter
+    if (
+        indexable(needle) and narrow is not None and store.server_index is not None
+        and await store.server_index.server_text_index()
+    ):
+        async with contextlib.aclosing(_server_session_ids(narrow, needle, hits)) as ids:
             async for sid in ids:
                 yield sid
         return
@@ -148,13 +152,13 @@ async def found_session_ids(
 
 
 async def _server_session_ids(
-    store: Store, needle: str, hits: dict[str, int] | None
-) -> AsyncIterator[str]:
+    narrow: TextFilter, needle: str, hits: dict[str, int] | None
+) -> AsyncGenerator[str, None]:
     """The sessions whose messages hold ``needle`` (the server's trigram index finds the
     candidates, each checked here), then those whose id does (``ids_holding``: a store's
     own search asks for both in one ``OR``, which keeps the server from its index)."""
     seen: set[str] = set()
-    async with contextlib.aclosing(store.text_filter.search_messages(needle, None)) as batches:
+    async with contextlib.aclosing(narrow.search_messages(needle, None)) as batches:
         async for batch in batches:  # newest first: each session keeps its first match
             for sid, m in batch:
                 if message_hit(sid, m, needle) is None:
@@ -164,7 +168,7 @@ async def _server_session_ids(
                 if sid not in seen:
                     seen.add(sid)
                     yield sid
-    for sid in await store.text_filter.ids_holding(needle):
+    for sid in await narrow.ids_holding(needle):
         if sid not in seen and id_hit(sid, needle) is not None:
             seen.add(sid)
             yield sid
@@ -188,10 +192,10 @@ async def search(
     ``update``), else a scan; ``"index"`` builds the index when missing."""
     notes: list[str] = []
     if use != "scan" and indexable(needle):
-        server = store.server_index
-        if server is not None and use == "auto":
+        server, narrow = store.server_index, store.text_filter
+        if server is not None and narrow is not None and use == "auto":
             if await server.server_text_index():
-                return await _narrowed(store, needle, limit, "server")
+                return await _narrowed(store, narrow, needle, limit, "server")
         if use == "index" or has_index(store):
             try:
                 return await _indexed(store, needle, limit, update=update)
@@ -249,19 +253,21 @@ async def scan(store: Store, needle: str, *, limit: int | None = None) -> Search
     formats) only the rows its ``LIKE``/``ILIKE`` lets through are read and checked (and
     the session ids it finds); elsewhere every message (:func:`full_scan`)."""
     if store.text_filter is not None:
-        return await _narrowed(store, needle, limit, "scan")
+        return await _narrowed(store, store.text_filter, needle, limit, "scan")
     return await full_scan(store, needle, limit=limit)
 
 
-async def _narrowed(store: Store, needle: str, limit: int | None, path: Path) -> SearchResult:
+async def _narrowed(
+    store: Store, narrow: TextFilter, needle: str, limit: int | None, path: Path
+) -> SearchResult:
     """The session ids and the messages the database lets through, each checked here:
     the ``"scan"`` path of the SQL stores, and the ``"server"`` path (whose ``ILIKE`` a
     trigram index answers)."""
     # The session ids are asked for meanwhile (another connection on a server).
-    on_ids = asyncio.ensure_future(store.text_filter.ids_holding(needle))
+    on_ids = asyncio.ensure_future(narrow.ids_holding(needle))
     try:
         found: list[Hit] = []  # message hits, newest first: one more than the limit at most
-        async with contextlib.aclosing(store.text_filter.search_messages(needle, limit)) as batches:
+        async with contextlib.aclosing(narrow.search_messages(needle, limit)) as batches:
             async for batch in batches:
                 found += [h for h in (message_hit(sid, m, needle) for sid, m in batch) if h is not None]
                 if limit is not None and len(found) > limit:
@@ -309,7 +315,7 @@ async def _checked(rows: list[tuple[str, Message]], needle: str) -> list[Hit]:
     return await asyncio.to_thread(check) if len(rows) > 200 else check()
 
 
-async def _all_sessions(store: Store) -> AsyncIterator[str]:
+async def _all_sessions(store: Store) -> AsyncGenerator[str, None]:
     cursor = None
     while True:
         page = await store.reader.list_sessions(limit=500, cursor=cursor)
@@ -320,7 +326,7 @@ async def _all_sessions(store: Store) -> AsyncIterator[str]:
             return
 
 
-async def session_messages(store: Store, sid: str) -> AsyncIterator[list[Message]]:
+async def session_messages(store: Store, sid: str) -> AsyncGenerator[list[Message], None]:
     """A session's messages as the index reads them: every row by id where ids increase
     store-wide (every branch's), else the session's messages in order."""
     if store.feed is not None:

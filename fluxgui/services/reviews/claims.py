@@ -14,7 +14,7 @@ renews the one it shows), so only an abandoned one runs out.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from sqlalchemy import and_, insert, or_, select, update
 
@@ -29,7 +29,7 @@ from .repository import ReviewDB, insert_ignoring
 PAGE = 100
 
 
-async def candidates(db: ReviewDB, store: Store, store_key: str, *, tag: str | None = None) -> AsyncIterator[SessionInfo]:
+async def candidates(db: ReviewDB, store: Store, store_key: str, *, tag: str | None = None) -> AsyncGenerator[SessionInfo, None]:
     """Unreviewed, unclaimed sessions, most recently active first."""
     flt = ReviewFilter(state=UNREVIEWED, tag=tag)
     if tag:

@@ -58,10 +58,10 @@ def resolve(url: str | None, stores: Iterable[Place] = ()) -> str:
     if family in ("postgresql", "postgres"):
         return "postgresql+asyncpg://" + rest
     if family == "sqlite":
-        path = sqlite_file(given)
-        if path is not None:
-            check_file(path, str(path), stores)
-            private_file(path)
+        file = sqlite_file(given)
+        if file is not None:
+            check_file(file, str(file), stores)
+            private_file(file)
         return "sqlite+aiosqlite://" + rest
     raise ReviewError(
         f"the review database must be SQLite or PostgreSQL, not {redact_url(given)}"

@@ -49,7 +49,7 @@ class FilteredPages:
         if self.by_store:
             return await self._store_page(store, limit, cursor, order, descending)
         ids, more = await self.db.matching(
-            self.store_key, self.filter, limit=limit, cursor=tuple(cursor) if cursor else None  # type: ignore[arg-type]
+            self.store_key, self.filter, limit=limit, cursor=tuple(cursor) if cursor else None
         )
         infos = {info.id: info for info in await store.reader.sessions_by_ids(ids)} if ids else {}
         return SessionPage([infos[sid] for sid in ids if sid in infos], more)
@@ -60,7 +60,7 @@ class FilteredPages:
     ) -> SessionPage:
         # Never an empty page with a cursor (a view would ask for ever): read on until a
         # session passes, then at most MAX_STORE_PAGES store pages for one page of ours.
-        kept_rows: list = []
+        kept_rows: list[Any] = []
         reads = 0
         while True:
             page = await store.reader.list_sessions(limit=limit, cursor=cursor, order=order, descending=descending)

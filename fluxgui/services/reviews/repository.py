@@ -82,10 +82,12 @@ class Edit:
 def insert_ignoring(dialect: str, table: Any) -> Any:
     """``INSERT … ON CONFLICT DO NOTHING`` on ``table`` (SQLite or PostgreSQL)."""
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(table).on_conflict_do_nothing()
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing()
 
 
 def clean_tag(tag: str) -> str:
@@ -156,7 +158,7 @@ class ReviewDB:
 
     async def schema_version(self) -> int:
         async with self.reader.connect() as conn:
-            return await conn.run_sync(s.read_version)
+            return int(await conn.run_sync(s.read_version))
 
     # -- rubric ------------------------------------------------------------------------
 
