@@ -9,7 +9,7 @@ Writes follow flux's own rules: missing role → ``user``, missing content → `
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.items import validate_flux_message
@@ -143,7 +143,7 @@ class FluxSearch:
 
     def search_messages(
         self, text: str, limit: int | None = None
-    ) -> AsyncIterator[list[tuple[str, Message]]]:
+    ) -> AsyncGenerator[list[tuple[str, Message]], None]:
         from .textsearch import candidates
 
         params: Params = {}

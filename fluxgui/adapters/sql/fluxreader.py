@@ -6,7 +6,7 @@ One table, no sessions table: a session is a distinct ``session_id``. Order is `
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
@@ -189,7 +189,7 @@ class FluxReader(ListingReader[Backend]):
         )
         return [self._info(*r) for r in rows]
 
-    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         def row_sql(params: Params) -> str:
             # One pass over the table checks both the session id and the text.
             on_id = text_condition(self.backend, "session_id", text, params, "i")

@@ -12,7 +12,7 @@ the limit, so its last rows may be missing) is left out, for the caller to read 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,7 +55,7 @@ class SqlRows:
         self.backend = backend
         self.source = source
 
-    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncIterator[list[Message] | RowPage]:
+    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncGenerator[list[Message] | RowPage, None]:
         """A session's rows a page at a time, as :class:`~fluxgui.core.jsonrecords.RowPage`
         (or Messages where a page must be read here)."""
         anchor: tuple[Any, ...] | None = None
@@ -87,7 +87,7 @@ class MessageRows:
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
 
-    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncIterator[list[Message] | RowPage]:
+    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncGenerator[list[Message] | RowPage, None]:
         async for page in self.reader.iter_messages(session_id, batch=batch):
             yield page
 

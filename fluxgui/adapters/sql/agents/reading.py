@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -174,7 +174,7 @@ class AgentsReader(AgentsListing):
             mark_plaintext(out)  # items in clear: EncryptedSession skips them
         return out
 
-    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         """Sessions whose id or item text contains ``text``. SQL LIKE cannot see inside
         envelopes: with a key, every envelope row is let through and decrypted (in a worker
         thread); without one, an encrypted row matches by its session id only."""
@@ -218,7 +218,7 @@ class AgentsReader(AgentsListing):
         text: str,
         id_sql: Callable[[Params], str],
         row_sql: Callable[[Params], str],
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         # search_ids with the row check moved off the event loop, and the rows of a
         # session already found left undecrypted.
         seen: set[str] = set()

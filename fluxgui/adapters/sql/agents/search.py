@@ -5,7 +5,7 @@ candidate, decrypted by the reader."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from fluxgui.core.model import Message
@@ -68,7 +68,7 @@ class AgentsSearch:
 
     def search_messages(
         self, text: str, limit: int | None = None
-    ) -> AsyncIterator[list[tuple[str, Message]]]:
+    ) -> AsyncGenerator[list[tuple[str, Message]], None]:
         """The rows ``LIKE``/``ILIKE`` lets through, and with a key every envelope, newest first."""
         params: Params = {}
         cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
