@@ -74,6 +74,13 @@ def test_the_merged_timeline_tags_each_card_with_its_store_in_the_true_order(qtb
     assert [p.store for p in users] == [_label(replicas, i) for _t, i in replicas.routes["user_123"]]
     assert PO in users[0].message.text
     assert "Split:" in ws.timeline.header.text()
+    # Compare: the session as two of its stores hold it
+    pairs = [a.text() for a in ws.timeline.compare_button.menu().actions()]
+    assert pairs[0] == "a/conversations.db  ↔  b/conversations.db" and len(pairs) == 3
+    dialog = ws.compare("a/conversations.db", "b/conversations.db")
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000):
+        pass
+    dialog.close()
     # a copy is one card naming both stores
     ws.select("copied_9")
     qtbot.waitUntil(lambda: ws.timeline.session_id == "copied_9", timeout=20_000)

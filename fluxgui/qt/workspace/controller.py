@@ -95,6 +95,7 @@ class WorkspaceController(QObject):
         self.timeline.editAsked.connect(self.edit)
         self.timeline.undoAsked.connect(self.editor.undo)
         self.timeline.redoAsked.connect(self.editor.redo)
+        self.timeline.compareAsked.connect(self.compare)
         self.files = WorkspaceFiles(window, self)
         self._auto = False
         #: the session to select once the all-stores list has it
@@ -344,6 +345,16 @@ class WorkspaceController(QObject):
         self.timeline.show_timeline(line)
         self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
         self.timeline.redo_button.setEnabled(self.editor.stack.canRedo())
+
+    def compare(self, a: str, b: str) -> QWidget | None:
+        """The shown session as the stores labelled ``a`` and ``b`` hold it, in the
+        Compare window (returned, shown)."""
+        from ..compare import open_compare
+
+        sid, store_a, store_b = self.timeline.session_id, self._store_of(a), self._store_of(b)
+        if sid is None or store_a is None or store_b is None:
+            return None
+        return open_compare(self._window, self._window.bridge, store_a, sid, sid, store_b=store_b)
 
     # -- editing the merged view -------------------------------------------------------
 

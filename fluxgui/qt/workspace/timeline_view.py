@@ -17,8 +17,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QListView, QPushButton, QStyle, QStyledItemDelegate,
-    QStyleOptionViewItem, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QListView, QMenu, QPushButton, QStyle, QStyledItemDelegate,
+    QStyleOptionViewItem, QToolButton, QVBoxLayout, QWidget,
 )
 
 from fluxgui.core.display import role_colour, short_time
@@ -132,6 +132,8 @@ class TimelineView(QWidget):
     editAsked = Signal(object)
     undoAsked = Signal()
     redoAsked = Signal()
+    #: Compare ▾: the session as two of its stores hold it (their labels)
+    compareAsked = Signal(str, str)
 
     def __init__(self, colour_of: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,10 +161,15 @@ class TimelineView(QWidget):
         self.undo_button.clicked.connect(self.undoAsked)
         self.redo_button = QPushButton("Redo", self)
         self.redo_button.clicked.connect(self.redoAsked)
+        self.compare_button = QToolButton(self)
+        self.compare_button.setText("Compare")
+        self.compare_button.setToolTip("Compare the session as two of its stores hold it")
+        self.compare_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.compare_button.setMenu(QMenu(self.compare_button))
         self.status = QLabel(self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.status, 1)
-        for b in (self.edit_button, self.undo_button, self.redo_button):
+        for b in (self.compare_button, self.edit_button, self.undo_button, self.redo_button):
             buttons.addWidget(b)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -190,6 +197,14 @@ class TimelineView(QWidget):
         if line.uncertain:
             head += f"<br><span style='color:#d9822b'>⚠ Some turns have the same time in several stores: their {UNCERTAIN}.</span>"
         self.header.setText(head)
+        menu = self.compare_button.menu()
+        menu.clear()
+        for i, a in enumerate(line.stores):
+            for b in line.stores[i + 1:]:
+                action = menu.addAction(f"{a}  ↔  {b}")
+                action.setData((a, b))
+                action.triggered.connect(lambda _c=False, pair=(a, b): self.compareAsked.emit(*pair))
+        self.compare_button.setEnabled(len(line.stores) > 1)
         if 0 <= keep < self.model.rowCount():
             self.cards.setCurrentIndex(self.model.index(keep))
 
