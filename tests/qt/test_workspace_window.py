@@ -94,11 +94,18 @@ def test_the_merged_timeline_tags_each_card_with_its_store_in_the_true_order(qtb
 
 
 def test_an_edit_in_the_merged_view_changes_only_its_own_store_and_undoes(qtbot, window, replicas):
-    ws = open_workspace(qtbot, window, replicas.paths, writable=True)
+    ws = open_workspace(qtbot, window, replicas.paths)
     ws.select("user_123")
     qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123", timeout=20_000)
     second = [p for p in ws.timeline.model.placed if p.message.role == "user"][1]
     assert second.store == "b/conversations.db"
+    # read-only as opened: b is reopened for editing in its place
+    assert not ws.members.member("b/conversations.db").store.can_write
+    reopened: list[bool] = []
+    ws.open_writable("b/conversations.db", lambda: reopened.append(True))
+    qtbot.waitUntil(lambda: reopened == [True], timeout=20_000)
+    assert ws.members.member("b/conversations.db").store.can_write
+    assert not ws.members.member("a/conversations.db").store.can_write
     before = {p: _digest(p) for p in replicas.paths}
     original = run_async(agents_items(replicas.paths[1], "user_123"))
     with qtbot.waitSignal(ws.editor.applied, timeout=20_000):

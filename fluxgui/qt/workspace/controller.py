@@ -368,6 +368,12 @@ class WorkspaceController(QObject):
         store = self._store_of(placed.store)
         if store is None or sid is None:
             return
+        if not store.can_write:  # read-only, as stores open: offer to reopen it for editing
+            asked = QMessageBox.question(
+                window, "Edit message", f"{placed.store} is open read-only. Reopen it for editing?")
+            if asked == QMessageBox.StandardButton.Yes:
+                self.open_writable(placed.store, lambda: self.edit(placed))
+            return
         reason = self.editor.reason(placed.store)
         if reason is not None:
             QMessageBox.information(window, "Edit message", f"{placed.store} cannot be edited: {reason}")
@@ -376,6 +382,28 @@ class WorkspaceController(QObject):
                                    placed.message, f"Edit message {placed.message.id} in {placed.store}", window)
         if dialog.exec() and dialog.result_spec is not None:
             self.editor.update(placed, sid, dialog.result_spec)
+
+    def open_writable(self, label: str, then: Callable[[], None] | None = None) -> None:
+        """Reopen the store labelled ``label`` for editing (as it was opened: key,
+        prefix, tables), in its place in the workspace; then ``then()``."""
+        from fluxgui.adapters.registry import open_store
+
+        window, member = self._window, self.members.member(label)
+        if member is None:
+            return
+        opened = member.opened
+        options = opened.options.with_(writable=True)
+
+        def done(store: Store) -> None:
+            old = member.store
+            member.store, member.opened = store, OpenedStore(opened.target, options, opened.shown)
+            if old is stores_of(window).store:
+                stores_of(window).make_current(store, listed=self.scope != ALL)
+            window.bridge.start(f"close:{id(old):x}", old.close())
+            if then is not None:
+                then()
+
+        window.bridge.start(f"writable:{label}", open_store(opened.target, options), done, window.show_error)
 
     def _on_edited(self, label: str) -> None:
         window = self._window
