@@ -175,3 +175,27 @@ def test_a_flux_trio_shows_the_split_session_in_its_true_order(qtbot, window, tm
     users = [p for p in ws.timeline.model.placed if p.message.role == "user"]
     assert [p.message.text for p in users] == reps.texts("user_123")
     assert [p.store for p in users] == [f"{'abc'[i]}/flux.db" for _t, i in reps.routes["user_123"]]
+
+
+def test_turns_of_two_stores_in_the_same_second_are_marked_order_uncertain(qtbot, window, tmp_path):
+    from doctor_helpers import answer, user
+    from workspace_helpers import agents_add, minute
+
+    x, y = tmp_path / "x" / "s.db", tmp_path / "y" / "s.db"
+    for p in (x, y):
+        p.parent.mkdir()
+
+    async def write() -> None:
+        await agents_add(x, "tie", [user("first, on x"), answer("ok x", "msg_x1")], minute(1))
+        await agents_add(y, "tie", [user("same second, on y"), answer("ok y", "msg_y1")], minute(1))
+        await agents_add(x, "tie", [user("later, on x"), answer("ok x2", "msg_x2")], minute(5))
+
+    run_async(write())
+    ws = open_workspace(qtbot, window, [x, y])
+    ws.select("tie")
+    qtbot.waitUntil(lambda: ws.timeline.session_id == "tie", timeout=20_000)
+    marks = [(p.message.text, p.order_uncertain) for p in ws.timeline.model.placed if p.message.role == "user"]
+    assert marks == [("first, on x", True), ("same second, on y", True), ("later, on x", False)]
+    assert "order uncertain" in ws.timeline.header.text()
+    index = ws.timeline.model.index(0)
+    assert "order uncertain" in index.data(Qt.ItemDataRole.ToolTipRole)

@@ -78,6 +78,18 @@ def test_consolidation_previews_refuses_a_source_writes_in_order_and_changes_no_
         assert user_texts(run_async(agents_items(merged, sid))) == replicas.texts(sid), sid
     assert PO in user_texts(run_async(agents_items(merged, "user_123")))[0]
     assert _digests(replicas.paths) == before
+    # Cancel before the write has run: nothing is written (a new file is made whole or not at all)
+    other = tmp_path / "cancelled.db"
+    dialog.dest.setText(str(other))
+    with qtbot.waitSignal(dialog.planned, timeout=30_000):
+        dialog.preview_button.click()
+    dialog.write_button.click()
+    assert dialog.cancel_button.text() == "Cancel"
+    dialog.cancel_button.click()
+    assert "Cancelled" in dialog.status.text() and dialog.cancel_button.text() == "Close"
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
+    assert not other.exists()
+    dialog.dest.setText(str(merged))
     # again: everything is already there, nothing is written
     once = hashlib.sha256(merged.read_bytes()).hexdigest()
     with qtbot.waitSignal(dialog.planned, timeout=30_000) as again:
