@@ -199,3 +199,9 @@ def test_turns_of_two_stores_in_the_same_second_are_marked_order_uncertain(qtbot
     assert "order uncertain" in ws.timeline.header.text()
     index = ws.timeline.model.index(0)
     assert "order uncertain" in index.data(Qt.ItemDataRole.ToolTipRole)
+    # another process adds a turn to y; F5 reads every store again, the session kept
+    run_async(agents_add(y, "tie", [user("news on y"), answer("ok y2", "msg_y2")], minute(9)))
+    window.actions_by_name["reload"].trigger()
+    qtbot.waitUntil(lambda: any(p.message.text == "news on y" for p in ws.timeline.model.placed), timeout=20_000)
+    qtbot.waitUntil(lambda: not ws.model.loading and ws.model.rowCount() == 1, timeout=20_000)
+    assert ws.model.listed(ws.view.currentIndex().row()).id == "tie"

@@ -337,6 +337,18 @@ class WorkspaceController(QObject):
             self._window.show_error,
         )
 
+    def reload(self) -> None:
+        """View › Reload in the all-stores list: every store's list read again, the
+        selected session kept; the merged timeline shown read again."""
+        if self.lists.currentWidget() is not self.view:
+            return
+        row = self.view.currentIndex().row()
+        item = self.model.listed(row) if row >= 0 else None
+        self._pending = item.id if item is not None else None
+        self.model.set_workspace(self.members.service(), self.model.search_text)
+        if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
+            self.show_merged(self.timeline.session_id)
+
     def _on_store_changed(self) -> None:
         if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
@@ -457,6 +469,8 @@ def install_workspace(window: Shell) -> WorkspaceController:
         "consolidate": QAction("&Consolidate Workspace…", window),
     }
     file_menu.insertMenu(before, controller.add_menu())
+    # F5 in the all-stores list reads every store's list (and the merged timeline) again
+    window.actions_by_name["reload"].triggered.connect(lambda _c=False: controller.reload())
     actions["open_workspace"].triggered.connect(lambda _c=False: controller.files.open_dialog())
     actions["save_workspace"].triggered.connect(lambda _c=False: controller.files.save_dialog())
     actions["consolidate"].triggered.connect(lambda _c=False: controller.files.consolidate())
