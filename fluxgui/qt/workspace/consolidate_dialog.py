@@ -71,6 +71,8 @@ class ConsolidateDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["Session", "Items from each store", "Copies folded", "Action"])
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.setWordWrap(False)
         self.progress = QProgressBar(self)
         self.progress.hide()
         self.status = QLabel(self)
