@@ -152,7 +152,8 @@ def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, wind
     next(a for a in add.actions() if a.text() == "Add &File…").trigger()
     qtbot.waitUntil(lambda: len(ws.members) == 2, timeout=20_000)
     assert ws.bar.isVisible()
-    ws.choose("b/conversations.db")
+    ws.bar.chips.setCurrentRow(2)  # the b chip, as a click chooses it
+    assert ws.scope == "b/conversations.db" and ws.lists.currentWidget() is window.session_view
     qtbot.waitUntil(lambda: window.sessions.rowCount() > 0 and window.stores.store is ws.members.member("b/conversations.db").store, timeout=20_000)
     ws.choose("")
     qtbot.waitUntil(lambda: ws.model.rowCount() > 0 and not ws.model.loading, timeout=20_000)

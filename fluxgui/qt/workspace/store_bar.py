@@ -111,10 +111,15 @@ class StoreBar(QWidget):
         return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ALL
 
     def choose(self, label: str) -> None:
-        for i in range(self.chips.count()):
-            item = self.chips.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == label:
-                self.chips.setCurrentItem(item)
+        """Mark ``label``'s chip chosen (without telling: the caller shows it)."""
+        self._quiet = True
+        try:
+            for i in range(self.chips.count()):
+                item = self.chips.item(i)
+                if item.data(Qt.ItemDataRole.UserRole) == label:
+                    self.chips.setCurrentItem(item)
+        finally:
+            self._quiet = False
 
     def _on_current(self, item: QListWidgetItem | None, _previous: object) -> None:
         if item is not None and not self._quiet:
