@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .controller import WorkspaceController, install_workspace
+from .controller import WorkspaceController
+from .install import install_workspace
 
 __all__ = ["WorkspaceController", "install_workspace"]

@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, cast
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject
 from PySide6.QtWidgets import (
-    QAbstractItemView, QBoxLayout, QHeaderView, QInputDialog, QMenu, QMessageBox, QSplitter,
-    QStackedWidget, QTableView, QWidget,
+    QBoxLayout, QInputDialog, QMenu, QMessageBox, QSplitter, QStackedWidget, QWidget,
 )
 
 from fluxgui.core.errors import SessionNotFound
@@ -30,6 +28,7 @@ from fluxgui.services.workspace.timeline import Placed, Timeline, timeline
 
 from ..dialogs.opening import OpenedStore, OpenRequest
 from .editing import WorkspaceEditor
+from .list_cells import make_view
 from .list_model import WorkspaceListModel
 from .members import WindowWorkspace
 from .store_bar import ALL, StoreBar
@@ -83,7 +82,7 @@ class WorkspaceController(QObject):
         self.bar.renameAsked.connect(self.rename)
         self.bar.removeAsked.connect(self.remove)
         self.model = WorkspaceListModel(window.bridge, self)
-        self.view = _make_view(window, self.model)
+        self.view = make_view(window, self.model)
         self.view.colour_of = self.members.colour  # type: ignore[attr-defined]
         self.view.selectionModel().currentRowChanged.connect(self._on_row)
         self.model.pageLoaded.connect(self._on_page)
@@ -424,58 +423,3 @@ class WorkspaceController(QObject):
         member = self.members.member(label)
         if member is not None and member.store is stores_of(window).store:
             window.sessions.refresh()
-
-
-def _make_view(parent: QWidget, model: WorkspaceListModel) -> QTableView:
-    view = QTableView(parent)
-    view.setObjectName("workspaceSessions")
-    view.setModel(model)
-    view.setShowGrid(False)
-    view.setWordWrap(False)
-    view.setAlternatingRowColors(True)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
-    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    view.verticalHeader().hide()
-    view.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 10)
-    header = view.horizontalHeader()
-    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-    header.setSectionResizeMode(WorkspaceListModel.ID, QHeaderView.ResizeMode.Stretch)
-    fm = view.fontMetrics()
-    pad = 3 * fm.averageCharWidth()
-    for column, sample in ((WorkspaceListModel.STORE, "split across 3 stores"),
-                           (WorkspaceListModel.COUNT, "Messages"),
-                           (WorkspaceListModel.UPDATED, "2088-08-28 08:08")):
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(column, fm.horizontalAdvance(sample) + pad + 16)
-    from .list_cells import BadgeCells, NarrowStoreColumns
-
-    view.setItemDelegate(BadgeCells(view))
-    view.installEventFilter(NarrowStoreColumns(view))
-    return view
-
-
-def install_workspace(window: Shell) -> WorkspaceController:
-    """The workspace's parts in ``window``, and its actions in the File menu."""
-    controller = WorkspaceController(window)
-    file_menu = window.menuBar().actions()[0].menu()
-    assert isinstance(file_menu, QMenu)
-    before = window.actions_by_name["enter_key"]
-    actions = {
-        "open_workspace": QAction("Open &Workspace…", window),
-        "save_workspace": QAction("Save Works&pace…", window),
-        "consolidate": QAction("&Consolidate Workspace…", window),
-    }
-    file_menu.insertMenu(before, controller.add_menu())
-    # F5 in the all-stores list reads every store's list (and the merged timeline) again
-    window.actions_by_name["reload"].triggered.connect(lambda _c=False: controller.reload())
-    actions["open_workspace"].triggered.connect(lambda _c=False: controller.files.open_dialog())
-    actions["save_workspace"].triggered.connect(lambda _c=False: controller.files.save_dialog())
-    actions["consolidate"].triggered.connect(lambda _c=False: controller.files.consolidate())
-    for name, action in actions.items():
-        file_menu.insertAction(before, action)
-        window.actions_by_name[name] = action
-    file_menu.insertSeparator(before)
-    return controller

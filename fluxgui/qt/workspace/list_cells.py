@@ -8,7 +8,9 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, Qt
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from PySide6.QtWidgets import (
+    QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView, QWidget,
+)
 
 from .list_model import ROW_ROLE, WorkspaceListModel
 
@@ -90,3 +92,33 @@ class NarrowStoreColumns(QObject):
                 header.setSectionHidden(column, hide)
                 if not hide:
                     header.resizeSection(column, size)
+
+
+def make_view(parent: QWidget, model: WorkspaceListModel) -> QTableView:
+    """The all-stores table: one row selected at a time, ids elided at their start."""
+    view = QTableView(parent)
+    view.setObjectName("workspaceSessions")
+    view.setModel(model)
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 10)
+    header = view.horizontalHeader()
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    header.setSectionResizeMode(WorkspaceListModel.ID, QHeaderView.ResizeMode.Stretch)
+    fm = view.fontMetrics()
+    pad = 3 * fm.averageCharWidth()
+    for column, sample in ((WorkspaceListModel.STORE, "split across 3 stores"),
+                           (WorkspaceListModel.COUNT, "Messages"),
+                           (WorkspaceListModel.UPDATED, "2088-08-28 08:08")):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(column, fm.horizontalAdvance(sample) + pad + 16)
+    view.setItemDelegate(BadgeCells(view))
+    view.installEventFilter(NarrowStoreColumns(view))
+    return view
