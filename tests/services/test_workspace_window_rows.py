@@ -52,3 +52,15 @@ async def test_consolidating_into_a_store_of_the_workspace_is_refused(tmp_path: 
         again = await preview_into(ws, str(tmp_path / "new.db"), ["user_123"])
         assert again.count("same") == 1
     assert [p.read_bytes() for p in reps.paths] == before
+
+
+async def test_the_first_screen_is_the_merged_timeline_s_first_whole_turns(tmp_path: Path) -> None:
+    from fluxgui.services.workspace.screen import first_placed
+    from fluxgui.services.workspace.timeline import timeline
+
+    reps = await agents_replicas(tmp_path)
+    async with await Workspace.open([Entry(str(p)) for p in reps.paths], keyring=False) as ws:
+        whole = [(p.message.text, p.store) for p in (await timeline(ws, "user_123")).placed()]
+        first = [(p.message.text, p.store) for p in await first_placed(ws, "user_123", limit=3)]
+        assert first == whole[:4]  # two whole turns: the second kept whole
+        assert [(p.message.text, p.store) for p in await first_placed(ws, "user_123")] == whole

@@ -24,6 +24,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.roles import Store
 from fluxgui.core.text import plural
 from fluxgui.services.workspace import Entry, Workspace
+from fluxgui.services.workspace.screen import first_placed
 from fluxgui.services.workspace.timeline import Placed, Timeline, timeline
 
 from ..dialogs.opening import OpenedStore, OpenRequest
@@ -66,6 +67,7 @@ def stores_of(window: Shell) -> WorkspaceStores:
     return cast("WorkspaceStores", window.stores)
 
 TIMELINE_KEY = "workspace-timeline"
+FIRST_KEY = "workspace-timeline-first"
 
 
 class WorkspaceController(QObject):
@@ -331,6 +333,11 @@ class WorkspaceController(QObject):
             window.edits.update_actions()
         if self.timeline.session_id != session_id:
             self.timeline.clear(f"Merging {session_id}…")
+            # its first turns at once, the whole timeline (counts, split) after
+            self._window.bridge.start(
+                FIRST_KEY, first_placed(self.members.service(), session_id),
+                lambda placed: self.timeline.show_first(session_id, placed), self._window.show_error,
+            )
         self._window.bridge.start(
             TIMELINE_KEY, timeline(self.members.service(), session_id), self._on_timeline,
             self._window.show_error,

@@ -182,6 +182,14 @@ class TimelineView(QWidget):
         self.model.set_placed([])
         self.header.setText(html.escape(text))
 
+    def show_first(self, session_id: str, placed: list[Placed]) -> None:
+        """The first screen of ``session_id`` while its whole timeline is read (nothing
+        when that is already shown, or another session is)."""
+        if self.line is not None or self.session_id is not None or not placed:
+            return
+        self.model.set_placed(placed)
+        self.header.setText(f"<b>{html.escape(session_id)}</b> — merging its stores…")
+
     def show_timeline(self, line: Timeline) -> None:
         """Show ``line``, keeping the selected card's place when it is the same session."""
         keep = self.cards.currentIndex().row() if line.session_id == self.session_id else -1
