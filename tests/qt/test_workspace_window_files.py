@@ -28,10 +28,18 @@ def _digests(paths: list[Path]) -> list[str]:
     return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
 
 
-def test_a_saved_workspace_holds_no_key_and_reopens_the_same_stores(qtbot, window, replicas, tmp_path):
+def test_a_saved_workspace_holds_no_key_and_reopens_the_same_stores(qtbot, window, replicas, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
     ws = open_workspace(qtbot, window, replicas.paths, key="sekrit-key-36")
-    assert ws.members.rename("b/conversations.db", "replica-b") is None
-    ws.rename_done("b/conversations.db", "replica-b")
+    # the chip's Rename…: the label typed
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("  replica-b ", True))
+    ws.rename("b/conversations.db")
+    assert ws.members.labels == ["a/conversations.db", "replica-b", "c/conversations.db"]
+    assert [ws.bar.chips.item(i).text() for i in range(ws.bar.chips.count())][2] == "replica-b"
+    qtbot.waitUntil(lambda: not ws.model.loading and ws.model.row_of("sticky_7") is not None, timeout=20_000)
+    assert ws.model.listed(ws.model.row_of("sticky_7")).labels == ["replica-b"]
+    assert ws.members.rename("replica-b", "a/conversations.db") == "another store is labelled 'a/conversations.db'"
     saved = tmp_path / "team.json"
     ws.files.save_file(saved)
     text = saved.read_text(encoding="utf-8")
