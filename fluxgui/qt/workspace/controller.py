@@ -179,8 +179,12 @@ class WorkspaceController(QObject):
         window.bridge.start("open", Workspace.open(entries, base), opened, window.show_error)
 
     def follow(self) -> None:
-        """A store became current: the chips follow the workspace's stores."""
+        """A store became current: the chips follow the workspace's stores; the title
+        says how many there are and which is current."""
         window = self._window
+        here = self.members.member_of(stores_of(window).store)
+        if len(self.members) > 1 and here is not None:
+            window.setWindowTitle(f"fluxgui — {len(self.members)} stores · {here.label}")
         shown = [(m.label, id(m.store)) for m in self.members.members]
         if shown != self._shown:
             self._shown = shown
