@@ -131,3 +131,34 @@ def test_a_workspace_opens_at_the_session_asked_for_or_says_no_store_holds_it(qt
     ws.open_entries([Entry(str(p)) for p in replicas.paths[:2]], session_id="nope")
     qtbot.waitUntil(lambda: isinstance(window.last_error, SessionNotFound), timeout=30_000)
     assert "no store of this workspace holds session 'nope'" in str(window.last_error)
+
+
+def test_consolidating_into_postgres_then_a_workspace_with_it_keeps_its_password_in_memory_only(
+        qtbot, window, replicas, tmp_path, pg_url):
+    from conversations_server import memory_keyring
+
+    from fluxgui.services.credentials import SERVICE, url_key
+    from fluxgui.services.workspace import Entry
+
+    ws = open_workspace(qtbot, window, replicas.paths)
+    dialog = ws.files.consolidate()
+    dialog.dest.setText(pg_url)
+    with qtbot.waitSignal(dialog.planned, timeout=30_000):
+        dialog.preview_button.click()
+    with qtbot.waitSignal(dialog.written, timeout=60_000) as done:
+        dialog.write_button.click()
+    assert done.args[0].count("write") == len(replicas.routes)
+    dialog.close()
+    # the consolidated store beside a replica; its password (trust auth ignores it) from the keyring
+    with memory_keyring() as values:
+        values[(SERVICE, url_key(pg_url))] = "pg-sekrit"
+        ws.open_entries([Entry(str(replicas.paths[0])), Entry(pg_url, "merged")])
+        qtbot.waitUntil(lambda: ws.members.labels == ["conversations.db", "merged"]
+                        and not ws.model.loading and not ws.model.splitting and ws.model.rowCount() > 0,
+                        timeout=30_000)
+    assert "pg-sekrit" in ws.members.member("merged").opened.target  # to reopen it (memory)
+    row = ws.model.listed(ws.model.row_of("user_123"))
+    assert row.labels == ["conversations.db", "merged"] and row.split is False  # merged holds it whole
+    saved = tmp_path / "ws.json"
+    ws.files.save_file(saved)
+    assert "pg-sekrit" not in saved.read_text(encoding="utf-8")

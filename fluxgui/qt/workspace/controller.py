@@ -172,7 +172,7 @@ class WorkspaceController(QObject):
 
         def opened(workspace: Workspace) -> None:
             for n, m in enumerate(workspace.members):
-                shown = OpenedStore(m.target, base.with_(**m.options), m.label)
+                shown = OpenedStore(m.opened_target or m.target, base.with_(**m.options), m.label)
                 stores_of(window).adopt(m.store, shown, "replace" if n == 0 else "add", entries[n].label)
             self.choose(ALL if len(workspace.members) > 1 else workspace.members[0].label)
 
