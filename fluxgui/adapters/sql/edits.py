@@ -16,10 +16,11 @@ store never imports it (see :mod:`fluxgui.adapters.registry`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message
+from fluxgui.core.roles import Pages
 
 from ..parts import Place
 from .backend import Backend
@@ -166,13 +167,8 @@ class SqlWriter(ABC):
         return await self.editor.table().replay(change)
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """Write a new session holding these messages (in order, with their times), in
         one transaction; returns (the id used, messages written). An id the store has

@@ -17,7 +17,6 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message, meta_dict, is_compaction
-from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
 from fluxgui.core.undecodable import id_text
 
@@ -27,6 +26,7 @@ from ..backend import Params
 from ..heads import agents_columns, agents_page, holds_huge
 from ..search import search_ids, text_condition
 from .listing import AgentsListing
+from ...reading import Page
 
 if TYPE_CHECKING:  # the export's pages: loaded when an export reads
     from fluxgui.core.jsonrecords import RowPage
@@ -241,16 +241,8 @@ class AgentsReader(AgentsListing):
 
     # -- messages ------------------------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        limit, anchor, direction, branch, whole_up_to = page.limit, page.anchor, page.direction, page.branch, page.whole_up_to
         self.place.check_branch(branch)
         backward = direction == "backward"
         rows = await self.page_rows(session_id, limit, anchor, backward, whole_up_to)
