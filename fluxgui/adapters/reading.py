@@ -72,12 +72,8 @@ class ListingReader(ABC, Generic[B]):
         return self.place.target
 
     async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         """One page of sessions; by default the most recently active first.
 

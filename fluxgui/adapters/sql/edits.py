@@ -121,9 +121,8 @@ class SqlEditor(ABC):
         return await rewrite(self.table(), session_id, delete, inserts, label, move_before or ())
 
 
-class SqlWriter(ABC):
-    """Whole sessions written to a SQL store (the Writer role: see
-    :class:`fluxgui.core.roles.Writer`), through the format's :class:`SqlEditor`."""
+class OnEditor:
+    """A part that writes through the format's :class:`SqlEditor`, on its place."""
 
     def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
         self.place = place
@@ -132,6 +131,11 @@ class SqlWriter(ABC):
     @property
     def backend(self) -> Backend:
         return self.place.backend
+
+
+class SqlWriter(OnEditor, ABC):
+    """Whole sessions written to a SQL store (the Writer role: see
+    :class:`fluxgui.core.roles.Writer`), through the format's :class:`SqlEditor`."""
 
     def check_importable(self) -> None:
         """Raise the reason new sessions cannot be written now: what stops an edit."""
@@ -199,26 +203,13 @@ class SqlWriter(ABC):
         return {**self.import_row(m), "created_at": stored_time(m.created_at, dialect, utc)}
 
 
-class SqlForks:
+class SqlForks(OnEditor):
     """Sessions of a SQL store forked at a message (the Forks role), and where a fork
     came from (fluxgui's sidecar table: :mod:`.forks`)."""
 
-    def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
-        self.place = place
-        self.editor = editor
-
-    @property
-    def backend(self) -> Backend:
-        return self.place.backend
-
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Any:
         """Fork: a new session holding the conversation (of ``branch``) up to and
         including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The

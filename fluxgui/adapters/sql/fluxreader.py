@@ -205,7 +205,8 @@ class FluxReader(ListingReader[Backend]):
     # -- messages ------------------------------------------------------------------
 
     async def read_page(self, session_id: str, page: Page) -> list[Message]:
-        limit, anchor, direction, branch, whole_up_to = page.limit, page.anchor, page.direction, page.branch, page.whole_up_to
+        limit, anchor, direction = page.limit, page.anchor, page.direction
+        branch, whole_up_to = page.branch, page.whole_up_to
         self.place.check_branch(branch)
         if whole_up_to is not None:
             return await flux_page(self.backend, self.message, session_id, limit, anchor, direction == "backward", whole_up_to)

@@ -53,12 +53,8 @@ class AdvancedReader(AgentsReader):
         return info
 
     async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         page = await super().list_sessions(
             limit=limit, cursor=cursor, order=order, descending=descending

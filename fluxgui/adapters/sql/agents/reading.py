@@ -24,7 +24,7 @@ from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable,
 from ...textmatch import contains
 from ..backend import Params
 from ..heads import agents_columns, agents_page, holds_huge
-from ..search import search_ids, text_condition
+from ..search import ids_named, search_ids, text_condition
 from .listing import AgentsListing
 from ...reading import Page
 
@@ -222,14 +222,9 @@ class AgentsReader(AgentsListing):
         # search_ids with the row check moved off the event loop, and the rows of a
         # session already found left undecrypted.
         seen: set[str] = set()
+        async for sid in ids_named(self.backend, id_sql, text, seen):
+            yield sid
         params: Params = {}
-        async for batch in self.backend.stream(id_sql(params), params):
-            for row in batch:
-                sid = id_text(row[0])
-                if sid not in seen and contains(sid, text):
-                    seen.add(sid)
-                    yield sid
-        params = {}
         async for batch in self.backend.stream(row_sql(params), params):
             todo = [r for r in batch if id_text(r[0]) not in seen]
             if not todo:
@@ -242,7 +237,8 @@ class AgentsReader(AgentsListing):
     # -- messages ------------------------------------------------------------------
 
     async def read_page(self, session_id: str, page: Page) -> list[Message]:
-        limit, anchor, direction, branch, whole_up_to = page.limit, page.anchor, page.direction, page.branch, page.whole_up_to
+        limit, anchor, direction = page.limit, page.anchor, page.direction
+        branch, whole_up_to = page.branch, page.whole_up_to
         self.place.check_branch(branch)
         backward = direction == "backward"
         rows = await self.page_rows(session_id, limit, anchor, backward, whole_up_to)

@@ -15,7 +15,7 @@ from ...encryption import sealed as _sealed
 from ..backend import Backend, Params
 from ..search import text_condition
 from ..textsearch import (
-    after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
+    as_messages, candidates, marks, missing_index, rows_after, total, trigram_advice, trigram_index,
 )
 from .reading import ENVELOPE_LIKE, AgentsReader
 
@@ -38,11 +38,8 @@ class AgentsSearch:
     async def messages_after(
         self, watermark: int, *, limit: int = 1000, session_id: str | None = None
     ) -> list[tuple[str, Message]]:
-        params: Params = {"w": int(watermark), "n": limit}
-        if session_id is not None:
-            params["s"] = session_id
-        sql = after_sql(self.messages_table, "id, message_data, created_at", session_id)
-        rows = await self.backend.fetchall(sql, params)
+        columns = "id, message_data, created_at"
+        rows = await rows_after(self.backend, self.messages_table, columns, watermark, limit, session_id)
         out = await as_messages(rows, self._row_message)
         if not self.keys.encrypted and any(_sealed(m) for _sid, m in out):
             self.keys.encrypted = True

@@ -313,13 +313,8 @@ class AgentsForks(SqlForks):
         self.keys = editor.keys
 
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Any:
         """See :meth:`SqlForks.fork_session`. An envelope is bound to its session (the id is
         the key's salt), so with a key the fork's items are sealed again for the fork,
