@@ -39,7 +39,7 @@ from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
-    from .handle import OpenStore
+    from .handle import OpenStore as Store
     from .encryption import ItemCipher
     from .sql.backend import Backend
 
@@ -235,7 +235,7 @@ def preload_files() -> None:
     from .sql import agents, detect, flux, search, sqlite, textsearch  # noqa: F401
 
 
-async def open_store(target: str, options: OpenOptions | None = None, **changes: Any) -> OpenStore:
+async def open_store(target: str, options: OpenOptions | None = None, **changes: Any) -> Store:
     """Open ``target`` and return its store.
 
     ``options`` (an :class:`~fluxgui.core.ports.OpenOptions`; keyword ``changes`` override
@@ -307,7 +307,7 @@ async def _make_store(
     sessions_table: str | None,
     messages_table: str | None,
     cipher: ItemCipher | None = None,
-) -> OpenStore:
+) -> Store:
     # Only the format found is imported: a flux file loads neither the Agents SDK store
     # (nor its encryption) nor the AdvancedSQLiteSession reader.
     from .sql import detect
@@ -389,13 +389,13 @@ async def _new_store(
     s: str | None,
     m: str | None,
     cipher: ItemCipher | None = None,
-) -> OpenStore:
+) -> Store:
     """A new store of ``kind`` (``create``) in a database that holds none: its schema
     made, in one transaction."""
     from .sql import detect
 
     ddl: list[str]
-    new: OpenStore
+    new: Store
     if kind == "flux":
         from .sql import flux
 
