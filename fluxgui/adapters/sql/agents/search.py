@@ -27,9 +27,9 @@ class AgentsSearch:
         self.reader = reader
         self.keys = reader.keys
         self.backend = reader.backend
-        self.messages_table = reader.messages_table
-        self._S = reader._S
-        self._M = reader._M
+        self.messages_table = reader.tables.messages_table
+        self._S = reader.tables.S
+        self._M = reader.tables.M
 
     def _row_message(self, row: tuple[Any, ...]) -> Message:
         """A row ``(session_id, id, message_data, created_at)`` as a Message."""
