@@ -145,7 +145,6 @@ class ReviewController(QObject):
             return
         if not self.dock.isVisible():
             self.dock.show()
-            self.window.resizeDocks([self.dock], [400], Qt.Orientation.Horizontal)
         self.filter_bar.show()
         if self.db is None and not self.window.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None

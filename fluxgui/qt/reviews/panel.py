@@ -77,7 +77,8 @@ class ReviewPanel(QWidget):
         outer.setContentsMargins(6, 6, 6, 6)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # the panel may be narrower than its rows (a small screen, 2×): they scroll
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget(scroll)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -188,8 +189,6 @@ class ReviewPanel(QWidget):
         layout.addWidget(self.message_box)
         layout.addStretch(1)
         self.setEnabled(False)
-        # wide enough for its rows (a horizontal scroll bar would hide the state buttons)
-        self.setMinimumWidth(body.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 16)
 
     def set_rubric(self, rubric: Rubric) -> None:
         if rubric == self.rubric:
