@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 from fluxgui.services.reviews import STATES, Edit
 
 from . import bulk as bulk_review
+from . import export
 from .bulk import bulk
 from .panel import STATE_LABELS
 
@@ -111,6 +112,7 @@ def install_menu(c: Reviews) -> dict[str, QAction]:
     add("review_all_tag", "Tag All &Matching…", lambda: ask_tag(c, everything=True))
     add("review_all_claim", "&Claim All Matching", lambda: bulk(c, None, everything=True))
     bulk_review.install(c, add)
+    add("review_export", "&Export Results…", lambda: export.ask_and_export(c))
     menu.addSeparator()
     add("review_copy_id", "Copy Session &Id", c.copy_shown_id)
     add("review_keys", "Queue &Keys…", c.show_cheat_sheet)
