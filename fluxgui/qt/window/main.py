@@ -49,6 +49,7 @@ from .compare_opening import CompareOpener
 from .edit_controller import EditController
 from .session_list import SessionList
 from .narrow import KeepConversationWide
+from .shortcuts import HelpExtras
 from .side_docks import SideDocks
 from .index_controller import IndexController
 from .status import StatusArea
@@ -157,6 +158,8 @@ class MainWindow(Shell):
         # Review, Doctor and Chat: one tabbed side dock whose panels fit any screen.
         self.side_docks = SideDocks(self, [self.reviews.dock, self.doctor.dock, self.chat_dock],
                                     wrap=[self.doctor.dock, self.chat_dock])
+        # Help › Keyboard Shortcuts, View › Review Panel, the first-run hint
+        self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
