@@ -48,6 +48,9 @@ from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
 from .session_list import SessionList
+from .narrow import KeepConversationWide
+from .shortcuts import HelpExtras
+from .side_docks import SideDocks
 from .index_controller import IndexController
 from .status import StatusArea
 from .store_controller import StoreController
@@ -152,6 +155,11 @@ class MainWindow(Shell):
         install_actions(self)
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
         self.reviews = install_reviews(self)
+        # Review, Doctor and Chat: one tabbed side dock whose panels fit any screen.
+        self.side_docks = SideDocks(self, [self.reviews.dock, self.doctor.dock, self.chat_dock],
+                                    wrap=[self.doctor.dock, self.chat_dock])
+        # Help › Keyboard Shortcuts, View › Review Panel, the first-run hint
+        self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
@@ -187,6 +195,7 @@ class MainWindow(Shell):
         # …or less of a smaller window (2× scale), once it is shown at its size
         self.placement.split_on_show(splitter)
         splitter.setChildrenCollapsible(False)
+        self.narrowing = KeepConversationWide(splitter, self.conversation.splitter)
 
         self.error_bar = ErrorBar(self)
         # An encrypted store opened without its key.
