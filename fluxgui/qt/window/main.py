@@ -41,6 +41,7 @@ from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
 from ..shell import Shell
 from ..watch import StoreWatcher
+from ..workspace import WorkspaceController, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
 from .placement import WindowPlacement
@@ -76,6 +77,7 @@ class MainWindow(Shell):
     chat_panel: ChatPanel
     doctor: DoctorController
     reviews: ReviewController
+    workspace: WorkspaceController
 
     def __init__(
         self,
@@ -161,6 +163,8 @@ class MainWindow(Shell):
         # Help › Keyboard Shortcuts, View › Review Panel, the first-run hint
         self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
+        # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
+        self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
