@@ -28,6 +28,7 @@ from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
+from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
@@ -73,6 +74,7 @@ class MainWindow(Shell):
     chat_panel: ChatPanel
     doctor: DoctorController
     reviews: ReviewController
+    replay: ReplayParts
 
     def __init__(
         self,
@@ -154,6 +156,8 @@ class MainWindow(Shell):
         self.reviews = install_reviews(self)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         self.conversation.menu_hook = self.edits.conversation_menu
+        # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
+        self.replay = install_replay(self, self.reviews)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
