@@ -118,7 +118,9 @@ def test_replay_from_here_shows_progress_opens_compare_and_undo_deletes_the_fork
     comparison = got.args[0]
     assert (comparison.a.session_id, comparison.b.session_id) == (SID, fork)
     assert compare.view.highlighted_turns() == [2, 3]  # turn 1 is the same on both sides
-    assert "B (replay) usage — turn 2: 2 requests" in compare.findChild(type(progress.outcome), "replayUsage").text()
+    note = compare.findChild(type(progress.outcome), "replayUsage").text()
+    assert "B (replay): turn 2: 2 requests" in note and "turn 3: 1 request" in note
+    assert note.startswith("A (recorded): its store recorded no token usage for these turns.")
     # the fork: turn 1 as recorded, turns 2-3 replayed with the recorded tool outputs
     forked = read(store_path, fmt, fork)
     if fmt == "agents":
@@ -194,7 +196,8 @@ def test_the_stop_at_an_unmatched_call_shows_the_call_and_opens_compare(qtbot, w
     shown = progress.stop_call.toPlainText()
     assert "delete_account" in shown and '"user": "bob"' in shown
     assert "Nearest recorded calls of this turn:" in shown and 'lookup_order({"order_id": 42})' in shown
-    assert "Stopped at turn 2" in progress.outcome.text()
+    assert "Stopped at an unmatched call: turn 2 recorded no call" in progress.outcome.text()
+    assert shown.startswith("The model called delete_account in turn 2 with:")
     report = controller.outcome.report
     assert report.replayed_turns == 1 and report.stopped.name == "delete_account"
     forked = read(store_path, fmt, report.fork)

@@ -214,6 +214,11 @@ class ReplayController(QObject):
         dialog = open_compare(self._window, self._window.bridge, store, sid, outcome.fork)
         dialog.setWindowTitle(f"Replay of {show_id(sid)} from turn {turn}")
         note = QLabel(usage_note(outcome), dialog)
+        inner = dialog.view.layout()
+        if inner is not None:  # in line with the view's own summary
+            m = inner.contentsMargins()
+            note.setContentsMargins(m.left(), 0, m.right(), 0)
+        dialog.view.compared.connect(lambda c: note.setText(usage_note(outcome, c, turn)))
         note.setObjectName("replayUsage")
         note.setTextFormat(Qt.TextFormat.PlainText)
         note.setWordWrap(True)
@@ -235,7 +240,7 @@ def outcome_text(outcome: ReplayOutcome, session_id: str) -> str:
         done = f"Replayed {plural(report.replayed_turns, 'turn')} of {show_id(session_id)}{fork} ({calls})."
         stop = report.stopped
         if stop is not None:
-            return f"{done} Stopped at turn {stop.turn}: {stop.reason}."
+            return f"{done} Stopped at an unmatched call: {stop.reason}."
         return done
     kept = plural(outcome.replayed_turns, "turn")
     if outcome.cancelled:
@@ -243,12 +248,26 @@ def outcome_text(outcome: ReplayOutcome, session_id: str) -> str:
     return f"Failed: {outcome.error}"
 
 
-def usage_note(outcome: ReplayOutcome) -> str:
-    """The replay's token usage per turn (side B); A's is shown per turn where its store
-    recorded it."""
+def usage_note(outcome: ReplayOutcome, comparison: Any = None, from_turn: int = 1) -> str:
+    """Token usage per side over the replayed turns: B's from the replay's report, A's
+    from the original's stored usage once compared (where its store recorded it)."""
     report = outcome.report
-    if report is None or not report.usage:
-        return ("B is the replay; token usage is shown per turn where a side's store recorded it.")
-    parts = [f"turn {u['turn']}: {usage_line(u)}" for u in report.usage]
-    total = sum(u.get("total_tokens", 0) for u in report.usage)
-    return f"B (replay) usage — {'; '.join(parts)}; {total:,} tokens in all. A's where its store recorded it."
+    if report is not None and report.usage:
+        parts = [f"turn {u['turn']}: {usage_line(u)}" for u in report.usage]
+        total = sum(u.get("total_tokens", 0) for u in report.usage)
+        b = f"B (replay): {'; '.join(parts)} — {total:,} tokens in all."
+    else:
+        b = "B (replay): usage per turn where its store recorded it."
+    if report is not None and report.stopped is not None:
+        b += f" The replay stopped in turn {report.stopped.turn} at an unmatched call: the turns from there are only in A."
+    elif outcome.cancelled:
+        b += " The replay was cancelled: the turns after those replayed are only in A."
+    if comparison is None:
+        return b
+    replayed = {u["turn"] for u in report.usage} if report is not None else set()
+    known = [(t.number, t.tokens_a) for t in comparison.turns
+             if t.number >= from_turn and (not replayed or t.number in replayed) and t.tokens_a is not None]
+    if known:
+        a = "; ".join(f"turn {n}: {tokens:,} tokens" for n, tokens in known)
+        return f"A (recorded): {a} — {sum(k for _n, k in known):,} tokens in all.\n{b}"
+    return f"A (recorded): its store recorded no token usage for these turns.\n{b}"

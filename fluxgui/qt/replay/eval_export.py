@@ -44,6 +44,15 @@ FORMATS = (
 KEY = "eval-export"
 
 
+def _short(session_id: str, limit: int = 44) -> str:
+    """A session id quoted, its middle elided past ``limit`` characters (the tooltip has it whole)."""
+    text = show_id(session_id)
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return text[:half] + "…" + text[-half:]
+
+
 class ReviewSource(Protocol):
     """What the export asks of the window's reviews: the database (``None``: not on),
     the open store's key in it, the filter the list shows."""
@@ -99,7 +108,8 @@ class EvalExportDialog(QDialog):
         self._bridge, self._store, self._reviews = bridge, store, reviews
         self._shown, self._selected = shown, selected
         self.scope_group = QButtonGroup(self)
-        self.scope_shown = QRadioButton(f"The open session {show_id(shown)}" if shown else "The open session (none)", self)
+        self.scope_shown = QRadioButton(f"The open session {_short(shown)}" if shown else "The open session (none)", self)
+        self.scope_shown.setToolTip(show_id(shown) if shown else "")
         self.scope_selected = QRadioButton(f"The selected sessions ({len(selected)})", self)
         self.scope_review = QRadioButton("Every session under a review filter:", self)
         self.scope_all = QRadioButton("Every session of the store", self)
@@ -113,11 +123,14 @@ class EvalExportDialog(QDialog):
             self.scope_review.setToolTip("Turn reviews on (Review menu) to export by review state, tag or score")
         flt = getattr(reviews, "filter", None)
         self.state = QLineEdit(str(getattr(flt, "state", None) or ""), self)
-        self.state.setPlaceholderText("review state (e.g. reviewed)")
+        self.state.setPlaceholderText("state")
+        self.state.setToolTip("The review state, e.g. reviewed (empty: any)")
         self.tag = QLineEdit(str(getattr(flt, "tag", None) or ""), self)
         self.tag.setPlaceholderText("tag")
+        self.tag.setToolTip("A tag the sessions carry (empty: any)")
         self.min_scores = QLineEdit(self)
-        self.min_scores.setPlaceholderText("minimum scores: NAME=V, …")
+        self.min_scores.setPlaceholderText("min. scores NAME=V")
+        self.min_scores.setToolTip("Minimum scores, e.g. accuracy=4, tone=3 (empty: none)")
         review_row = QHBoxLayout()
         for w in (self.state, self.tag, self.min_scores):
             w.setEnabled(review_on)
@@ -151,17 +164,21 @@ class EvalExportDialog(QDialog):
 
         form = QFormLayout()
         form.addRow("Sessions:", self.scope_shown)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("", self.scope_selected)
         form.addRow("", self.scope_review)
         form.addRow("", review_row)
         form.addRow("", self.scope_all)
         form.addRow("&Format:", self.format)
-        form.addRow("&File:", path_row)
+        file_label = QLabel("&File:", self)
+        file_label.setBuddy(self.path)
+        form.addRow(file_label, path_row)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.result_label)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(520)
+        self.setMinimumHeight(self.sizeHint().height())  # never squeezed (a small screen, 2× scale)
 
     def _fit_suffix(self) -> None:
         text = self.path.text().strip()

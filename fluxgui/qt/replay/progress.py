@@ -75,7 +75,6 @@ class ReplayProgress(QDialog):
         self.stop_call = QPlainTextEdit(self.stop_box)
         self.stop_call.setReadOnly(True)
         self.stop_call.setFont(self.log.font())
-        self.stop_call.setMaximumHeight(self.fontMetrics().lineSpacing() * 12)
         for label in (self.stop_reason,):
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
@@ -105,12 +104,13 @@ class ReplayProgress(QDialog):
         layout.addWidget(self.headline)
         layout.addWidget(self.bar)
         layout.addWidget(self.log, 1)
-        layout.addWidget(self.stop_box)
+        layout.addWidget(self.stop_box, 1)
         layout.addWidget(self.outcome)
         layout.addWidget(self.buttons)
         self.resize(640, 420)
         self._answer = ""
         self._done = 0
+        self.fork: str | None = None
 
     # -- events ------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ class ReplayProgress(QDialog):
         call = stop.get("call") or {}
         self.add_line(f"turn {stop.get('turn')}: stopped at {call_text(str(call.get('name')), call.get('arguments'))}")
         self.stop_reason.setText(str(stop.get("reason", "")))
-        lines = [f"The model called (turn {stop.get('turn')}):", f"  {call.get('name')}",
+        lines = [f"The model called {call.get('name')} in turn {stop.get('turn')} with:",
                  _pretty(call.get("arguments"))]
         nearest = stop.get("nearest") or []
         if nearest:
@@ -172,6 +172,8 @@ class ReplayProgress(QDialog):
     def finish(self, text: str, *, compare: bool) -> None:
         """The replay ended (done, stopped, cancelled or failed): say how; offer Compare."""
         self.running = False
+        self.headline.setText(f"Replay of {show_id(self.session_id)} from turn {self.from_turn}"
+                              + (f" into {show_id(self.fork)}" if self.fork else ""))
         self.outcome.setText(text)
         self.cancel_button.hide()
         self.close_button.show()

@@ -68,7 +68,7 @@ class ReplayDialog(QDialog):
         self.instructions.setPlainText(config.instructions)
         self.instructions.setPlaceholderText("System instructions (empty: none)")
         self.instructions.setTabChangesFocus(True)
-        self.instructions.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+        self.instructions.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
         self.temperature = QDoubleSpinBox(self)
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.1)
@@ -103,6 +103,9 @@ class ReplayDialog(QDialog):
         self.setMinimumWidth(460)
         self.provider.currentIndexChanged.connect(lambda _i: self._on_provider())
         self._on_provider()
+        # Never squeezed below what the form needs: a window is first sized to at most 2/3
+        # of a small screen (2× scale), and the form's own minimum forgets the wrapped intro.
+        self.setMinimumHeight(self.sizeHint().height())
 
     def _on_provider(self) -> None:
         provider = str(self.provider.currentData())
