@@ -204,3 +204,49 @@ def test_the_stop_at_an_unmatched_call_shows_the_call_and_opens_compare(qtbot, w
     users = [i.get("content") for i in forked if i.get("role") == "user"]
     assert users == USERS[:1]
     _settle(qtbot, window)
+
+
+@pytest.mark.parametrize("fmt", ["flux"])
+def test_the_dialog_starts_from_the_test_chats_agent_and_offline_replays_without_a_server(
+    qtbot, window, store_path, fmt,
+):
+    from fluxgui.qt.settings import AgentSettings
+    from fluxgui.services.chat import AgentConfig
+
+    saved = AgentConfig(instructions="Be brief.", model="llama3.2", temperature=0.2, provider="ollama",
+                        base_url="http://127.0.0.1:9")
+    AgentSettings(window.recent.settings).save(str(store_path), saved.to_settings())
+    _open_writable(qtbot, window, store_path)
+    dialog = _menu_replay(qtbot, window, 3)
+    assert dialog.provider.currentData() == "ollama" and dialog.model.text() == "llama3.2"
+    assert dialog.instructions.toPlainText() == "Be brief." and dialog.temperature.value() == 0.2
+    assert dialog.base_url.text() == "http://127.0.0.1:9" and dialog.base_url.isEnabled()
+    # the offline model: no server, deterministic; the fork's id as given
+    dialog.provider.setCurrentIndex(dialog.provider.findData("offline"))
+    assert not dialog.base_url.isEnabled() and dialog.model.text() == "offline"
+    dialog.fork_name.setText("what-if")
+    controller = window.replay.replays
+    with qtbot.waitSignal(controller.compareOpened, timeout=30_000):
+        dialog.accept()
+    assert controller.outcome.report.to_json()["replayed_turns"] == 1
+    assert controller.outcome.fork == "what-if"
+    msgs = read(store_path, fmt, "what-if")
+    assert [m["content"] for m in msgs if m["role"] == "user"] == USERS
+    # the fork joins the session list
+    qtbot.waitUntil(lambda: window.sessions.row_of("what-if") is not None, timeout=20_000)
+    controller.compare.close()
+    controller.progress.close()
+    _settle(qtbot, window)
+
+
+def test_a_read_only_store_says_how_to_replay(qtbot, window, tmp_path):
+    path = tmp_path / "s.db"
+    in_thread(write_session, path, "agents")
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.stores.open_target(str(path), session_id=SID)
+    _settle(qtbot, window)
+    m = _user_message(window, 1)
+    window.conversation.select_message(m.id)
+    assert not window.replay.replay_current()
+    assert window.error_bar.text() == "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
+    assert window.replay.replays.dialog is None

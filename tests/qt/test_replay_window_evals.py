@@ -103,3 +103,34 @@ def test_export_the_selected_sessions_says_which_turns_were_left_out(qtbot, wind
         dialog.export_button.click()
     assert dialog.result_label.text().startswith("Not exported: ")
     dialog.close()
+
+
+def test_export_the_sessions_under_a_review_filter_with_their_reviews(qtbot, window, two_sessions, tmp_path):
+    from fluxgui.services.reviews import Edit
+
+    with qtbot.waitSignal(window.reviews.ready, timeout=10_000):
+        window.reviews.use(str(tmp_path / "reviews" / "team.db"), None)
+    _open(qtbot, window, two_sessions, SID)
+    qtbot.waitUntil(lambda: window.reviews.key is not None and not window.bridge.busy, timeout=10_000)
+    with qtbot.waitSignal(window.reviews.reviewChanged, timeout=10_000):
+        window.reviews.change(Edit(state="reviewed", add_tags=["gold"]))
+    window.actions_by_name["export_eval"].trigger()
+    dialog = window.replay.eval_dialog
+    assert dialog.scope_review.isEnabled()
+    dialog.scope_review.setChecked(True)
+    dialog.state.setText("reviewed")
+    dialog.tag.setText("gold")
+    # a minimum score that is not NAME=NUMBER is refused before anything runs
+    dialog.min_scores.setText("accuracy")
+    with qtbot.waitSignal(dialog.exportFailed, timeout=10_000):
+        dialog.export_button.click()
+    assert dialog.result_label.text() == "Not exported: minimum score 'accuracy': write NAME=NUMBER"
+    dialog.min_scores.clear()
+    out = tmp_path / "gold.jsonl"
+    result = _export(qtbot, dialog, "jsonl", out)
+    assert (result.items, result.sessions) == (3, 1)  # conv-2 has no review: not under the filter
+    docs = check_file(out, "jsonl")
+    assert {d["metadata"]["session_id"] for d in docs} == {SID}
+    assert all(d["metadata"]["review_state"] == "reviewed" and d["metadata"]["review_tags"] == ["gold"]
+               for d in docs)
+    dialog.close()
