@@ -250,3 +250,34 @@ def test_a_read_only_store_says_how_to_replay(qtbot, window, tmp_path):
     assert not window.replay.replay_current()
     assert window.error_bar.text() == "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
     assert window.replay.replays.dialog is None
+
+
+@pytest.mark.parametrize("fmt", ["agents"])
+def test_a_fixed_text_for_unmatched_calls_lets_the_replay_go_on(qtbot, window, store_path, fmt):
+    _open_writable(qtbot, window, store_path)
+    controller = window.replay.replays
+    script = faithful_script()
+    script[USERS[1]] = [[("delete_account", {"user": "bob"})], "could not delete"]
+    with ScriptedServer(script) as server:
+        # Edit › Replay from Here… on the selected user message, as the context menu
+        m = _user_message(window, 2)
+        window.conversation.select_message(m.id)
+        assert window.actions_by_name["replay_from_here"] in window.menuBar().actions()[1].menu().actions()
+        window.actions_by_name["replay_from_here"].trigger()
+        qtbot.waitUntil(lambda: controller.dialog is not None and controller.dialog.isVisible(), timeout=20_000)
+        dialog = controller.dialog
+        _use_server(dialog, server, unmatched='{"error": "not recorded"}')
+        options = dialog.options()
+        assert (options.match, options.unmatched) == ("strict", '{"error": "not recorded"}')
+        with qtbot.waitSignal(controller.compareOpened, timeout=30_000):
+            dialog.accept()
+    report = controller.outcome.report
+    assert report.stopped is None and (report.matched, report.unmatched) == (0, 1)
+    assert report.replayed_turns == 2
+    log = controller.progress.log.toPlainText()
+    assert '← the fixed text (unmatched): {"error": "not recorded"}' in log
+    assert not controller.progress.stop_box.isVisible()
+    forked = read(store_path, fmt, report.fork)
+    assert [i["output"] for i in forked if i.get("type") == "function_call_output"] == [
+        CALLS[1][0][3], '{"error": "not recorded"}']
+    _settle(qtbot, window)

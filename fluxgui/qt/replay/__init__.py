@@ -87,17 +87,22 @@ def install_replay(window: Shell, reviews: ReviewSource | None = None) -> Replay
     replay.setStatusTip("Replay the session from the selected user message's turn into a fork")
     replay.triggered.connect(lambda _checked=False: parts.replay_current())
     actions["replay_from_here"] = replay
-    anchor = actions.get("copy_to")
+    _put_after(window, actions.get("copy_to"), export)  # File › … Copy Sessions To…, Export Eval Dataset…
+    _put_after(window, actions.get("fork"), replay)  # Edit › … Fork from Here…, Replay from Here…
+    return parts
+
+
+def _put_after(window: Shell, anchor: QAction | None, action: QAction) -> None:
+    """Put ``action`` right after ``anchor`` in the menu bar's menu that holds it."""
     for top in window.menuBar().actions():
         menu = top.menu()
         if isinstance(menu, QMenu) and anchor is not None and anchor in menu.actions():
             following = menu.actions()[menu.actions().index(anchor) + 1:]
             if following:
-                menu.insertAction(following[0], export)
+                menu.insertAction(following[0], action)
             else:
-                menu.addAction(export)
-            break
-    return parts
+                menu.addAction(action)
+            return
 
 
 __all__ = ["EvalExportDialog", "ReplayController", "ReplayDialog", "ReplayParts", "ReplayProgress",
