@@ -131,3 +131,19 @@ async def test_the_fork_as_one_change_on_redis(redis_prefix):
             await store.close()
     finally:
         await client.aclose()
+
+
+async def test_a_stop_before_the_fork_is_made_still_names_the_fork(tmp_path):
+    folder = tmp_path / "sessions"
+    hello_save(folder, SID, [hello_entry(m["role"], m["content"], metadata=m.get("metadata")) for m in flux_messages()])
+    store = await open_store(f"{folder}/", writable=True)
+    try:
+        stop = asyncio.Event()
+        stop.set()  # Cancel pressed at once: the fork is still made, and known
+        with ScriptedServer(faithful_script()) as server:
+            outcome = await replay_until(stop, store, SID, 2, _openai(server), lambda e: None)
+    finally:
+        await store.close()
+    assert outcome.cancelled and outcome.fork == f"{SID}-fork" and outcome.replayed_turns == 0
+    fork = hello_history(hello_load(folder / f"{SID}-fork.json"))
+    assert [m.content for m in fork if m.role == "user"] == USERS[:2]  # up to turn 2's user message

@@ -87,7 +87,10 @@ class ReplayController(QObject):
         if reason is not None or store is None:
             window.show_error(ReadOnlyError(reason or edits.NO_STORE))
             return False
-        if sid is None or self.running:
+        if sid is None:
+            return False
+        if self.running:
+            window.show_error(FluxguiError("a replay is running: cancel it or wait for its end first"))
             return False
         from fluxgui.services.replay.support import turns_from
 

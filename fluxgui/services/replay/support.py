@@ -52,14 +52,17 @@ async def replay_until(
     stop: asyncio.Event, store: Store, session_id: str, from_turn: int, options: ReplayOptions,
     on_event: Callable[[ReplayEvent], None],
 ) -> ReplayOutcome:
-    """:func:`~.run.replay` until it ends or ``stop`` is set (then it is cancelled, and
-    ends once the turn being written is written). Every end is an outcome: a failure
-    too, with the fork it left (if any)."""
+    """:func:`~.run.replay` until it ends or ``stop`` is set (then it is cancelled once
+    its fork is made, and ends once the turn being written is written). Every end is an
+    outcome: a failure too, with the fork it left (if any)."""
     outcome = ReplayOutcome()
+
+    forked = asyncio.Event()
 
     def track(event: ReplayEvent) -> None:
         if event.kind == "forked":
             outcome.fork = str(event.data["fork"])
+            forked.set()
         elif event.kind == "turn_done":
             outcome.replayed_turns += 1
         on_event(event)
@@ -73,6 +76,17 @@ async def replay_until(
         raise
     finally:
         waiter.cancel()
+    if not work.done() and outcome.fork is None:
+        # A fork being made is let finish and named first: a cancel never leaves a fork
+        # nobody knows of (the fork is one short write).
+        named = asyncio.ensure_future(forked.wait())
+        try:
+            await asyncio.wait({work, named}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        finally:
+            named.cancel()
     if not work.done():
         work.cancel()
         await asyncio.wait({work})
