@@ -75,7 +75,8 @@ class ReplayController(QObject):
 
     @property
     def running(self) -> bool:
-        return self._window.bridge.running(KEY)
+        """A replay runs, or its fork is being put on the undo stack."""
+        return self._window.bridge.running(KEY) or self._waiting_for is not None
 
     # -- asking ----------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, label_id
-from fluxgui.core.errors import ProviderError
+from fluxgui.core.errors import FluxguiError, ProviderError, show_id
 from fluxgui.core.roles import Store, refuse
 
 from ..doctor.reading import read_messages
@@ -115,7 +115,15 @@ async def fork_as_change(store: Store, fork: str, label: str) -> Change:
 
     async def both() -> Change:
         gone: Change = await writer.delete_session(fork)
-        back: Change = await writer.apply_change(gone.inverse())
+        try:
+            back: Change = await writer.apply_change(gone.inverse())
+        except Exception:  # noqa: BLE001 - once more, then say what happened
+            try:
+                back = await writer.apply_change(gone.inverse())
+            except Exception as exc:
+                raise FluxguiError(
+                    f"the replay's fork {show_id(fork)} was deleted to be put on the undo stack and could "
+                    f"not be written back: {exc}") from exc
         return back
 
     made = await run_to_end(both())
