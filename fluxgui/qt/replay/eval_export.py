@@ -173,7 +173,13 @@ class EvalExportDialog(QDialog):
         file_label = QLabel("&File:", self)
         file_label.setBuddy(self.path)
         form.addRow(file_label, path_row)
+        intro = QLabel("One item per assistant turn: the input the model had (calls paired with "
+                       "their outputs) and the recorded answer as the reference. Turns whose history "
+                       "fails the doctor's checks, or with no answer, are left out and counted.", self)
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(self)
+        layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.result_label)
         layout.addWidget(self.buttons)
