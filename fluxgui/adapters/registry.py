@@ -39,11 +39,7 @@ from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
-    from .base import Store as OldStore
-    from .handle import OpenStore
-
-    #: what an opened target is (the Redis stores are still of the old kind)
-    Store = OpenStore | OldStore
+    from .handle import OpenStore as Store
     from .encryption import ItemCipher
     from .sql.backend import Backend
 
