@@ -28,6 +28,7 @@ from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
+from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
@@ -78,6 +79,7 @@ class MainWindow(Shell):
     doctor: DoctorController
     reviews: ReviewController
     workspace: WorkspaceController
+    replay: ReplayParts
 
     def __init__(
         self,
@@ -166,6 +168,8 @@ class MainWindow(Shell):
         # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
         self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
+        # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
+        self.replay = install_replay(self, self.reviews)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
