@@ -42,6 +42,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "preflight": ("doctor", "cmd_preflight"),
     "ledger": ("doctor", "cmd_ledger"),
     "review": ("review", "cmd_review"),
+    "scan": ("scan", "cmd_scan"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import arguments
 from .arguments import Parser
+from .redact_args import add_redact_options
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 from .workspace_args import add_workspace_options, targets_positional
 
@@ -56,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "preflight": "show what resuming a session would send the model",
     "ledger": "tokens, cost and time of one session, turn by turn",
     "review": "review conversations: states, scores, tags, notes, a shared queue",
+    "scan": "list the secrets and personal data in sessions, masked (exit 1 when any)",
 }
 
 #: a subparsers action (argparse has no public name for its type)
@@ -128,6 +130,7 @@ def _add_show(sub: Subparsers, name: str) -> None:
         help="the branch to show (AdvancedSQLiteSession stores; default main)",
     )
     add_workspace_options(show)
+    add_redact_options(show)
     add_store_options(show)
 
 
@@ -227,6 +230,7 @@ def _add_export(sub: Subparsers, name: str) -> None:
     )
     add_store_options(export, legacy_format=False)
     add_export_review_options(export)
+    add_redact_options(export)
 
 
 def _add_import(sub: Subparsers, name: str) -> None:
@@ -274,6 +278,7 @@ def _add_copy(sub: Subparsers, name: str) -> None:
     )
     _hidden(copy, "--format", "dest_format", STORE_FORMATS)
     _hidden(copy, "--source-format", "format", STORE_FORMATS[:2])
+    add_redact_options(copy)
     add_store_options(copy, whose="SOURCE", legacy_format=False)
     add_store_options(copy, prefix="dest-", whose="DEST", format_flag=None)
 
@@ -326,12 +331,19 @@ def _merge(sub: Subparsers, name: str) -> None:
     from .workspace_args import add_merge
 
     add_merge(sub, name, _command)
+    add_redact_options(sub.choices[name])
 
 
 def _review(sub: Subparsers, name: str) -> None:
     from .review_parser import add_review
 
     add_review(sub, name, _command)
+
+
+def _scan(sub: Subparsers, name: str) -> None:
+    from .redact_args import add_scan
+
+    add_scan(sub, name, _command, TARGET_HELP)
 
 
 #: each command's subparser, in the order ``--help`` lists them
@@ -341,7 +353,7 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _doctor, "merge": _merge, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
-    "ledger": _doctor, "review": _review,
+    "ledger": _doctor, "review": _review, "scan": _scan,
 }
 
 

@@ -30,6 +30,9 @@ from .outputs import check_output
 #: a session's review, by session id: the lines a transcript shows under its title, and
 #: the record JSON and JSONL carry (``None``: none)
 Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
+#: a change made to each page of messages before it is written (redaction: run in the
+#: writer's thread; it may leave messages out)
+Transform = Callable[[list[Message]], list[Message]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -64,11 +67,13 @@ async def export_to_stream(
     progress: Progress | None = None,
     title: str = "",
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
     each session's review results, when asked for: the lines the Markdown and HTML
-    transcripts show under its title, the record JSON and JSONL carry."""
+    transcripts show under its title, the record JSON and JSONL carry. ``transform``
+    changes each page before it is written (redaction)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -88,6 +93,7 @@ async def export_to_stream(
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
     run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
+    run.transform = transform
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -170,6 +176,7 @@ class _Run:
         self._rows = self._chars = 0  # read so far
         self._group: list[SessionInfo] = []
         self._grouped = 0
+        self.transform: Transform | None = None
 
     async def add(self, info: SessionInfo) -> None:
         """Export the session ``info`` (next in order): with the group of small ones
@@ -225,7 +232,10 @@ class _Run:
     async def _page(self, page: list[Message] | RowPage) -> None:
         if not len(page):
             return
-        if isinstance(page, RowPage):  # rows, read in the worker thread
+        if self.transform is not None:  # (rows read as Messages in the worker thread)
+            self.pipe.add(_transformed, self.writer, self.transform, page)
+            chars = page.chars() if isinstance(page, RowPage) else sum(len(m.text) for m in page)
+        elif isinstance(page, RowPage):  # rows, read in the worker thread
             self.pipe.add(self.writer.rows, page)
             chars = page.chars()
         else:
@@ -281,6 +291,10 @@ class _Pipeline:
                 writing.exception()
 
 
+def _transformed(writer: ExportWriter, transform: Transform, page: list[Message] | RowPage) -> None:
+    writer.messages(transform(page.messages() if isinstance(page, RowPage) else page))
+
+
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
     for fn, args in calls:
         fn(*args)
@@ -297,6 +311,7 @@ async def export_sessions(
     title: str = "",
     force: bool = False,
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
@@ -315,7 +330,9 @@ async def export_sessions(
     if session_ids:
         session_ids = [i.id for i in await resolve(store, session_ids)]
     if output.kind == "stream":
-        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title, annotate)
+        return await _export_through(
+            store, output.path, fmt, session_ids, metadata, progress, title, annotate, transform
+        )
     real = output.path
     folder = real.parent
     if not folder.is_dir():
@@ -333,7 +350,7 @@ async def export_sessions(
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", errors="backslashreplace") as out:
             result = await export_to_stream(
                 store, out, fmt, session_ids=session_ids, metadata=metadata,
-                progress=progress, title=title, annotate=annotate,
+                progress=progress, title=title, annotate=annotate, transform=transform,
             )
             await in_thread(_flush, out)
             if output.kind == "file":  # replacing a file: keep its permissions
@@ -359,6 +376,7 @@ async def _export_through(
     progress: Progress | None,
     title: str,
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there
     is no file to replace), the node itself left as it is."""
@@ -371,7 +389,7 @@ async def _export_through(
     try:
         result = await export_to_stream(
             store, out, fmt, session_ids=session_ids, metadata=metadata,
-            progress=progress, title=title, annotate=annotate,
+            progress=progress, title=title, annotate=annotate, transform=transform,
         )
         await in_thread(out.flush)
     except OSError as exc:

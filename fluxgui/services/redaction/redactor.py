@@ -1,0 +1,182 @@
+""":class:`Redactor`: findings replaced by typed placeholders, consistent within one
+output.
+
+One Redactor serves one command's (or one window action's) whole output, every session
+in it: the same value gets the same placeholder everywhere (``[EMAIL_1]`` for one
+address, ``[EMAIL_2]`` for the next), so a conversation stays readable.
+
+A message is redacted as a whole: its text, its metadata and its stored item (``raw``),
+every string inside them in place (a JSON value stays a value of its type; a string
+holding JSON, such as a call's ``arguments``, is parsed, redacted and written back as
+JSON text). What a redacted output must not carry is left out and counted:
+
+* an encrypted item no key opened (it cannot be read, so not redacted);
+* compaction content (opaque to anyone but the model that made it);
+* an item a detector failed on (fail closed: never written unredacted).
+
+:meth:`Redactor.notes` says how many of each were left out.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fluxgui.adapters.encryption import is_envelope
+from fluxgui.core.model import Message
+
+from . import secrets
+from .detect import Detectors
+from .rules import Finding, mask
+
+
+@dataclass
+class Left:
+    """What a redacted output left out, by why."""
+
+    sealed: int = 0
+    compaction: int = 0
+    failed: list[str] = field(default_factory=list)  # the items' labels
+
+
+class Redactor:
+    """Placeholders for the findings of ``detectors`` (see the module's docstring).
+    Thread-safe: an export redacts in its writer's thread."""
+
+    def __init__(self, detectors: Detectors) -> None:
+        self.detectors = detectors
+        self._names: dict[tuple[str, str], str] = {}
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.left = Left()
+        #: every placeholder given, with the kind and masked value it stands for
+        self.given: dict[str, tuple[str, str]] = {}
+        #: when a list: every placeholder given from now on is added to it (a scan)
+        self.seen: list[str] | None = None
+
+    # ------------------------------------------------------------------ text
+
+    def placeholder(self, kind: str, value: str) -> str:
+        """The placeholder of ``value`` (of ``kind``) in this output."""
+        key = (kind, value)
+        name = self._names.get(key)
+        if name is None:
+            with self._lock:
+                name = self._names.get(key)
+                if name is None:
+                    n = self._counts.get(kind, 0) + 1
+                    self._counts[kind] = n
+                    name = f"[{kind}_{n}]"
+                    self._names[key] = name
+                    self.given[name] = (kind, mask(kind, value))
+        if self.seen is not None:
+            self.seen.append(name)
+        return name
+
+    def text(self, text: str, found: list[Finding] | None = None) -> str:
+        """``text`` with each finding replaced by its placeholder."""
+        if found is None:
+            found = self.detectors.find(text)
+        if not found:
+            return text
+        parts: list[str] = []
+        at = 0
+        for f in found:
+            parts.append(text[at:f.start])
+            parts.append(self.placeholder(f.kind, text[f.start:f.end]))
+            at = f.end
+        parts.append(text[at:])
+        return "".join(parts)
+
+    def value(self, value: Any, name: str = "") -> Any:
+        """A JSON value with every string in it redacted (keys of objects too); a string
+        holding a JSON object or array is redacted inside and stays JSON text."""
+        if isinstance(value, str):
+            return self._string(value, name)
+        if isinstance(value, dict):
+            return {self._key(k): self.value(v, k if isinstance(k, str) else "") for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        return value
+
+    def _key(self, key: Any) -> Any:
+        return self.text(key) if isinstance(key, str) and len(key) > 5 else key
+
+    def _string(self, text: str, name: str) -> str:
+        if (
+            name and secrets.looks_like_aws_secret(text)
+            and secrets.AWS_SECRET_NAME.search(name) is not None
+        ):
+            return self.placeholder("AWS_SECRET_KEY", text)
+        found = self.detectors.find(text)
+        if not found:
+            return text
+        stripped = text.lstrip()
+        if stripped[:1] in ("{", "[") and len(stripped) > 1:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, (dict, list)):
+                return json.dumps(self.value(parsed), ensure_ascii=False)
+        return self.text(text, found)
+
+    # ------------------------------------------------------------------ messages
+
+    def message(self, m: Message) -> Message | None:
+        """``m`` redacted; ``None`` when a redacted output leaves it out (counted)."""
+        if is_envelope(m.raw):
+            with self._lock:
+                self.left.sealed += 1
+            return None
+        if m.kind == "compaction":
+            with self._lock:
+                self.left.compaction += 1
+            return None
+        try:
+            text = self.text(m.text)
+            metadata = self.value(m.metadata)
+            raw = self.value(m.raw)
+        except Exception:  # noqa: BLE001 - fail closed: the item is left out, and said
+            with self._lock:
+                self.left.failed.append(m.label)
+            return None
+        if text is m.text and metadata == m.metadata and raw == m.raw:
+            return m
+        return replace(m, text=text, metadata=metadata, raw=raw, stored_chars=None)
+
+    def page(self, page: list[Message]) -> list[Message]:
+        """A page of messages redacted, the ones left out dropped."""
+        out = []
+        for m in page:
+            r = self.message(m)
+            if r is not None:
+                out.append(r)
+        return out
+
+    def notes(self) -> list[str]:
+        """What was left out, one sentence each (empty: nothing)."""
+        from fluxgui.core.text import plural
+
+        left, out = self.left, []
+        if left.sealed:
+            out.append(
+                f"redaction left out {plural(left.sealed, 'encrypted item')} no key opened "
+                "(pass the key to redact them instead)"
+            )
+        if left.compaction:
+            out.append(f"redaction left out {plural(left.compaction, 'compaction item')} (opaque content)")
+        if left.failed:
+            shown = ", ".join(left.failed[:5]) + (", …" if len(left.failed) > 5 else "")
+            out.append(
+                f"redaction left out {plural(len(left.failed), 'item')} a detector failed on "
+                f"({shown}); nothing of them was written"
+            )
+        return out
+
+    def transform(self) -> Callable[[list[Message]], list[Message]]:
+        """:meth:`page`, as the message transform an export or a copy takes."""
+        return self.page
