@@ -15,6 +15,9 @@ from .custom import CustomRules
 from .rules import Finding, Rule
 
 GROUPS = ("secrets", "pii", "custom")
+#: kinds known by what stands before the value, not by its own shape: once found, the
+#: same value is a finding wherever else it appears in the output (see Redactor)
+CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
 _NAMED = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
@@ -69,6 +72,11 @@ class Detectors:
             found.extend(self.custom.find(text))
         if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
             found.extend(secrets.aws_neighbours(text))
+        for n, f in enumerate(found):
+            if f.kind in CONTEXTUAL:  # a known shape after "Bearer": named by its shape
+                inner = self.find(text[f.start:f.end])
+                if len(inner) == 1 and inner[0].end - inner[0].start == f.end - f.start:
+                    found[n] = f._replace(kind=inner[0].kind)
         return _disjoint(found) if len(found) > 1 else found
 
     @staticmethod

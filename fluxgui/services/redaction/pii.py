@@ -119,7 +119,7 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
     return (
         Rule(
             "EMAIL", "pii",
-            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+            r"(?<![A-Za-z0-9._%+/\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
             r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])",
             _email,
         ),

@@ -20,6 +20,7 @@ JSON text). What a redacted output must not carry is left out and counted:
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,7 @@ from fluxgui.adapters.encryption import is_envelope
 from fluxgui.core.model import Message
 
 from . import secrets
-from .detect import Detectors
+from .detect import CONTEXTUAL, Detectors, _disjoint
 from .rules import Finding, mask
 
 
@@ -56,6 +57,8 @@ class Redactor:
         self.given: dict[str, tuple[str, str]] = {}
         #: when a list: every placeholder given from now on is added to it (a scan)
         self.seen: list[str] | None = None
+        self._known: dict[str, str] = {}  # value → kind, of the CONTEXTUAL kinds
+        self._known_re: re.Pattern[str] | None = None
 
     # ------------------------------------------------------------------ text
 
@@ -76,17 +79,37 @@ class Redactor:
             self.seen.append(name)
         return name
 
+    def find(self, text: str) -> list[Finding]:
+        """The detectors' findings in ``text``, and the values found by their context
+        elsewhere in this output (a Bearer token, a URL's password) wherever they are."""
+        found = self.detectors.find(text)
+        known = self._known_re
+        if known is not None:
+            more = [Finding(m.start(), m.end(), self._known[m.group()]) for m in known.finditer(text)]
+            if more:
+                found = _disjoint(found + more)
+        return found
+
+    def _learn(self, kind: str, value: str) -> None:
+        if kind in CONTEXTUAL and len(value) >= 8 and value not in self._known:
+            with self._lock:
+                self._known[value] = kind
+                alternation = "|".join(re.escape(v) for v in sorted(self._known, key=len, reverse=True))
+                self._known_re = re.compile(alternation)
+
     def text(self, text: str, found: list[Finding] | None = None) -> str:
         """``text`` with each finding replaced by its placeholder."""
         if found is None:
-            found = self.detectors.find(text)
+            found = self.find(text)
         if not found:
             return text
         parts: list[str] = []
         at = 0
         for f in found:
             parts.append(text[at:f.start])
-            parts.append(self.placeholder(f.kind, text[f.start:f.end]))
+            value = text[f.start:f.end]
+            self._learn(f.kind, value)
+            parts.append(self.placeholder(f.kind, value))
             at = f.end
         parts.append(text[at:])
         return "".join(parts)
@@ -111,7 +134,7 @@ class Redactor:
             and secrets.AWS_SECRET_NAME.search(name) is not None
         ):
             return self.placeholder("AWS_SECRET_KEY", text)
-        found = self.detectors.find(text)
+        found = self.find(text)
         if not found:
             return text
         stripped = text.lstrip()
@@ -137,9 +160,10 @@ class Redactor:
                 self.left.compaction += 1
             return None
         try:
-            text = self.text(m.text)
-            metadata = self.value(m.metadata)
-            raw = self.value(m.raw)
+            learnt = len(self._known)
+            text, metadata, raw = self._parts(m)
+            if len(self._known) > learnt:  # a value found by its context: everywhere
+                text, metadata, raw = self._parts(m)
         except Exception:  # noqa: BLE001 - fail closed: the item is left out, and said
             with self._lock:
                 self.left.failed.append(m.label)
@@ -147,6 +171,9 @@ class Redactor:
         if text is m.text and metadata == m.metadata and raw == m.raw:
             return m
         return replace(m, text=text, metadata=metadata, raw=raw, stored_chars=None)
+
+    def _parts(self, m: Message) -> tuple[str, Any, Any]:
+        return self.text(m.text), self.value(m.metadata), self.value(m.raw)
 
     def page(self, page: list[Message]) -> list[Message]:
         """A page of messages redacted, the ones left out dropped."""
