@@ -18,6 +18,7 @@ GROUPS = ("secrets", "pii", "custom")
 #: kinds known by what stands before the value, not by its own shape: once found, the
 #: same value is a finding wherever else it appears in the output (see Redactor)
 CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
+_PLACEHOLDER = re.compile(r"\[[A-Z0-9_]+_\d+\]")
 _NAMED = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
@@ -72,6 +73,8 @@ class Detectors:
             found.extend(self.custom.find(text))
         if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
             found.extend(secrets.aws_neighbours(text))
+        if found and "[" in text:  # a placeholder already there is not found again
+            found = [f for f in found if _PLACEHOLDER.fullmatch(text, f.start, f.end) is None]
         for n, f in enumerate(found):
             if f.kind in CONTEXTUAL:  # a known shape after "Bearer": named by its shape
                 inner = self.find(text[f.start:f.end])
