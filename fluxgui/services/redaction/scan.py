@@ -59,7 +59,8 @@ def scan_page(redactor: Redactor, session: SessionFindings, page: list[Any]) -> 
     """Add the findings of a page of messages to ``session`` (blocking: pure Python)."""
     failed = len(redactor.left.failed)
     for m in page:
-        redactor.seen = seen = []
+        seen: list[str] = []
+        redactor.seen = seen
         try:
             redactor.message(m)
         finally:
