@@ -54,6 +54,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
     redactor = redactor_for(args)
     transform = redactor.page if redactor is not None else None
+    unchanged = redactor.unchanged if redactor is not None else None
     store = await open_target(args)
     reviews = annotate = None
     try:
@@ -67,6 +68,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_to_stream(
                 store, out, fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, annotate=annotate, transform=transform,
+                unchanged=unchanged,
             )
             out.flush()
             where, report = "standard output", sys.stderr
@@ -74,7 +76,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, force=args.force, annotate=annotate,
-                transform=transform,
+                transform=transform, unchanged=unchanged,
             )
             where, report = one_line(args.output, 400), out
     finally:

@@ -33,6 +33,9 @@ Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
 #: a change made to each page of messages before it is written (redaction: run in the
 #: writer's thread; it may leave messages out)
 Transform = Callable[[list[Message]], list[Message]]
+#: whether ``transform`` leaves a stored row as it is, told from its text columns (such
+#: rows keep the fast path straight from the rows; the others are read as Messages)
+Unchanged = Callable[[list[Any]], bool]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -68,12 +71,14 @@ async def export_to_stream(
     title: str = "",
     annotate: Annotate | None = None,
     transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
     each session's review results, when asked for: the lines the Markdown and HTML
     transcripts show under its title, the record JSON and JSONL carry. ``transform``
-    changes each page before it is written (redaction)."""
+    changes each page before it is written (redaction); ``unchanged(texts)`` tells the
+    stored rows it would leave as they are."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -93,7 +98,7 @@ async def export_to_stream(
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
     run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
-    run.transform = transform
+    run.transform, run.unchanged = transform, unchanged
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -177,6 +182,7 @@ class _Run:
         self._group: list[SessionInfo] = []
         self._grouped = 0
         self.transform: Transform | None = None
+        self.unchanged: Unchanged | None = None
 
     async def add(self, info: SessionInfo) -> None:
         """Export the session ``info`` (next in order): with the group of small ones
@@ -233,7 +239,7 @@ class _Run:
         if not len(page):
             return
         if self.transform is not None:  # (rows read as Messages in the worker thread)
-            self.pipe.add(_transformed, self.writer, self.transform, page)
+            self.pipe.add(_transformed, self.writer, self.transform, self.unchanged, page)
             chars = page.chars() if isinstance(page, RowPage) else sum(len(m.text) for m in page)
         elif isinstance(page, RowPage):  # rows, read in the worker thread
             self.pipe.add(self.writer.rows, page)
@@ -291,8 +297,37 @@ class _Pipeline:
                 writing.exception()
 
 
-def _transformed(writer: ExportWriter, transform: Transform, page: list[Message] | RowPage) -> None:
-    writer.messages(transform(page.messages() if isinstance(page, RowPage) else page))
+def _transformed(
+    writer: ExportWriter, transform: Transform, unchanged: Unchanged | None, page: list[Message] | RowPage
+) -> None:
+    if not isinstance(page, RowPage):
+        writer.messages(transform(page))
+        return
+    if unchanged is None:
+        writer.messages(transform(page.messages()))
+        return
+    columns = _TEXT_COLUMNS[page.layout]
+    kept: list[Any] = []
+    read: list[Any] = []
+    for row in page.rows:
+        if unchanged([row[i] for i in columns]):
+            if read:
+                writer.messages(transform([page.read(r) for r in read]))
+                read = []
+            kept.append(row)
+        else:
+            if kept:
+                writer.rows(RowPage(page.layout, kept, page.read, page.utc))
+                kept = []
+            read.append(row)
+    if kept:
+        writer.rows(RowPage(page.layout, kept, page.read, page.utc))
+    if read:
+        writer.messages(transform([page.read(r) for r in read]))
+
+
+#: the columns of a stored row holding its text and items, by layout (see RowPage)
+_TEXT_COLUMNS = {"flux": (1, 2, 3), "agents": (1,)}
 
 
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
@@ -312,6 +347,7 @@ async def export_sessions(
     force: bool = False,
     annotate: Annotate | None = None,
     transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
@@ -331,7 +367,8 @@ async def export_sessions(
         session_ids = [i.id for i in await resolve(store, session_ids)]
     if output.kind == "stream":
         return await _export_through(
-            store, output.path, fmt, session_ids, metadata, progress, title, annotate, transform
+            store, output.path, fmt, session_ids, metadata, progress, title, annotate, transform,
+            unchanged,
         )
     real = output.path
     folder = real.parent
@@ -351,6 +388,7 @@ async def export_sessions(
             result = await export_to_stream(
                 store, out, fmt, session_ids=session_ids, metadata=metadata,
                 progress=progress, title=title, annotate=annotate, transform=transform,
+                unchanged=unchanged,
             )
             await in_thread(_flush, out)
             if output.kind == "file":  # replacing a file: keep its permissions
@@ -377,6 +415,7 @@ async def _export_through(
     title: str,
     annotate: Annotate | None = None,
     transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there
     is no file to replace), the node itself left as it is."""
@@ -390,6 +429,7 @@ async def _export_through(
         result = await export_to_stream(
             store, out, fmt, session_ids=session_ids, metadata=metadata,
             progress=progress, title=title, annotate=annotate, transform=transform,
+            unchanged=unchanged,
         )
         await in_thread(out.flush)
     except OSError as exc:

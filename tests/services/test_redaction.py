@@ -157,3 +157,23 @@ async def test_export_with_redaction_reads_rows_pages_as_messages(tmp_path):
     for kind, value, _s in PLANTED:
         if kind not in ("TICKET", "TERM", "PRIVATE_KEY"):
             assert value not in out.getvalue(), kind
+
+
+def test_a_stored_row_is_unchanged_only_when_nothing_in_it_would_be():
+    """The export's fast path keeps a row whose stored text the redactor says it leaves as
+    it is: never one holding a planted value, in any place, as the SDK stores it (JSON
+    text, arguments as JSON inside JSON); the clean corpus keeps the fast path."""
+    r = Redactor(_all())
+    for place in ("user", "assistant", "args", "output", "metadata"):
+        for item in agents_items(place):
+            stored = json.dumps(item, separators=(",", ":"))
+            message = Message(id=1, role="user", kind="message", text="", raw=item)
+            if r.message(message) != message:
+                assert not r.unchanged([stored]), stored
+    aws = {"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+    assert not r.unchanged([json.dumps({"arguments": json.dumps(aws)})])
+    assert not r.unchanged([json.dumps({"content": "x\\nsk-proj-" + "Ab3dE1fGh1jKlMnOpQrSt2uVw"})])
+    assert not r.unchanged([json.dumps({"__enc__": 1, "v": 1, "kid": "k", "payload": "p"})])
+    for text in CLEAN:
+        if "\n" not in text:
+            assert r.unchanged([json.dumps({"role": "user", "content": text})]), text

@@ -1,14 +1,15 @@
 """:class:`Detectors`: the enabled rules, compiled into one pass over a text.
 
 ``find(text)`` gives every finding in ``text``, left to right, none overlapping (where
-two would, the one starting first, then the longer, is kept). Kinds chosen: any of
+two would, the one starting first, then the longer, is kept). Each rule runs on its own,
+and only on a text holding one of its triggers. Kinds chosen: any of
 :data:`GROUPS` (``all``: every one).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from . import pii, secrets
 from .custom import CustomRules
@@ -18,8 +19,8 @@ GROUPS = ("secrets", "pii", "custom")
 #: kinds known by what stands before the value, not by its own shape: once found, the
 #: same value is a finding wherever else it appears in the output (see Redactor)
 CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
+_DIGIT = re.compile(r"\d").search
 _PLACEHOLDER = re.compile(r"\[[A-Z0-9_]+_\d+\]")
-_NAMED = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
@@ -55,20 +56,46 @@ class Detectors:
             rules.extend(pii.rules(region))
         self.rules = tuple(rules)
         self.custom = custom if custom and "custom" in self.groups else None
-        self._own = [re.compile(r.pattern, r.flags) for r in self.rules]
-        alternation = "|".join(f"({_NAMED.sub('(?:', r.pattern)})" for r in self.rules)
-        self._all = re.compile(alternation) if rules else None
+        self._compiled = [(r, re.compile(r.pattern, r.flags)) for r in self.rules]
+        # Which triggers a text holds (in lower case: a substring test each, next to
+        # nothing; most texts hold none) chooses the rules run on it.
+        self._triggers = tuple(sorted({t.lower() for r in self.rules for t in r.triggers}))
+        self._always = tuple(n for n, r in enumerate(self.rules) if not r.triggers)
+        self._by_trigger: dict[str, tuple[int, ...]] = {
+            t: tuple(n for n, r in enumerate(self.rules) if t in {x.lower() for x in r.triggers})
+            for t in self._triggers
+        }
         self._aws = "secrets" in self.groups
+        #: no finding is shorter (but a custom one)
+        self._shortest = 1 if self.custom is not None else 6
 
     def find(self, text: str) -> list[Finding]:
         """Every finding in ``text`` (see the module's docstring)."""
         found: list[Finding] = []
-        if self._all is not None:
-            for match in self._all.finditer(text):
-                n = match.lastindex
-                assert n is not None
-                rule = self.rules[n - 1]
-                found.extend(self._read(rule, self._own[n - 1], text, match.start(), match.end()))
+        if len(text) < self._shortest:
+            return found
+        low = text.lower()
+        chosen = self._always
+        hits = [t for t in self._triggers if t in low]
+        if hits:
+            by = self._by_trigger
+            chosen = tuple(sorted({*chosen, *(n for t in hits for n in by[t])}))
+        digit: bool | None = None
+        for n in chosen:
+            rule, regex = self._compiled[n]
+            if rule.triggers and not rule.lower and not any(t in text for t in rule.triggers):
+                continue  # (a trigger in another case)
+            if rule.digits:
+                if digit is None:
+                    digit = _DIGIT(text) is not None
+                if not digit:
+                    continue
+            for match in regex.finditer(text):
+                if rule.check is None:
+                    s, e = match.span("v") if "(?P<v>" in rule.pattern else match.span()
+                    found.append(Finding(s, e, rule.kind))
+                else:
+                    found.extend(Finding(f.start, f.end, f.kind or rule.kind) for f in rule.check(match))
         if self.custom is not None:
             found.extend(self.custom.find(text))
         if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
@@ -81,18 +108,6 @@ class Detectors:
                 if len(inner) == 1 and inner[0].end - inner[0].start == f.end - f.start:
                     found[n] = f._replace(kind=inner[0].kind)
         return _disjoint(found) if len(found) > 1 else found
-
-    @staticmethod
-    def _read(rule: Rule, own: re.Pattern[str], text: str, start: int, end: int) -> Iterable[Finding]:
-        if rule.check is None and "(?P<v>" not in rule.pattern:
-            return (Finding(start, end, rule.kind),)
-        match = own.match(text, start, end)
-        if match is None:  # (the alternation's match is this rule's own)
-            return ()
-        if rule.check is None:
-            s, e = match.span("v")
-            return (Finding(s, e, rule.kind),)
-        return [Finding(f.start, f.end, f.kind or rule.kind) for f in rule.check(match)]
 
 
 def _disjoint(found: list[Finding]) -> list[Finding]:

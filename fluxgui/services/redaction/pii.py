@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .rules import Finding, Rule
+from .rules import Finding, Rule, starts_token
 
 DEFAULT_REGION = "US"
 _FILE_SUFFIXES = frozenset(
@@ -29,13 +29,29 @@ _FILE_SUFFIXES = frozenset(
 )
 _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_LOCAL = _ALNUM + "._%+-/"  # (what stands before an address's start: it is not one)
+_NUMBER_BEFORE = _ALNUM + "_+/.-"
+_PHONE_WORDS = ("phone", "tel", "mobile", "cell", "call", "sms", "whatsapp", "fax")
+_AFTER_WORD = re.compile(r"\b(?:" + "|".join(_PHONE_WORDS) + r"|telephone)\b[^\d\n]{0,12}\Z")
+_LAST_WORD = re.compile(r"[^\s\"'<>]*\Z")
+_GLUED_AFTER = frozenset(_ALNUM + "_/-")
+#: a number: an optional country code, an optional area code in brackets, digits in groups
+_NUMBER = re.compile(
+    r"(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?|\(\d{1,4}\)[ .\-]?)?\d{1,5}"
+    r"(?:[ .\-]?\d{1,5}){1,7}(?![0-9A-Za-z_/\-]|[.:]\d)"
+)
 _CARD_START = re.compile(r"4|5[1-5]|2[2-7]|3[47]|3[068]|35|6011|65|64[4-9]|62")
 
 
 def _email(match: re.Match[str]) -> Iterator[Finding]:
     tld = match.group().rsplit(".", 1)[-1].lower()
-    if tld not in _FILE_SUFFIXES:
-        yield Finding(match.start(), match.end(), "")
+    if not starts_token(match, _LOCAL) or tld in _FILE_SUFFIXES:
+        return
+    text, at = match.string, match.start()
+    word = _LAST_WORD.search(text, max(0, at - 200), at).group()  # type: ignore[union-attr]
+    if "://" not in word:  # (user:password@host in a URL is no address)
+        yield Finding(at, match.end(), "")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -65,12 +81,32 @@ class Numbers:
     def __init__(self, region: str = DEFAULT_REGION) -> None:
         self.region = region.upper()
 
-    def __call__(self, match: re.Match[str]) -> Iterator[Finding]:
+    def __call__(self, region: re.Match[str]) -> Iterator[Finding]:
+        """The numbers in a run of digits, spaces, dots, dashes and brackets."""
+        whole = region.string
+        end = region.end()
+        while end > region.start() and whole[end - 1] in " .-(":
+            end -= 1
+        if end - region.start() < 7 or sum(c.isdigit() for c in whole[region.start():end]) < 7:
+            return
+        glued = end < len(whole) and (whole[end] in _GLUED_AFTER or (
+            whole[end] in ".:" and end + 1 < len(whole) and whole[end + 1].isdigit()))
+        for match in _NUMBER.finditer(whole, region.start(), end):
+            if match.end() == end and glued:
+                continue
+            yield from self._number(match)
+
+    def _number(self, match: re.Match[str]) -> Iterator[Finding]:
         text = match.group()
         digits = sum(c.isdigit() for c in text)
         if digits < 7:
             return
         start = match.start()
+        if not starts_token(match, _NUMBER_BEFORE):  # glued to an id: what follows may be one
+            first, space, rest = text.partition(" ")
+            if space and sum(c.isdigit() for c in rest) >= 7:
+                yield from self.phones(rest, start + len(first) + 1)
+            return
         if 13 <= digits <= 19 and is_card(text.strip()):
             yield Finding(start, match.end(), "CARD")
             return
@@ -92,18 +128,24 @@ class Numbers:
         """A bare number right after "phone", "tel", "call", "mobile", …."""
         import phonenumbers
 
-        start, end = match.span("v")
+        if not starts_token(match, _ALNUM):
+            return
+        before = match.string[max(0, match.start() - 30):match.start()].lower()
+        if _AFTER_WORD.search(before) is None:
+            return
         try:
-            number = phonenumbers.parse(match.group("v"), self.region)
+            number = phonenumbers.parse(match.group(), self.region)
         except phonenumbers.NumberParseException:
             return
         if phonenumbers.is_valid_number(number):
-            yield Finding(start, end, "PHONE")
+            yield Finding(match.start(), match.end(), "PHONE")
 
 
 def _iban(match: re.Match[str]) -> Iterator[Finding]:
     from stdnum import iban
 
+    if not starts_token(match, _ALNUM):
+        return
     text = match.group()
     while len(text.replace(" ", "")) >= 15:
         if iban.is_valid(text):
@@ -119,21 +161,16 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
     return (
         Rule(
             "EMAIL", "pii",
-            r"(?<![A-Za-z0-9._%+/\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+            r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
             r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])",
-            _email,
+            _email, triggers=("@",),
         ),
-        Rule("IBAN", "pii", r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban),
+        Rule("IBAN", "pii", r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
         Rule(
-            "PHONE", "pii",
-            r"(?i:\b(?:phone|tel|telephone|mobile|cell|call|sms|whatsapp|fax)\b)[^\d\n]{0,12}"
-            r"(?P<v>\d{7,15})(?![\dA-Za-z])",
-            numbers.after_word,
+            "PHONE", "pii", r"\d{7,15}(?![\dA-Za-z])", numbers.after_word,
+            triggers=_PHONE_WORDS, lower=True, digits=True,
         ),
         Rule(
-            "NUMBER", "pii",
-            r"(?<![0-9A-Za-z_+/.\-])(?:\+\d{1,3}[ .\-]?)?(?:\(\d{1,4}\)[ .\-]?)?\d{1,5}"
-            r"(?:[ .\-]?\d{1,5}){1,7}(?![0-9A-Za-z_/\-]|[.:]\d)",
-            numbers,
+            "NUMBER", "pii", r"[+(\d][\d ().\-]{5,40}", numbers, digits=True,
         ),
     )

@@ -2,9 +2,12 @@
 :class:`Finding` (a span of text of one kind), and :func:`mask` (a finding shown without
 its value).
 
-A rule's pattern is compiled into one alternation with every other enabled rule's (one
-pass over a text finds them all); ``check(match)`` reads the match it made and gives the
-findings in it (none: a candidate that fails its checksum or its context). A rule whose
+A rule runs only on a text holding one of its ``triggers`` (a key's prefix: a substring
+test costs next to nothing, a regular expression's search much more); its pattern
+starts with a literal or a class of characters (what lets ``re`` skip ahead fast), what
+must not stand before a match being checked by ``check``. ``check(match)`` reads the
+match and gives the findings in it (none: a candidate that fails its checksum or its
+context). A rule whose
 pattern has a group ``v`` and no ``check`` reports only that group (the value after
 ``Bearer``, the password of a URL).
 """
@@ -40,6 +43,18 @@ class Rule:
     pattern: str
     check: Check | None = None
     flags: int = 0
+    #: the rule runs only on a text holding one of these (empty: always); ``lower``:
+    #: looked for in the text in lower case
+    triggers: tuple[str, ...] = ()
+    lower: bool = False
+    #: the rule runs only on a text holding a digit
+    digits: bool = False
+
+
+def starts_token(match: re.Match[str], before: str) -> bool:
+    """Whether nothing of ``before`` (characters) stands just before ``match``."""
+    at = match.start()
+    return at == 0 or match.string[at - 1] not in before
 
 
 def value_span(match: re.Match[str], name: str = "v") -> tuple[int, int]:

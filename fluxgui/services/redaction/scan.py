@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fluxgui.core.errors import FluxguiError
+from fluxgui.core.jsonrecords import RowPage
+from fluxgui.core.model import Message
 from fluxgui.core.roles import Store
 
 from .redactor import Redactor
@@ -55,7 +57,7 @@ async def _session_ids(store: Store, session_ids: Sequence[str] | None) -> Async
         yield info.id
 
 
-def scan_page(redactor: Redactor, session: SessionFindings, page: list[Any]) -> None:
+def scan_page(redactor: Redactor, session: SessionFindings, page: list[Message]) -> None:
     """Add the findings of a page of messages to ``session`` (blocking: pure Python)."""
     failed = len(redactor.left.failed)
     for m in page:
@@ -77,8 +79,27 @@ async def scan_store(
 ) -> AsyncIterator[SessionFindings]:
     """Each session's findings (all sessions, or the ones named), in the store's
     order (the least recently active first, as an export writes them)."""
+    rows = store.rows
     async for sid in _session_ids(store, session_ids):
         found = SessionFindings(sid)
-        async for page in store.reader.iter_messages(sid):
-            scan_page(redactor, found, page)
+        if rows is not None:  # rows with nothing to find are not read as Messages
+            async for row_page in rows.iter_row_pages(sid):
+                scan_page(redactor, found, _to_read(redactor, row_page))
+        else:
+            async for page in store.reader.iter_messages(sid):
+                scan_page(redactor, found, page)
         yield found
+
+
+#: the columns of a stored row holding its text and items, by layout
+_TEXT_COLUMNS = {"flux": (1, 2, 3), "agents": (1,)}
+
+
+def _to_read(redactor: Redactor, page: list[Message] | RowPage) -> list[Message]:
+    """The rows of ``page`` that may hold a finding, as Messages (a page the store read
+    as Messages: all of it)."""
+    if not isinstance(page, RowPage):
+        return page
+    columns = _TEXT_COLUMNS[page.layout]
+    unchanged, read = redactor.unchanged, page.read
+    return [read(row) for row in page.rows if not unchanged([row[i] for i in columns])]

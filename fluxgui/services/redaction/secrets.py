@@ -25,21 +25,34 @@ from collections.abc import Iterator
 
 from fluxgui.core.redact import is_secret_name
 
-from .rules import Finding, Rule
+from .rules import Finding, Rule, starts_token
 
-_B = r"(?<![A-Za-z0-9_\-])"  # not inside a longer token
+#: what may not stand before a key (it would be inside a longer token)
+_TOKEN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _E = r"(?![A-Za-z0-9_\-])"
+
+
+def _token(match: re.Match[str]) -> Iterator[Finding]:
+    if starts_token(match, _TOKEN):
+        yield Finding(match.start(), match.end(), "")
 
 
 def _mixed(match: re.Match[str]) -> Iterator[Finding]:
     """The match when its body holds a letter and a digit (a random key does; a word
     such as ``sk-not-a-real-key-for-you`` does not)."""
     text = match.group()
-    if re.search(r"\d", text) and re.search(r"[A-Za-z]", text[3:]):
+    if starts_token(match, _TOKEN) and re.search(r"\d", text) and re.search(r"[A-Za-z]", text[3:]):
+        yield Finding(match.start(), match.end(), "")
+
+
+def _aws_id(match: re.Match[str]) -> Iterator[Finding]:
+    if starts_token(match, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"):
         yield Finding(match.start(), match.end(), "")
 
 
 def _jwt(match: re.Match[str]) -> Iterator[Finding]:
+    if not starts_token(match, _TOKEN):
+        return
     head = match.group().split(".", 1)[0]
     try:
         decoded = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
@@ -52,7 +65,9 @@ def _jwt(match: re.Match[str]) -> Iterator[Finding]:
 def _bearer(match: re.Match[str]) -> Iterator[Finding]:
     start, end = match.span("v")
     value = match.group("v")
-    if re.search(r"\d", value) and re.search(r"[A-Za-z]", value) and not value.startswith("["):
+    if (
+        starts_token(match, _TOKEN) and re.search(r"\d", value) and re.search(r"[A-Za-z]", value)
+    ):
         yield Finding(start, end, "")
 
 
@@ -84,26 +99,46 @@ def aws_neighbours(text: str) -> Iterator[Finding]:
 
 
 RULES = (
-    Rule("ANTHROPIC_KEY", "secrets", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E),
-    Rule("OPENAI_KEY", "secrets", _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}" + _E, _mixed),
-    Rule("AWS_ACCESS_KEY", "secrets", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    Rule("ANTHROPIC_KEY", "secrets", r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("sk-ant-",)),
+    Rule("OPENAI_KEY", "secrets", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}" + _E, _mixed, triggers=("sk-",)),
+    Rule(
+        "AWS_ACCESS_KEY", "secrets", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])", _aws_id,
+        triggers=("AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
     Rule(
         "AWS_SECRET_KEY", "secrets",
-        r"(?i:aws.{0,20}secret[A-Za-z_]{0,20}|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?"
+        r"(?i:aws.{0,20}secret[A-Za-z_]{0,20}|secret_?access_?key)\\?[\"']?\s*[:=]\s*\\?[\"']?"
         r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        triggers=("secret",), lower=True,
     ),
-    Rule("GITHUB_TOKEN", "secrets", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _E),
-    Rule("GITLAB_TOKEN", "secrets", _B + r"glpat-[A-Za-z0-9_\-]{20,}" + _E),
-    Rule("SLACK_TOKEN", "secrets", _B + r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E),
-    Rule("STRIPE_KEY", "secrets", _B + r"(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
-    Rule("GOOGLE_API_KEY", "secrets", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E),
-    Rule("JWT", "secrets", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E, _jwt),
+    Rule(
+        "GITHUB_TOKEN", "secrets", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _E, _token,
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    Rule("GITLAB_TOKEN", "secrets", r"glpat-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("glpat-",)),
+    Rule("SLACK_TOKEN", "secrets", r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E, _token, triggers=("xox",)),
+    Rule(
+        "STRIPE_KEY", "secrets", r"(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}" + _E, _token,
+        triggers=("_live_", "_test_"),
+    ),
+    Rule("GOOGLE_API_KEY", "secrets", r"AIza[0-9A-Za-z_\-]{35}" + _E, _token, triggers=("AIza",)),
+    Rule("JWT", "secrets", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E, _jwt, triggers=("eyJ",)),
     Rule(
         "PRIVATE_KEY", "secrets",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\-]*)",
+        triggers=("PRIVATE KEY",),
     ),
-    Rule("BEARER_TOKEN", "secrets", r"(?i:\b(?:bearer|basic))\s+(?P<v>[A-Za-z0-9._~+/\-]{12,}=*)", _bearer),
-    Rule("URL_PASSWORD", "secrets", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:\"'<>`]*:(?P<v>[^\s/@\"'<>`]+)@"),
-    Rule("URL_SECRET", "secrets", r"[?&;](?P<n>[A-Za-z0-9_.\-]{2,40})=(?P<v>[^&;#\s\"'<>`]{4,})", _query_secret),
+    Rule(
+        "BEARER_TOKEN", "secrets", r"(?i:bearer|basic)\s+(?P<v>[A-Za-z0-9._~+/\-]{12,}=*)", _bearer,
+        triggers=("bearer", "basic"), lower=True,
+    ),
+    Rule(
+        "URL_PASSWORD", "secrets", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:\"'<>`]*:(?P<v>[^\s/@\"'<>`]+)@",
+        triggers=("://",),
+    ),
+    Rule(
+        "URL_SECRET", "secrets", r"[?&;](?P<n>[A-Za-z0-9_.\-]{2,40})=(?P<v>[^&;#\s\"'<>`]{4,})", _query_secret,
+        triggers=("=",),
+    ),
 )
