@@ -34,6 +34,7 @@ _LOCAL = _ALNUM + "._%+-/"  # (what stands before an address's start: it is not 
 _NUMBER_BEFORE = _ALNUM + "_+/.-"
 _PHONE_WORDS = ("phone", "tel", "mobile", "cell", "call", "sms", "whatsapp", "fax")
 _AFTER_WORD = re.compile(r"\b(?:" + "|".join(_PHONE_WORDS) + r"|telephone)\b[^\d\n]{0,12}\Z")
+_SEVEN_DIGITS = re.compile(r"(?:[^\d]{0,4}\d){7}")
 _LAST_WORD = re.compile(r"[^\s\"'<>]*\Z")
 _GLUED_AFTER = frozenset(_ALNUM + "_/-")
 #: a number: an optional country code, an optional area code in brackets, digits in groups
@@ -82,13 +83,23 @@ class Numbers:
         self.region = region.upper()
 
     def __call__(self, region: re.Match[str]) -> Iterator[Finding]:
-        """The numbers in a run of digits, spaces, dots, dashes and brackets."""
+        """An IBAN, or the numbers in a run of digits, spaces, dots, dashes and brackets."""
         whole = region.string
+        if whole[region.start()].isalpha():
+            for f in _iban(region):
+                yield f._replace(kind="IBAN")
+            return
         end = region.end()
         while end > region.start() and whole[end - 1] in " .-(":
             end -= 1
-        if end - region.start() < 7 or sum(c.isdigit() for c in whole[region.start():end]) < 7:
+        if 7 <= end - region.start() <= 15 and whole[region.start():end].isdigit():
+            yield from self.after_word(whole, region.start(), end)
+        if end - region.start() < 7 or _SEVEN_DIGITS.match(whole, region.start(), end) is None:
             return
+        if _DATE.fullmatch(whole, region.start(), end):
+            return  # (a date: the commonest run of digits in stored items)
+        if not starts_token(region, _NUMBER_BEFORE) and " " not in whole[region.start():end]:
+            return  # glued to an id (ORD-2024-000123), and nothing after a space
         glued = end < len(whole) and (whole[end] in _GLUED_AFTER or (
             whole[end] in ".:" and end + 1 < len(whole) and whole[end + 1].isdigit()))
         for match in _NUMBER.finditer(whole, region.start(), end):
@@ -98,7 +109,7 @@ class Numbers:
 
     def _number(self, match: re.Match[str]) -> Iterator[Finding]:
         text = match.group()
-        digits = sum(c.isdigit() for c in text)
+        digits = sum(map(str.isdigit, text))
         if digits < 7:
             return
         start = match.start()
@@ -124,21 +135,20 @@ class Numbers:
         ):
             yield Finding(offset + found.start, offset + found.end, "PHONE")
 
-    def after_word(self, match: re.Match[str]) -> Iterator[Finding]:
+    def after_word(self, whole: str, start: int, end: int) -> Iterator[Finding]:
         """A bare number right after "phone", "tel", "call", "mobile", …."""
         import phonenumbers
 
-        if not starts_token(match, _ALNUM):
+        if (start and whole[start - 1] in _ALNUM) or (end < len(whole) and whole[end] in _ALNUM):
             return
-        before = match.string[max(0, match.start() - 30):match.start()].lower()
-        if _AFTER_WORD.search(before) is None:
+        if _AFTER_WORD.search(whole[max(0, start - 30):start].lower()) is None:
             return
         try:
-            number = phonenumbers.parse(match.group(), self.region)
+            number = phonenumbers.parse(whole[start:end], self.region)
         except phonenumbers.NumberParseException:
             return
         if phonenumbers.is_valid_number(number):
-            yield Finding(match.start(), match.end(), "PHONE")
+            yield Finding(start, end, "PHONE")
 
 
 def _iban(match: re.Match[str]) -> Iterator[Finding]:
@@ -165,12 +175,10 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
             r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])",
             _email, triggers=("@",),
         ),
-        Rule("IBAN", "pii", r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
+        # one pass for every kind made of digits: an IBAN (a country code first), else a
+        # run of digits, spaces, dots, dashes and brackets (a card, a phone number)
         Rule(
-            "PHONE", "pii", r"\d{7,15}(?![\dA-Za-z])", numbers.after_word,
-            triggers=_PHONE_WORDS, lower=True, digits=True,
-        ),
-        Rule(
-            "NUMBER", "pii", r"[+(\d][\d ().\-]{5,40}", numbers, digits=True,
+            "NUMBER", "pii", r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])|[+(\d][\d ().\-]{5,40}",
+            numbers, digits=True,
         ),
     )
