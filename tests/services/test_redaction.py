@@ -177,3 +177,27 @@ def test_a_stored_row_is_unchanged_only_when_nothing_in_it_would_be():
     for text in CLEAN:
         if "\n" not in text:
             assert r.unchanged([json.dumps({"role": "user", "content": text})]), text
+
+
+async def test_the_eval_export_takes_the_redaction(tmp_path):
+    """services/evals: each session's messages redacted before its items are made."""
+    from fluxgui.services.evals import export_eval
+
+    key = "sk-proj-" + "Ab3dE1fGh1jKlMnOpQrSt2uVw"
+    items = [
+        {"role": "user", "content": "my key is " + key + ", mail jane.doe@example.com"},
+        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": json.dumps({"email": "jane.doe@example.com"})},
+        {"type": "function_call_output", "call_id": "c1", "output": "found jane.doe@example.com"},
+        {"type": "message", "role": "assistant", "status": "completed", "id": "m1",
+         "content": [{"type": "output_text", "text": "Done, jane.doe@example.com.", "annotations": []}]},
+    ]
+    path = tmp_path / "e.db"
+    await _write(path, {"s": items})
+    out = tmp_path / "out.jsonl"
+    r = make_redactor(["secrets", "pii"])
+    async with await open_store(str(path)) as store:
+        result = await export_eval(store, out, "openai", transform=r.page)
+    text = out.read_text()
+    assert result.items == 1
+    assert key not in text and "jane.doe" not in text
+    assert "[EMAIL_1]" in text and "[OPENAI_KEY_1]" in text
