@@ -383,7 +383,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     sink = io.StringIO()
     writer = real_make_writer(export_fmt, sink)
     writer.begin(store.format, "x")
-    read = store._message if store.format == "flux" else (lambda r: store._message(r, str(r[-1])))
+    read = store.reader.message if store.format == "flux" else (lambda r: store.reader.message(r, str(r[-1])))
     groups: list[list[Any]] = [[]]
     grouped = 0
     for info in infos:  # the export's grouping: small sessions a page of rows at a time

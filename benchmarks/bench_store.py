@@ -763,7 +763,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
             b, _ = bench_sync(rcall, runs)
             pt.add(label, a, b, ratio(a, b))
         rows = conn.execute(pg_log[0][0], pg_log[0][1]).fetchall()
-        read = store._message if fmt == "flux" else functools.partial(store._message, session_id=sid)
+        read = store.reader.message if fmt == "flux" else functools.partial(store.reader.message, session_id=sid)
         conv, _ = bench_sync(lambda: _timed(lambda: [read(r) for r in rows]), runs)
         pt.add(f"  of which: {len(rows)} rows -> Message objects (Python)", conv, None, None)
     finally:

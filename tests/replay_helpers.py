@@ -67,6 +67,10 @@ def write_session(path: Path, fmt: str, sid: str = SID) -> None:
         write_flux(path, {sid: flux_messages()})
 
 
+#: a script step that answers HTTP 500
+FAIL = "!fail"
+
+
 class ScriptedServer:
     """A loopback OpenAI-compatible chat-completions server whose model follows a
     script: for the request whose last message is the user's ``USERS[i]`` (or a tool
@@ -91,11 +95,24 @@ class ScriptedServer:
                 n = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(n))
                 owner.requests.append(body)
-                events = owner._events(body)
-                data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-                raw = data.encode()
+                if owner._action(body["messages"]) == FAIL:
+                    raw = json.dumps({"error": {"message": "the model is overloaded"}}).encode()
+                    self.send_response(500)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                    return
+                if self.path.endswith("/api/chat"):  # Ollama: NDJSON lines
+                    raw = "".join(json.dumps(e) + "\n" for e in owner._ollama(body)).encode()
+                    kind = "application/x-ndjson"
+                else:
+                    events = owner._events(body)
+                    data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                    raw = data.encode()
+                    kind = "text/event-stream"
                 self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()
                 self.wfile.write(raw)
@@ -115,13 +132,30 @@ class ScriptedServer:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def _events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        msgs = body["messages"]
+    @property
+    def root_url(self) -> str:
+        """The server without ``/v1`` (what the ollama provider is given)."""
+        return self.base_url[: -len("/v1")]
+
+    def _action(self, msgs: list[dict[str, Any]]) -> Any:
         last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
         user = msgs[last_user]["content"]
         step = sum(1 for m in msgs[last_user:] if m["role"] == "assistant")
         steps = self.script.get(user) or ["(no script)"]
-        action = steps[min(step, len(steps) - 1)]
+        return steps[min(step, len(steps) - 1)]
+
+    def _ollama(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        action = self._action(body["messages"])
+        end = {"model": body["model"], "done": True, "prompt_eval_count": 10, "eval_count": 5}
+        if isinstance(action, str):
+            return [{"model": body["model"], "message": {"role": "assistant", "content": action}, "done": False}, end]
+        calls = [{"function": {"name": name, "arguments": args}} for name, args in action]
+        return [{"model": body["model"], "message": {"role": "assistant", "content": "", "tool_calls": calls},
+                 "done": False}, end]
+
+    def _events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        msgs = body["messages"]
+        action = self._action(msgs)
         base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": body["model"]}
         usage = {**base, "choices": [], "usage": {"prompt_tokens": 10 + len(msgs),
                                                  "completion_tokens": 5, "total_tokens": 15 + len(msgs)}}

@@ -130,7 +130,7 @@ def _area(name: str) -> str:
     [
         "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
-        pytest.param("fluxgui.qt", marks=PENDING),
+        "fluxgui.qt",
         "fluxgui",
     ],
 )
@@ -182,7 +182,7 @@ def _project_classes() -> list[type]:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
+        "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
         "fluxgui.qt",
         "fluxgui",

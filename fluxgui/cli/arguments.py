@@ -74,6 +74,11 @@ def needle(text: str) -> str:
 
 #: the TARGET that names the bundled demo store (unless a file of that name is here)
 DEMO = "demo"
+#: what a TARGET may be, for every command's help
+TARGET_HELP = (
+    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
+    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
+)
 
 
 def target(text: str) -> str:
@@ -115,7 +120,8 @@ def terminal_columns() -> int:
 NAMES = frozenset({
     "target", "source", "dest", "files", "output", "file", "ids_file", "dest_ids_file",
     "screenshot", "reviews", "session", "session_id", "session_ids", "a", "b", "branch",
-    "branch_a", "branch_b", "key_prefix", "dest_key_prefix",
+    "branch_a", "branch_b", "key_prefix", "dest_key_prefix", "targets", "more", "sessions",
+    "workspace", "save_workspace",
 })
 
 
@@ -150,12 +156,27 @@ class Parser(argparse.ArgumentParser):
 
     The command line in one place: bytes that are not UTF-8 in a text argument (a note,
     a search text) become U+FFFD, in a name of something (:data:`NAMES`) they stay the
-    bytes they were."""
+    bytes they were.
+
+    A command taking several TARGETs before other positionals (``show A B SESSION_ID``)
+    sets ``intermixed``: its options may stand between them (``show URL --key-prefix P
+    SESSION_ID``), as argparse's ``parse_intermixed_args`` reads them."""
+
+    #: options may stand between the positionals (see the class text)
+    intermixed = False
+    _mixing = False
 
     def parse_known_args(  # type: ignore[override]  # one signature for argparse's overloads
         self, args: Any = None, namespace: Any = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, rest = super().parse_known_args(args, namespace)
+        if self.intermixed and not self._mixing:
+            self._mixing = True  # it calls this method again, twice
+            try:
+                parsed, rest = super().parse_known_intermixed_args(args, namespace)
+            finally:
+                self._mixing = False
+        else:
+            parsed, rest = super().parse_known_args(args, namespace)
         return _plain_values(parsed), rest
 
     def error(self, message: str) -> NoReturn:

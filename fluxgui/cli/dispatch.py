@@ -31,7 +31,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "branch": ("edit", "cmd_branch"),
     "clear": ("edit", "cmd_edit"),
     "rm": ("edit", "cmd_edit"),
-    "export": ("transfer", "cmd_export"),
+    "export": ("replay", "cmd_export"),  # --eval there, other exports transfer's
     "import": ("transfer", "cmd_import"),
     "copy": ("transfer", "cmd_copy"),
     "chat": ("chat", "cmd_chat"),
@@ -42,6 +42,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "preflight": ("doctor", "cmd_preflight"),
     "ledger": ("doctor", "cmd_ledger"),
     "review": ("review", "cmd_review"),
+    "replay": ("replay", "cmd_replay"),
     "scan": ("scan", "cmd_scan"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .search_args import TARGET_HELP
 from .stores import add_store_options
 from .workspace_args import add_workspace_options
 
@@ -19,7 +18,7 @@ Command = Callable[[Subparsers, str, str, list[str]], argparse.ArgumentParser]
 SESSION_HELP = "a session id, as 'ls' prints it"
 
 
-def _target(parser: argparse.ArgumentParser, text: str = TARGET_HELP) -> None:
+def _target(parser: argparse.ArgumentParser, text: str = arguments.TARGET_HELP) -> None:
     parser.add_argument("target", type=arguments.target, metavar="TARGET", help=text)
 
 
@@ -56,7 +55,7 @@ def add_check(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui check demo", "fluxgui check sessions.db conv-1 --limit 20 --json",
          "fluxgui check a/conversations.db b/conversations.db --session user_123"],
     )
-    check.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=TARGET_HELP)
+    check.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=arguments.TARGET_HELP)
     check.add_argument(
         "more", nargs="*", metavar="TARGET|SESSION_ID",
         help="only these sessions (default: all); or more stores, when each names one (a "
@@ -81,7 +80,7 @@ def add_repair(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui repair sessions.db conv-1 --fix all --dry-run",
          "fluxgui repair sessions.db conv-1 --fix orphan_call,dangling_reasoning --yes"],
     )
-    _target(repair, TARGET_HELP + " (opened writable)")
+    _target(repair, arguments.TARGET_HELP + " (opened writable)")
     _session(repair)
     repair.add_argument("--fix", type=_fixes, required=True, metavar="CODE[,CODE…]|all", help=_CODES_HELP)
     repair.add_argument(
@@ -110,7 +109,7 @@ def add_rewind(sub: Subparsers, name: str, command: Command) -> None:
         ["fluxgui rewind sessions.db conv-1 --last --yes",
          "fluxgui rewind sessions.db conv-1 --to-turn 3 --yes"],
     )
-    _target(rewind, TARGET_HELP + " (opened writable)")
+    _target(rewind, arguments.TARGET_HELP + " (opened writable)")
     _session(rewind)
     which = rewind.add_mutually_exclusive_group(required=True)
     which.add_argument("--to-turn", type=arguments.count, metavar="N", help="keep turns up to N, remove the rest")

@@ -25,10 +25,7 @@ from .redact_args import add_redact_options
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 from .workspace_args import add_workspace_options, targets_positional
 
-TARGET_HELP = (
-    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
-    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
-)
+TARGET_HELP = arguments.TARGET_HELP
 WRITE_TARGET_HELP = (
     "a SQLite file (made when it does not exist), a JSON session folder, a SQLAlchemy URL, "
     "redis://… or openai-conversations:"
@@ -46,7 +43,7 @@ COMMANDS: dict[str, str] = {
     "diff": "compare two sessions turn by turn",
     "clear": "remove every message of one session",
     "rm": "delete one session",
-    "export": "write sessions to a JSON, JSONL, Markdown or HTML file",
+    "export": "write sessions to a JSON, JSONL, Markdown or HTML file, or an eval dataset",
     "import": "import exports and session files as new sessions",
     "copy": "copy sessions into another store, converting the format",
     "chat": "send a message to an agent with a session's history",
@@ -57,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "preflight": "show what resuming a session would send the model",
     "ledger": "tokens, cost and time of one session, turn by turn",
     "review": "review conversations: states, scores, tags, notes, a shared queue",
+    "replay": "replay a session from turn N with another model, tools answered from the record",
     "scan": "list the secrets and personal data in sessions, masked (exit 1 when any)",
 }
 
@@ -212,7 +210,8 @@ def _add_export(sub: Subparsers, name: str) -> None:
         "The file appears complete or not at all; the store being read is never written.",
         ["fluxgui export demo -o demo.json",
          "fluxgui export sessions.db conv-42 -o conv-42.html",
-         "fluxgui export sessions.db -o - --file-format jsonl | jq .role"],
+         "fluxgui export sessions.db -o - --file-format jsonl | jq .role",
+         "fluxgui export sessions.db --eval openai -o ft.jsonl --review-state reviewed --min-score tone=4"],
     )
     _target(export)
     export.add_argument("session_ids", nargs="*", metavar="SESSION_ID", help="only these sessions (default: all)")
@@ -230,6 +229,9 @@ def _add_export(sub: Subparsers, name: str) -> None:
     )
     add_store_options(export, legacy_format=False)
     add_export_review_options(export)
+    from .replay_args import add_eval_options
+
+    add_eval_options(export)
     add_redact_options(export)
 
 
@@ -340,6 +342,12 @@ def _review(sub: Subparsers, name: str) -> None:
     add_review(sub, name, _command)
 
 
+def _replay(sub: Subparsers, name: str) -> None:
+    from .replay_args import add_replay
+
+    add_replay(sub, name, _command)
+
+
 def _scan(sub: Subparsers, name: str) -> None:
     from .redact_args import add_scan
 
@@ -353,7 +361,7 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _doctor, "merge": _merge, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
-    "ledger": _doctor, "review": _review, "scan": _scan,
+    "ledger": _doctor, "review": _review, "replay": _replay, "scan": _scan,
 }
 
 

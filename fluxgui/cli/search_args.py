@@ -13,10 +13,7 @@ from .stores import add_store_options
 Subparsers = Any
 #: ``fluxgui.cli.parser._command``: (subparsers, name, description, examples) → parser
 Command = Callable[[Subparsers, str, str, list[str]], argparse.ArgumentParser]
-TARGET_HELP = (
-    "a SQLite file, a JSON session folder, a SQLAlchemy URL, redis://…, "
-    "openai-conversations: (the OpenAI Conversations API) or 'demo'"
-)
+TARGET_HELP = arguments.TARGET_HELP
 
 
 def target(parser: Any) -> None:

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from . import arguments
-from .search_args import TARGET_HELP
 from .stores import STORE_FORMATS, add_store_options
 
 Subparsers = Any
@@ -42,10 +41,13 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, save: bool = False
 
 
 def targets_positional(parser: argparse.ArgumentParser) -> None:
-    """``TARGET…``: one store reads as it always did; several make a workspace."""
+    """``TARGET…``: one store reads as it always did; several make a workspace. Options
+    may stand between the targets and the positionals after them."""
+    if isinstance(parser, arguments.Parser):
+        parser.intermixed = True
     parser.add_argument(
         "targets", nargs="*", type=arguments.target, metavar="TARGET",
-        help=TARGET_HELP + "; several: a workspace of them",
+        help=arguments.TARGET_HELP + "; several: a workspace of them",
     )
 
 

@@ -37,7 +37,7 @@ async def dest_for_plan(args: argparse.Namespace, workspace: Workspace) -> Async
         return
     options = open_options(args, "dest_", format=args.dest_format if args.dest_format != "json" else None)
     try:
-        store: Store = await open_store(args.dest, options)  # type: ignore[assignment]
+        store: Store = await open_store(args.dest, options)
     except NotASessionStore:
         yield None
         return

@@ -203,6 +203,11 @@ def warm_start() -> None:
     freeze_startup()
 
 
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
 async def first_paint(widget: Any, timeout: float = 0.25) -> None:
     """Until ``widget`` (just shown) has been painted once, or ``timeout`` seconds (a
     window that is not exposed is not painted). The first paint of a whole window takes
@@ -215,7 +220,7 @@ async def first_paint(widget: Any, timeout: float = 0.25) -> None:
     class Watch(QObject):
         def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
             if event.type() == QEvent.Type.Paint and not done.done():
-                loop.call_soon(lambda: done.done() or done.set_result(None))  # after it
+                loop.call_soon(_settle, done)  # after it
             return False
 
     watch = Watch()

@@ -150,11 +150,26 @@ class OllamaChatModel(OllamaModel):
             usage = chunk.usage or usage
         return ModelResponse(content=text or None, usage=usage, finish_reason="stop")
 
+    def _build_payload(self, request: ModelRequest, stream: bool) -> dict[str, Any]:
+        """flux's payload, with each earlier call's arguments as the JSON object Ollama
+        takes (flux passes the arguments' text)."""
+        payload: dict[str, Any] = super()._build_payload(request, stream)
+        for m in payload.get("messages") or []:
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                if isinstance(fn.get("arguments"), str):
+                    try:
+                        fn["arguments"] = json.loads(fn["arguments"] or "{}")
+                    except ValueError:
+                        pass  # not JSON: sent as it was stored
+        return payload
+
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         import httpx2
 
         payload = self._build_payload(request, stream=True)
         end: StreamChunk | None = None
+        made: list[ToolCall] = []
         async with httpx2.AsyncClient(timeout=self._timeout) as client:
             async with client.stream("POST", f"{self.base_url}/api/chat", json=payload) as resp:
                 if resp.status_code != 200:
@@ -172,16 +187,19 @@ class OllamaChatModel(OllamaModel):
                             raise _Malformed("a line of the stream is not a JSON object")
                         if data.get("error"):
                             raise FluxProviderError("ollama", str(data["error"]), None)
-                        content = (data.get("message") or {}).get("content") or ""
+                        message = data.get("message") or {}
+                        content = message.get("content") or ""
                         if content:
                             yield StreamChunk(delta_text=str(content))
+                        made += _ollama_calls(message.get("tool_calls"), len(request.messages), len(made))
                         if data.get("done"):
                             n_in = int(data.get("prompt_eval_count") or 0)
                             n_out = int(data.get("eval_count") or 0)
                             end = StreamChunk(done=True, usage=Usage(
                                 input_tokens=n_in, output_tokens=n_out,
                                 total_tokens=n_in + n_out, requests=1,
-                            ))
+                            ), tool_call=made[0] if len(made) == 1 else None,
+                                raw={"tool_calls": made})
                             # No break: reading the stream to its end lets httpx close
                             # its own generators here, not later in another task.
         # flux's Runner stops reading at ``done`` and never closes this generator: the
@@ -189,6 +207,22 @@ class OllamaChatModel(OllamaModel):
         if end is None:
             raise _Malformed("the stream ended before the reply was complete")
         yield end
+
+
+def _ollama_calls(calls: Any, sent: int, before: int) -> list[ToolCall]:
+    """The tool calls of an Ollama stream line (``message.tool_calls``: each a
+    ``function`` with ``name`` and ``arguments`` as an object). Ollama gives them no id:
+    each gets ``call_<messages sent>_<n>``, unique within a conversation (the history
+    grows with every request) and the same for the same request."""
+    out: list[ToolCall] = []
+    for n, call in enumerate(calls if isinstance(calls, list) else [], before):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not fn.get("name"):
+            continue
+        args = fn.get("arguments")
+        text = args if isinstance(args, str) else json.dumps(args if args is not None else {})
+        out.append(ToolCall(id=str(call.get("id") or f"call_{sent}_{n}"), name=str(fn["name"]), arguments=text))
+    return out
 
 
 def make_model(provider: str, model: str, base_url: str | None, api_key: str | None, timeout: float) -> Model:

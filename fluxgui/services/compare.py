@@ -9,7 +9,9 @@ messages is refused with one clear sentence (:class:`SessionTooLarge`) instead.
 Branches and usage are read where the store's capabilities say it keeps them
 (``branches``, ``usage``): each side names its branch (``main`` by default) and is read
 with ``branch=`` — no shared store is switched to read another branch. A branch asked of
-a store without branches is refused with one sentence.
+a store without branches is refused with one sentence. A store that keeps no usage table
+gives the usage its messages note in ``metadata.usage`` (a replay's answers do), summed
+per turn, where any does.
 """
 
 from __future__ import annotations
@@ -66,8 +68,32 @@ async def _read_side(
         raise _too_large(session_id, info.messages, limit)
     pages = store.reader.iter_messages(session_id, batch=PAGE, branch=branch)
     messages = await _collect(pages, session_id, limit)
-    usage = await store.usage.turn_usage(session_id, branch) if store.usage is not None else None
+    usage: Any = (
+        await store.usage.turn_usage(session_id, branch) if store.usage is not None
+        else noted_usage(messages)
+    )
     return messages, usage, branch
+
+
+def noted_usage(messages: list[Message]) -> dict[int, dict[str, int]] | None:
+    """Per-turn usage summed from the messages' ``metadata.usage`` (``requests``,
+    ``input_tokens``, ``output_tokens``, ``total_tokens``; turns numbered as the
+    comparison numbers them), or ``None`` when no message notes any."""
+    from fluxgui.core.model import meta_dict
+    from fluxgui.core.turns import group_turns
+
+    out: dict[int, dict[str, int]] = {}
+    for turn in group_turns(messages):
+        for m in turn.messages:
+            noted = meta_dict(m).get("usage")
+            if not isinstance(noted, dict):
+                continue
+            row = out.setdefault(turn.number, {})
+            for name in ("requests", "input_tokens", "output_tokens", "total_tokens"):
+                value = noted.get(name)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    row[name] = row.get(name, 0) + value
+    return {n: row for n, row in out.items() if row} or None
 
 
 async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:

@@ -220,3 +220,24 @@ def test_usage_errors(tmp_path, capsys):
     assert code == 3 and "cannot read the redaction rules" in err
     code, out, _e = _run(capsys, "scan", "demo", "--redact", "secrets")
     assert code == 0 and "0 findings" in out
+
+
+def test_the_eval_export_is_redacted(tmp_path, capsys):
+    """``export --eval``: each turn's input and recorded answer redacted."""
+    items = []
+    for n, (_kind, value, sentence) in enumerate(PLANTED):
+        items.append({"role": "user", "content": sentence.format(value)})
+        items.append({"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
+                      "content": [{"type": "output_text", "text": f"noted: {value}", "annotations": []}]})
+    path = tmp_path / "turns.db"
+    write_agents(path, {"turns": items})
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(RULES))
+    out = tmp_path / "evals.jsonl"
+    code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--eval", "jsonl",
+                         "--redact", "all", "--redact-rules", str(rules))
+    assert code == 0, err
+    text = out.read_text(encoding="utf-8")
+    assert text.count("\n") >= 0 and len(text.splitlines()) == len(PLANTED)
+    leaked = [(k, v) for k, v, _s in PLANTED if any(n in text for n in needles(k, v))]
+    assert not leaked, leaked

@@ -129,3 +129,48 @@ async def test_a_review_filter_chooses_sessions_and_its_review_is_metadata(tmp_p
     finally:
         await db.close()
         await store.close()
+
+
+async def test_encrypted_sessions_need_their_key_and_expired_turns_are_left_out(tmp_path, monkeypatch):
+    import time
+    import types
+
+    import cryptography.fernet
+    from agents import SQLiteSession
+    from agents.extensions.memory import EncryptedSession
+
+    from fluxgui.core.errors import KeyNeeded
+
+    path = tmp_path / "enc.db"
+    key = "a secret master key"
+    items = agents_items()
+    turn2 = items.index({"role": "user", "content": USERS[1]})
+
+    async def add(batch: list[dict], at: float) -> None:
+        # Fernet stamps each token with time.time(): the first turn an hour old
+        monkeypatch.setattr(cryptography.fernet, "time", types.SimpleNamespace(time=lambda: at))
+        inner = SQLiteSession(SID, str(path))
+        try:
+            await EncryptedSession(session_id=SID, underlying_session=inner, encryption_key=key).add_items(batch)
+        finally:
+            inner.close()
+
+    await add(items[:turn2], time.time() - 3600)
+    await add(items[turn2:], time.time())
+    monkeypatch.undo()
+    without = await open_store(str(path))
+    try:
+        with pytest.raises(KeyNeeded, match="give its key"):
+            await collect(without)
+    finally:
+        await without.close()
+    store = await open_store(str(path), key=key, ttl=600)
+    try:
+        got, result = await collect(store)
+    finally:
+        await store.close()
+    assert result.assistant_turns == 3 and dict(result.left_out) == {"expired items (the Agents SDK skips them)": 1}
+    assert [i.turn for i in got] == [2, 3]
+    # the history is what the SDK reads: the expired turn is not in it
+    assert got[0].input == [{"role": "user", "content": USERS[1]}]
+    assert got[0].answer == ANSWERS[1]

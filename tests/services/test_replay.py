@@ -12,13 +12,13 @@ import pytest
 from helpers import agents_read as _agents_read
 from helpers import flux_read as _flux_read
 from helpers import sqlite_rows
-from replay_helpers import ANSWERS, CALLS, SID, USERS, ScriptedServer, faithful_script
+from replay_helpers import ANSWERS, CALLS, FAIL, SID, USERS, ScriptedServer, faithful_script
 from replay_helpers import write_session as _write_session
 
 from fluxgui.adapters import open_store
-from fluxgui.core.errors import FluxguiError
+from fluxgui.core.errors import FluxguiError, ProviderError
 from fluxgui.services.chat import AgentConfig
-from fluxgui.services.replay import ReplayEvent, ReplayOptions, replay, undo_replay
+from fluxgui.services.replay import ReplayEvent, ReplayOptions, replay, turn_at, undo_replay
 
 FORMATS = ["agents", "flux"]
 
@@ -235,3 +235,82 @@ async def test_a_turn_that_is_not_there_is_refused_before_anything_is_written(tm
     finally:
         await store.close()
     assert ids == [SID]
+
+
+async def test_an_ollama_model_replays_with_the_recorded_outputs_too(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "agents")
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(faithful_script()) as server:
+            config = AgentConfig(provider="ollama", model="scripted", base_url=server.root_url, timeout=20)
+            report = await replay(store, SID, 1, ReplayOptions(config))
+    finally:
+        await store.close()
+    assert report.stopped is None and report.to_json()["tool_calls"] == {"matched": 3, "unmatched": 0}
+    recorded = sorted(out for n in (1, 2) for _c, _name, _a, out in CALLS[n])
+    last = server.requests[-2]["messages"]  # turn 2's answer request carries every output so far
+    assert sorted(m["content"] for m in last if m["role"] == "tool") == recorded
+    # earlier calls go back to Ollama with their arguments as objects, as it takes them
+    sent = [c["function"]["arguments"] for m in last for c in m.get("tool_calls", [])]
+    assert sent[:2] == [{"order_id": 42}, {"order_id": 42}]
+    items = await agents_read(path, report.fork)
+    ids = [i["call_id"] for i in items if i.get("type") == "function_call"]
+    assert len(set(ids)) == 3 == len([i for i in items if i.get("type") == "function_call_output"])
+
+
+async def test_turn_at_names_the_turn_a_message_is_in(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    store = await open_store(str(path))
+    try:
+        messages = await store.reader.latest_messages(SID, None)
+        user2 = next(m for m in messages if m.text == USERS[1])
+        assert await turn_at(store, SID, user2.id) == 2
+        assert await turn_at(store, SID, messages[-1].id) == 3
+        assert await turn_at(store, SID, messages[0].id) is None  # the system prompt: turn 0
+    finally:
+        await store.close()
+
+
+async def test_a_provider_failure_mid_way_keeps_the_turns_replayed_before(tmp_path):
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    script = faithful_script()
+    script[USERS[1]] = [FAIL]
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(script) as server:
+            with pytest.raises(ProviderError) as failed:
+                await replay(store, SID, 1, ReplayOptions(_openai(server)))
+    finally:
+        await store.close()
+    assert "replaying turn 2:" in str(failed.value) and "HTTP 500" in str(failed.value)
+    assert str(failed.value).endswith('the fork "conv-1-fork" keeps the 1 turn replayed before')
+    msgs = await flux_read(path, f"{SID}-fork")
+    assert msgs[-1]["content"] == "replayed answer 1" and USERS[1] not in [m["content"] for m in msgs]
+
+
+async def test_a_replays_usage_shows_in_the_comparison_and_the_ledger(tmp_path):
+    from fluxgui.services.compare import compare_sessions
+    from fluxgui.services.doctor.ledger import ledger
+
+    path = tmp_path / "s.db"
+    await write_session(path, "flux")
+    store = await open_store(str(path), writable=True)
+    try:
+        with ScriptedServer(faithful_script()) as server:
+            report = await replay(store, SID, 2, ReplayOptions(_openai(server)))
+        usage = (await compare_sessions(store, SID, session_b=report.fork)).usage_dict()
+        book = await ledger(store, report.fork)
+    finally:
+        await store.close()
+    assert usage is not None and usage["a_total_tokens"] is None
+    by_turn = {t["turn"]: t["b"] for t in usage["turns"]}
+    assert by_turn == {u["turn"]: {k: v for k, v in u.items() if k != "turn"} for u in report.usage}
+    assert usage["b_total_tokens"] == sum(u["total_tokens"] for u in report.usage)
+    rows = await flux_read(path, report.fork)
+    assert [m["metadata"]["model"] for m in rows if "usage" in m.get("metadata", {})] == ["scripted"] * 2
+    recorded = {t.number: (t.requests, t.input_tokens, t.output_tokens) for t in book.turns if t.recorded}
+    assert recorded == {u["turn"]: (u["requests"], u["input_tokens"], u["output_tokens"]) for u in report.usage}
+    assert book.model == "scripted"

@@ -182,3 +182,67 @@ async def test_a_replica_is_never_the_destination(tmp_path):
     finally:
         await ws.close()
     assert snapshot(reps.paths[0]) == before
+
+
+async def test_a_flux_store_and_an_agents_store_merge_into_one_format(tmp_path):
+    """A team moved from flux's SQLite file to the Agents SDK and kept the old file: the
+    session's first turns are flux rows, the later ones items; the merge converts them
+    as ``copy`` does."""
+    from workspace_helpers import flux_add
+
+    old, new = tmp_path / "old" / "flux.db", tmp_path / "new" / "agents.db"
+    old.parent.mkdir()
+    new.parent.mkdir()
+    await flux_add(old, "user_123", [{"role": "user", "content": f"order {PO}"},
+                                     {"role": "assistant", "content": "noted"}], minute(1))
+    await agents_add(new, "user_123", [{"role": "user", "content": "the total?"}], minute(2))
+    dest = tmp_path / "merged.db"
+    ws = await _open([old, new])
+    try:
+        await _merge_twice(ws, str(dest), OpenOptions(create="agents"))
+    finally:
+        await ws.close()
+    items = await agents_items(dest, "user_123")
+    assert user_texts(items) == [f"order {PO}", "the total?"]
+    assert len(items) == 3
+
+
+async def test_encrypted_replicas_merge_sealed_again_for_the_destination(tmp_path):
+    """EncryptedSession replicas read with their key and written into a destination
+    opened with it: the library reads the consolidated session through its key."""
+    from agents import SQLiteSession
+    from agents.extensions.memory import EncryptedSession
+
+    key = "replica key 36"
+
+    async def add(path: Path, text: str, when: str) -> None:
+        inner = SQLiteSession("u", str(path))
+        try:
+            await EncryptedSession(session_id="u", underlying_session=inner, encryption_key=key,
+                                   ttl=10**9).add_items([{"role": "user", "content": text}])
+        finally:
+            inner.close()
+        import sqlite3
+
+        conn = sqlite3.connect(str(path))
+        conn.execute("UPDATE agent_messages SET created_at = ? WHERE id = (SELECT max(id) FROM agent_messages)", (when,))
+        conn.commit()
+        conn.close()
+
+    a, b, dest = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "merged.db"
+    await add(a, f"order {PO}", minute(1))
+    await add(b, "ship it", minute(2))
+    await add(a, "the total?", minute(3))
+    ws = await Workspace.open([Entry(str(a)), Entry(str(b))], OpenOptions(key=key, ttl=10**9), keyring=False)
+    try:
+        await _merge_twice(ws, str(dest), OpenOptions(create="agents", key=key, ttl=10**9))
+    finally:
+        await ws.close()
+    inner = SQLiteSession("u", str(dest))
+    try:
+        read = await EncryptedSession(session_id="u", underlying_session=inner, encryption_key=key,
+                                      ttl=10**9).get_items()
+        assert user_texts(list(read)) == [f"order {PO}", "ship it", "the total?"]
+        assert PO not in str(await inner.get_items())  # sealed, not in the clear
+    finally:
+        inner.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from fluxgui.core.model import Message
@@ -123,7 +123,7 @@ async def candidates(
     params: Params,
     convert: Callable[[tuple[Any, ...]], Message],
     limit: int | None,
-) -> AsyncIterator[list[tuple[str, Message]]]:
+) -> AsyncGenerator[list[tuple[str, Message]], None]:
     """The rows of ``table`` (``columns``: ``session_id, id, …``) matching ``cond``,
     newest first, as (session id, Message) batches.
 
@@ -198,7 +198,7 @@ async def candidates(
 async def _messages(
     backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message],
     batch: int = 500,
-) -> AsyncIterator[list[tuple[str, Message]]]:
+) -> AsyncGenerator[list[tuple[str, Message]], None]:
     """The rows of ``sql`` as (session id, Message) batches; the read is closed (its
     cursor released) however the caller stops."""
     async with contextlib.aclosing(backend.stream(sql, params, batch)) as parts:

@@ -22,10 +22,10 @@ from .bar import BranchBar
 
 if TYPE_CHECKING:
     from ..conversation import ConversationPane
-    from ..window import MainWindow
+    from ..shell import Shell
 
 
-def install_branch_bar(window: MainWindow) -> BranchBar:
+def install_branch_bar(window: Shell) -> BranchBar:
     """Put a :class:`BranchBar` above ``window``'s conversation and wire it up."""
     bar = BranchBar(window.bridge, window.editor, window.conversation, window.conversation)
     window.conversation.header_area.addWidget(bar)
@@ -50,7 +50,7 @@ def install_branch_bar(window: MainWindow) -> BranchBar:
     return bar
 
 
-def on_branch_change_applied(window: MainWindow, change: BranchChange) -> None:
+def on_branch_change_applied(window: Shell, change: BranchChange) -> None:
     """A branch edit, or its undo/redo, was written: the list counts, the bar and the
     conversation follow (the bar switches the conversation when the branch changed)."""
     window.error_bar.clear()
@@ -66,7 +66,7 @@ def branch_turn(pane: ConversationPane, message: Message | None) -> int | None:
     return pane.turn_of(message)
 
 
-def can_branch_here(window: MainWindow) -> bool:
+def can_branch_here(window: Shell) -> bool:
     """Whether Branch from This Turn… can run now (for the action's enabled state): a
     user message of an Advanced store open for editing is selected. (Its turn number
     may still be being counted: the action says so when it runs.)"""
@@ -83,7 +83,7 @@ def can_branch_here(window: MainWindow) -> bool:
     )
 
 
-def branch_from_turn(window: MainWindow) -> None:
+def branch_from_turn(window: Shell) -> None:
     """Edit › Branch from This Turn…: a new branch with the current branch's items
     before the selected user message's turn; the session switches to it. Undoable."""
     store, sid = window.stores.store, window.current_session_id

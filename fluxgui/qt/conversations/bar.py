@@ -23,10 +23,11 @@ from fluxgui.services.transfer_common import TransferResult
 from fluxgui.core.roles import Store
 from fluxgui.services import pages
 
+from ..widgets import insert_beside
 from .remembered import ConversationIds, location_of
 
 if TYPE_CHECKING:
-    from ..window import MainWindow
+    from ..shell import Shell
 
 PLACEHOLDER = "Add conversation… (its id, conv_…)"
 #: the longest id the field takes
@@ -112,11 +113,10 @@ class ConversationsBar(QWidget):
 # --------------------------------------------------------------------------- the window's part
 
 
-def install_conversations_bar(window: MainWindow) -> ConversationsBar:
+def install_conversations_bar(window: Shell) -> ConversationsBar:
     """Put a :class:`ConversationsBar` above ``window``'s session search and wire it up."""
     bar = ConversationsBar(window)
-    layout = window.search_box.parentWidget().layout()
-    layout.insertWidget(layout.indexOf(window.search_box), bar)
+    insert_beside(window.search_box, bar)
     bar.addRequested.connect(lambda cid: add_conversation(window, cid))
     bar.forgetRequested.connect(lambda: forget_selected(window))
     window.editor.applied.connect(lambda change: follow_change(window, change))
@@ -125,7 +125,7 @@ def install_conversations_bar(window: MainWindow) -> ConversationsBar:
     return bar
 
 
-def _remembered(window: MainWindow) -> tuple[ConversationIds, str] | None:
+def _remembered(window: Shell) -> tuple[ConversationIds, str] | None:
     """The remembered ids and the open store's server, when it lists named sessions."""
     store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None or not store.traits.named_sessions:
@@ -134,7 +134,7 @@ def _remembered(window: MainWindow) -> tuple[ConversationIds, str] | None:
     return (ConversationIds(window.recent.settings), location) if location else None
 
 
-def remember_opened(window: MainWindow, store: Store) -> None:
+def remember_opened(window: Shell, store: Store) -> None:
     """A store opened: show the bar for it, and remember the ids it was opened with."""
     window.conversations_bar.set_store(store)
     found = _remembered(window)
@@ -143,7 +143,7 @@ def remember_opened(window: MainWindow, store: Store) -> None:
         found[0].add(found[1], opened.options.conversations)
 
 
-def _reopen(window: MainWindow, ids: tuple[str, ...], session_id: str | None) -> None:
+def _reopen(window: Shell, ids: tuple[str, ...], session_id: str | None) -> None:
     store, opened = window.stores.store, window.stores.opened
     if store is None or opened is None:
         return
@@ -153,7 +153,7 @@ def _reopen(window: MainWindow, ids: tuple[str, ...], session_id: str | None) ->
     )
 
 
-def add_conversation(window: MainWindow, cid: str) -> None:
+def add_conversation(window: Shell, cid: str) -> None:
     """Ask the server for ``cid``; when it knows it, remember it for the server and list
     it (first), showing it — else say so under the field."""
     found, store = _remembered(window), window.stores.store
@@ -176,7 +176,7 @@ def add_conversation(window: MainWindow, cid: str) -> None:
     window.bridge.start("conversations:add", pages.session_row(store, cid), checked, window.show_error)
 
 
-def forget_missing(window: MainWindow, more: bool) -> None:
+def forget_missing(window: Shell, more: bool) -> None:
     """The listing is complete: ids the server does not know (any more) are forgotten
     (the notice above the panes names them this once)."""
     found, opened = _remembered(window), window.stores.opened
@@ -192,7 +192,7 @@ def forget_missing(window: MainWindow, more: bool) -> None:
         found[0].forget(found[1], missing)
 
 
-def forget_selected(window: MainWindow) -> None:
+def forget_selected(window: Shell) -> None:
     """Drop the selected conversations from the list and the settings."""
     found = _remembered(window)
     opened = window.stores.opened
@@ -204,7 +204,7 @@ def forget_selected(window: MainWindow) -> None:
     _reopen(window, kept, None)
 
 
-def follow_change(window: MainWindow, change: Any) -> None:
+def follow_change(window: Shell, change: Any) -> None:
     """An edit (or its undo/redo) was written: a deleted conversation is forgotten, a
     made one remembered."""
     found = _remembered(window)
@@ -221,7 +221,7 @@ def follow_change(window: MainWindow, change: Any) -> None:
         window.statusBar().showMessage(change.label, 15000)
 
 
-def follow_transfer(window: MainWindow, result: Any) -> None:
+def follow_transfer(window: Shell, result: Any) -> None:
     """An import (or a copy) finished: remember the conversations it made in the open
     store (those the store now lists)."""
     found, store = _remembered(window), window.stores.store

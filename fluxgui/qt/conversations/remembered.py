@@ -37,7 +37,7 @@ class ConversationIds:
     def ids(self, location: str) -> list[str]:
         """The ids remembered for ``location``, newest first."""
         value = self._settings.value(f"{self._group(location)}/ids", [], type=list)
-        return [str(v) for v in value or [] if str(v)]
+        return [str(v) for v in value if str(v)] if isinstance(value, list) else []
 
     def _write(self, location: str, ids: list[str]) -> None:
         group = self._group(location)

@@ -55,6 +55,17 @@ class OpenRequest:
             object.__setattr__(self, "key_prefix", self.options.key_prefix)
 
 
+@dataclass(frozen=True)
+class OpenedStore:
+    """How a store was (or is being) opened: to reopen it for editing or with a key.
+    Its options may hold the encryption key: memory only (``repr`` leaves it out)."""
+
+    target: str = field(repr=False)
+    options: OpenOptions
+    #: the label shown (no secret in it)
+    shown: str
+
+
 def redis_label(display_url: str, key_prefix: str | None) -> str:
     """The label of a Redis store: its URL (password as ``***``) and a prefix that is not
     the default."""

@@ -30,7 +30,7 @@ from .preflight_view import PreflightView
 from .problems_tab import ProblemsTab
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
+    from ..shell import Shell
 
 
 class DoctorController(QObject):
@@ -44,7 +44,7 @@ class DoctorController(QObject):
     ledgered = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
         self.report: SessionReport | None = None

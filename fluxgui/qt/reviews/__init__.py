@@ -12,10 +12,10 @@ from .actions import CopyIdKey, extend_menu, install_menu
 from .controller import QUEUE, ReviewController, _flag
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
+    from ..shell import Shell
 
 
-def install_reviews(window: MainWindow) -> ReviewController:
+def install_reviews(window: Shell) -> ReviewController:
     """Put the review workflow into ``window`` (nothing is opened until it is used)."""
     c = ReviewController(window)
     install_menu(c)

@@ -18,13 +18,13 @@ from fluxgui.services.reviews.listing import FilteredPages
 from .panel import STATE_LABELS
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
-    from .controller import ReviewController
+    from ..shell import Shell
+    from .host import Reviews
 
 COPY_ID = QKeySequence("Ctrl+Shift+C")
 
 
-def copy_id(window: MainWindow, session_id: str) -> None:
+def copy_id(window: Shell, session_id: str) -> None:
     QGuiApplication.clipboard().setText(session_id)
     window.statusBar().showMessage("Copied the session id", 4000)
 
@@ -33,7 +33,7 @@ class CopyIdKey(QObject):
     """Ctrl+Shift+C in the session list copies the current session's id (elsewhere it
     stays the window's: the selected message's raw JSON)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
 
@@ -53,7 +53,7 @@ class CopyIdKey(QObject):
         return True
 
 
-def extend_menu(c: ReviewController, menu: QMenu, session_id: str) -> None:
+def extend_menu(c: Reviews, menu: QMenu, session_id: str) -> None:
     """The session list's context menu: Copy Session Id, and the review actions."""
     window = c.window
     first = menu.actions()[0] if menu.actions() else None
@@ -76,13 +76,13 @@ def extend_menu(c: ReviewController, menu: QMenu, session_id: str) -> None:
         menu.insertSeparator(first)
 
 
-def ask_tag(c: ReviewController, *, everything: bool = False) -> None:
+def ask_tag(c: Reviews, *, everything: bool = False) -> None:
     tag, ok = QInputDialog.getText(c.window, "Add tag", "Tag for the sessions:")
     if ok and tag.strip():
         bulk(c, Edit(add_tags=[tag.strip()]), everything=everything)
 
 
-def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
+def bulk(c: Reviews, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
     """``edit`` (``None``: claim) on the selected sessions, or on every session matching
     the filter (``everything``: the store's pages or the review database's, as the
     list reads them)."""
@@ -93,7 +93,7 @@ def bulk(c: ReviewController, edit: Edit | None, *, everything: bool = False, id
     c.window.bridge.start(f"reviews:bulk:{id(coro):x}", coro, lambda n: _bulk_done(c, n), c.window.show_error)
 
 
-async def _all_matching(c: ReviewController) -> list[str]:
+async def _all_matching(c: Reviews) -> list[str]:
     store, ids, cursor = c.window.stores.store, [], None
     filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
@@ -108,7 +108,7 @@ async def _all_matching(c: ReviewController) -> list[str]:
             return ids
 
 
-async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everything: bool) -> int:
+async def _bulk(c: Reviews, edit: Edit | None, ids: list[str], everything: bool) -> int:
     db, key = c.db, c.key
     assert db is not None and key is not None
     if everything:
@@ -128,7 +128,7 @@ async def _bulk(c: ReviewController, edit: Edit | None, ids: list[str], everythi
     return done
 
 
-def _bulk_done(c: ReviewController, n: int) -> None:
+def _bulk_done(c: Reviews, n: int) -> None:
     c.marks.clear()
     c._fetch_marks()
     c._on_shown(c.window.current_session_id)
@@ -138,7 +138,7 @@ def _bulk_done(c: ReviewController, n: int) -> None:
     c.bulkDone.emit(n)
 
 
-def install_menu(c: ReviewController) -> dict[str, QAction]:
+def install_menu(c: Reviews) -> dict[str, QAction]:
     window = c.window
     menu = window.menuBar().addMenu("&Review")
     acts: dict[str, QAction] = {}

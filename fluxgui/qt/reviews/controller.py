@@ -32,7 +32,7 @@ from .panel import ReviewPanel
 from .queue import QueueKeys, cheat_sheet
 
 if TYPE_CHECKING:
-    from ..window.main import MainWindow
+    from ..shell import Shell
 
 ON, URL, REVIEWER, QUEUE = "reviews/on", "reviews/url", "reviews/reviewer", "reviews/queue"
 POSITION, LABEL = "reviews/position/", "reviews/label/"
@@ -57,7 +57,7 @@ class ReviewController(QObject):
     #: a bulk action finished: how many sessions it changed
     bulkDone = Signal(int)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self.window = window
         self.settings = window.recent.settings
@@ -77,7 +77,7 @@ class ReviewController(QObject):
         self.filter_bar.hide()
         self.filter = ReviewFilter()
         self.marks = ReviewMarks(self)
-        self.queue = QueueKeys(self)
+        self.queue = QueueKeys(self, self)
         self.cheat: QWidget | None = None
         self.label_override: str | None = None
         self._url_in_use = ""  # the review database URL opened (or being opened)
@@ -93,7 +93,7 @@ class ReviewController(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.poll)
-        self.lease = ClaimLease(self)
+        self.lease = ClaimLease(self, self)
         self.panel.reviewer.setText(str(self.settings.value(REVIEWER, "") or default_reviewer()))
         self.panel.database.setText(str(self.settings.value(URL, "") or ""))
         self.panel.stateRequested.connect(lambda s: self.change(Edit(state=s), guard=True))

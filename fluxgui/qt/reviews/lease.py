@@ -19,7 +19,7 @@ from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.model import CLAIM_SECONDS, now
 
 if TYPE_CHECKING:
-    from .controller import ReviewController
+    from .host import Reviews
 
 #: how often the shown claim is looked at
 TICK_MS = 60_000
@@ -30,8 +30,8 @@ RENEW_AFTER = 5 * 60
 class ClaimLease(QObject):
     """Renews the shown session's claim when it is the reviewer's own (see the module)."""
 
-    def __init__(self, controller: ReviewController) -> None:
-        super().__init__(controller)
+    def __init__(self, controller: Reviews, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.c = controller
         self.renewed = 0  # renewals done (for the curious and the tests)
         self._warned: str | None = None  # the session a failure was said for

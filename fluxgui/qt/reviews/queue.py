@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
-    from .controller import ReviewController
+    from .host import Reviews
 
 KEYS = [
     ("J / →", "next session in the list"),
@@ -66,8 +66,8 @@ def _typing(widget: QObject | None) -> bool:
 class QueueKeys(QObject):
     """The queue's keys, for the widgets of one window, while queue mode is on."""
 
-    def __init__(self, controller: ReviewController) -> None:
-        super().__init__(controller)
+    def __init__(self, controller: Reviews, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._c = controller
         self._on = False
 

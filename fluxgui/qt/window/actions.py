@@ -26,7 +26,7 @@ from fluxgui.core.roles import Store
 from ..branches import branch_from_turn
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | str
@@ -35,7 +35,7 @@ UTC_TIMES_KEY = "view/timesUtc"
 
 
 def _action(
-    window: MainWindow,
+    window: Shell,
     text: str,
     slot: Callable[[], object],
     shortcut: Shortcut | None = None,
@@ -51,7 +51,7 @@ def _action(
     return action
 
 
-def install_actions(window: MainWindow) -> dict[str, QAction]:
+def install_actions(window: Shell) -> dict[str, QAction]:
     """Build the menu bar of ``window``; return its actions by name (tests use them)."""
     actions: dict[str, QAction] = {}
     bar = window.menuBar()
@@ -219,7 +219,7 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
 PLAIN_TEXT = "ui/plain_text"
 
 
-def _plain_text_action(window: MainWindow) -> QAction:
+def _plain_text_action(window: Shell) -> QAction:
     """View › Show Markdown as Plain Text: every assistant message exactly as written
     (remembered in the settings; a message's own context-menu toggle overrides it)."""
     action = QAction("Show Markdown as &Plain Text", window)
@@ -240,7 +240,7 @@ def _plain_text_action(window: MainWindow) -> QAction:
     return action
 
 
-def show_times_in_utc(window: MainWindow, on: bool) -> None:
+def show_times_in_utc(window: Shell, on: bool) -> None:
     """View › Times in UTC: every time shown in UTC (``on``) or the local zone, the
     choice kept in the settings."""
     set_time_zone("utc" if on else "local")
@@ -257,7 +257,7 @@ def show_times_in_utc(window: MainWindow, on: bool) -> None:
         )
 
 
-def focus_search(window: MainWindow) -> None:
+def focus_search(window: Shell) -> None:
     """Ctrl+F: in the conversation, its find bar; elsewhere the session search."""
     focus = QApplication.focusWidget()
     pane = window.conversation
@@ -268,7 +268,7 @@ def focus_search(window: MainWindow) -> None:
     window.search_box.selectAll()
 
 
-def _fill_recent(window: MainWindow, menu: QMenu) -> None:
+def _fill_recent(window: Shell, menu: QMenu) -> None:
     menu.clear()
     items = window.recent.entries()
     for entry in items:
@@ -286,7 +286,7 @@ def _fill_recent(window: MainWindow, menu: QMenu) -> None:
     clear.triggered.connect(lambda _checked=False: window.recent.clear())
 
 
-def _about(window: MainWindow) -> None:
+def _about(window: Shell) -> None:
     from fluxgui import __version__
 
     QMessageBox.about(

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDockWidget
 from ..chat import ChatPanel
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: settings key: whether the chat dock was open when the user last showed or hid it
 CHAT_VISIBLE = "ui/chat_visible"
@@ -20,7 +20,7 @@ CHAT_VISIBLE = "ui/chat_visible"
 class ChatDock:
     """The chat panel and its dock, put into ``window``."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         self.panel = ChatPanel(window)
         self.dock = QDockWidget("Chat", window)

@@ -16,7 +16,13 @@ from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import MAIN
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
+
+    from ..bridge import AsyncBridge
+    from ..conversation import ConversationPane
+    from ..shell import Stores
 
 #: what Compare needs when it cannot tell what to compare
 NOTHING_TO_COMPARE = (
@@ -26,20 +32,32 @@ NOTHING_TO_COMPARE = (
 
 
 class CompareOpener:
-    """Opens comparisons for a :class:`~.main.MainWindow` and follows the shown
-    session's fork origin."""
+    """Opens comparisons (View › Compare Sessions) and follows the shown session's fork
+    origin. It is given what it uses: the dialogs' parent, the bridge, the conversation
+    pane (its branch, its "forked from" line), the open store (``stores.store``), the
+    shown session and the selected ones (callables) and where errors are shown."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self._window = window
+    def __init__(
+        self,
+        parent: QWidget,
+        bridge: AsyncBridge,
+        pane: ConversationPane,
+        stores: Stores,
+        *,
+        shown: Callable[[], str | None],
+        selected: Callable[[], list[str]],
+        show_error: Callable[[BaseException], None],
+    ) -> None:
+        self._parent, self._bridge, self._pane, self._stores = parent, bridge, pane, stores
+        self._shown, self._selected, self._show_error = shown, selected, show_error
         #: where the shown session was forked from (``session_id``, ``message_id``), if it was
         self.origin: dict[str, Any] | None = None
 
     def find_origin(self, session_id: str) -> None:
         """``session_id`` is shown: read where it was forked from (in the background)."""
-        window = self._window
-        store = window.stores.store
+        store = self._stores.store
         if store is not None:
-            window.bridge.start("origin", self._origin_of(store, session_id), self._show_origin)
+            self._bridge.start("origin", self._origin_of(store, session_id), self._show_origin)
 
     @staticmethod
     async def _origin_of(store: Store, session_id: str) -> tuple[str, dict[str, Any] | None]:
@@ -47,16 +65,15 @@ class CompareOpener:
 
     def _show_origin(self, result: tuple[str, dict[str, Any] | None]) -> None:
         session_id, origin = result
-        window = self._window
-        if session_id != window.current_session_id:
+        if session_id != self._shown():
             return
         self.origin = origin if isinstance(origin, dict) else None
         if self.origin is not None:
-            window.conversation.set_origin(
+            self._pane.set_origin(
                 f"forked from {self.origin['session_id']} at message {self.origin['message_id']}"
             )
         else:
-            window.conversation.set_origin(None)
+            self._pane.set_origin(None)
 
     def compare_sessions(self) -> object | None:
         """Compare two sessions side by side: the two selected in the list, the open
@@ -64,23 +81,22 @@ class CompareOpener:
         Returns the (non-modal) dialog."""
         from ..compare import open_compare
 
-        window = self._window
-        store = window.stores.store
+        store = self._stores.store
         if store is None:
             return None
-        ids = window.selected_session_ids()
-        shown = window.current_session_id
-        shown_branch = window.conversation.branch
+        ids = self._selected()
+        shown = self._shown()
+        shown_branch = self._pane.branch
         if len(ids) == 2:
             a, b = ids
         elif len(ids) == 1 and ids[0] == shown and shown_branch not in (None, MAIN):
             # An AdvancedSQLiteSession session shown on another branch: main against it.
             return open_compare(
-                window, window.bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch
+                self._parent, self._bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch
             )
         elif len(ids) == 1 and self.origin is not None and ids[0] == shown:
             a, b = str(self.origin["session_id"]), ids[0]
         else:
-            window.show_error(FluxguiError(NOTHING_TO_COMPARE))
+            self._show_error(FluxguiError(NOTHING_TO_COMPARE))
             return None
-        return open_compare(window, window.bridge, store, a, b)
+        return open_compare(self._parent, self._bridge, store, a, b)

@@ -29,7 +29,7 @@ from ..dialogs import confirm
 from ..dialogs.message_edit import MessageEditDialog
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: the mode switch's style: editing (bold), writable without edits, read-only
 _MODE_STYLES = {
@@ -42,7 +42,7 @@ _MODE_STYLES = {
 class EditController:
     """Runs the edit commands of a :class:`~.main.MainWindow` and follows their results."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: select this message once the session has been read again
         self._select_after: int | None = None

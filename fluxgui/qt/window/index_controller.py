@@ -31,7 +31,13 @@ from fluxgui.services import pages
 from .index_process import IndexProcess
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..bridge import AsyncBridge
+    from ..dialogs.opening import OpenedStore
+    from ..widgets import NoticeBar
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +48,24 @@ UPDATE_EVERY = 5.0
 
 
 class IndexController:
-    """Builds and updates the open store's search index (see the module text)."""
+    """Builds and updates the open store's search index (see the module text).
 
-    def __init__(self, window: MainWindow) -> None:
+    It is given what it uses: the window (its status bar holds the progress), the
+    bridge, the notice bar above the panes (a missing database index, a failed update)
+    and how the open store was opened (``opened()``: a first build opens it again in a
+    child process)."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        bridge: AsyncBridge,
+        notice: NoticeBar,
+        opened: Callable[[], OpenedStore | None],
+    ) -> None:
         self._window = window
+        self._bridge = bridge
+        self._notice = notice
+        self._opened = opened
         self.store: Store | None = None
         #: the last update's report (``None`` until one finished)
         self.report: UpdateReport | None = None
@@ -73,11 +93,11 @@ class IndexController:
 
     @property
     def running(self) -> bool:
-        return self._window.bridge.running(KEY) or self.child is not None
+        return self._bridge.running(KEY) or self.child is not None
 
     def stop(self) -> None:
         """End a build or update in progress (the index stays consistent)."""
-        self._window.bridge.cancel(KEY)
+        self._bridge.cancel(KEY)
         if self.child is not None:
             child, self.child = self.child, None
             child.stop()
@@ -91,10 +111,10 @@ class IndexController:
         self.store, self.report, self.skipped, self._again = store, None, False, False
         self.told = False
         self._show(False)
-        self._window.index_bar.hide()
+        self._notice.hide()
         if store is None:
             return
-        self._window.bridge.start(
+        self._bridge.start(
             "index-advice", pages.index_advice(store), self._on_advice,
             lambda error: log.warning("looking for missing indexes failed: %s", error),
             background=True,
@@ -105,7 +125,7 @@ class IndexController:
     def _on_advice(self, advice: list[str]) -> None:
         """Once per store opened: an index the database lacks (never created here)."""
         if advice:
-            self._window.index_bar.show_notice("\n".join(advice))
+            self._notice.show_notice("\n".join(advice))
 
     def store_changed(self) -> None:
         """The store changed (the live watcher): bring the index up to date."""
@@ -122,7 +142,7 @@ class IndexController:
         self._start(self.store)
 
     def _start(self, store: Store) -> None:
-        self._window.bridge.start(
+        self._bridge.start(
             KEY, self._plan(store), lambda plan: self._run(store, plan), self._on_failed,
             background=True,
         )
@@ -141,7 +161,7 @@ class IndexController:
         if plan == "server":
             self._on_done(None)
             return
-        opened = self._window.stores.opened
+        opened = self._opened()
         if plan == "build" and opened is not None:
             child = IndexProcess(self._window, opened.target, opened.options, store.store_key)
             child.progress.connect(self._on_progress)
@@ -152,7 +172,7 @@ class IndexController:
         self._update_here(store)
 
     def _update_here(self, store: Store) -> None:
-        self._window.bridge.start(
+        self._bridge.start(
             KEY, self._update(store), self._on_done, self._on_failed, background=True
         )
 
@@ -204,7 +224,7 @@ class IndexController:
         if self.told or self.store is None:
             return
         self.told = True
-        bar = self._window.index_bar
+        bar = self._notice
         text = f"Search reads the whole store instead of its index: {visible(str(error), keep_layout=False)}"
         bar.show_notice(f"{bar.text()}\n{text}" if bar.isVisible() and bar.text() else text)
 

@@ -19,28 +19,27 @@ before.
 
 from __future__ import annotations
 
-from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from fluxgui.core.errors import KeyNeeded, SessionNotFound
-from fluxgui.core.ports import OpenOptions
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
-from ..reviews import extend_menu, install_reviews
+from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
-from ..conversations import install_conversations_bar
+from ..chat import ChatPanel
+from ..conversations import ConversationsBar, install_conversations_bar
 from ..dialogs.files import FileDropFilter
 from ..doctor import DoctorController
-from ..dialogs.opening import OpenRequest
 from ..editing import Editor
 from ..errors import describe_error
 from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
+from ..shell import Shell
 from ..watch import StoreWatcher
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
@@ -55,16 +54,25 @@ from .store_controller import StoreController
 from .transfer_controller import TransferController
 
 
-class MainWindow(QMainWindow):
-    """Sessions list + conversation pane + status bar + error bar over one open store."""
+class MainWindow(Shell):
+    """Sessions list + conversation pane + status bar + error bar over one open store.
 
-    #: the bridge has no task left (a store opened and its first screen is loaded, or
-    #: a load failed)
-    settled = Signal()
-    #: a session's messages are shown (its id)
-    messagesShown = Signal(str)
-    #: an export, import or copy finished (its TransferResult)
-    transferFinished = Signal(object)
+    Its signals (``settled``, ``messagesShown``, ``transferFinished``) and what its
+    controllers use of it are declared by :class:`~fluxgui.qt.shell.Shell`."""
+
+    # the controllers as the window itself uses them (the others see the narrow
+    # protocols Shell declares)
+    stores: StoreController
+    edits: EditController
+    transfers: TransferController
+    comparing: CompareOpener
+    session_list: SessionList
+    indexing: IndexController
+    conversations_bar: ConversationsBar
+    chat: ChatDock
+    chat_panel: ChatPanel
+    doctor: DoctorController
+    reviews: ReviewController
 
     def __init__(
         self,
@@ -111,7 +119,7 @@ class MainWindow(QMainWindow):
         self.mode_label = self.status.mode_label
         self.busy_indicator = self.status.busy_indicator
         # The search index: built in the background, its progress in the status bar.
-        self.indexing = IndexController(self)
+        self.indexing = IndexController(self, self.bridge, self.index_bar, lambda: self.stores.opened)
         self.last_hit: tuple[str, int, str] | None = None  # see show_session_at_hit
 
         self.editor = Editor(self.bridge, self)
@@ -122,7 +130,10 @@ class MainWindow(QMainWindow):
         self.mode_label.clicked.connect(self.stores.set_editing)
         self.edits = EditController(self)
         self.transfers = TransferController(self)
-        self.comparing = CompareOpener(self)
+        self.comparing = CompareOpener(
+            self, self.bridge, self.conversation, self.stores, shown=lambda: self._session_id,
+            selected=self.selected_session_ids, show_error=self.show_error,
+        )
         self.editor.applied.connect(self.edits.on_applied)
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
         self.branch_bar = install_branch_bar(self)

@@ -23,7 +23,7 @@ from ..sessions import SessionListModel
 from ..sessions.cells import SessionCells
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 
 def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
@@ -149,7 +149,7 @@ class SessionList(QObject):
     its page arrives (the session asked for, else the first), the shown session
     following the current row, the count and search progress in the status bar."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         super().__init__(window)
         self._window = window
         self.model = window.sessions

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
@@ -35,12 +35,12 @@ from ..conversations import with_remembered
 from ..conversations.bar import remember_opened as remember_conversations
 from ..dialogs.encryption_key import KeyDialog
 from ..dialogs.files import open_file_dialog, open_folder_dialog
-from ..dialogs.opening import OpenRequest, ask_password, ask_url, remember_opened
+from ..dialogs.opening import OpenedStore, OpenRequest, ask_password, ask_url, remember_opened
 from ..dialogs.table_chooser import TableChooser
 from ..settings import resolve_target_async
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +48,6 @@ KEY_NOTICE = (
     "This store holds encrypted sessions (Agents SDK EncryptedSession). "
     "Its items stay locked until you give the key."
 )
-
-
-@dataclass(frozen=True)
-class OpenedStore:
-    """How a store was (or is being) opened: to reopen it for editing or with a key.
-    Its options may hold the encryption key: memory only (``repr`` leaves it out)."""
-
-    target: str = field(repr=False)
-    options: OpenOptions
-    #: the label shown (no secret in it)
-    shown: str
 
 
 def skipped_files_text(problems: list[str] | tuple[str, ...], what: str = "file") -> str:
@@ -73,7 +62,7 @@ def skipped_files_text(problems: list[str] | tuple[str, ...], what: str = "file"
 class StoreController:
     """Opens stores for a :class:`~.main.MainWindow` and keeps how the open one was opened."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: the open store
         self.store: Store | None = None

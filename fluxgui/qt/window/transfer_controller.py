@@ -32,7 +32,7 @@ from ..dialogs.progress import TransferProgress
 from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
 if TYPE_CHECKING:
-    from .main import MainWindow
+    from ..shell import Shell
 
 #: reports ``(done, total)`` as a transfer advances
 Progress = Callable[[int, int], None]
@@ -66,7 +66,7 @@ def describe_import(result: TransferResult) -> str:
 class TransferController:
     """Exports, imports and copies sessions for a :class:`~.main.MainWindow`."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Shell) -> None:
         self._window = window
         #: the progress dialog of the running transfer, and how to describe its result
         self._running: tuple[TransferProgress, Describe] | None = None

@@ -10,9 +10,10 @@ answered from the record (:mod:`.run`), never executed (:mod:`.tools`).
 
 from __future__ import annotations
 
-from .run import ReplayEvent, ReplayOptions, ReplayReport, replay, undo_replay
+from .run import ReplayEvent, ReplayOptions, ReplayReport, replay, turn_at, undo_replay
 from .tools import MATCH_MODES, StopCall
 
 __all__ = [
-    "MATCH_MODES", "ReplayEvent", "ReplayOptions", "ReplayReport", "StopCall", "replay", "undo_replay",
+    "MATCH_MODES", "ReplayEvent", "ReplayOptions", "ReplayReport", "StopCall", "replay", "turn_at",
+    "undo_replay",
 ]

@@ -131,6 +131,9 @@ async def replay(
     where = endpoint(config.provider, config.base_url)
     first = picked[0].user
     assert first is not None
+    # Adding nothing runs the writer's checks (read-only, a store it cannot append to)
+    # before a fork is made or anything is sent.
+    await writer.add_messages(session_id, [])
     change = await forks.fork_session(session_id, first.id, options.name)
     fork = str(change.session_id)
     report = ReplayReport(fork, change, from_turn)
@@ -177,22 +180,49 @@ async def replay(
             err = exc if isinstance(exc, ProviderError) else as_provider_error(exc, where, config.timeout)
             if err is None:
                 raise
-            raise ProviderError(
-                f"{err} (replaying turn {n}; the fork {show_id(fork)} holds "
-                f"{report.replayed_turns} replayed turn{'s' if report.replayed_turns != 1 else ''})"
-            ) from exc
+            if report.replayed_turns == 0:  # nothing replayed: no fork left behind
+                await asyncio.shield(writer.apply_change(change.inverse()))
+                kept = "no fork was kept"
+            else:
+                done = report.replayed_turns
+                kept = f"the fork {show_id(fork)} keeps the {done} turn{'s' if done != 1 else ''} replayed before"
+            raise ProviderError(f"replaying turn {n}: {err}; {kept}") from exc
         added += stored_specs(from_flux(result.messages[len(sent):]), items=items)
+        u = wrapped.usage
+        usage = {"turn": n, "requests": u.requests, "input_tokens": u.input_tokens,
+                 "output_tokens": u.output_tokens, "total_tokens": u.total_tokens}
+        if not items and added:  # chat messages keep it: the ledger and Compare show it
+            _note_usage(added[-1], usage, str(getattr(model, "model", "") or config.model))
         # Shielded: a cancel must not cut a turn in two; it lands after the write.
         await asyncio.shield(writer.add_messages(fork, added))
         report.replayed_turns += 1
         report.matched, report.unmatched = matcher.matched, matcher.unmatched
-        u = wrapped.usage
-        usage = {"turn": n, "requests": u.requests, "input_tokens": u.input_tokens,
-                 "output_tokens": u.output_tokens, "total_tokens": u.total_tokens}
         report.usage.append(usage)
         emit(ReplayEvent("turn_done", n, {"usage": usage, "tool_calls": {
             "matched": matcher.matched - before[0], "unmatched": matcher.unmatched - before[1]}}))
     return report
+
+
+def _note_usage(spec: dict[str, Any], usage: dict[str, int], model: str) -> None:
+    """Note a replayed turn's usage and model in its answer's metadata (chat messages:
+    where :mod:`fluxgui.services.doctor.ledger` and the comparison read them)."""
+    if spec.get("role") != "assistant" or not usage["requests"]:
+        return
+    meta = dict(spec.get("metadata") or {})
+    meta["usage"] = {k: v for k, v in usage.items() if k != "turn"}
+    if model:
+        meta["model"] = model
+    spec["metadata"] = meta
+
+
+async def turn_at(store: Store, session_id: str, message_id: int) -> int | None:
+    """The number of the turn holding message ``message_id`` (what "Replay from here…"
+    on a user message replays from); ``None`` when no turn opened by a user message
+    holds it."""
+    for turn in recorded_turns(await read_messages(store, session_id)):
+        if turn.user is not None and any(m.id == message_id for m in turn.messages):
+            return turn.number
+    return None
 
 
 async def undo_replay(store: Store, fork: str) -> Change:

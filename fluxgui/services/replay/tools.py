@@ -34,6 +34,20 @@ def canonical(arguments: str) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: objects by keys (any order), arrays in order, numbers by value
+    (``42`` equals ``42.0``), a boolean never a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
 def parsed(arguments: str) -> Any:
     try:
         return json.loads(arguments) if arguments.strip() else {}
@@ -90,11 +104,11 @@ class TurnMatcher:
         self.turn, self.calls, self.used = turn, list(calls), set()
 
     def _find(self, name: str, arguments: str) -> int | None:
-        key = canonical(arguments)
+        given = parsed(arguments)
         for i, c in enumerate(self.calls):
             if i in self.used or c.name != name or c.output is None:
                 continue
-            if self.mode == "name" or canonical(c.arguments) == key:
+            if self.mode == "name" or json_equal(parsed(c.arguments), given):
                 return i
         return None
 
@@ -104,7 +118,8 @@ class TurnMatcher:
             return f"turn {self.turn} recorded no call of {name!r}"
         if all(self.calls[i].output is None for i in same):
             return f"the recorded calls of {name!r} in turn {self.turn} have no recorded output"
-        if self.mode == "strict" and not any(canonical(self.calls[i].arguments) == canonical(arguments) for i in same):
+        given = parsed(arguments)
+        if self.mode == "strict" and not any(json_equal(parsed(self.calls[i].arguments), given) for i in same):
             return f"turn {self.turn} recorded no call of {name!r} with these arguments"
         return f"every recorded call of {name!r} in turn {self.turn} was already answered"
 

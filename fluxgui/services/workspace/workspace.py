@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from fluxgui.adapters.registry import open_store
 from fluxgui.core.model import SessionInfo
@@ -73,7 +73,7 @@ class Workspace:
             for entry, label in zip(entries, labels):
                 kept = {k: v for k, v in entry.options.items() if k in KEPT_OPTIONS}
                 target = await _with_keyring_password(entry.target) if keyring else entry.target
-                store = cast(Store, await open_store(target, base.with_(**kept)))
+                store = await open_store(target, base.with_(**kept))
                 members.append(Member(label, entry.target, store, kept))
         except BaseException:
             for m in members:

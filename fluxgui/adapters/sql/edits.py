@@ -1,43 +1,50 @@
-"""The base of the SQL store formats: single-message edits through a table editor.
+"""The writing parts every SQL format composes: single-message edits, whole-session
+writes and forks, each through the format's table editor.
 
-A :class:`SqlStore` is a :class:`~fluxgui.adapters.base.Store` on a SQL
-:class:`~.backend.Backend`. Each edit (clear, delete, pop, update, insert, fork) is one
-transaction run by the format's :class:`~.editor.TableEditor` and returns a reversible
+Each edit (clear, delete, pop, update, insert, fork) is one transaction run by the
+format's :class:`~.editor.TableEditor` and returns a reversible
 :class:`~fluxgui.core.changes.Change`; ``apply_change`` writes one again (redo) or its
 inverse (undo). Importing a session writes it whole in one transaction
-(:func:`~.sessions.write_session`). A format says how its rows look: :meth:`editor`,
-:meth:`edit_values` and :meth:`import_row`.
+(:func:`~.sessions.write_session`). A format says how its rows look: its editor's
+:meth:`SqlEditor.table_editor` and :meth:`SqlEditor.edit_values`, its writer's
+:meth:`SqlWriter.import_row`, appends and clears.
+
+Nothing of the editing machinery loads with this module: a command that only reads a
+store never imports it (see :mod:`fluxgui.adapters.registry`).
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.errors import show_id
 from fluxgui.core.model import Message
 
-from ..base import Store, check_branch
 from ..parts import Place
 from .backend import Backend
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the editing machinery loads when a store first edits or forks
     from fluxgui.core.changes import Change, Row, Where
+
     from .editor import TableEditor
     from .rewrite import Insertion
 
 
-class SqlStore(Store[Backend]):
-    """A store kept in SQL tables: editable through its :meth:`editor` (see the module
-    text). Whether it may be edited now is :meth:`check_editable` (writable, and what the
-    format adds)."""
+class SqlEditor(ABC):
+    """Single messages edited in a SQL store (the Editor role: see
+    :class:`fluxgui.core.roles.Editor`). Whether it may edit now is
+    :meth:`check_editable` (writable, and what the format adds)."""
+
+    #: messages are changed in place and put between others
+    in_place = True
+
+    def __init__(self, place: Place[Backend]) -> None:
+        self.place = place
 
     @property
-    def place(self) -> Place[Backend]:
-        """The store its parts work on (its back-end, its name as shown)."""
-        return Place(self.backend, self.target)
+    def backend(self) -> Backend:
+        return self.place.backend
 
     # -- what a format says about its rows ---------------------------------------------
 
@@ -50,47 +57,33 @@ class SqlStore(Store[Backend]):
         """The stored column values for a message given as a dict, validated: a flux
         message (``role``, ``content``, ``metadata``) or, for item stores, an item."""
 
-    @abstractmethod
-    def import_row(self, message: Message) -> Row:
-        """The stored column values (no id, no time) for a Message from another store or
-        an export, keeping its raw item wherever the format has room for it."""
-
-    # -- editing: each edit is one transaction and returns a reversible Change ------
-
     def check_editable(self) -> None:
         """Raise the reason this store cannot be edited now (read-only, …)."""
-        self._check_writable()
+        self.place.check_writable()
 
-    def _editor(self) -> TableEditor:
+    def table(self) -> TableEditor:
+        """The table editor, once :meth:`check_editable` let the edit through."""
         self.check_editable()
         return self.table_editor()
 
-    async def clear_messages(self, session_id: str) -> Change:
-        """Remove every message of a session; the session itself stays where it can."""
-        return await self._editor().clear(session_id, f"Clear session {label_id(session_id)}")
-
-    async def delete_session(self, session_id: str) -> Change:
-        """Remove a session, its messages and its sessions row."""
-        return await self._editor().delete_session(
-            session_id, f"Delete session {label_id(session_id)}"
-        )
+    # -- edits: each is one transaction and returns a reversible Change -----------------
 
     async def delete_messages(self, session_id: str, message_ids: list[int]) -> Change:
         """Remove these messages of a session."""
         n = len(set(message_ids))
         label = f"Delete message {message_ids[0]}" if n == 1 else f"Delete {n} messages"
-        return await self._editor().delete_rows(session_id, message_ids, label)
+        return await self.table().delete_rows(session_id, message_ids, label)
 
     async def pop_message(self, session_id: str) -> Change:
         """Remove the session's last message (the Agents SDK's ``pop_item``)."""
-        return await self._editor().pop_last(session_id, "Remove the last message")
+        return await self.table().pop_last(session_id, "Remove the last message")
 
     async def update_message(
         self, session_id: str, message_id: int, spec: dict[str, Any], *, original: Message | None = None
     ) -> Change:
         """Replace one message's stored values with ``spec`` (see :meth:`edit_values`)."""
         values = self.edit_values(spec, original=original)
-        return await self._editor().update_row(
+        return await self.table().update_row(
             session_id, int(message_id), values, f"Edit message {message_id}"
         )
 
@@ -105,7 +98,7 @@ class SqlStore(Store[Backend]):
         """Insert a message before or after the message ``anchor`` (``None``: at the end)."""
         values = self.edit_values(spec)
         label = "Add a message" if anchor is None else f"Insert a message {where} {anchor}"
-        return await self._editor().insert_row(session_id, anchor, where, values, label)
+        return await self.table().insert_row(session_id, anchor, where, values, label)
 
     async def rewrite_messages(
         self,
@@ -114,7 +107,7 @@ class SqlStore(Store[Backend]):
         delete: list[int],
         insert_after: list[tuple[int, dict[str, Any]]],
         label: str,
-        move_before: Sequence[tuple[int, int]] = (),
+        move_before: Sequence[tuple[int, int]] | None = (),
     ) -> Change:
         """Delete the messages ``delete``, put each message of ``insert_after`` (an
         anchor id and a message given as a dict, see :meth:`edit_values`) right after its
@@ -124,39 +117,53 @@ class SqlStore(Store[Backend]):
         from .rewrite import rewrite
 
         inserts: list[Insertion] = [(int(a), self.edit_values(spec)) for a, spec in insert_after]
-        return await rewrite(self._editor(), session_id, delete, inserts, label, move_before)
+        return await rewrite(self.table(), session_id, delete, inserts, label, move_before or ())
 
-    async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
-    ) -> Any:
-        """Fork: a new session holding the conversation (of ``branch``) up to and
-        including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The
-        origin is not changed; the fork's origin is recorded in fluxgui's sidecar table.
-        Undoable (the Change's inverse deletes the fork). ``drop_unreadable``: for stores
-        of encrypted items (leave out those no key opens), nothing here."""
-        check_branch(self, branch)
-        label = f"Fork session {label_id(session_id)} at message {at_message_id}"
-        from .forks import fork
 
-        return await fork(self._editor(), session_id, int(at_message_id), new_id, label)
+class SqlWriter(ABC):
+    """Whole sessions written to a SQL store (the Writer role: see
+    :class:`fluxgui.core.roles.Writer`), through the format's :class:`SqlEditor`."""
 
-    async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
-        """Where a fork made by fluxgui came from: session id, message id, time."""
-        from .forks import fork_origin
+    def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
+        self.place = place
+        self.editor = editor
 
-        return await fork_origin(self.backend, session_id)
+    @property
+    def backend(self) -> Backend:
+        return self.place.backend
+
+    def check_importable(self) -> None:
+        """Raise the reason new sessions cannot be written now: what stops an edit."""
+        self.editor.check_editable()
+
+    @abstractmethod
+    def import_row(self, message: Message) -> Row:
+        """The stored column values (no id, no time) for a Message from another store or
+        an export, keeping its raw item wherever the format has room for it."""
+
+    @abstractmethod
+    async def add_messages(
+        self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None
+    ) -> int:
+        """Append message dicts (or, for item stores, items) to ``branch``; how many."""
+
+    @abstractmethod
+    async def clear_session(self, session_id: str) -> int:
+        """Remove all messages of a session (as the library does); how many."""
+
+    async def clear_messages(self, session_id: str) -> Change:
+        """Remove every message of a session; the session itself stays where it can."""
+        return await self.editor.table().clear(session_id, f"Clear session {label_id(session_id)}")
+
+    async def delete_session(self, session_id: str) -> Change:
+        """Remove a session, its messages and its sessions row."""
+        return await self.editor.table().delete_session(
+            session_id, f"Delete session {label_id(session_id)}"
+        )
 
     async def apply_change(self, change: Any) -> Any:
         """Write a change again (redo) or its ``inverse()`` (undo), if it still fits."""
-        return await self._editor().replay(change)
-
-    # -- whole sessions --------------------------------------------------------------
+        return await self.editor.table().replay(change)
 
     async def import_session(
         self,
@@ -172,7 +179,7 @@ class SqlStore(Store[Backend]):
         already is refused (``Conflict``) or, with ``rename``, becomes ``<id>-2``, …"""
         from .sessions import write_session
 
-        editor = self._editor()
+        editor = self.editor.table()
         dialect, utc = self.backend.dialect, self.backend.utc_times
 
         async def rows() -> AsyncIterator[list[Row]]:
@@ -194,6 +201,45 @@ class SqlStore(Store[Backend]):
 
     def _import_row(self, m: Message, dialect: str, utc: bool) -> Row:
         return {**self.import_row(m), "created_at": stored_time(m.created_at, dialect, utc)}
+
+
+class SqlForks:
+    """Sessions of a SQL store forked at a message (the Forks role), and where a fork
+    came from (fluxgui's sidecar table: :mod:`.forks`)."""
+
+    def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
+        self.place = place
+        self.editor = editor
+
+    @property
+    def backend(self) -> Backend:
+        return self.place.backend
+
+    async def fork_session(
+        self,
+        session_id: str,
+        at_message_id: int,
+        new_id: str | None = None,
+        *,
+        branch: str | None = None,
+        drop_unreadable: bool = False,
+    ) -> Any:
+        """Fork: a new session holding the conversation (of ``branch``) up to and
+        including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The
+        origin is not changed; the fork's origin is recorded in fluxgui's sidecar table.
+        Undoable (the Change's inverse deletes the fork). ``drop_unreadable``: for stores
+        of encrypted items (leave out those no key opens), nothing here."""
+        self.place.check_branch(branch)
+        label = f"Fork session {label_id(session_id)} at message {at_message_id}"
+        from .forks import fork
+
+        return await fork(self.editor.table(), session_id, int(at_message_id), new_id, label)
+
+    async def fork_origin(self, session_id: str) -> dict[str, Any] | None:
+        """Where a fork made by fluxgui came from: session id, message id, time."""
+        from .forks import fork_origin
+
+        return await fork_origin(self.place.backend, session_id)
 
 
 def label_id(session_id: str) -> str:
