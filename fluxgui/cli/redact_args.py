@@ -59,7 +59,15 @@ def redactor_for(args: argparse.Namespace, *, default: str | None = None) -> Red
 
     if region not in phonenumbers.SUPPORTED_REGIONS:
         raise Known(f"--phone-region: unknown region {region!r} (a two-letter country code such as US, GB, DE)")
-    return make_redactor(kinds, rules=getattr(args, "redact_rules", None), region=region)
+    redactor = make_redactor(kinds, rules=getattr(args, "redact_rules", None), region=region)
+    if "custom" in kinds_text.lower() and redactor.detectors.custom is None:
+        from fluxgui.services.redaction.custom import settings_rules_path
+
+        raise Known(
+            f"--redact custom: no rules to apply (pass --redact-rules FILE, or keep them in "
+            f"{settings_rules_path()})"
+        )
+    return redactor
 
 
 async def redacted_pages(

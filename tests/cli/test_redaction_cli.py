@@ -241,3 +241,41 @@ def test_the_eval_export_is_redacted(tmp_path, capsys):
     assert text.count("\n") >= 0 and len(text.splitlines()) == len(PLANTED)
     leaked = [(k, v) for k, v, _s in PLANTED if any(n in text for n in needles(k, v))]
     assert not leaked, leaked
+
+
+def test_custom_rules_come_from_the_settings_file_or_are_asked_for(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FLUXGUI_DATA_DIR", str(tmp_path / "data"))
+    path = tmp_path / "s.db"
+    write_agents(path, {"s": [{"role": "user", "content": "ticket TCK-48213 for Acme Rockets"}]})
+    code, _o, err = _run(capsys, "show", str(path), "s", "--redact", "custom")
+    assert code == 3 and "no rules to apply" in err
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "redaction-rules.json").write_text(json.dumps(RULES))
+    code, out, err = _run(capsys, "show", str(path), "s", "--redact", "custom")
+    assert code == 0, err
+    assert "ticket [TICKET_1] for [TERM_1]" in out
+
+
+def test_a_failing_detector_makes_scan_fail(tmp_path, capsys, monkeypatch):
+    from fluxgui.services.redaction import detect
+
+    path = tmp_path / "s.db"
+    write_agents(path, {"s": [{"role": "user", "content": "BOOM jane.doe@example.com"}]})
+    real = detect.Detectors.find
+
+    def failing(self, text):
+        if "BOOM" in text:
+            raise RuntimeError("broken detector")
+        return real(self, text)
+
+    monkeypatch.setattr(detect.Detectors, "find", failing)
+    code, out, err = _run(capsys, "scan", str(path))
+    assert code == 3 and "a detector failed on item #1 of session s" in err
+    assert "jane" not in out + err
+    code, shown, err = _run(capsys, "show", str(path), "s", "--redact", "pii")
+    assert code == 0 and "BOOM" not in shown and "a detector failed on (#1)" in err
+    for fmt in ("jsonl", "md"):  # (the export's row path: the row is read, then left out)
+        out = tmp_path / f"out.{fmt}"
+        code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--redact", "pii")
+        assert code == 0 and "a detector failed on (#1)" in err
+        assert "BOOM" not in out.read_text() and "jane" not in out.read_text()
