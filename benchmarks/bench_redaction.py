@@ -120,7 +120,7 @@ async def _export(path: Path, out: Path, redact: bool) -> float:
         redactor = make_redactor(("secrets", "pii")) if redact else None
         await export_sessions(
             store, out, "jsonl", force=True, transform=redactor.page if redactor else None,
-            unchanged=redactor.unchanged if redactor else None,
+            unchanged=redactor.unchanged_rows if redactor else None,
         )
     return time.perf_counter() - started
 

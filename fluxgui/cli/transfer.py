@@ -54,7 +54,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
     redactor = redactor_for(args)
     transform = redactor.page if redactor is not None else None
-    unchanged = redactor.unchanged if redactor is not None else None
+    unchanged = redactor.unchanged_rows if redactor is not None else None
     store = await open_target(args)
     reviews = annotate = None
     try:

@@ -33,9 +33,10 @@ Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
 #: a change made to each page of messages before it is written (redaction: run in the
 #: writer's thread; it may leave messages out)
 Transform = Callable[[list[Message]], list[Message]]
-#: whether ``transform`` leaves a stored row as it is, told from its text columns (such
-#: rows keep the fast path straight from the rows; the others are read as Messages)
-Unchanged = Callable[[list[Any]], bool]
+#: for each stored row of a page (its text columns), whether ``transform`` leaves it as it
+#: is (such rows keep the fast path straight from the rows; the others are read as
+#: Messages)
+Unchanged = Callable[[list[list[Any]]], list[bool]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -77,7 +78,7 @@ async def export_to_stream(
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
     each session's review results, when asked for: the lines the Markdown and HTML
     transcripts show under its title, the record JSON and JSONL carry. ``transform``
-    changes each page before it is written (redaction); ``unchanged(texts)`` tells the
+    changes each page before it is written (redaction); ``unchanged(rows)`` tells the
     stored rows it would leave as they are."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
@@ -309,8 +310,9 @@ def _transformed(
     columns = _TEXT_COLUMNS[page.layout]
     kept: list[Any] = []
     read: list[Any] = []
-    for row in page.rows:
-        if unchanged([row[i] for i in columns]):
+    same = unchanged([[row[i] for i in columns] for row in page.rows])
+    for row, keep in zip(page.rows, same):
+        if keep:
             if read:
                 writer.messages(transform([page.read(r) for r in read]))
                 read = []

@@ -201,3 +201,15 @@ async def test_the_eval_export_takes_the_redaction(tmp_path):
     assert result.items == 1
     assert key not in text and "jane.doe" not in text
     assert "[EMAIL_1]" in text and "[OPENAI_KEY_1]" in text
+
+
+def test_rows_searched_together_are_told_apart():
+    """unchanged_rows searches a page's rows as one text: a finding marks its own row
+    only, a private key block spanning rows marks each, and a word of one row does not
+    change what is found in the next."""
+    r = Redactor(_all())
+    rows = [["plain text"], ["mail jane.doe@example.com"], ["postgres://a"], ["jane.doe@example.com"],
+            ["-----BEGIN RSA PRIVATE KEY-----\nMIIE"], ["abc\n-----END RSA PRIVATE KEY-----"], ["ok"],
+            ["phone"], ["4155552671"], [None, "x"], [b"bytes"]]
+    assert r.unchanged_rows(rows) == [True, False, True, False, False, False, True, True, True, True, False]
+    assert r.unchanged_rows([]) == []

@@ -69,8 +69,9 @@ class Detectors:
         #: no finding is shorter (but a custom one)
         self._shortest = 1 if self.custom is not None else 6
 
-    def find(self, text: str) -> list[Finding]:
-        """Every finding in ``text`` (see the module's docstring)."""
+    def find(self, text: str, *, disjoint: bool = True) -> list[Finding]:
+        """Every finding in ``text`` (see the module's docstring; without ``disjoint``,
+        overlapping ones are all kept)."""
         found: list[Finding] = []
         if len(text) < self._shortest:
             return found
@@ -107,7 +108,7 @@ class Detectors:
                 inner = self.find(text[f.start:f.end])
                 if len(inner) == 1 and inner[0].end - inner[0].start == f.end - f.start:
                     found[n] = f._replace(kind=inner[0].kind)
-        return _disjoint(found) if len(found) > 1 else found
+        return _disjoint(found) if disjoint and len(found) > 1 else found
 
 
 def _disjoint(found: list[Finding]) -> list[Finding]:

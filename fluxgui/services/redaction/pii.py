@@ -30,7 +30,7 @@ _FILE_SUFFIXES = frozenset(
 _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-_LOCAL = _ALNUM + "._%+-/"  # (what stands before an address's start: it is not one)
+_LOCAL_CHARS = frozenset(_ALNUM + "._%+-")
 _NUMBER_BEFORE = _ALNUM + "_+/.-"
 _PHONE_WORDS = ("phone", "tel", "mobile", "cell", "call", "sms", "whatsapp", "fax")
 _AFTER_WORD = re.compile(r"\b(?:" + "|".join(_PHONE_WORDS) + r"|telephone)\b[^\d\n]{0,12}\Z")
@@ -46,13 +46,21 @@ _CARD_START = re.compile(r"4|5[1-5]|2[2-7]|3[47]|3[068]|35|6011|65|64[4-9]|62")
 
 
 def _email(match: re.Match[str]) -> Iterator[Finding]:
-    tld = match.group().rsplit(".", 1)[-1].lower()
-    if not starts_token(match, _LOCAL) or tld in _FILE_SUFFIXES:
-        return
+    """The address around an ``@`` and its domain: the local part is the run of the
+    characters an address's local part holds before it (at most 64, starting with a
+    letter or a digit)."""
     text, at = match.string, match.start()
-    word = _LAST_WORD.search(text, max(0, at - 200), at).group()  # type: ignore[union-attr]
+    start = at
+    while start > 0 and at - start <= 64 and text[start - 1] in _LOCAL_CHARS:
+        start -= 1
+    if start == at or at - start > 64 or not text[start].isalnum() or (start and text[start - 1] == "/"):
+        return
+    tld = match.group().rsplit(".", 1)[-1].lower()
+    if tld in _FILE_SUFFIXES:
+        return
+    word = _LAST_WORD.search(text, max(0, start - 200), start).group()  # type: ignore[union-attr]
     if "://" not in word:  # (user:password@host in a URL is no address)
-        yield Finding(at, match.end(), "")
+        yield Finding(start, match.end(), "")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -83,12 +91,8 @@ class Numbers:
         self.region = region.upper()
 
     def __call__(self, region: re.Match[str]) -> Iterator[Finding]:
-        """An IBAN, or the numbers in a run of digits, spaces, dots, dashes and brackets."""
+        """The numbers in a run of digits, spaces, dots, dashes and brackets."""
         whole = region.string
-        if whole[region.start()].isalpha():
-            for f in _iban(region):
-                yield f._replace(kind="IBAN")
-            return
         end = region.end()
         while end > region.start() and whole[end - 1] in " .-(":
             end -= 1
@@ -171,14 +175,10 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
     return (
         Rule(
             "EMAIL", "pii",
-            r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
-            r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])",
+            r"@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])",
             _email, triggers=("@",),
         ),
-        # one pass for every kind made of digits: an IBAN (a country code first), else a
-        # run of digits, spaces, dots, dashes and brackets (a card, a phone number)
-        Rule(
-            "NUMBER", "pii", r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])|[+(\d][\d ().\-]{5,40}",
-            numbers, digits=True,
-        ),
+        # ([0-9], not \d: a class re searches several times faster)
+        Rule("IBAN", "pii", r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
+        Rule("NUMBER", "pii", r"[+(0-9][0-9 ().\-]{5,40}", numbers, digits=True),
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +33,10 @@ from fluxgui.core.model import Message
 from . import secrets
 from .detect import CONTEXTUAL, Detectors, _disjoint
 from .rules import Finding, mask
+
+
+#: between two rows searched as one text: ends any word, any number, any address
+_ROW_SEP = "\n\x00\n"
 
 
 @dataclass
@@ -186,24 +191,59 @@ class Redactor:
 
     def unchanged(self, texts: list[Any]) -> bool:
         """Whether a stored row whose text columns are ``texts`` comes out of
-        :meth:`message` as it is: every one a ``str`` without escapes but ``\\"`` (a string
-        in JSON text is then that text's own substring, quotes aside, and what is found
-        is found alike: a quote stands before and after a value either way), no finding
-        in any, no envelope and no compaction item. Conservative: ``False`` sends the
-        row through :meth:`message`."""
-        for text in texts:
-            if text is None:
+        :meth:`message` as it is (see :meth:`unchanged_rows`)."""
+        return self.unchanged_rows([texts])[0]
+
+    def unchanged_rows(self, rows: list[list[Any]]) -> list[bool]:
+        """For each stored row (its text columns), whether it comes out of
+        :meth:`message` as it is: every column a ``str`` without escapes but ``\\"`` (a
+        string in JSON text is then that text's own substring, quotes aside, and what is
+        found is found alike: a quote stands before and after a value either way), no
+        finding in any, no envelope and no compaction item. Conservative: ``False`` sends
+        the row through :meth:`message`. The rows are searched as one text (a separator
+        no finding crosses but a private key's block or a custom pattern, and such a
+        finding marks every row it touches), which saves the cost of a search per row."""
+        out = [True] * len(rows)
+        pieces: list[str] = []
+        starts: list[int] = []
+        which: list[int] = []
+        at = 0
+        for n, texts in enumerate(rows):
+            shown: list[str] = []
+            for text in texts:
+                if text is None:
+                    continue
+                if not isinstance(text, str) or "__enc__" in text or "compaction" in text or (
+                    "\\" in text and text.count("\\") != text.count('\\"')
+                ):
+                    out[n] = False
+                    break
+                shown.append(text)
+            if not out[n] or not shown:
                 continue
-            if not isinstance(text, str) or "__enc__" in text or "compaction" in text:
-                return False
-            if "\\" in text and text.count("\\") != text.count('\\"'):
-                return False  # an escape other than \" may change what is found
-            try:
-                if self.find(text, cache=False):
-                    return False
-            except Exception:  # noqa: BLE001 - the Message path leaves the item out and says so
-                return False
-        return True
+            piece = _ROW_SEP.join(shown)
+            pieces.append(piece)
+            starts.append(at)
+            which.append(n)
+            at += len(piece) + len(_ROW_SEP)
+        if not pieces:
+            return out
+        whole = _ROW_SEP.join(pieces)
+        try:
+            found = self.detectors.find(whole, disjoint=False)
+            known = self._known_re
+            if known is not None:
+                found += [Finding(m.start(), m.end(), "") for m in known.finditer(whole)]
+        except Exception:  # noqa: BLE001 - the Message path leaves the item out and says so
+            for n in which:
+                out[n] = False
+            return out
+        for f in found:
+            first = bisect_right(starts, f.start) - 1
+            last = bisect_right(starts, max(f.start, f.end - 1)) - 1
+            for k in range(first, last + 1):
+                out[which[k]] = False
+        return out
 
     def page(self, page: list[Message]) -> list[Message]:
         """A page of messages redacted, the ones left out dropped."""

@@ -101,5 +101,5 @@ def _to_read(redactor: Redactor, page: list[Message] | RowPage) -> list[Message]
     if not isinstance(page, RowPage):
         return page
     columns = _TEXT_COLUMNS[page.layout]
-    unchanged, read = redactor.unchanged, page.read
-    return [read(row) for row in page.rows if not unchanged([row[i] for i in columns])]
+    same = redactor.unchanged_rows([[row[i] for i in columns] for row in page.rows])
+    return [page.read(row) for row, keep in zip(page.rows, same) if not keep]

@@ -71,6 +71,25 @@ def _bearer(match: re.Match[str]) -> Iterator[Finding]:
         yield Finding(start, end, "")
 
 
+def _aws_named(match: re.Match[str]) -> Iterator[Finding]:
+    """A value after a name saying it is an AWS secret key (``aws_secret_access_key``,
+    ``AWS_SECRET``, ``SecretAccessKey``)."""
+    before = match.string[max(0, match.start() - 25):match.start()].lower()
+    name = match.group()[:30].lower()
+    if "aws" in before or re.match(r"secret_?access_?key", name):
+        yield Finding(*match.span("v"), "")
+
+
+def _stripe(match: re.Match[str]) -> Iterator[Finding]:
+    """``sk_``, ``rk_`` or ``whsec_`` before ``live_``/``test_``, a token of its own."""
+    text, at = match.string, match.start()
+    for prefix in ("sk", "rk", "whsec"):
+        start = at - len(prefix)
+        if start >= 0 and text[start:at] == prefix and (start == 0 or text[start - 1] not in _TOKEN):
+            yield Finding(start, match.end(), "")
+            return
+
+
 def _query_secret(match: re.Match[str]) -> Iterator[Finding]:
     if is_secret_name(match.group("n")):
         start, end = match.span("v")
@@ -107,9 +126,9 @@ RULES = (
     ),
     Rule(
         "AWS_SECRET_KEY", "secrets",
-        r"(?i:aws.{0,20}secret[A-Za-z_]{0,20}|secret_?access_?key)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+        r"[Ss][Ee][Cc][Rr][Ee][Tt][A-Za-z_]{0,20}\\?[\"']?\s*[:=]\s*\\?[\"']?"
         r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-        triggers=("secret",), lower=True,
+        _aws_named, triggers=("secret",), lower=True,
     ),
     Rule(
         "GITHUB_TOKEN", "secrets", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _E, _token,
@@ -118,7 +137,7 @@ RULES = (
     Rule("GITLAB_TOKEN", "secrets", r"glpat-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("glpat-",)),
     Rule("SLACK_TOKEN", "secrets", r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E, _token, triggers=("xox",)),
     Rule(
-        "STRIPE_KEY", "secrets", r"(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}" + _E, _token,
+        "STRIPE_KEY", "secrets", r"_(?:live|test)_[A-Za-z0-9]{16,}" + _E, _stripe,
         triggers=("_live_", "_test_"),
     ),
     Rule("GOOGLE_API_KEY", "secrets", r"AIza[0-9A-Za-z_\-]{35}" + _E, _token, triggers=("AIza",)),
@@ -130,11 +149,11 @@ RULES = (
         triggers=("PRIVATE KEY",),
     ),
     Rule(
-        "BEARER_TOKEN", "secrets", r"(?i:bearer|basic)\s+(?P<v>[A-Za-z0-9._~+/\-]{12,}=*)", _bearer,
+        "BEARER_TOKEN", "secrets", r"[Bb](?:earer|EARER|asic|ASIC)\s+(?P<v>[A-Za-z0-9._~+/\-]{12,}=*)", _bearer,
         triggers=("bearer", "basic"), lower=True,
     ),
     Rule(
-        "URL_PASSWORD", "secrets", r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:\"'<>`]*:(?P<v>[^\s/@\"'<>`]+)@",
+        "URL_PASSWORD", "secrets", r"://[^\s/@:\"'<>`]*:(?P<v>[^\s/@\"'<>`]+)@",
         triggers=("://",),
     ),
     Rule(
