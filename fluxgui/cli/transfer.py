@@ -52,6 +52,11 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    from .redact_args import redactor_for, report_left
+
+    redactor = redactor_for(args)
+    transform = redactor.page if redactor is not None else None
+    unchanged = redactor.unchanged_rows if redactor is not None else None
     store = await open_target(args)
     reviews = annotate = None
     try:
@@ -64,7 +69,8 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         if args.output == "-":
             result = await export_to_stream(
                 store, out, fmt, session_ids=args.session_ids or None,
-                metadata=not args.no_metadata, annotate=annotate,
+                metadata=not args.no_metadata, annotate=annotate, transform=transform,
+                unchanged=unchanged,
             )
             out.flush()
             where, report = "standard output", sys.stderr
@@ -72,6 +78,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, force=args.force, annotate=annotate,
+                transform=transform, unchanged=unchanged,
             )
             where, report = one_line(args.output, 400), out
     finally:
@@ -85,6 +92,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     )
     for note in result.notes:
         print(f"fluxgui: {note}", file=sys.stderr)
+    report_left(redactor)
     return 0
 
 
@@ -146,6 +154,9 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.adapters.registry import open_store
     from fluxgui.services.transfer import IdTaken, copy_destination, copy_sessions
 
+    from .redact_args import redactor_for, report_left
+
+    redactor = redactor_for(args)
     source_options = open_options(args, format=args.format)
     source = await open_store(args.source, source_options)
     warn_about(source)
@@ -162,9 +173,11 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
                 result = await copy_sessions(
                     source, dest, args.session_ids or None, rename=args.rename,
                     drop_unreadable=args.drop_unreadable,
+                    transform=redactor.page if redactor is not None else None,
                 )
             where = dest.target
     finally:
         await source.close()
     _report_written(out, "copied", result, where)
+    report_left(redactor)
     return 0

@@ -16,7 +16,7 @@ when unknown). Export is :mod:`fluxgui.services.export`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,25 +298,42 @@ async def copy_sessions(
     rename: bool = False,
     progress: Progress | None = None,
     drop_unreadable: bool = False,
+    transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> TransferResult:
     """Copy sessions (None: all) from ``source`` into ``dest``, converting the format
     where they differ; one transaction per session. The sessions are listed first (an
     unknown id, an id ``dest`` holds already without ``rename``, or encrypted items no key
     opened in a session that would get a new id — see :mod:`.sealed`; with
     ``drop_unreadable`` they are left out when others open — raises before anything is
-    written)."""
+    written). ``transform`` changes each page before it is written (redaction, which
+    leaves sealed items out itself)."""
     if session_ids:
         infos = await resolve(source, session_ids)
     else:
         infos = [info async for info in session_infos(source, None)]
     (dest.writer or refuse(dest, "writer")).check_importable()
     await check_free_ids(dest, [i.id for i in infos], rename=rename)
-    dropping = await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
+    dropping = (
+        set() if transform is not None
+        else await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
+    )
     total = sum(i.messages for i in infos)
     result = TransferResult()
     for n, info in enumerate(infos):
         counted = _Counter(result, progress, total)
         pages = source.reader.iter_messages(info.id)
+        if transform is not None:
+            pages = _changed(pages, transform)
         chosen = without_sealed(pages) if n in dropping else pages
         await write_one(dest, info, counted.wrap(chosen), result, rename=rename)
     return result
+
+
+async def _changed(
+    pages: AsyncIterator[list[Message]], transform: Callable[[list[Message]], list[Message]]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages``, each changed by ``transform`` in a worker thread (empty ones left out)."""
+    async for page in pages:
+        changed = await in_thread(transform, page)
+        if changed:
+            yield changed
