@@ -162,3 +162,26 @@ def test_consolidating_into_postgres_then_a_workspace_with_it_keeps_its_password
     saved = tmp_path / "ws.json"
     ws.files.save_file(saved)
     assert "pg-sekrit" not in saved.read_text(encoding="utf-8")
+
+
+def test_a_split_row_s_menu_consolidates_that_session_only(qtbot, window, replicas, tmp_path):
+    ws = open_workspace(qtbot, window, replicas.paths)
+    menu = ws.row_menu(ws.model.row_of("user_123"))
+    texts = [a.text() for a in menu.actions()]
+    assert texts == ["Compare", "Consolidate This Session…"]
+    next(a for a in menu.actions() if a.text() == "Consolidate This Session…").trigger()
+    dialog = ws.files.dialog
+    assert dialog is not None and dialog.session_ids == ["user_123"]
+    dialog.dest.setText(str(tmp_path / "one.db"))
+    with qtbot.waitSignal(dialog.planned, timeout=30_000) as planned:
+        dialog.preview_button.click()
+    assert [s.session_id for s in planned.args[0].sessions] == ["user_123"]
+    with qtbot.waitSignal(dialog.written, timeout=30_000):
+        dialog.write_button.click()
+    assert user_texts(run_async(agents_items(tmp_path / "one.db", "user_123"))) == replicas.texts("user_123")
+    dialog.close()
+    menu.deleteLater()
+    # a session in one store has the session list's own menu
+    single = ws.row_menu(ws.model.row_of("sticky_7"))
+    assert single is not None and any("Delete" in a.text() for a in single.actions())
+    single.deleteLater()

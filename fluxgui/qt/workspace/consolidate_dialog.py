@@ -40,9 +40,14 @@ class ConsolidateDialog(QDialog):
     written = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, workspace: Workspace, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, bridge: AsyncBridge, parent: QWidget | None = None,
+        session_ids: list[str] | None = None,
+    ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Consolidate workspace")
+        self.setWindowTitle("Consolidate workspace" if not session_ids else f"Consolidate {', '.join(session_ids)}")
+        #: the sessions consolidated (``None``: every session of the workspace)
+        self.session_ids = session_ids
         self.setObjectName("consolidateDialog")
         self._workspace = workspace
         self._bridge = bridge
@@ -115,7 +120,7 @@ class ConsolidateDialog(QDialog):
         if not target or self._running:
             return
         self.status.setText("Planning…")
-        self._bridge.start(KEY, preview_into(self._workspace, target, on_conflict=self._mode()),
+        self._bridge.start(KEY, preview_into(self._workspace, target, self.session_ids, on_conflict=self._mode()),
                            self._on_planned, self._on_failed)
 
     def _on_planned(self, plan: MergePlan) -> None:

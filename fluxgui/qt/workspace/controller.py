@@ -12,9 +12,9 @@ chips are hidden and File › Open replaces the store; Add Store adds one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtWidgets import (
     QBoxLayout, QInputDialog, QMenu, QMessageBox, QSplitter, QStackedWidget, QWidget,
 )
@@ -87,6 +87,8 @@ class WorkspaceController(QObject):
         self.view = make_view(window, self.model)
         self.view.colour_of = self.members.colour  # type: ignore[attr-defined]
         self.view.selectionModel().currentRowChanged.connect(self._on_row)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page)
         self.model.loadFailed.connect(window.show_error)
         self.timeline = TimelineView(self.members.colour, window)
@@ -325,6 +327,34 @@ class WorkspaceController(QObject):
             return
         self.show_merged(item.id)
 
+    def row_menu(self, row: int) -> QMenu | None:
+        """The menu of a row of the all-stores list (it is selected first: its store is
+        current): a session in one store has the session list's menu, one in several
+        Compare ▸ and Consolidate This Session…"""
+        item = self.model.listed(row)
+        if item is None:
+            return None
+        self.select_row(row)
+        if len(item.labels) < 2:
+            rows: Any = self._window.session_list
+            return rows.build_menu(item.id) if hasattr(rows, "build_menu") else None
+        menu = QMenu(self._window)
+        compare = menu.addMenu("Compare")
+        for i, a in enumerate(item.labels):
+            for b in item.labels[i + 1:]:
+                action = compare.addAction(f"{a}  ↔  {b}")
+                action.triggered.connect(lambda _c=False, a=a, b=b: self.compare(a, b, item.id))
+        consolidate = menu.addAction("Consolidate This Session…")
+        consolidate.triggered.connect(lambda _c=False: self.files.consolidate([item.id]))
+        return menu
+
+    def _menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        menu = self.row_menu(index.row()) if index.isValid() else None
+        if menu is not None:
+            menu.exec(self.view.viewport().mapToGlobal(pos))
+            menu.deleteLater()
+
     def show_merged(self, session_id: str) -> None:
         """Show ``session_id``'s merged timeline over the stores holding it (the
         conversation pane behind it shows nothing: the window's edit actions have no
@@ -368,12 +398,13 @@ class WorkspaceController(QObject):
         self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
         self.timeline.redo_button.setEnabled(self.editor.stack.canRedo())
 
-    def compare(self, a: str, b: str) -> QWidget | None:
-        """The shown session as the stores labelled ``a`` and ``b`` hold it, in the
-        Compare window (returned, shown)."""
+    def compare(self, a: str, b: str, session_id: str | None = None) -> QWidget | None:
+        """A session (default: the merged one shown) as the stores labelled ``a`` and
+        ``b`` hold it, in the Compare window (returned, shown)."""
         from ..compare import open_compare
 
-        sid, store_a, store_b = self.timeline.session_id, self._store_of(a), self._store_of(b)
+        sid = session_id or self.timeline.session_id
+        store_a, store_b = self._store_of(a), self._store_of(b)
         if sid is None or store_a is None or store_b is None:
             return None
         return open_compare(self._window, self._window.bridge, store_a, sid, sid, store_b=store_b)

@@ -54,13 +54,15 @@ class WorkspaceFiles:
             return
         self._window.statusBar().showMessage(f"Workspace saved to {path} (no password or key in it)", 10000)
 
-    def consolidate(self) -> ConsolidateDialog:
-        """The consolidation dialog (window-modal, shown)."""
+    def consolidate(self, session_ids: list[str] | None = None) -> ConsolidateDialog:
+        """The consolidation dialog (window-modal, shown) for ``session_ids`` (default:
+        every session of the workspace)."""
         from .consolidate_dialog import ConsolidateDialog
 
         if self.dialog is not None:
             self.dialog.close()
-        dialog = ConsolidateDialog(self._controller.members.service(), self._window.bridge, self._window)
+        dialog = ConsolidateDialog(self._controller.members.service(), self._window.bridge, self._window,
+                                   session_ids)
         self.dialog = dialog
         dialog.open()
         return dialog
