@@ -86,7 +86,7 @@ class SessionTable(QAbstractTableModel):
         #: session id → (branch shown, its message count, how many branches): a session
         #: with branches whose branches were listed (the branch bar tells)
         self._branches: dict[str, tuple[str, int, int]] = {}
-        self._times: dict[tuple[str | None, str], str] = {}  # (ISO time, zone) → text shown
+        self._times: dict[tuple[str | None, str, int, int], str] = {}  # (ISO time, zone, local offsets) → text
 
     # -- branches ----------------------------------------------------------------------
 
