@@ -162,6 +162,10 @@ def test_one_store_is_the_window_as_before_and_add_makes_a_workspace(qtbot, wind
     qtbot.waitUntil(lambda: not ws.model.splitting, timeout=20_000)
     ws.remove("b/conversations.db")
     assert ws.members.labels == ["a/conversations.db"] and not ws.bar.isVisible()
+    assert ws.lists.currentWidget() is window.session_view
+    in_a = {sid for sid, turns in replicas.routes.items() if any(i == 0 for _t, i in turns)}
+    qtbot.waitUntil(lambda: window.sessions.rowCount() == len(in_a) and not window.bridge.busy, timeout=20_000)
+    assert window.stores.store is ws.members.members[0].store
 
 
 def test_a_flux_trio_shows_the_split_session_in_its_true_order(qtbot, window, tmp_path):

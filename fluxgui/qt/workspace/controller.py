@@ -103,6 +103,9 @@ class WorkspaceController(QObject):
         self._auto = False
         #: the session to select once the all-stores list has it
         self._pending: str | None = None
+        #: the session selected before the list was read again: selected again when it
+        #: is on the first page, else nothing (it may be gone)
+        self._keep: str | None = None
         self._place(window)
         stores_of(window).followers.append(self.follow)
         # live refresh: the current store changed under a merged timeline shown
@@ -188,20 +191,24 @@ class WorkspaceController(QObject):
         if len(self.members) > 1 and here is not None:
             window.setWindowTitle(f"fluxgui — {len(self.members)} stores · {here.label}")
         shown = [(m.label, id(m.store)) for m in self.members.members]
-        if shown != self._shown:
-            self._shown = shown
-            if self.scope != ALL and self.members.member(self.scope) is None:
-                self.scope = ALL
-            if len(self.members) < 2:
-                self.scope = ALL
-                self._show_lists(False)
-            elif self.scope == ALL:
-                self.model.set_workspace(self.members.service(), self.model.search_text)
-            self.bar.setVisible(len(self.members) > 1)
-            member = self.members.member_of(stores_of(window).store)
-            scope = self.scope if self.scope == ALL or member is None else member.label
-            self.bar.set_stores([(m.label, self.members.colour(m.label), None) for m in self.members.members],
-                                scope if len(self.members) > 1 else ALL)
+        if shown == self._shown:
+            return
+        self._shown = shown
+        every = self.lists.currentWidget() is self.view
+        if len(self.members) < 2:  # one store left: its own list, as without a workspace
+            self._show_lists(False)
+            if every and here is not None:
+                window.expect_selection(None)
+                window.list_sessions(here.store)
+            every = False
+        if every:  # a store joined, left or was reopened: the list again, its row kept
+            self.scope = ALL
+            self.reload()
+        else:  # the current store's list shows (one just added, opened, reopened)
+            self.scope = here.label if here is not None else ALL
+        self.bar.setVisible(len(self.members) > 1)
+        self.bar.set_stores([(m.label, self.members.colour(m.label), None) for m in self.members.members],
+                            self.scope if len(self.members) > 1 else ALL)
 
     def choose(self, scope: str) -> None:
         """Show one store's sessions (its label) or every store's (``""``)."""
@@ -258,8 +265,6 @@ class WorkspaceController(QObject):
         self.scope = new if self.scope == old else self.scope
         self._shown = []
         self.follow()
-        if self.scope == ALL:
-            self.choose(ALL)
 
     def remove(self, label: str) -> None:
         """Take a store out of the workspace and close it (the last one stays)."""
@@ -274,8 +279,6 @@ class WorkspaceController(QObject):
         else:
             self.follow()
         window.bridge.start(f"close:{id(gone.store):x}", gone.store.close())
-        if self.scope in (ALL, label):
-            self.choose(ALL)
 
     def _store_of(self, label: str) -> Store | None:
         member = self.members.member(label)
@@ -287,6 +290,10 @@ class WorkspaceController(QObject):
         text = self.model.search_text
         what = f"{plural(rows, 'session')}{'+' if more else ''} in {plural(len(self.members), 'store')}"
         self._window.count_label.setText(f"{what} matching {text!r}" if text else what)
+        if self._keep is not None:
+            keep, self._keep = self._keep, None
+            if self.select(keep):
+                self._auto = False
         if self._pending is not None:
             if self.select(self._pending):
                 self._pending = None
@@ -384,7 +391,7 @@ class WorkspaceController(QObject):
             return
         row = self.view.currentIndex().row()
         item = self.model.listed(row) if row >= 0 else None
-        self._pending = item.id if item is not None else None
+        self._keep = item.id if item is not None else None
         self.model.set_workspace(self.members.service(), self.model.search_text)
         if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
