@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import (
     FluxguiError,
+    ReadOnlyError,
     NotASessionStore,
     SeveralStores,
     TargetError,
@@ -272,6 +273,14 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     if "://" not in target:
         path = Path(target).expanduser()
         check_node(path)
+        if writable:
+            from fluxgui.core.demo import is_demo_store
+
+            if is_demo_store(path):
+                raise ReadOnlyError(
+                    "the demo store ships with fluxgui and is never changed: copy it first "
+                    "(fluxgui copy demo my.db) and open the copy"
+                )
         if path.is_dir() or create == "json":
             from .jsonfolder.store import open_folder
 

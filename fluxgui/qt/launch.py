@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_url
 from fluxgui.services.credentials import is_url
-from fluxgui.services.demo import demo_store_path
+from fluxgui.core.demo import demo_store_path
 
 from .display import display_problem
 from .errors import describe_error

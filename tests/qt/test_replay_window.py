@@ -100,6 +100,9 @@ def test_replay_from_here_shows_progress_opens_compare_and_undo_deletes_the_fork
         dialog = _menu_replay(qtbot, window, 2)
         assert dialog.windowTitle() == "Replay from turn 2"
         _use_server(dialog, server)
+        live: list[str] = []  # the streamed answer as the progress shows it meanwhile
+        controller.progressed.connect(
+            lambda e: live.append(controller.progress.live.text()) if e.kind == "text" else None)
         with qtbot.waitSignal(controller.compareOpened, timeout=30_000) as opened:
             dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()
         compare = opened.args[0]
@@ -111,6 +114,7 @@ def test_replay_from_here_shows_progress_opens_compare_and_undo_deletes_the_fork
     assert 'call lookup_order({"order_id": 42})' in log and "call refund(" in log
     assert "← recorded output" in log and "unmatched" not in log.split("\n")[-1]
     assert progress.bar.value() == 2 and not progress.cancel_button.isVisible()
+    assert "turn 2 answering: replayed answer 2" in live and not progress.live.isVisible()
     assert progress.outcome.text().startswith(f"Replayed 2 turns of {SID!r} into ") or \
         progress.outcome.text().startswith(f'Replayed 2 turns of "{SID}" into ')
     assert "Undo (Ctrl+Z) deletes the fork" in progress.outcome.text()

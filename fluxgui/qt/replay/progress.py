@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 from fluxgui.core.errors import show_id
 from fluxgui.core.text import plural
 
+from ..widgets import ElidedLabel
+
 #: characters of a call's arguments or an output shown in one log line
 _SHORT = 160
 
@@ -70,6 +72,9 @@ class ReplayProgress(QDialog):
         self.log.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.log.setMinimumHeight(self.fontMetrics().lineSpacing() * 6)
 
+        #: the answer being streamed, its end on one line (cleared when the turn is done)
+        self.live = ElidedLabel(self, mode=Qt.TextElideMode.ElideLeft)
+        self.live.hide()
         self.stop_box = QGroupBox("Stopped at an unmatched call", self)
         self.stop_reason = QLabel(self.stop_box)
         self.stop_call = QPlainTextEdit(self.stop_box)
@@ -104,6 +109,7 @@ class ReplayProgress(QDialog):
         layout.addWidget(self.headline)
         layout.addWidget(self.bar)
         layout.addWidget(self.log, 1)
+        layout.addWidget(self.live)
         layout.addWidget(self.stop_box, 1)
         layout.addWidget(self.outcome)
         layout.addWidget(self.buttons)
@@ -131,6 +137,8 @@ class ReplayProgress(QDialog):
             self.add_line(f"turn {n}: sent the recorded user message")
         elif kind == "text":
             self._answer += str(data.get("text", data.get("delta", "")))
+            self.live.set_full_text(f"turn {n} answering: {' '.join(self._answer[-400:].split())}")
+            self.live.show()
         elif kind == "tool_call":
             self.add_line(f"  call {call_text(str(data.get('name')), data.get('arguments', ''))}")
         elif kind == "tool_output":
@@ -138,6 +146,7 @@ class ReplayProgress(QDialog):
             out = " ".join(str(data.get("output", "")).split())
             self.add_line(f"  ← {how}: {out[:_SHORT]}")
         elif kind == "turn_done":
+            self.live.hide()
             if self._answer.strip():
                 answer = " ".join(self._answer.split())
                 self.add_line(f"  answer: {answer[:_SHORT]}{'…' if len(answer) > _SHORT else ''}")
@@ -172,6 +181,7 @@ class ReplayProgress(QDialog):
     def finish(self, text: str, *, compare: bool) -> None:
         """The replay ended (done, stopped, cancelled or failed): say how; offer Compare."""
         self.running = False
+        self.live.hide()
         self.headline.setText(f"Replay of {show_id(self.session_id)} from turn {self.from_turn}"
                               + (f" into {show_id(self.fork)}" if self.fork else ""))
         self.outcome.setText(text)

@@ -29,7 +29,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural, table_pairs_text
 from fluxgui.core.visible import visible
-from fluxgui.services.demo import demo_store_path
+from fluxgui.core.demo import demo_store_path
 from fluxgui.core.roles import Store
 
 from ..conversations import with_remembered
