@@ -35,6 +35,8 @@ from .detect import CONTEXTUAL, Detectors, _disjoint
 from .rules import Finding, mask
 
 
+#: an escape in JSON text (of the same length once blanked)
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.S)
 #: between two rows searched as one text: ends any word, any number, any address
 _ROW_SEP = "\n\x00\n"
 
@@ -93,15 +95,29 @@ class Redactor:
             if cached is None:
                 if len(self._cache) > 50_000:
                     self._cache.clear()
-                cached = self._cache[text] = self.detectors.find(text)
+                cached = self._cache[text] = self._search(text)
             found = cached
         else:
-            found = self.detectors.find(text)
+            found = self._search(text)
         known = self._known_re
         if known is not None:
             more = [Finding(m.start(), m.end(), self._known[m.group()]) for m in known.finditer(text)]
             if more:
                 found = _disjoint(found + more)
+        return found
+
+    def _search(self, text: str) -> list[Finding]:
+        """The detectors' findings in ``text``; in a text holding escapes (JSON text
+        inside a message's text: a call's arguments), what is found in the text with
+        each escape blanked first (``\\nsk-…`` is a key after a line break, not inside a
+        word), then what is found in the text itself and overlaps none of those."""
+        found = self.detectors.find(text)
+        if "\\" in text:  # what is found with the escapes blanked comes first
+            blanked = self.detectors.find(_ESCAPE.sub(lambda m: " " * len(m.group()), text))
+            if blanked:
+                found = blanked + [f for f in found if not any(
+                    f.start < b.end and b.start < f.end for b in blanked)]
+                found.sort()
         return found
 
     def _learn(self, kind: str, value: str) -> None:
@@ -149,9 +165,9 @@ class Redactor:
         ):
             return self.placeholder("AWS_SECRET_KEY", text)
         found = self.find(text)
-        if not found:
-            return text
         stripped = text.lstrip()
+        if not found and not (stripped[:1] in ("{", "[") and "\\" in text):
+            return text
         if stripped[:1] in ("{", "[") and len(stripped) > 1:
             try:
                 parsed = json.loads(text)
