@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import REDIS_URL, agents_read, flux_read, write_agents, write_flux
+from helpers import REDIS_URL, agents_read, flux_read, snapshot, write_agents, write_flux
 from json_helpers import hello_entry, hello_history, hello_load, hello_save
 from redaction_corpus import PII, PLACES, PLANTED, RULES, SECRETS, agents_items, flux_messages, needles
 
@@ -100,6 +100,14 @@ def check_redacted(text: str, *, custom: bool = True) -> None:
         assert 1 <= len(shown) <= len(planted), (kind, shown)
 
 
+def _state(target: str) -> object:
+    """A local store's files as they are (a server store: nothing to compare)."""
+    path = Path(target)
+    if path.is_dir():
+        return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+    return snapshot(path) if path.is_file() else None
+
+
 FORMATS = ["agents", "flux", "json", "encrypted", pytest.param("redis", marks=pytest.mark.redis)]
 
 
@@ -149,11 +157,13 @@ def test_every_output_path_is_redacted(corpus, capsys):
 @pytest.mark.parametrize("corpus", FORMATS, indirect=True)
 def test_a_redacted_copy_is_read_by_the_owning_library(corpus, capsys):
     kind, target, options, rules, tmp = corpus
+    before = _state(target)
     dest = tmp / ("copy" if kind == "json" else "copy.db")
     dest_format = {"json": "json", "flux": "flux"}.get(kind, "agents")
     code, _o, err = _run(capsys, "copy", target, str(dest) + ("/" if kind == "json" else ""),
                          "--redact", "all", "--redact-rules", rules, "--dest-store-format", dest_format, *options)
     assert code == 0, err
+    assert _state(target) == before  # the store read is never changed
     texts = []
     for place in PLACES:
         if dest_format == "agents":
