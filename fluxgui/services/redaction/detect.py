@@ -1,4 +1,4 @@
-""":class:`Detectors`: the enabled rules, compiled into one pass over a text.
+""":class:`Detectors`: the enabled rules, each run on a text where it may find something.
 
 ``find(text)`` gives every finding in ``text``, left to right, none overlapping (where
 two would, the one starting first, then the longer, is kept). Each rule runs on its own,
