@@ -759,8 +759,8 @@ def print_profile(fmt: str, path: str, export: str, tmpdir: str, top: int) -> No
 
 _SOURCES = ("fluxgui/services/export.py", "fluxgui/services/transfer_common.py", "fluxgui/core/export.py", "fluxgui/core/mdsafe.py",
             "fluxgui/core/jsonsafe.py", "fluxgui/core/model.py",
-            "fluxgui/adapters/agents.py", "fluxgui/adapters/flux.py", "fluxgui/adapters/base.py",
-            "fluxgui/adapters/backends.py")
+            "fluxgui/adapters/sql/agents/reading.py", "fluxgui/adapters/sql/fluxreader.py",
+            "fluxgui/adapters/reading.py", "fluxgui/adapters/sql/sessionrows.py")
 
 
 def source_state() -> str:

@@ -948,10 +948,10 @@ _RSS_SNIPPET = textwrap.dedent("""
             return
         store = await open_store(path)
         try:
-            page = await store.list_sessions(limit=50)
+            page = await store.reader.list_sessions(limit=50)
             assert len(page.sessions) == 50, len(page.sessions)
-            info = await store.session_info(sid)
-            msgs = await store.page_messages(sid, limit=100)
+            info = await store.reader.session_info(sid)
+            msgs = await store.reader.page_messages(sid, limit=100)
             assert info is not None and len(msgs) == 100
         finally:
             await store.close()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import (
     FluxguiError,
+    ReadOnlyError,
     NotASessionStore,
     SeveralStores,
     TargetError,
@@ -39,11 +40,7 @@ from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
-    from .base import Store as OldStore
-    from .handle import OpenStore
-
-    #: what an opened target is (the Redis stores are still of the old kind)
-    Store = OpenStore | OldStore
+    from .handle import OpenStore as Store
     from .encryption import ItemCipher
     from .sql.backend import Backend
 
@@ -276,6 +273,14 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     if "://" not in target:
         path = Path(target).expanduser()
         check_node(path)
+        if writable:
+            from fluxgui.core.demo import is_demo_store
+
+            if is_demo_store(path):
+                raise ReadOnlyError(
+                    "the demo store ships with fluxgui and is never changed: copy it first "
+                    "(fluxgui copy demo my.db) and open the copy"
+                )
         if path.is_dir() or create == "json":
             from .jsonfolder.store import open_folder
 

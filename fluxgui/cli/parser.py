@@ -388,7 +388,8 @@ def build_window_parser() -> argparse.ArgumentParser:
         description="Open the fluxgui window on a session store (the demo store when no "
         "TARGET is given), or run one of the commands below.",
     )
-    parser.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the last store, else the demo store)")
+    parser.add_argument("target", nargs="*", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the last store, else the demo store); several: a workspace of them")
+    parser.add_argument("--workspace", metavar="FILE", help="open the stores of this workspace file (File › Save Workspace…)")
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")

@@ -154,8 +154,7 @@ async def cmd_next(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    from fluxgui.services.reviews import ReviewFilter
-    from fluxgui.services.reviews.results import csv_text, json_text, write_atomic
+    from fluxgui.services.reviews.results import export_text, write_atomic
 
     async with _opened(args) as (store, db, key):
         if args.output not in (None, "-"):
@@ -163,23 +162,13 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
             # never onto the store (or another one), never into a JSON folder read
             check_output(Path(args.output), store.local_paths())
-        rubric = await db.rubric()
-        cursor: tuple[Any, ...] | None = None
-        reviews: list[Any] = []
-        while True:
-            ids, cursor = await db.matching(key, ReviewFilter(), limit=500, cursor=cursor)
-            found = await db.reviews(key, ids)
-            reviews.extend(found[sid] for sid in ids)
-            if cursor is None:
-                break
-        reviews = [r for r in reviews if r.state != "unreviewed" or r.scores or r.notes or r.tags]
-        histories = await db.histories(key, [r.session_id for r in reviews]) if args.review_format == "json" else None
-    text = csv_text(reviews, rubric) if args.review_format == "csv" else json_text(key, reviews, rubric, histories)
+        # (the window's Review › Export Results writes the same text)
+        text, count = await export_text(db, key, args.review_format)
     if args.output in (None, "-"):
         out.write(text)
     else:
         write_atomic(args.output, text)
-        print(f"fluxgui: wrote {len(reviews)} reviews to {one_line(args.output, 400)}", file=sys.stderr)
+        print(f"fluxgui: wrote {count} reviews to {one_line(args.output, 400)}", file=sys.stderr)
     return 0
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from fluxgui.core.errors import UnreadableItems, show_id
@@ -104,6 +106,17 @@ def _report_written(out: TextIO, verb: str, result: TransferResult, where: str) 
     )
 
 
+@contextlib.contextmanager
+def _hints(taken: type[Exception], verb: str) -> Iterator[None]:
+    """An id taken, or items no key opens, said with what to do about it."""
+    try:
+        yield
+    except taken as exc:
+        raise _taken_hint(exc) from None
+    except UnreadableItems as exc:
+        raise drop_hint(exc, verb) from None
+
+
 def _taken_hint(exc: Exception) -> Known:
     return Known(f"{exc} (pass --rename to write it under a new id)")
 
@@ -125,15 +138,11 @@ async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     async with import_destination(
         args.target, plan, files, fmt=args.format, **option_values(open_options(args)),
     ) as store:
-        try:
+        with _hints(IdTaken, "import"):
             result = await import_files(
                 store, files, rename=args.rename, plan=plan,
                 drop_unreadable=args.drop_unreadable,
             )
-        except IdTaken as exc:
-            raise _taken_hint(exc) from None
-        except UnreadableItems as exc:
-            raise drop_hint(exc, "import") from None
         where = store.target
     _report_written(out, "imported", result, where)
     return 0
@@ -160,16 +169,12 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
             source_target=args.source, source_prefix=source_options.key_prefix,
             **option_values(open_options(args, "dest_")),
         ) as dest:
-            try:
+            with _hints(IdTaken, "copy"):
                 result = await copy_sessions(
                     source, dest, args.session_ids or None, rename=args.rename,
                     drop_unreadable=args.drop_unreadable,
                     transform=redactor.page if redactor is not None else None,
                 )
-            except IdTaken as exc:
-                raise _taken_hint(exc) from None
-            except UnreadableItems as exc:
-                raise drop_hint(exc, "copy") from None
             where = dest.target
     finally:
         await source.close()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QSplitter,
     QTreeWidget,
     QTreeWidgetItem,
@@ -59,6 +60,9 @@ class MessageInspector(QWidget):
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
+        # the title may be cut in a narrow inspector: it must not widen the window
+        self.title.setMinimumWidth(60)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         self.tree = QTreeWidget(self)
         self.tree.setColumnCount(2)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Pages, Store, refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -258,16 +258,19 @@ async def import_files(
             if position in dropping:
                 pages = without_sealed(pages)
             position += 1
-            new_id, _n = await (store.writer or refuse(store, "writer")).import_session(
-                session.id,
-                counted.wrap(pages),
-                created_at=session.created_at,
-                updated_at=session.updated_at,
-                rename=rename,
-            )
-            result.sessions += 1
-            result.written.append((session.id, new_id))
+            await write_one(store, session, counted.wrap(pages), result, rename=rename)
     return result
+
+
+async def write_one(store: Store, session: Any, pages: Pages, result: TransferResult, *, rename: bool) -> None:
+    """Write one session (its id and times from ``session``) into ``store``, in one
+    transaction, and note it in ``result``."""
+    new_id, _n = await (store.writer or refuse(store, "writer")).import_session(
+        session.id, pages, created_at=session.created_at, updated_at=session.updated_at,
+        rename=rename,
+    )
+    result.sessions += 1
+    result.written.append((session.id, new_id))
 
 
 class _Counter:
@@ -321,15 +324,8 @@ async def copy_sessions(
         pages = source.reader.iter_messages(info.id)
         if transform is not None:
             pages = _changed(pages, transform)
-        new_id, _n = await (dest.writer or refuse(dest, "writer")).import_session(
-            info.id,
-            counted.wrap(without_sealed(pages) if n in dropping else pages),
-            created_at=info.created_at,
-            updated_at=info.updated_at,
-            rename=rename,
-        )
-        result.sessions += 1
-        result.written.append((info.id, new_id))
+        chosen = without_sealed(pages) if n in dropping else pages
+        await write_one(dest, info, counted.wrap(chosen), result, rename=rename)
     return result
 
 

@@ -14,6 +14,9 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from qt_helpers import OFFSCREEN_NOISE, run_on, write_agents_store, write_flux_store
 
+from fluxgui.core.display import short_time
+from fluxgui.core.visible import visible
+
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
 LONG_ID = "support-ticket-" + "x" * 170 + "-2026-12-01-0042"
@@ -40,8 +43,12 @@ def check_header(delegate: Any, header: QRect, m: Any) -> dict[str, Any]:
     if header.width() >= 200:
         assert "role" in names  # the role stays longest
     by = {p.name: p for p in parts}
-    if "middle" in by and by["middle"].text.endswith("…"):
-        assert "right" not in by  # the time and id went first
+    time = visible(short_time(m.created_at), keep_layout=False, pictures=False)
+    if "middle" in by and by["middle"].text.endswith("…") and "right" in by:
+        assert by["right"].text == time  # the id went before the middle was elided
+    if header.width() >= 320 and time:
+        # the time is never dropped before the id, the middle or the badges (issue 37)
+        assert "right" in by and by["right"].text.startswith(time), (header.width(), by)
     return by
 
 
@@ -166,3 +173,42 @@ def test_a_narrow_session_list_hides_its_columns_before_the_ids(qtbot, window, t
     assert shown(600)[:2] == (True, True)
     tip = view.model().index(0, SessionListModel.ID).data(Qt.ItemDataRole.ToolTipRole)
     assert LONG_ID in tip and "1 message" in tip  # what the hidden columns said
+
+
+def test_a_card_holds_several_badges_and_keeps_its_time(qtbot, bridge, qloop, tmp_path) -> None:
+    """Issue 37: a reviewer's note (✎) beside a doctor marker and the hidden-characters
+    warning on one card; a tool card keeps its time when the pane narrows (the id goes)."""
+    from fluxgui.adapters import open_store
+    from fluxgui.qt.conversation import ConversationPane
+
+    path = write_agents_store(tmp_path / "a.db", {LONG_ID: SESSION})
+    store = run_on(qtbot, qloop, open_store(str(path)))
+    try:
+        pane = ConversationPane(bridge)
+        qtbot.addWidget(pane)
+        pane.inspector.hide()
+        pane.resize(900, 600)
+        pane.show()
+        qtbot.waitExposed(pane)
+        with qtbot.waitSignal(pane.loaded, timeout=20_000):
+            pane.show_session(store, LONG_ID)
+        qtbot.waitUntil(lambda: not pane.busy, timeout=20_000)
+        messages = list(pane.model.messages)
+        hidden = next(m for m in messages if m.role == LONG_ROLE)
+        call = next(m for m in messages if m.kind == "tool_call")
+        pane.set_markers({hidden.id: ("orphan", "a call without output")})
+        pane.set_note_marks({hidden.id: ("✎ 1", "ann: wrong amount")})
+        delegate, view = pane.delegate, pane.view
+        rows = delegate.layout_rows(view.visualRect(pane.model.index(messages.index(hidden), 0)), hidden)
+        by = check_header(delegate, rows.header, hidden)
+        assert {"doctor", "note", "hidden"} <= set(by)
+        assert by["note"].text == "✎ 1" and by["doctor"].text == "orphan"
+        assert "✎ 1" in delegate.header_text(hidden) and "orphan" in delegate.header_text(hidden)
+        # a tool card in a pane narrowed by a side panel: the time stays, the id goes first
+        rows = delegate.layout_rows(view.visualRect(pane.model.index(messages.index(call), 0)), call)
+        time = visible(short_time(call.created_at), keep_layout=False, pictures=False)
+        for width in (560, 420, 340):
+            by = check_header(delegate, QRect(rows.header.left(), rows.header.top(), width, rows.header.height()), call)
+            assert by["right"].text.startswith(time), (width, by)
+    finally:
+        run_on(qtbot, qloop, store.close())

@@ -19,6 +19,19 @@ pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 N = 12
 
 
+def confirm_bulk(qtbot: Any, c: Any, count: str) -> str:
+    """Answer the bulk action's confirmation (it shows ``count``); its text."""
+    from PySide6.QtWidgets import QMessageBox
+
+    qtbot.waitUntil(lambda: c.bulk_box is not None and c.bulk_box.isVisible(), timeout=10_000)
+    box, c.bulk_box = c.bulk_box, None
+    text = box.text()
+    assert count in text, text
+    go = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole)
+    go.click()
+    return text
+
+
 def _ids(model: Any) -> list[str]:
     return [model.session_at(r).id for r in range(model.rowCount())]
 
@@ -214,6 +227,7 @@ def test_bulk_actions_on_the_selection_and_on_all_matching(qtbot, window, qloop,
     qtbot.waitUntil(lambda: window.sessions.rowCount() == N - 3 and not window.bridge.busy, timeout=10_000)
     with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
         bulk(c, Edit(add_tags=["batch-7"]), everything=True)
+        confirm_bulk(qtbot, c, f"{N - 3} sessions")
     assert done.args == [N - 3]
     db = _db(qtbot, qloop, reviews)
     try:
@@ -385,6 +399,7 @@ def test_the_review_menu_sets_the_state_of_all_matching(qtbot, window, qloop, st
     qtbot.waitUntil(lambda: not window.sessions.searching and window.sessions.rowCount() == 4, timeout=10_000)
     with qtbot.waitSignal(c.bulkDone, timeout=10_000) as done:
         window.actions_by_name["review_all_flagged"].trigger()
+        confirm_bulk(qtbot, c, "4 sessions")
     assert done.args == [4]
     db = _db(qtbot, qloop, reviews)
     try:

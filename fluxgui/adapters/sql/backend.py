@@ -46,7 +46,7 @@ class Tx(ABC):
 
 class Backend(ABC):
     """What a SQL store format needs from a database connection (it is also the
-    :class:`~fluxgui.adapters.base.StoreBackend` of its store)."""
+    :class:`~fluxgui.adapters.parts.StoreBackend` of its store)."""
 
     dialect: str
     writable: bool

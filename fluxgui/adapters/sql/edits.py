@@ -16,10 +16,11 @@ store never imports it (see :mod:`fluxgui.adapters.registry`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message
+from fluxgui.core.roles import Pages
 
 from ..parts import Place
 from .backend import Backend
@@ -120,9 +121,8 @@ class SqlEditor(ABC):
         return await rewrite(self.table(), session_id, delete, inserts, label, move_before or ())
 
 
-class SqlWriter(ABC):
-    """Whole sessions written to a SQL store (the Writer role: see
-    :class:`fluxgui.core.roles.Writer`), through the format's :class:`SqlEditor`."""
+class OnEditor:
+    """A part that writes through the format's :class:`SqlEditor`, on its place."""
 
     def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
         self.place = place
@@ -131,6 +131,11 @@ class SqlWriter(ABC):
     @property
     def backend(self) -> Backend:
         return self.place.backend
+
+
+class SqlWriter(OnEditor, ABC):
+    """Whole sessions written to a SQL store (the Writer role: see
+    :class:`fluxgui.core.roles.Writer`), through the format's :class:`SqlEditor`."""
 
     def check_importable(self) -> None:
         """Raise the reason new sessions cannot be written now: what stops an edit."""
@@ -166,13 +171,8 @@ class SqlWriter(ABC):
         return await self.editor.table().replay(change)
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """Write a new session holding these messages (in order, with their times), in
         one transaction; returns (the id used, messages written). An id the store has
@@ -203,26 +203,13 @@ class SqlWriter(ABC):
         return {**self.import_row(m), "created_at": stored_time(m.created_at, dialect, utc)}
 
 
-class SqlForks:
+class SqlForks(OnEditor):
     """Sessions of a SQL store forked at a message (the Forks role), and where a fork
     came from (fluxgui's sidecar table: :mod:`.forks`)."""
 
-    def __init__(self, place: Place[Backend], editor: SqlEditor) -> None:
-        self.place = place
-        self.editor = editor
-
-    @property
-    def backend(self) -> Backend:
-        return self.place.backend
-
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Any:
         """Fork: a new session holding the conversation (of ``branch``) up to and
         including ``at_message_id``, named ``new_id`` (default ``<id>-fork``…). The

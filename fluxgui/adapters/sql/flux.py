@@ -38,26 +38,20 @@ if TYPE_CHECKING:
 
 __all__ = ["GENERIC_DDL", "REQUIRED_COLUMNS", "SQLITE_DDL", "TABLE", "TRAITS", "ddl", "flux_store"]
 
-SQLITE_DDL = [
-    """CREATE TABLE IF NOT EXISTS messages (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
+_MESSAGES = """CREATE TABLE IF NOT EXISTS messages (
+        id {id},
         session_id TEXT NOT NULL,
         role TEXT NOT NULL,
         content TEXT,
         metadata TEXT,
         created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
-    )""",
+    )"""
+SQLITE_DDL = [
+    _MESSAGES.format(id="INTEGER PRIMARY KEY AUTOINCREMENT"),
     "CREATE INDEX IF NOT EXISTS idx_session ON messages(session_id)",
 ]
 GENERIC_DDL = [
-    """CREATE TABLE IF NOT EXISTS messages (
-        id BIGSERIAL PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        role TEXT NOT NULL,
-        content TEXT,
-        metadata TEXT,
-        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
-    )""",
+    _MESSAGES.format(id="BIGSERIAL PRIMARY KEY"),
     "CREATE INDEX IF NOT EXISTS idx_session ON messages(session_id, id)",
 ]
 
@@ -107,12 +101,9 @@ class FluxSearch:
     async def messages_after(
         self, watermark: int, *, limit: int = 1000, session_id: str | None = None
     ) -> list[tuple[str, Message]]:
-        params: Params = {"w": int(watermark), "n": limit}
-        if session_id is not None:
-            params["s"] = session_id
-        from .textsearch import after_sql, as_messages  # (search support, loaded for it)
+        from .textsearch import as_messages, rows_after  # (search support, loaded for it)
 
-        rows = await self.reader.backend.fetchall(after_sql(TABLE, _COLS, session_id), params)
+        rows = await rows_after(self.reader.backend, TABLE, _COLS, watermark, limit, session_id)
         return await as_messages(rows, lambda r: self.reader.message(r[1:]))
 
     async def session_marks(self) -> dict[str, tuple[int, int]]:

@@ -10,11 +10,10 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
-from fluxgui.core.ports import Direction
 from fluxgui.core.undecodable import flag_message, has_undecodable, id_text
 
 from ..parts import Place
-from ..reading import ListingReader
+from ..reading import ListingReader, Page
 from .backend import Backend, Params
 from .detect import FLUX_TABLE as TABLE
 from .heads import flux_page
@@ -205,16 +204,9 @@ class FluxReader(ListingReader[Backend]):
         return search_ids(self.backend, text, None, row_sql, row_text)
     # -- messages ------------------------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        limit, anchor, direction = page.limit, page.anchor, page.direction
+        branch, whole_up_to = page.branch, page.whole_up_to
         self.place.check_branch(branch)
         if whole_up_to is not None:
             return await flux_page(self.backend, self.message, session_id, limit, anchor, direction == "backward", whole_up_to)

@@ -223,17 +223,28 @@ async def search_ids(
 
     seen: set[str] = set()
     if id_sql is not None:
-        params: Params = {}
-        async for batch in backend.stream(id_sql(params), params):
-            for row in batch:
-                sid = id_text(row[0])
-                if sid not in seen and contains(sid, text):
-                    seen.add(sid)
-                    yield sid
-    params = {}
+        async for sid in ids_named(backend, id_sql, text, seen):
+            yield sid
+    params: Params = {}
     async for batch in backend.stream(row_sql(params), params):
         for row in batch:
             sid = id_text(row[0])
             if sid not in seen and (contains(sid, text) or contains(row_text(row), text)):
+                seen.add(sid)
+                yield sid
+
+
+async def ids_named(
+    backend: Backend, id_sql: Callable[[Params], str], text: str, seen: set[str]
+) -> AsyncGenerator[str, None]:
+    """The session ids (of ``id_sql``'s rows, ``session_id`` first) that contain ``text``
+    and are not in ``seen`` (each added to it)."""
+    from ..textmatch import contains
+
+    params: Params = {}
+    async for batch in backend.stream(id_sql(params), params):
+        for row in batch:
+            sid = id_text(row[0])
+            if sid not in seen and contains(sid, text):
                 seen.add(sid)
                 yield sid

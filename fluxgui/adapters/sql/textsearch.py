@@ -226,6 +226,17 @@ async def total(backend: Backend, table: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def rows_after(
+    backend: Backend, table: str, columns: str, watermark: int, limit: int, session_id: str | None
+) -> list[tuple[Any, ...]]:
+    """The rows ``(session_id, columns…)`` above ``watermark`` (of ``session_id`` when
+    given), by id, at most ``limit``: the feed's ``messages_after``."""
+    params: Params = {"w": int(watermark), "n": limit}
+    if session_id is not None:
+        params["s"] = session_id
+    return await backend.fetchall(after_sql(table, columns, session_id), params)
+
+
 def after_sql(table: str, columns: str, session_id: str | None) -> str:
     """The query of the rows above ``:w`` (of session ``:s`` when given), by id."""
     where = "id > :w" + (" AND session_id = :s" if session_id is not None else "")

@@ -2,8 +2,9 @@
 call/output pairing note, the encryption badge, the hidden-characters warning, time and id.
 
 :meth:`CardHeader.header_parts` lays the line out (and tests read it): at any width the
-parts never overlap; what does not fit goes in order — the time, the id, then the middle
-is elided — so the role and the badges stay readable at 2× scale or in a narrow pane.
+parts never overlap; what does not fit goes in order — the id is elided then left out,
+then the middle is elided, then badges are left out — the role and the time stay, at 2×
+scale or in a narrow pane.
 
 :class:`CardHeader` is the part of :class:`~fluxgui.qt.conversation.delegate.
 MessageDelegate` that paints and tells that line; :class:`CardHost` is what it asks of
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 
 #: the badge of a card whose text holds bidi controls or zero-width characters
 HIDDEN_BADGE = "⚠ hidden characters"
+#: the header's badges by part name, in the order shown (see ``CardHeader.badges``)
+BADGE_PARTS = ("badge", "doctor", "note", "hidden")
 #: the least room between the middle of a header and its time/id
 RIGHT_GAP = 12
 
@@ -93,15 +96,15 @@ class CardHeader:
     def header_parts(self, rect: QRect, m: Message) -> list[HeaderPart]:
         """Where each part of ``m``'s header line goes within ``rect`` (the header row),
         and what it says: ``icon``, ``role``, ``middle`` (turn, kind, pairing), the
-        badges (``badge``: encryption or the doctor's; ``hidden``: hidden characters)
+        badges (:data:`BADGE_PARTS`: encryption, the doctor's, a note, hidden characters)
         and ``right`` (time and id). No two parts overlap, and none leaves ``rect``:
-        when the line is too narrow, the time goes first, then the id, then the middle
-        is elided; the badges and the role keep their room longest.
+        when the line is too narrow, the id is elided then left out, then the middle is
+        elided, then badges are left out; the role and the time keep their room longest.
 
         Laid out once per message, size and content of the line (every paint asks, and
         measuring text costs more than the painting): kept by what it depends on."""
         fonts = self._header_fonts()
-        badges = (("badge", self.badge(m)), ("hidden", self.hidden_badge(m)))
+        badges = self.badges(m)
         words = self.middle_words(m)
         key = (
             m.id, m.role, m.created_at, m.short_label, rect.width(), rect.height(),
@@ -132,37 +135,50 @@ class CardHeader:
             return parts
 
         role = visible(m.role, keep_layout=False, pictures=False)
-        role_text = bold_fm.elidedText(role, Qt.TextElideMode.ElideRight, min(160, right_edge - x))
-        role_w = bold_fm.horizontalAdvance(role_text)
-        if role_text:
-            parts.append(HeaderPart("role", QRect(x, top, role_w, height), role_text))
-            x += role_w
+        role_full = min(160, bold_fm.horizontalAdvance(role))
+        role_least = min(role_full, bold_fm.horizontalAdvance("M" * 5))
+        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
+        label = visible(m.short_label, keep_layout=False, pictures=False)
+        time_w = small_fm.horizontalAdvance(time_text) if time_text else 0
+        room = right_edge - x
+        # The role and the time keep their room before the badges, the middle and the id
+        # (issue 37: tool cards lost their time as soon as a side panel narrowed the pane).
+        keep_time = bool(time_text) and role_least + time_w + RIGHT_GAP <= room
+        if keep_time:
+            room -= time_w + RIGHT_GAP
 
         badges: list[tuple[str, str, int]] = []  # (name, text, width with its gap)
-        room = right_edge - x
         for name, badge in found:
             if badge is None:
                 continue
             w = self._badge_width(badge[0], fonts[2]) + BADGE_GAP
-            if w <= room:
+            if w <= room - role_least:
                 badges.append((name, badge[0], w))
                 room -= w
-        badges_w = sum(b[2] for b in badges)
+        fits = bold_fm.horizontalAdvance(role) <= min(160, room)  # (elidedText at the exact width may cut)
+        role_text = role if fits else bold_fm.elidedText(role, Qt.TextElideMode.ElideRight, max(0, min(role_full, room)))
+        role_w = bold_fm.horizontalAdvance(role_text)
+        if role_text:
+            parts.append(HeaderPart("role", QRect(x, top, role_w, height), role_text))
+            x += role_w
+            room -= role_w
 
         middle = ("  ·  " + "  ·  ".join(words)) if words else ""
         middle_w = fm.horizontalAdvance(middle)
-        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
-        label = visible(m.short_label, keep_layout=False, pictures=False)
-        room = right_edge - x - badges_w
-        right = ""
-        for candidate in ("  ".join(t for t in (time_text, label) if t), label):
-            w = small_fm.horizontalAdvance(candidate)
-            if candidate and w + RIGHT_GAP + middle_w <= room:
-                right = candidate
-                break
+        # the id: whole, else elided in its middle, else left out — before the middle is
+        gap = small_fm.horizontalAdvance("  ")
+        id_room = room - middle_w - (gap if keep_time else RIGHT_GAP)
+        shown_id = ""
+        if label and id_room > 0:
+            shown_id = small_fm.elidedText(label, Qt.TextElideMode.ElideMiddle, id_room)
+            if shown_id != label and small_fm.horizontalAdvance(shown_id) < small_fm.horizontalAdvance("M" * 6):
+                shown_id = ""  # a few letters and an ellipsis tell nothing
+        right = "  ".join(t for t in ((time_text if keep_time else ""), shown_id) if t)
         right_w = small_fm.horizontalAdvance(right) if right else 0
         if middle:
-            middle_room = room - (right_w + RIGHT_GAP if right else 0)
+            # what the id takes beside the time (the time's own room is taken already)
+            id_w = (right_w - time_w if keep_time else right_w + RIGHT_GAP) if shown_id else 0
+            middle_room = room - id_w
             shown = fm.elidedText(middle, Qt.TextElideMode.ElideRight, max(0, middle_room))
             if shown.strip(" ·…"):
                 w = fm.horizontalAdvance(shown)
@@ -223,8 +239,8 @@ class CardHeader:
             if part.name == "icon":
                 dpr = painter.device().devicePixelRatioF() if painter.device() else 1.0
                 painter.drawPixmap(box.topLeft(), role_icon(m.role, colour, ICON, dpr))
-            elif part.name in ("badge", "hidden"):
-                badge = self.badge(m) if part.name == "badge" else self.hidden_badge(m)
+            elif part.name in BADGE_PARTS:
+                badge = self.badge_named(m, part.name)
                 if badge is not None:
                     self._paint_badge(painter, QPoint(box.left(), box.center().y()), badge, small)
             else:
@@ -254,6 +270,27 @@ class CardHeader:
             "(shown as ⟨U+…⟩ markers):\n" + listed
         )
         return HIDDEN_BADGE, tip, "expired"
+
+    def badges(self, m: Message) -> tuple[tuple[str, tuple[str, str, str] | None], ...]:
+        """Every badge of ``m``'s header, by part name, in the order they are shown:
+        encryption (``badge``), the doctor's marker, a reviewer's note, hidden characters
+        — a card shows them all (a note is not hidden by a doctor marker)."""
+        return tuple((name, self.badge_named(m, name)) for name in BADGE_PARTS)
+
+    def badge_named(self, m: Message, name: str) -> tuple[str, str, str] | None:
+        """The header badge ``name`` of :data:`BADGE_PARTS` of ``m`` (``None``: none)."""
+        pane = self._pane
+        if name == "badge":
+            store = pane.store if pane is not None else None
+            return None if store is not None and not store.needs_key else encryption_badge(m)
+        if name == "doctor":
+            marker = pane.markers.get(m.id) if pane is not None else None
+            # the session doctor's marker: what is wrong with this item (painted red)
+            return (marker[0], marker[1], "unreadable") if marker is not None else None
+        if name == "note":
+            note = pane.note_marks.get(m.id) if pane is not None else None
+            return (note[0], note[1], "note") if note is not None else None
+        return self.hidden_badge(m) if name == "hidden" else None
 
     def badge(self, m: Message) -> tuple[str, str, str] | None:
         """The header badge of an encrypted item, ``(text, tooltip, state)``: "expired",
@@ -329,7 +366,7 @@ class CardHeader:
         pair = self.pair_text(m)
         if pair:
             head.append(pair)
-        for badge in (self.badge(m), self.hidden_badge(m)):
+        for _name, badge in self.badges(m):
             if badge:
                 head.append(badge[0])
         head += [t for t in (short_time(m.created_at), m.short_label) if t]

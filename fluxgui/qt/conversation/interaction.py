@@ -13,6 +13,7 @@ from fluxgui.core.display import esc
 from fluxgui.core.model import Message
 
 from .chunks import ChunkedBody
+from .header import BADGE_PARTS
 from .model import MESSAGE_ROLE
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class CardInteraction:
         def header_parts(self, rect: QRect, m: Message) -> list[HeaderPart]: ...
         def badge(self, m: Message) -> tuple[str, str, str] | None: ...
         def hidden_badge(self, m: Message) -> tuple[str, str, str] | None: ...
+        def badge_named(self, m: Message, name: str) -> tuple[str, str, str] | None: ...
         def document(self, m: Message) -> Any: ...
 
     def editorEvent(
@@ -73,8 +75,8 @@ class CardInteraction:
         if event.type() == QEvent.Type.ToolTip and isinstance(m, Message):
             rows = self.layout_rows(option.rect, m)
             for part in self.header_parts(rows.header, m):
-                if part.name in ("badge", "hidden") and part.rect.contains(event.pos()):
-                    badge = self.badge(m) if part.name == "badge" else self.hidden_badge(m)
+                if part.name in BADGE_PARTS and part.rect.contains(event.pos()):
+                    badge = self.badge_named(m, part.name)
                     if badge:
                         tip = esc(badge[1]).replace("\n", "<br>")
                         QToolTip.showText(event.globalPos(), f"<p>{tip}</p>", view)

@@ -155,8 +155,14 @@ class ExportDialog(QDialog):
         self.path_edit.textChanged.connect(self._update)
         folder = Path(default_dir).expanduser() if default_dir else export_folder()
         self._folder = folder.absolute()
-        self.path_edit.setText(str(self._folder / self._default_name()))
-        self.resize(560, self.sizeHint().height())
+        self._proposed = self._default_name()
+        self.path_edit.setText(str(self._folder / self._proposed))
+        # "Every session" must not keep the open session's file name (issue 37)
+        self.scope_group.buttonToggled.connect(lambda _b, on: on and self._on_scope())
+        # 560 wide, or the screen's width (2× on a small screen): never cut off
+        screen = (parent.screen() if parent is not None else None) or self.screen()
+        room = screen.availableGeometry().width() - 40 if screen is not None else 560
+        self.resize(max(self.minimumSizeHint().width(), min(560, room)), self.sizeHint().height())
 
     def _default_name(self) -> str:
         base = "export"
@@ -164,12 +170,22 @@ class ExportDialog(QDialog):
             base = "".join(c if c.isalnum() or c in "-_." else "_" for c in self._session_id)[:60]
         return base + SUFFIXES[self.format()]
 
+    def _on_scope(self) -> None:
+        """Another scope: the file name proposed follows it, unless the user chose one."""
+        text = self.path_edit.text().strip()
+        if text and Path(text).name == self._proposed:
+            self._proposed = self._default_name()
+            self.path_edit.setText(str(Path(text).with_name(self._proposed)))
+
     def _on_format(self, _index: int) -> None:
         text = self.path_edit.text().strip()
         if text:
             path = Path(text)
             if path.suffix.lower() in SUFFIXES.values():
+                proposed = path.name == self._proposed
                 self.path_edit.setText(str(path.with_suffix(SUFFIXES[self.format()])))
+                if proposed:
+                    self._proposed = Path(self.path_edit.text()).name
 
     def _browse(self) -> None:
         path, _filter = QFileDialog.getSaveFileName(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QTabWidget
 
@@ -74,6 +75,18 @@ class DoctorController(QObject):
         window.editor.applied.connect(self._on_edit)
         window.watcher.changed.connect(self._on_store_changed)
         window.sessions.modelReset.connect(lambda: self.badges.set_store(window.stores.store))
+        window.sessions.modelReset.connect(lambda: self.problems.set_status(""))  # another store
+        # Undo only when there is an edit to take back (not while one is being written)
+        stack = window.editor.stack
+        stack.canUndoChanged.connect(lambda _can: self._update_undo())
+        window.editor.runningChanged.connect(lambda _running: self._update_undo())
+        self._update_undo()
+
+    def _update_undo(self) -> None:
+        editor = self._window.editor
+        if not (shiboken6.isValid(editor.stack) and shiboken6.isValid(self.problems)):
+            return  # the window is going
+        self.problems.undo_button.setEnabled(editor.stack.canUndo() and not editor.running)
 
     # -- state -----------------------------------------------------------------------------
 

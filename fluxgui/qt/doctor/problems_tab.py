@@ -110,6 +110,8 @@ class ProblemsTab(QWidget):
         self._keep = {}
         self.preview.clear()
         self.apply_button.setEnabled(False)
+        # the status line ("Writing: …", a refusal) was about the previous report's plan
+        self.set_status("")
         if report is None:
             self.summary.setText("Checking…" if checking else "No session is shown.")
             return

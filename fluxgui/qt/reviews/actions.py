@@ -1,6 +1,6 @@
 """The Review menu, Copy Session Id (context menu, Ctrl+Shift+C in the list, the
 conversation header), and the bulk actions on the selected sessions or on every session
-matching the filter."""
+matching the filter (counted, confirmed, cancellable and undoable: :mod:`.bulk`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu
 
-from fluxgui.services.reviews import STATES, Claimed, Edit
-from fluxgui.services import pages as store_pages
-from fluxgui.services.reviews import claims
-from fluxgui.services.reviews.listing import FilteredPages
+from fluxgui.services.reviews import STATES, Edit
 
+from . import bulk as bulk_review
+from . import export
+from .bulk import bulk
 from .panel import STATE_LABELS
 
 if TYPE_CHECKING:
@@ -82,62 +82,6 @@ def ask_tag(c: Reviews, *, everything: bool = False) -> None:
         bulk(c, Edit(add_tags=[tag.strip()]), everything=everything)
 
 
-def bulk(c: Reviews, edit: Edit | None, *, everything: bool = False, ids: list[str] | None = None) -> None:
-    """``edit`` (``None``: claim) on the selected sessions, or on every session matching
-    the filter (``everything``: the store's pages or the review database's, as the
-    list reads them)."""
-    if c.db is None or c.key is None or c.window.stores.store is None:
-        return
-    chosen = ids if ids is not None else ([] if everything else c.window.selected_session_ids())
-    coro = _bulk(c, edit, chosen, everything)
-    c.window.bridge.start(f"reviews:bulk:{id(coro):x}", coro, lambda n: _bulk_done(c, n), c.window.show_error)
-
-
-async def _all_matching(c: Reviews) -> list[str]:
-    store, ids, cursor = c.window.stores.store, [], None
-    filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
-    text = c.window.sessions.search_text
-    if text:
-        ids = await store_pages.matching_session_ids(store, text)
-        return sorted(await filtered.keep(ids)) if filtered else ids
-    while True:
-        page = await (filtered.page(store, limit=500, cursor=cursor) if filtered else store_pages.session_page(store, limit=500, cursor=cursor))
-        ids += [i.id for i in page.sessions]
-        cursor = page.cursor
-        if cursor is None or not page.sessions:
-            return ids
-
-
-async def _bulk(c: Reviews, edit: Edit | None, ids: list[str], everything: bool) -> int:
-    db, key = c.db, c.key
-    assert db is not None and key is not None
-    if everything:
-        ids = await _all_matching(c)
-    done = held = 0
-    for sid in ids:
-        if edit is None:
-            done += await claims.claim(db, key, sid, c.reviewer)
-            continue
-        try:
-            await db.change(key, sid, Edit(state=edit.state, add_tags=list(edit.add_tags)), reviewer=c.reviewer)
-        except Claimed:  # another reviewer's: left to them
-            held += 1
-        else:
-            done += 1
-    c.held_by_others = held
-    return done
-
-
-def _bulk_done(c: Reviews, n: int) -> None:
-    c.marks.clear()
-    c._fetch_marks()
-    c._on_shown(c.window.current_session_id)
-    held = c.held_by_others
-    left = f"; {held} claimed by other reviewers left to them" if held else ""
-    c.window.statusBar().showMessage(f"Review: {n} sessions changed{left}", 8000)
-    c.bulkDone.emit(n)
-
-
 def install_menu(c: Reviews) -> dict[str, QAction]:
     window = c.window
     menu = window.menuBar().addMenu("&Review")
@@ -167,6 +111,8 @@ def install_menu(c: Reviews) -> dict[str, QAction]:
         acts[f"review_all_{state}"] = action
     add("review_all_tag", "Tag All &Matching…", lambda: ask_tag(c, everything=True))
     add("review_all_claim", "&Claim All Matching", lambda: bulk(c, None, everything=True))
+    bulk_review.install(c, add)
+    add("review_export", "&Export Results…", lambda: export.ask_and_export(c))
     menu.addSeparator()
     add("review_copy_id", "Copy Session &Id", c.copy_shown_id)
     add("review_keys", "Queue &Keys…", c.show_cheat_sheet)

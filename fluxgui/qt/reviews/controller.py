@@ -56,6 +56,8 @@ class ReviewController(QObject):
     ready = Signal(object)
     #: a bulk action finished: how many sessions it changed
     bulkDone = Signal(int)
+    #: a bulk action was taken back: how many sessions
+    bulkUndone = Signal(int)
 
     def __init__(self, window: Shell) -> None:
         super().__init__(window)
@@ -85,6 +87,9 @@ class ReviewController(QObject):
         self.queue_action: Any = None  # the Review menu's queue switch (actions.install_menu)
         self.copy_key: Any = None  # Ctrl+Shift+C in the list (actions.CopyIdKey)
         self.held_by_others = 0  # the last bulk action's sessions other reviewers hold
+        self.last_bulk: Any = None  # what the last bulk action changed (bulk.BulkRecord)
+        self.bulk_box: Any = None  # the last bulk confirmation asked (tests answer it)
+        self.bulk_progress: Any = None  # the last bulk action's progress dialog
         self._seq = itertools.count()
         self._writes: collections.deque[tuple[str, Edit, bool]] = collections.deque()
         self._writing = False
@@ -145,7 +150,7 @@ class ReviewController(QObject):
             return
         if not self.dock.isVisible():
             self.dock.show()
-            self.window.resizeDocks([self.dock], [400], Qt.Orientation.Horizontal)
+            self.dock.raise_()  # its tab in front of the other side panels
         self.filter_bar.show()
         if self.db is None and not self.window.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None

@@ -4,7 +4,7 @@ flagged. It combines with the search box (both apply) and the list still pages."
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QGridLayout, QLineEdit, QWidget
 
 from fluxgui.services.reviews import STATES, ReviewFilter
 
@@ -36,11 +36,23 @@ class ReviewFilterBar(QWidget):
         self.has_notes.setToolTip("Only sessions with notes")
         self.flagged = QCheckBox("flagged", self)
         self.flagged.setToolTip("Only flagged sessions (need follow-up)")
-        layout = QHBoxLayout(self)
+        # Two rows: one row of five fields made the list (and so the window) at least
+        # 300 px wide; a narrow list must not push the conversation off a small screen.
+        self.state.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.state.setMinimumContentsLength(6)
+        layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        for w, stretch in ((self.state, 0), (self.tag, 1), (self.reviewer, 1), (self.has_notes, 0), (self.flagged, 0)):
-            layout.addWidget(w, stretch)
+        layout.setHorizontalSpacing(4)
+        layout.setVerticalSpacing(2)
+        layout.addWidget(self.state, 0, 0)
+        layout.addWidget(self.tag, 0, 1, 1, 2)
+        layout.addWidget(self.reviewer, 1, 0)
+        layout.addWidget(self.has_notes, 1, 1)
+        layout.addWidget(self.flagged, 1, 2)
+        for edit in (self.tag, self.reviewer):
+            edit.setMinimumWidth(40)
+        layout.setColumnStretch(0, 1)
+        layout.setColumnStretch(1, 0)
         self.state.currentIndexChanged.connect(lambda _i: self._emit())
         self.tag.editingFinished.connect(self._emit)
         self.reviewer.editingFinished.connect(self._emit)

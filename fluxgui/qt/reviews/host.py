@@ -30,9 +30,13 @@ class Reviews(Protocol):
     marks: ReviewMarks
     queue_action: Any
     held_by_others: int
+    last_bulk: Any
+    bulk_box: Any
+    bulk_progress: Any
 
     if TYPE_CHECKING:
         bulkDone: SignalInstance
+        bulkUndone: SignalInstance
 
     @property
     def on(self) -> bool: ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCompleter,
@@ -29,6 +29,9 @@ from PySide6.QtWidgets import (
 from fluxgui.core.display import esc, short_time
 from fluxgui.services.reviews import STATES, Criterion, Note, Review, Rubric
 
+#: the chosen review state and score buttons, drawn in the highlight colour
+CHOSEN = ("QToolButton:checked { background-color: palette(highlight); color: palette(highlighted-text);"
+          " border: 1px solid palette(highlight); border-radius: 3px; padding: 2px 4px; }")
 STATE_LABELS = {"unreviewed": "Unreviewed", "in-review": "In review", "reviewed": "Reviewed", "flagged": "Flagged"}
 
 
@@ -62,6 +65,8 @@ class ReviewPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("reviewPanel")
+        # the chosen state and score stand out (not only a slightly greyer button)
+        self.setStyleSheet(CHOSEN)
         self.review: Review | None = None
         self.rubric: Rubric | None = None
         self.message_id: str | None = None
@@ -77,7 +82,8 @@ class ReviewPanel(QWidget):
         outer.setContentsMargins(6, 6, 6, 6)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # the panel may be narrower than its rows (a small screen, 2×): they scroll
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget(scroll)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -188,8 +194,6 @@ class ReviewPanel(QWidget):
         layout.addWidget(self.message_box)
         layout.addStretch(1)
         self.setEnabled(False)
-        # wide enough for its rows (a horizontal scroll bar would hide the state buttons)
-        self.setMinimumWidth(body.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 16)
 
     def set_rubric(self, rubric: Rubric) -> None:
         if rubric == self.rubric:
@@ -228,6 +232,7 @@ class ReviewPanel(QWidget):
         if review is not None and (self.review is None or self.review.session_id != review.session_id):
             self.current = 0  # another session: its scorecard starts at the first criterion
             self._mark_current()
+            self.tag_edit.clear()  # a tag half-typed for the previous session is not this one's
         self.review = review
         self.setEnabled(session_id is not None and review is not None)
         self.title.setText(session_id or "No session")
@@ -322,6 +327,10 @@ class ReviewPanel(QWidget):
         if tag:
             self.tag_edit.clear()
             self.tagAdded.emit(tag)
+            # A completion picked with Enter is written into the field after this
+            # (QCompleter's activated): clear that too, or one Enter on the next
+            # session would tag it again.
+            QTimer.singleShot(0, lambda: self.tag_edit.text().strip() == tag and self.tag_edit.clear())
 
     def _add_message_note(self) -> None:
         text = self.message_note_edit.text().strip()

@@ -3,8 +3,9 @@
 ``J``/``→`` next session in the list (the current filter), ``K``/``←`` previous, ``1``–``9``
 pick the current criterion's option (then the next criterion; ``Tab`` moves on),
 ``Ctrl+Enter`` marks reviewed and opens the next unreviewed session (claimed), ``F``
-flags, ``T`` focuses the tag field, ``N`` the note, ``?`` shows the cheat sheet, ``Esc``
-leaves a text field. Letters and digits typed into a text field stay text; Ctrl+Enter
+flags, ``T`` focuses the tag field, ``N`` the note, ``M`` the note on the selected
+message, ``?`` shows the cheat sheet, ``Esc`` leaves a text field. While the mode is on,
+the status bar says so with the queue's position ("Queue 3 of 41"). Letters and digits typed into a text field stay text; Ctrl+Enter
 works there too (a note being typed is saved with it).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -39,6 +40,7 @@ KEYS = [
     ("F", "flag (needs follow-up)"),
     ("T", "add a tag"),
     ("N", "write a note"),
+    ("M", "write a note on the selected message"),
     ("Esc", "leave a text field"),
     ("?", "this cheat sheet"),
 ]
@@ -70,6 +72,30 @@ class QueueKeys(QObject):
         super().__init__(parent)
         self._c = controller
         self._on = False
+        #: the status bar's sign of queue mode and its position ("Queue 3 of 41")
+        window = controller.window
+        self.mark = QLabel("", window)
+        self.mark.setObjectName("queueMark")
+        self.mark.setToolTip("Review queue mode: single keys review (? lists them; Ctrl+Shift+Q leaves)")
+        self.mark.setStyleSheet("QLabel { background: palette(highlight); color: palette(highlighted-text);"
+                                " padding: 0 6px; border-radius: 3px; }")
+        window.statusBar().addPermanentWidget(self.mark)
+        self.mark.hide()
+        window.messagesShown.connect(lambda _sid: self.update_mark())
+        window.sessions.pageLoaded.connect(lambda _added, _more: self.update_mark())
+        window.sessions.modelReset.connect(self.update_mark)
+
+    def update_mark(self) -> None:
+        """The queue's position: the shown session's row of the listed sessions."""
+        if not self._on:
+            return
+        window = self._c.window
+        model = window.sessions
+        sid = window.current_session_id
+        row = model.row_of(sid) if sid is not None else None
+        more = "+" if model.canFetchMore(QModelIndex()) else ""
+        where = f"{row + 1} of {model.rowCount():,}{more}" if row is not None else f"– of {model.rowCount():,}{more}"
+        self.mark.setText(f"Queue {where}")
 
     @property
     def on(self) -> bool:
@@ -80,8 +106,10 @@ class QueueKeys(QObject):
         if on == self._on or app is None:
             return
         self._on = on
+        self.mark.setVisible(on)
         if on:
             app.installEventFilter(self)
+            self.update_mark()
         else:
             app.removeEventFilter(self)
 
@@ -129,6 +157,16 @@ class QueueKeys(QObject):
             return lambda: c.focus_field(c.panel.tag_edit)
         if key == K.Key_N:
             return lambda: c.focus_field(c.panel.note_edit)
+        if key == K.Key_M:
+            return self._message_note
         if text == "?":
             return c.show_cheat_sheet
         return None
+
+    def _message_note(self) -> None:
+        """M: the note field of the selected message (or say how to select one)."""
+        c = self._c
+        if c.panel.message_id is None:
+            c.window.statusBar().showMessage("Select a message first (click it, or Tab to the conversation)", 5000)
+            return
+        c.focus_field(c.panel.message_note_edit)

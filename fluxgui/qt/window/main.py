@@ -28,6 +28,7 @@ from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
+from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
@@ -41,6 +42,7 @@ from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
 from ..shell import Shell
 from ..watch import StoreWatcher
+from ..workspace import WorkspaceController, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
 from .placement import WindowPlacement
@@ -48,6 +50,9 @@ from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
 from .edit_controller import EditController
 from .session_list import SessionList
+from .narrow import KeepConversationWide
+from .shortcuts import HelpExtras
+from .side_docks import SideDocks
 from .index_controller import IndexController
 from .status import StatusArea
 from .store_controller import StoreController
@@ -73,6 +78,8 @@ class MainWindow(Shell):
     chat_panel: ChatPanel
     doctor: DoctorController
     reviews: ReviewController
+    workspace: WorkspaceController
+    replay: ReplayParts
 
     def __init__(
         self,
@@ -152,8 +159,17 @@ class MainWindow(Shell):
         install_actions(self)
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
         self.reviews = install_reviews(self)
+        # Review, Doctor and Chat: one tabbed side dock whose panels fit any screen.
+        self.side_docks = SideDocks(self, [self.reviews.dock, self.doctor.dock, self.chat_dock],
+                                    wrap=[self.doctor.dock, self.chat_dock])
+        # Help › Keyboard Shortcuts, View › Review Panel, the first-run hint
+        self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
+        # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
+        self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
+        # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
+        self.replay = install_replay(self, self.reviews)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
@@ -187,6 +203,7 @@ class MainWindow(Shell):
         # …or less of a smaller window (2× scale), once it is shown at its size
         self.placement.split_on_show(splitter)
         splitter.setChildrenCollapsible(False)
+        self.narrowing = KeepConversationWide(splitter, self.conversation.splitter)
 
         self.error_bar = ErrorBar(self)
         # An encrypted store opened without its key.

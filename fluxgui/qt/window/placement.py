@@ -62,9 +62,16 @@ class WindowPlacement(QObject):
         saved = self._settings.value(GEOMETRY)  # type: ignore[attr-defined]
         if isinstance(saved, QByteArray) and not saved.isEmpty() and window.restoreGeometry(saved):
             area = available_area(window)  # the screen it was restored on
-            geometry = clamp(window.geometry(), area)
+            restored = window.geometry()
+            geometry = clamp(restored, area)
+            if geometry == restored:
+                return  # Qt put it back where it was: touch nothing (see below)
             window.resize(geometry.size())
-            window.move(geometry.topLeft())
+            # move() places the *frame* (title bar included) while geometry() is the
+            # client area: moving the frame to the client's corner pushed the window
+            # down by its title bar on every launch (issue 37). Shift the frame by
+            # what the client area must move instead.
+            window.move(window.pos() + (geometry.topLeft() - restored.topLeft()))
             return
         size = first_size(area)
         window.resize(size)

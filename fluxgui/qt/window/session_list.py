@@ -158,6 +158,8 @@ class SessionList(QObject):
         self.pending: str | None = None
         #: select the first row once it arrives (the most recently active session)
         self.auto = False
+        #: the conversation pane says the list is empty (cleared by the next rows)
+        self.said_empty = False
         #: Ctrl+End: fetch pages until the last, then select it
         self.to_end = False
         self.view.selectionModel().currentRowChanged.connect(self._on_current_row)
@@ -254,6 +256,14 @@ class SessionList(QObject):
         rows = self.model.rowCount()
         self.show_count(more)
         window.stores.update_problems()  # a JSON folder finds unreadable files as it lists
+        if rows and self.said_empty:
+            # The pane still says the list was empty (an earlier search found nothing):
+            # that text belongs to the earlier search — show this one's first session.
+            self.said_empty = False
+            if window.conversation.session_id is None and self.pending is None:
+                window.forget_shown()
+                self.view.setCurrentIndex(QModelIndex())
+                self.auto = True
         if self.pending is not None:
             row = self.model.row_of(self.pending)
             if row is not None:
@@ -265,6 +275,7 @@ class SessionList(QObject):
         if self.to_end:
             self.go_end(fetch=more)
         if not rows and not more and not self.model.searching:
+            self.said_empty = True
             window.conversation.clear(self.empty_text())
 
     def empty_text(self) -> str:
@@ -285,6 +296,7 @@ class SessionList(QObject):
         text = redact_url(self.model.search_text)
         self._window.count_label.setText(f"{plural(found, 'session')} matching {text!r}")
         if not found:
+            self.said_empty = True
             self._window.conversation.clear(self.empty_text())
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -113,3 +113,26 @@ def write_atomic(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+async def export_text(db: Any, store_key: str, fmt: str) -> tuple[str, int]:
+    """Every review of ``store_key`` that says something (not unreviewed and empty), as
+    ``review export`` writes it: ``fmt`` ``"csv"`` or ``"json"`` (with histories); the
+    text and the number of reviews."""
+    from .model import ReviewFilter
+
+    rubric = await db.rubric()
+    cursor: tuple[Any, ...] | None = None
+    reviews: list[Review] = []
+    while True:
+        ids, cursor = await db.matching(store_key, ReviewFilter(), limit=500, cursor=cursor)
+        found = await db.reviews(store_key, ids)
+        reviews.extend(found[sid] for sid in ids)
+        if cursor is None:
+            break
+    reviews = [r for r in reviews if r.state != UNREVIEWED or r.scores or r.notes or r.tags]
+    if fmt == "csv":
+        return csv_text(reviews, rubric), len(reviews)
+    histories = await db.histories(store_key, [r.session_id for r in reviews])
+    return json_text(store_key, reviews, rubric, histories), len(reviews)
+

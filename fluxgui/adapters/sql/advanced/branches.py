@@ -37,8 +37,8 @@ class AdvancedBranches:
         self.place = reader.place
         self.backend = reader.backend
         self.target = reader.target
-        self._M = reader._M
-        self._S = reader._S
+        self._M = reader.tables.M
+        self._S = reader.tables.S
 
     async def branch_exists(self, session_id: str, branch: str) -> bool:
         """Whether the session has ``branch`` (``main`` always counts: a fresh reader is

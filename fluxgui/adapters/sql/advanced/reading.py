@@ -14,13 +14,14 @@ from typing import Any
 
 from fluxgui.core.branches import MAIN
 from fluxgui.core.model import Message, SessionInfo, is_compaction
-from fluxgui.core.ports import Direction, SessionOrder, SessionPage
+from fluxgui.core.ports import SessionOrder, SessionPage
 from fluxgui.core.undecodable import from_agents_value, id_text
 
 from ..agents.reading import AgentsReader
 from ..backend import Params
 from ..search import in_clause
 from .schema import STRUCTURE
+from ...reading import Page
 
 
 class AdvancedReader(AgentsReader):
@@ -52,12 +53,8 @@ class AdvancedReader(AgentsReader):
         return info
 
     async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         page = await super().list_sessions(
             limit=limit, cursor=cursor, order=order, descending=descending
@@ -87,20 +84,12 @@ class AdvancedReader(AgentsReader):
 
     # -- messages of one branch ----------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
         """Items of ``branch`` (default ``main``) in the library's order
         (``sequence_number``); a message's ``id`` is its ``agent_messages`` row id, its
         ``sort_key`` ``(sequence_number, structure row id)``. Every item is read whole
         (the format does not declare ``partial_reads``: ``whole_up_to`` is not used)."""
+        limit, anchor, direction, branch = page.limit, page.anchor, page.direction, page.branch
         branch = branch or MAIN
         params: Params = {"s": session_id, "b": branch, "n": limit}
         backward = direction == "backward"

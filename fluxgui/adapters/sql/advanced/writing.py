@@ -128,13 +128,8 @@ class AdvancedForks(SqlForks):
         self.tables = editor.tables
 
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> BranchChange:
         """Fork ``branch`` (default ``main``) of the session up to and including ``at_message_id`` into a
         new session (on its ``main``), as the library would have written it: its items

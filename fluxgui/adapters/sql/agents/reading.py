@@ -17,7 +17,6 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.model import Message, meta_dict, is_compaction
-from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
 from fluxgui.core.undecodable import id_text
 
@@ -25,8 +24,9 @@ from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable,
 from ...textmatch import contains
 from ..backend import Params
 from ..heads import agents_columns, agents_page, holds_huge
-from ..search import search_ids, text_condition
+from ..search import ids_named, search_ids, text_condition
 from .listing import AgentsListing
+from ...reading import Page
 
 if TYPE_CHECKING:  # the export's pages: loaded when an export reads
     from fluxgui.core.jsonrecords import RowPage
@@ -222,14 +222,9 @@ class AgentsReader(AgentsListing):
         # search_ids with the row check moved off the event loop, and the rows of a
         # session already found left undecrypted.
         seen: set[str] = set()
+        async for sid in ids_named(self.backend, id_sql, text, seen):
+            yield sid
         params: Params = {}
-        async for batch in self.backend.stream(id_sql(params), params):
-            for row in batch:
-                sid = id_text(row[0])
-                if sid not in seen and contains(sid, text):
-                    seen.add(sid)
-                    yield sid
-        params = {}
         async for batch in self.backend.stream(row_sql(params), params):
             todo = [r for r in batch if id_text(r[0]) not in seen]
             if not todo:
@@ -241,16 +236,9 @@ class AgentsReader(AgentsListing):
 
     # -- messages ------------------------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        limit, anchor, direction = page.limit, page.anchor, page.direction
+        branch, whole_up_to = page.branch, page.whole_up_to
         self.place.check_branch(branch)
         backward = direction == "backward"
         rows = await self.page_rows(session_id, limit, anchor, backward, whole_up_to)

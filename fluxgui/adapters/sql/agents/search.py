@@ -15,7 +15,7 @@ from ...encryption import sealed as _sealed
 from ..backend import Backend, Params
 from ..search import text_condition
 from ..textsearch import (
-    after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
+    as_messages, candidates, marks, missing_index, rows_after, total, trigram_advice, trigram_index,
 )
 from .reading import ENVELOPE_LIKE, AgentsReader
 
@@ -27,9 +27,9 @@ class AgentsSearch:
         self.reader = reader
         self.keys = reader.keys
         self.backend = reader.backend
-        self.messages_table = reader.messages_table
-        self._S = reader._S
-        self._M = reader._M
+        self.messages_table = reader.tables.messages_table
+        self._S = reader.tables.S
+        self._M = reader.tables.M
 
     def _row_message(self, row: tuple[Any, ...]) -> Message:
         """A row ``(session_id, id, message_data, created_at)`` as a Message."""
@@ -38,11 +38,8 @@ class AgentsSearch:
     async def messages_after(
         self, watermark: int, *, limit: int = 1000, session_id: str | None = None
     ) -> list[tuple[str, Message]]:
-        params: Params = {"w": int(watermark), "n": limit}
-        if session_id is not None:
-            params["s"] = session_id
-        sql = after_sql(self.messages_table, "id, message_data, created_at", session_id)
-        rows = await self.backend.fetchall(sql, params)
+        columns = "id, message_data, created_at"
+        rows = await rows_after(self.backend, self.messages_table, columns, watermark, limit, session_id)
         out = await as_messages(rows, self._row_message)
         if not self.keys.encrypted and any(_sealed(m) for _sid, m in out):
             self.keys.encrypted = True

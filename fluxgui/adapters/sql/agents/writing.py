@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fluxgui.core.changes import Change, Row, SessionRow, Where, label_id
@@ -27,6 +27,7 @@ from fluxgui.core.errors import (
 )
 from fluxgui.core.items import MESSAGE_ROLES, validate_item
 from fluxgui.core.model import Message, meta_dict, message_to_item
+from fluxgui.core.roles import Pages
 
 from ...encryption import encrypted_at, is_envelope, looks_encrypted, resealed
 from ..backend import Params, Tx
@@ -203,13 +204,8 @@ class AgentsWriter(SqlWriter):
         }
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """See :meth:`SqlWriter.import_session`. With a key, the items are sealed for the id
         they land under; with ``rename`` that id is known only once a free one is found,
@@ -317,13 +313,8 @@ class AgentsForks(SqlForks):
         self.keys = editor.keys
 
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> Any:
         """See :meth:`SqlForks.fork_session`. An envelope is bound to its session (the id is
         the key's salt), so with a key the fork's items are sealed again for the fork,

@@ -1,0 +1,60 @@
+"""When the window narrows (a side panel opens, a small screen, 2×) the conversation keeps
+the width: the session list is held to a third of the panes and the inspector folds away
+below :data:`FOLD_BELOW` — and comes back when there is room again (issue 37)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QSplitter
+
+#: the conversation pane narrower than this folds its inspector away
+FOLD_BELOW = 560
+#: the inspector's share of a pane it comes back to (at most INSPECTOR px)
+INSPECTOR = 280
+
+
+def list_cap(width: int) -> int:
+    """The widest the session list stays in panes ``width`` wide (the first-show rule of
+    ``placement``: 32%, at most 380, at least 220 or a third)."""
+    return min(380, max(width * 32 // 100, min(220, width // 3)))
+
+
+class KeepConversationWide(QObject):
+    """Watches the window's two splitters: ``panes`` (session list | conversation) and
+    ``inner`` (messages | inspector)."""
+
+    def __init__(self, panes: QSplitter, inner: QSplitter) -> None:
+        super().__init__(panes)
+        self._panes, self._inner = panes, inner
+        self.folded = False  # the inspector folded by a narrow pane (not by the user)
+        panes.installEventFilter(self)
+        inner.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Resize:
+            if watched is self._panes:
+                self._cap_list()
+            elif watched is self._inner:
+                self._fold()
+        return False
+
+    def _cap_list(self) -> None:
+        sizes = self._panes.sizes()
+        width = sum(sizes)
+        if len(sizes) == 2 and width > 0 and sizes[0] > list_cap(width):
+            first = max(list_cap(width), self._panes.widget(0).minimumSizeHint().width())
+            if first < sizes[0]:
+                self._panes.setSizes([first, width - first])
+
+    def _fold(self) -> None:
+        sizes = self._inner.sizes()
+        width = sum(sizes)
+        if len(sizes) != 2 or width <= 0:
+            return
+        if width < FOLD_BELOW and sizes[1] > 0:
+            self.folded = True
+            self._inner.setSizes([width, 0])
+        elif width >= FOLD_BELOW and self.folded:
+            self.folded = False
+            side = min(INSPECTOR, width * 35 // 100)
+            self._inner.setSizes([width - side, side])
