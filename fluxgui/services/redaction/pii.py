@@ -191,5 +191,11 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
         ),
         # ([0-9], not \d: a class re searches several times faster)
         Rule("IBAN", "pii", r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
-        Rule("NUMBER", "pii", r"[+(0-9][0-9 ().\-]{5,40}", numbers, digits=True),
+        # (not glued to an id, not an ISO date: both told by re itself, checked after the
+        # first character so that re still skips fast to the next digit)
+        Rule(
+            "NUMBER", "pii",
+            r"[+(0-9](?<![A-Za-z0-9_+/.\-][+(0-9])(?![0-9]{3}-[0-9]{2}-[0-9]{2})[0-9 ().\-]{5,40}",
+            numbers, digits=True,
+        ),
     )
