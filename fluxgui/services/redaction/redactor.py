@@ -37,6 +37,9 @@ from .rules import Finding, mask
 
 #: an escape in JSON text (of the same length once blanked)
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.S)
+#: in stored text, what a row's fast path may not keep: an escape other than \" (it may
+#: change what is found), an envelope's key, a compaction item's type
+_NOT_PLAIN = re.compile(r'\\[^"]|__enc__|compaction')
 #: between two rows searched as one text: ends any word, any number, any address
 _ROW_SEP = "\n\x00\n"
 
@@ -225,19 +228,13 @@ class Redactor:
         which: list[int] = []
         at = 0
         for n, texts in enumerate(rows):
-            shown: list[str] = []
-            for text in texts:
-                if text is None:
-                    continue
-                if not isinstance(text, str) or "__enc__" in text or "compaction" in text or (
-                    "\\" in text and text.count("\\") != text.count('\\"')
-                ):
-                    out[n] = False
-                    break
-                shown.append(text)
-            if not out[n] or not shown:
+            shown = [t for t in texts if t is not None]
+            if not all(isinstance(t, str) for t in shown):
+                out[n] = False
                 continue
-            piece = _ROW_SEP.join(shown)
+            if not shown:
+                continue
+            piece = _ROW_SEP.join(shown) if len(shown) > 1 else shown[0]
             pieces.append(piece)
             starts.append(at)
             which.append(n)
@@ -245,6 +242,11 @@ class Redactor:
         if not pieces:
             return out
         whole = _ROW_SEP.join(pieces)
+        # what sends a row to the Message path whatever is found: an escape but \", an
+        # envelope, a compaction item (each looked for once in the whole text)
+        spans = [m.span() for m in _NOT_PLAIN.finditer(whole)] if (
+            "\\" in whole or "__enc__" in whole or "compaction" in whole
+        ) else []
         try:
             found = self.detectors.find(whole, disjoint=False)
             known = self._known_re
@@ -254,6 +256,7 @@ class Redactor:
             for n in which:
                 out[n] = False
             return out
+        found += [Finding(a, b, "") for a, b in spans]
         for f in found:
             first = bisect_right(starts, f.start) - 1
             last = bisect_right(starts, max(f.start, f.end - 1)) - 1
