@@ -289,3 +289,19 @@ def test_a_failing_detector_makes_scan_fail(tmp_path, capsys, monkeypatch):
         code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--redact", "pii")
         assert code == 0 and "a detector failed on (#1)" in err
         assert "BOOM" not in out.read_text() and "jane" not in out.read_text()
+
+
+def test_compaction_content_is_dropped_with_a_note(tmp_path, capsys):
+    path = tmp_path / "c.db"
+    write_agents(path, {"s": [
+        {"role": "user", "content": "hello jane.doe@example.com"},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAopaque-summary-of-jane.doe@example.com"},
+        {"role": "user", "content": "again"},
+    ]})
+    for fmt in ("jsonl", "md"):
+        out = tmp_path / f"out.{fmt}"
+        code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--redact", "pii")
+        assert code == 0, err
+        text = out.read_text()
+        assert "opaque" not in text and "jane.doe" not in text and "[EMAIL_1]" in text and "again" in text
+        assert "left out 1 compaction item (opaque content)" in err
