@@ -305,3 +305,15 @@ def test_compaction_content_is_dropped_with_a_note(tmp_path, capsys):
         text = out.read_text()
         assert "opaque" not in text and "jane.doe" not in text and "[EMAIL_1]" in text and "again" in text
         assert "left out 1 compaction item (opaque content)" in err
+
+
+def test_show_over_several_stores_is_redacted(tmp_path, capsys):
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    write_agents(a, {"s": [{"role": "user", "content": "mail jane.doe@example.com"}]})
+    write_agents(b, {"s": [{"role": "user", "content": "again jane.doe@example.com, card 4111 1111 1111 1111"}]})
+    for extra in ([], ["--json"]):
+        code, out, err = _run(capsys, "show", str(a), str(b), "s", "--redact", "pii", *extra)
+        assert code == 0, err
+        assert "jane.doe" not in out and "4111" not in out
+        assert set(re.findall(r"\[EMAIL_\d+\]", out)) == {"[EMAIL_1]"} and out.count("[EMAIL_1]") >= 2
+        assert "[CARD_1]" in out
