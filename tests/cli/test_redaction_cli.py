@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import REDIS_URL, agents_read, flux_read, write_agents, write_flux
+from helpers import REDIS_URL, agents_read, flux_read, snapshot, write_agents, write_flux
 from json_helpers import hello_entry, hello_history, hello_load, hello_save
 from redaction_corpus import PII, PLACES, PLANTED, RULES, SECRETS, agents_items, flux_messages, needles
 
@@ -100,6 +100,14 @@ def check_redacted(text: str, *, custom: bool = True) -> None:
         assert 1 <= len(shown) <= len(planted), (kind, shown)
 
 
+def _state(target: str) -> object:
+    """A local store's files as they are (a server store: nothing to compare)."""
+    path = Path(target)
+    if path.is_dir():
+        return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+    return snapshot(path) if path.is_file() else None
+
+
 FORMATS = ["agents", "flux", "json", "encrypted", pytest.param("redis", marks=pytest.mark.redis)]
 
 
@@ -149,11 +157,13 @@ def test_every_output_path_is_redacted(corpus, capsys):
 @pytest.mark.parametrize("corpus", FORMATS, indirect=True)
 def test_a_redacted_copy_is_read_by_the_owning_library(corpus, capsys):
     kind, target, options, rules, tmp = corpus
+    before = _state(target)
     dest = tmp / ("copy" if kind == "json" else "copy.db")
     dest_format = {"json": "json", "flux": "flux"}.get(kind, "agents")
     code, _o, err = _run(capsys, "copy", target, str(dest) + ("/" if kind == "json" else ""),
                          "--redact", "all", "--redact-rules", rules, "--dest-store-format", dest_format, *options)
     assert code == 0, err
+    assert _state(target) == before  # the store read is never changed
     texts = []
     for place in PLACES:
         if dest_format == "agents":
@@ -279,3 +289,31 @@ def test_a_failing_detector_makes_scan_fail(tmp_path, capsys, monkeypatch):
         code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--redact", "pii")
         assert code == 0 and "a detector failed on (#1)" in err
         assert "BOOM" not in out.read_text() and "jane" not in out.read_text()
+
+
+def test_compaction_content_is_dropped_with_a_note(tmp_path, capsys):
+    path = tmp_path / "c.db"
+    write_agents(path, {"s": [
+        {"role": "user", "content": "hello jane.doe@example.com"},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAopaque-summary-of-jane.doe@example.com"},
+        {"role": "user", "content": "again"},
+    ]})
+    for fmt in ("jsonl", "md"):
+        out = tmp_path / f"out.{fmt}"
+        code, _o, err = _run(capsys, "export", str(path), "-o", str(out), "--redact", "pii")
+        assert code == 0, err
+        text = out.read_text()
+        assert "opaque" not in text and "jane.doe" not in text and "[EMAIL_1]" in text and "again" in text
+        assert "left out 1 compaction item (opaque content)" in err
+
+
+def test_show_over_several_stores_is_redacted(tmp_path, capsys):
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    write_agents(a, {"s": [{"role": "user", "content": "mail jane.doe@example.com"}]})
+    write_agents(b, {"s": [{"role": "user", "content": "again jane.doe@example.com, card 4111 1111 1111 1111"}]})
+    for extra in ([], ["--json"]):
+        code, out, err = _run(capsys, "show", str(a), str(b), "s", "--redact", "pii", *extra)
+        assert code == 0, err
+        assert "jane.doe" not in out and "4111" not in out
+        assert set(re.findall(r"\[EMAIL_\d+\]", out)) == {"[EMAIL_1]"} and out.count("[EMAIL_1]") >= 2
+        assert "[CARD_1]" in out

@@ -213,3 +213,20 @@ def test_rows_searched_together_are_told_apart():
             ["phone"], ["4155552671"], [None, "x"], [b"bytes"]]
     assert r.unchanged_rows(rows) == [True, False, True, False, False, False, True, True, True, True, False]
     assert r.unchanged_rows([]) == []
+
+
+def test_values_after_an_escape_in_json_text_are_found():
+    """A call's arguments hold their strings JSON-escaped: a key after a line break is
+    ``\\nsk-…`` there, in the item and in the message's text."""
+    r = Redactor(_all())
+    key = "sk-proj-" + "Ab3dE1fGh1jKlMnOpQrSt2uVw"
+    args = json.dumps({"q": f"line one\n{key}\tjane.doe@example.com\u00e9"}, ensure_ascii=True)
+    raw = {"type": "function_call", "call_id": "c", "name": "f", "arguments": args}
+    m = Message(id=1, role="assistant", kind="tool_call", text=f"f({args})", raw=raw)
+    out = r.message(m)
+    assert out is not None
+    assert key not in out.text and key not in json.dumps(out.raw)
+    assert "jane.doe" not in out.text and "jane.doe" not in json.dumps(out.raw)
+    assert json.loads(out.raw["arguments"])["q"] == "line one\n[OPENAI_KEY_1]\t[EMAIL_1]\u00e9"
+    path = json.dumps("C:\\Users\\jane.doe@example.com")  # (a path in JSON text)
+    assert r.text(path) == '"C:\\\\Users\\\\[EMAIL_1]"'

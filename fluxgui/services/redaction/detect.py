@@ -1,4 +1,4 @@
-""":class:`Detectors`: the enabled rules, compiled into one pass over a text.
+""":class:`Detectors`: the enabled rules, each run on a text where it may find something.
 
 ``find(text)`` gives every finding in ``text``, left to right, none overlapping (where
 two would, the one starting first, then the longer, is kept). Each rule runs on its own,
@@ -56,15 +56,12 @@ class Detectors:
             rules.extend(pii.rules(region))
         self.rules = tuple(rules)
         self.custom = custom if custom and "custom" in self.groups else None
-        self._compiled = [(r, re.compile(r.pattern, r.flags)) for r in self.rules]
-        # Which triggers a text holds (in lower case: a substring test each, next to
-        # nothing; most texts hold none) chooses the rules run on it.
-        self._triggers = tuple(sorted({t.lower() for r in self.rules for t in r.triggers}))
-        self._always = tuple(n for n, r in enumerate(self.rules) if not r.triggers)
-        self._by_trigger: dict[str, tuple[int, ...]] = {
-            t: tuple(n for n, r in enumerate(self.rules) if t in {x.lower() for x in r.triggers})
-            for t in self._triggers
-        }
+        # A rule runs on a text holding one of its triggers: one substring test, or for
+        # several triggers one search of their alternation (re finds a literal prefix
+        # fast: AKIA|ASIA|… is one pass, not four)
+        self._compiled = [
+            (r, re.compile(r.pattern, r.flags), _gate(r)) for r in self.rules
+        ]
         self._aws = "secrets" in self.groups
         #: no finding is shorter (but a custom one)
         self._shortest = 1 if self.custom is not None else 6
@@ -75,17 +72,20 @@ class Detectors:
         found: list[Finding] = []
         if len(text) < self._shortest:
             return found
-        low = text.lower()
-        chosen = self._always
-        hits = [t for t in self._triggers if t in low]
-        if hits:
-            by = self._by_trigger
-            chosen = tuple(sorted({*chosen, *(n for t in hits for n in by[t])}))
+        low: str | None = None
         digit: bool | None = None
-        for n in chosen:
-            rule, regex = self._compiled[n]
-            if rule.triggers and not rule.lower and not any(t in text for t in rule.triggers):
-                continue  # (a trigger in another case)
+        for rule, regex, gate in self._compiled:
+            if rule.triggers:
+                hay = text
+                if rule.lower:
+                    if low is None:
+                        low = text.lower()
+                    hay = low
+                if isinstance(gate, str):
+                    if gate not in hay:
+                        continue
+                elif gate is not None and gate.search(hay) is None:
+                    continue
             if rule.digits:
                 if digit is None:
                     digit = _DIGIT(text) is not None
@@ -109,6 +109,17 @@ class Detectors:
                 if len(inner) == 1 and inner[0].end - inner[0].start == f.end - f.start:
                     found[n] = f._replace(kind=inner[0].kind)
         return _disjoint(found) if disjoint and len(found) > 1 else found
+
+
+def _gate(rule: Rule) -> str | re.Pattern[str] | None:
+    """What a text must hold for ``rule`` to run: its one trigger, or a pattern of its
+    triggers (in lower case for a rule whose triggers are looked for so)."""
+    triggers = [t.lower() if rule.lower else t for t in rule.triggers]
+    if not triggers:
+        return None
+    if len(triggers) == 1:
+        return triggers[0]
+    return re.compile("|".join(map(re.escape, sorted(triggers, key=len, reverse=True))))
 
 
 def _disjoint(found: list[Finding]) -> list[Finding]:

@@ -89,6 +89,7 @@ class Numbers:
 
     def __init__(self, region: str = DEFAULT_REGION) -> None:
         self.region = region.upper()
+        self._seen: dict[str, list[tuple[int, int]]] = {}
 
     def __call__(self, region: re.Match[str]) -> Iterator[Finding]:
         """The numbers in a run of digits, spaces, dots, dashes and brackets."""
@@ -132,12 +133,22 @@ class Numbers:
         yield from self.phones(text, start)
 
     def phones(self, text: str, offset: int) -> Iterator[Finding]:
-        import phonenumbers
+        """The phone numbers in a candidate (its spans remembered: an item is searched
+        at several levels, its stored row, its text, its JSON, and the matcher is slow)."""
+        spans = self._seen.get(text)
+        if spans is None:
+            import phonenumbers
 
-        for found in phonenumbers.PhoneNumberMatcher(
-            text, self.region, leniency=phonenumbers.Leniency.STRICT_GROUPING
-        ):
-            yield Finding(offset + found.start, offset + found.end, "PHONE")
+            spans = [
+                (found.start, found.end) for found in phonenumbers.PhoneNumberMatcher(
+                    text, self.region, leniency=phonenumbers.Leniency.STRICT_GROUPING
+                )
+            ]
+            if len(self._seen) > 10_000:
+                self._seen.clear()
+            self._seen[text] = spans
+        for start, end in spans:
+            yield Finding(offset + start, offset + end, "PHONE")
 
     def after_word(self, whole: str, start: int, end: int) -> Iterator[Finding]:
         """A bare number right after "phone", "tel", "call", "mobile", …."""
@@ -180,5 +191,11 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
         ),
         # ([0-9], not \d: a class re searches several times faster)
         Rule("IBAN", "pii", r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
-        Rule("NUMBER", "pii", r"[+(0-9][0-9 ().\-]{5,40}", numbers, digits=True),
+        # (not glued to an id, not an ISO date: both told by re itself, checked after the
+        # first character so that re still skips fast to the next digit)
+        Rule(
+            "NUMBER", "pii",
+            r"[+(0-9](?<![A-Za-z0-9_+/.\-][+(0-9])(?![0-9]{3}-[0-9]{2}-[0-9]{2})[0-9 ().\-]{5,40}",
+            numbers, digits=True,
+        ),
     )

@@ -35,6 +35,11 @@ from .detect import CONTEXTUAL, Detectors, _disjoint
 from .rules import Finding, mask
 
 
+#: an escape in JSON text (of the same length once blanked)
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.S)
+#: in stored text, what a row's fast path may not keep: an escape other than \" (it may
+#: change what is found), an envelope's key, a compaction item's type
+_NOT_PLAIN = re.compile(r'\\[^"]|__enc__|compaction')
 #: between two rows searched as one text: ends any word, any number, any address
 _ROW_SEP = "\n\x00\n"
 
@@ -93,15 +98,29 @@ class Redactor:
             if cached is None:
                 if len(self._cache) > 50_000:
                     self._cache.clear()
-                cached = self._cache[text] = self.detectors.find(text)
+                cached = self._cache[text] = self._search(text)
             found = cached
         else:
-            found = self.detectors.find(text)
+            found = self._search(text)
         known = self._known_re
         if known is not None:
             more = [Finding(m.start(), m.end(), self._known[m.group()]) for m in known.finditer(text)]
             if more:
                 found = _disjoint(found + more)
+        return found
+
+    def _search(self, text: str) -> list[Finding]:
+        """The detectors' findings in ``text``; in a text holding escapes (JSON text
+        inside a message's text: a call's arguments), what is found in the text with
+        each escape blanked first (``\\nsk-…`` is a key after a line break, not inside a
+        word), then what is found in the text itself and overlaps none of those."""
+        found = self.detectors.find(text)
+        if "\\" in text:  # what is found with the escapes blanked comes first
+            blanked = self.detectors.find(_ESCAPE.sub(lambda m: " " * len(m.group()), text))
+            if blanked:
+                found = blanked + [f for f in found if not any(
+                    f.start < b.end and b.start < f.end for b in blanked)]
+                found.sort()
         return found
 
     def _learn(self, kind: str, value: str) -> None:
@@ -149,9 +168,9 @@ class Redactor:
         ):
             return self.placeholder("AWS_SECRET_KEY", text)
         found = self.find(text)
-        if not found:
-            return text
         stripped = text.lstrip()
+        if not found and not (stripped[:1] in ("{", "[") and "\\" in text):
+            return text
         if stripped[:1] in ("{", "[") and len(stripped) > 1:
             try:
                 parsed = json.loads(text)
@@ -209,19 +228,13 @@ class Redactor:
         which: list[int] = []
         at = 0
         for n, texts in enumerate(rows):
-            shown: list[str] = []
-            for text in texts:
-                if text is None:
-                    continue
-                if not isinstance(text, str) or "__enc__" in text or "compaction" in text or (
-                    "\\" in text and text.count("\\") != text.count('\\"')
-                ):
-                    out[n] = False
-                    break
-                shown.append(text)
-            if not out[n] or not shown:
+            shown = [t for t in texts if t is not None]
+            if not all(isinstance(t, str) for t in shown):
+                out[n] = False
                 continue
-            piece = _ROW_SEP.join(shown)
+            if not shown:
+                continue
+            piece = _ROW_SEP.join(shown) if len(shown) > 1 else shown[0]
             pieces.append(piece)
             starts.append(at)
             which.append(n)
@@ -229,6 +242,11 @@ class Redactor:
         if not pieces:
             return out
         whole = _ROW_SEP.join(pieces)
+        # what sends a row to the Message path whatever is found: an escape but \", an
+        # envelope, a compaction item (each looked for once in the whole text)
+        spans = [m.span() for m in _NOT_PLAIN.finditer(whole)] if (
+            "\\" in whole or "__enc__" in whole or "compaction" in whole
+        ) else []
         try:
             found = self.detectors.find(whole, disjoint=False)
             known = self._known_re
@@ -238,6 +256,7 @@ class Redactor:
             for n in which:
                 out[n] = False
             return out
+        found += [Finding(a, b, "") for a, b in spans]
         for f in found:
             first = bisect_right(starts, f.start) - 1
             last = bisect_right(starts, max(f.start, f.end - 1)) - 1
