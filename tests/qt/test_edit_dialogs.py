@@ -22,7 +22,7 @@ from qt_helpers import (
 )
 
 from fluxgui.adapters.registry import open_store
-from fluxgui.core.ports import SessionStore as Store
+from fluxgui.core.roles import Store
 from fluxgui.core.errors import InvalidItem
 from fluxgui.core.model import Message, from_agents_row, from_flux_row, from_item
 from fluxgui.core.jsontext import display_id, json_text
