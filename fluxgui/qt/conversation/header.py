@@ -385,7 +385,10 @@ class CardHeader:
             # a flux ``tool`` row names its tool (an SDK output item names only its type)
             name = (tool_name(m) if m.raw is None else "") or pairs.call_name(key)
             if call is None:
-                return f"{name} ← {key} (call not loaded)" if name else f"← {key} (call not loaded)"
+                # the whole session loaded: no such call at all (not one not loaded yet)
+                whole = bool(getattr(self._pane, "at_start", False))
+                why = "no call with this call_id in the session" if whole else "call not loaded"
+                return f"{name} ← {key} ({why})" if name else f"← {key} ({why})"
             return f"← {name or tool_name(call) or 'call'} {call.short_label}"
         calls = message_calls(m)
         if calls:
