@@ -51,10 +51,15 @@ class KeepConversationWide(QObject):
         width = sum(sizes)
         if len(sizes) != 2 or width <= 0:
             return
+        inspector = self._inner.widget(1)
         if width < FOLD_BELOW and sizes[1] > 0:
             self.folded = True
+            # folded, its minimum no longer counts in the window's (a splitter counts a
+            # collapsed pane's minimum size hint)
+            inspector.setMinimumWidth(1)
             self._inner.setSizes([width, 0])
         elif width >= FOLD_BELOW and self.folded:
             self.folded = False
+            inspector.setMinimumWidth(0)  # its own minimum again
             side = min(INSPECTOR, width * 35 // 100)
             self._inner.setSizes([width - side, side])
