@@ -383,7 +383,7 @@ def child_breakdown(export_fmt: str, db: str, out: str) -> dict[str, Any]:
     sink = io.StringIO()
     writer = real_make_writer(export_fmt, sink)
     writer.begin(store.format, "x")
-    read = store._message if store.format == "flux" else (lambda r: store._message(r, str(r[-1])))
+    read = store.reader.message if store.format == "flux" else (lambda r: store.reader.message(r, str(r[-1])))
     groups: list[list[Any]] = [[]]
     grouped = 0
     for info in infos:  # the export's grouping: small sessions a page of rows at a time
@@ -759,8 +759,8 @@ def print_profile(fmt: str, path: str, export: str, tmpdir: str, top: int) -> No
 
 _SOURCES = ("fluxgui/services/export.py", "fluxgui/services/transfer_common.py", "fluxgui/core/export.py", "fluxgui/core/mdsafe.py",
             "fluxgui/core/jsonsafe.py", "fluxgui/core/model.py",
-            "fluxgui/adapters/agents.py", "fluxgui/adapters/flux.py", "fluxgui/adapters/base.py",
-            "fluxgui/adapters/backends.py")
+            "fluxgui/adapters/sql/agents/reading.py", "fluxgui/adapters/sql/fluxreader.py",
+            "fluxgui/adapters/reading.py", "fluxgui/adapters/sql/sessionrows.py")
 
 
 def source_state() -> str:

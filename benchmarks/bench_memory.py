@@ -199,9 +199,9 @@ _READ_ALL = textwrap.dedent("""
         async with await open_store(sys.argv[1]) as store:
             cursor = None
             while True:
-                page = await store.list_sessions(limit=200, cursor=cursor)
+                page = await store.reader.list_sessions(limit=200, cursor=cursor)
                 for info in page.sessions:
-                    async for msgs in store.iter_messages(info.id):
+                    async for msgs in store.reader.iter_messages(info.id):
                         chars += sum(len(m.text) for m in msgs)
                 if page.cursor is None:
                     break

@@ -763,7 +763,7 @@ async def bench_format(fmt: str, meta: dict[str, Any], small: dict[str, Any], ru
             b, _ = bench_sync(rcall, runs)
             pt.add(label, a, b, ratio(a, b))
         rows = conn.execute(pg_log[0][0], pg_log[0][1]).fetchall()
-        read = store._message if fmt == "flux" else functools.partial(store._message, session_id=sid)
+        read = store.reader.message if fmt == "flux" else functools.partial(store.reader.message, session_id=sid)
         conv, _ = bench_sync(lambda: _timed(lambda: [read(r) for r in rows]), runs)
         pt.add(f"  of which: {len(rows)} rows -> Message objects (Python)", conv, None, None)
     finally:
@@ -948,10 +948,10 @@ _RSS_SNIPPET = textwrap.dedent("""
             return
         store = await open_store(path)
         try:
-            page = await store.list_sessions(limit=50)
+            page = await store.reader.list_sessions(limit=50)
             assert len(page.sessions) == 50, len(page.sessions)
-            info = await store.session_info(sid)
-            msgs = await store.page_messages(sid, limit=100)
+            info = await store.reader.session_info(sid)
+            msgs = await store.reader.page_messages(sid, limit=100)
             assert info is not None and len(msgs) == 100
         finally:
             await store.close()

@@ -56,7 +56,7 @@ def main() -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from fluxgui.qt.window import MainWindow
-    from fluxgui.services.demo import demo_store_path
+    from fluxgui.core.demo import demo_store_path
 
     async def turns(n: int = 20) -> None:
         for _ in range(n):

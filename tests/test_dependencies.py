@@ -157,3 +157,31 @@ def test_orjson_reads_as_json_does_but_for_what_the_export_checks():
         assert type(value) is float and abs(value) >= 2**63 and "e+" in json.dumps(value)
     for text in ("0.1", "-0.0", "1E5", "2.5e-7", "1e-400", "123456.789e3"):
         assert repr(orjson.loads(text)) == repr(json.loads(text))
+
+
+def test_phonenumbers_strict_grouping_takes_formatted_numbers_not_ids():
+    """Redaction's phone detector (fluxgui.services.redaction.pii) relies on
+    PhoneNumberMatcher at STRICT_GROUPING: grouped numbers found, national ones read in
+    the region given, ids grouped otherwise not taken; is_valid_number for a bare number
+    after a word such as "phone"."""
+    import phonenumbers
+
+    def found(text: str, region: str = "US") -> list[str]:
+        matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.STRICT_GROUPING)
+        return [m.raw_string for m in matcher]
+
+    assert found("call (415) 555-2671 or +44 20 7946 0958") == ["(415) 555-2671", "+44 20 7946 0958"]
+    assert found("020 7946 0958", "GB") == ["020 7946 0958"]
+    assert found("2024-000123") == [] and found("2024-01-15 10") == []
+    assert phonenumbers.is_valid_number(phonenumbers.parse("4155552671", "US"))
+    assert "US" in phonenumbers.SUPPORTED_REGIONS and "GB" in phonenumbers.SUPPORTED_REGIONS
+
+
+def test_stdnum_iban_checks_the_checksum_with_spaces():
+    """The IBAN detector passes the candidate as written (grouped by spaces or not)."""
+    from stdnum import iban
+
+    assert iban.is_valid("GB82 WEST 1234 5698 7654 32")
+    assert iban.is_valid("DE89370400440532013000")
+    assert not iban.is_valid("GB82 WEST 1234 5698 7654 33")
+    assert not iban.is_valid("GB82 WEST 1234 5698 7654 32 THE")

@@ -182,7 +182,7 @@ def _project_classes() -> list[type]:
 @pytest.mark.parametrize(
     "area",
     [
-        pytest.param("fluxgui.adapters.sql", marks=PENDING),
+        "fluxgui.adapters.sql",
         "fluxgui.adapters.redis",
         "fluxgui.qt",
         "fluxgui",

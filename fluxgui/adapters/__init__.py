@@ -1,14 +1,15 @@
 """Storage adapters: the store formats, behind the opening registry.
 
 Callers outside the adapters open stores through :mod:`fluxgui.adapters.registry`
-(:func:`open_store`) and talk to them through the ports (:mod:`fluxgui.core.ports`).
+(:func:`open_store`) and talk to them through their roles (:mod:`fluxgui.core.roles`).
 
-Inside: :mod:`.base` (the format-neutral :class:`~.base.Store` every format builds on),
-:mod:`.refusals` (what a store answers for a capability it lacks), :mod:`.session` (the
-flux ``Session`` adapter), :mod:`.encryption` (``EncryptedSession`` envelopes), and one
-package per kind of storage: :mod:`.sql` (flux and Agents SDK tables on SQLite or a
-SQLAlchemy URL), :mod:`.redis` (``RedisSession``), :mod:`.jsonfolder` (HelloAgent JSON
-session files). The names below are re-exported lazily, so importing this package stays
+Inside: :mod:`.handle` (:class:`~.handle.OpenStore`, what every format opens as: one part
+per role), :mod:`.parts` (what the parts share: the back-end, the place), :mod:`.reading`
+(the reading part formats build on), :mod:`.session` (the flux ``Session`` adapter),
+:mod:`.encryption` (``EncryptedSession`` envelopes), and one package per kind of storage:
+:mod:`.sql` (flux and Agents SDK tables on SQLite or a SQLAlchemy URL), :mod:`.redis`
+(``RedisSession``), :mod:`.jsonfolder` (HelloAgent JSON session files),
+:mod:`.conversations` (the OpenAI Conversations API). The names below are re-exported lazily, so importing this package stays
 cheap.
 """
 

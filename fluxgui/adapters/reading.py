@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from collections.abc import AsyncGenerator
 from typing import Any, Generic
 
@@ -44,6 +45,17 @@ def check_order(order: str) -> None:  # (ORDERS: see fluxgui.core.ports)
         raise ValueError(f"unknown session order {order!r} (use one of {', '.join(ORDERS)})")
 
 
+@dataclass(frozen=True)
+class Page:
+    """Which messages of a session :meth:`ListingReader.page_messages` asks for."""
+
+    limit: int = 100
+    anchor: tuple[Any, ...] | None = None
+    direction: Direction = "backward"
+    branch: str | None = None
+    whole_up_to: int | None = None
+
+
 class ListingReader(ABC, Generic[B]):
     """The reading part of a store of one format on one back-end ``B`` (see the module
     text)."""
@@ -60,12 +72,8 @@ class ListingReader(ABC, Generic[B]):
         return self.place.target
 
     async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         """One page of sessions; by default the most recently active first.
 
@@ -151,7 +159,6 @@ class ListingReader(ABC, Generic[B]):
 
     # -- messages ------------------------------------------------------------------
 
-    @abstractmethod
     async def page_messages(
         self,
         session_id: str,
@@ -169,7 +176,13 @@ class ListingReader(ABC, Generic[B]):
         ``branch`` (stores with branches; default ``main``) is the branch read. A format
         whose traits say ``partial_reads`` reads an item stored in more than
         ``whole_up_to`` bytes as its start and its size (others read every item whole).
+        Each format reads the :class:`Page` in :meth:`read_page`.
         """
+        return await self.read_page(session_id, Page(limit, anchor, direction, branch, whole_up_to))
+
+    @abstractmethod
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        """The messages of :meth:`page_messages`."""
 
     async def iter_messages(
         self, session_id: str, *, batch: int = 500, branch: str | None = None

@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import (
     FluxguiError,
+    ReadOnlyError,
     NotASessionStore,
     SeveralStores,
     TargetError,
     show_id,
 )
 from fluxgui.core.ports import OpenOptions, OptionSpec
+from fluxgui.core.roles import TablePairs
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import COUNT_CAP, table_pairs_text
 
@@ -38,7 +40,7 @@ from .conversations.target import SCHEME as CONVERSATIONS_SCHEME  # noqa: F401 (
 from .redis.url import DEFAULT_PREFIX, is_redis_url, redis_display
 
 if TYPE_CHECKING:
-    from .base import Store
+    from .handle import OpenStore as Store
     from .encryption import ItemCipher
     from .sql.backend import Backend
 
@@ -271,6 +273,14 @@ async def open_store(target: str, options: OpenOptions | None = None, **changes:
     if "://" not in target:
         path = Path(target).expanduser()
         check_node(path)
+        if writable:
+            from fluxgui.core.demo import is_demo_store
+
+            if is_demo_store(path):
+                raise ReadOnlyError(
+                    "the demo store ships with fluxgui and is never changed: copy it first "
+                    "(fluxgui copy demo my.db) and open the copy"
+                )
         if path.is_dir() or create == "json":
             from .jsonfolder.store import open_folder
 
@@ -339,28 +349,24 @@ async def _make_store(
         )
     kind, s, m = found
     if kind == "flux":
-        from .sql.flux import FluxStore
+        from .sql.flux import flux_store
 
-        return FluxStore(backend, display)
+        return flux_store(backend, display)
     assert s is not None and m is not None
     others = [pair for pair in detect.table_pairs(tables) if pair != (s, m)]
     counts = await _sessions_per_pair(backend, [(s, m), *others]) if others else {}
     if detect.is_advanced(tables, backend.dialect):
         # AdvancedSQLiteSession (SQLite only): read one branch at a time. Its tables name
         # no pair: the library keeps one sessions/messages pair per file.
-        from .sql.advanced import AdvancedStore
+        from .sql.advanced import advanced_store
 
-        advanced = AdvancedStore(backend, display, s, m, tables=set(tables))
-        advanced.other_tables, advanced.table_sessions = others, counts
-        return advanced
-    from .sql.agents import AgentsStore
+        return advanced_store(backend, display, s, m, tables=set(tables), pairs=TablePairs(others, counts))
+    from .sql.agents import open_agents
 
-    store = AgentsStore(
-        backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher
+    return await open_agents(
+        backend, display, s, m, has_branches=detect.STRUCTURE in tables, cipher=cipher,
+        tables=TablePairs(others, counts),
     )
-    store.other_tables, store.table_sessions = others, counts
-    await store.detect_encryption()
-    return store
 
 
 async def _sessions_per_pair(
@@ -400,17 +406,14 @@ async def _new_store(
     ddl: list[str]
     new: Store
     if kind == "flux":
-        from .sql.flux import FluxStore
+        from .sql import flux
 
-        new, ddl = FluxStore(backend, display), FluxStore.ddl(backend)
+        new, ddl = flux.flux_store(backend, display), flux.ddl(backend)
     elif kind == "agents":
-        from .sql.agents import AgentsStore
+        from .sql.agents import agents_ddl, agents_store
 
-        agents = AgentsStore(
-            backend, display, s or detect.AGENTS_SESSIONS, m or detect.AGENTS_MESSAGES,
-            cipher=cipher,
-        )
-        new, ddl = agents, agents.ddl()
+        s, m = s or detect.AGENTS_SESSIONS, m or detect.AGENTS_MESSAGES
+        new, ddl = agents_store(backend, display, s, m, cipher=cipher), agents_ddl(backend, s, m)
     else:
         raise TargetError(
             f"unknown store format {show_id(kind)} (use 'flux', 'agents' or 'json')"

@@ -38,7 +38,7 @@ class StoreSession:
     @property
     def store(self) -> Store:
         """The store the session is in."""
-        return self._store  # type: ignore[no-any-return]
+        return self._store
 
     @property
     def branch(self) -> str | None:

@@ -88,7 +88,7 @@ def target(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("TARGET is empty: name a SQLite file, a folder or a URL")
     if text == DEMO and not os.path.lexists(DEMO):
-        from fluxgui.services.demo import demo_store_path
+        from fluxgui.core.demo import demo_store_path
 
         path = demo_store_path()
         if path is None:

@@ -93,6 +93,9 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
         return await cmd_show_several(args, out)
     one_target(args)
+    from .redact_args import redacted_pages, redactor_for, report_left
+
+    redactor = redactor_for(args)
     store = await open_target(args)
     try:
         advanced = store.branches is not None
@@ -102,6 +105,7 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         info, pages = await session_messages(
             store, args.session_id, limit=args.limit, branch=branch if advanced else None
         )
+        pages = redacted_pages(pages, redactor)
         if args.json:
             head: dict[str, Any] = {"format": store.format, "session": info.to_dict()}
             if advanced:
@@ -119,6 +123,7 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
                     print_message(out, m)
     finally:
         await store.close()
+    report_left(redactor)
     return 0
 
 

@@ -43,6 +43,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "ledger": ("doctor", "cmd_ledger"),
     "review": ("review", "cmd_review"),
     "replay": ("replay", "cmd_replay"),
+    "scan": ("scan", "cmd_scan"),
 }
 assert HANDLERS.keys() == COMMANDS.keys()
 

@@ -19,7 +19,7 @@ from fluxgui.core.errors import show_id
 from .edit import _confirm, _interactive
 from .errors import EXIT_DECLINED, EXIT_USAGE
 from .output import one_line, print_json
-from .stores import open_target
+from .stores import on_target, open_target
 
 
 def _problem_lines(out: TextIO, problems: list, indent: str = "  ") -> None:
@@ -156,11 +156,7 @@ async def cmd_preflight(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.services.doctor.preflight import preflight
     from fluxgui.services.doctor.text import describe_item
 
-    store = await open_target(args)
-    try:
-        result = await preflight(store, args.session_id, limit=args.limit)
-    finally:
-        await store.close()
+    result = await on_target(args, lambda store: preflight(store, args.session_id, limit=args.limit))
     if args.json:
         print_json(out, result.to_dict())
         return 1 if result.problems else 0
@@ -182,11 +178,7 @@ async def cmd_ledger(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.services.doctor.ledger import ledger
     from fluxgui.services.doctor.text import bar, cost_text, seconds_text, tokens_text
 
-    store = await open_target(args)
-    try:
-        result = await ledger(store, args.session_id, model=args.model)
-    finally:
-        await store.close()
+    result = await on_target(args, lambda store: ledger(store, args.session_id, model=args.model))
     if args.json:
         print_json(out, result.to_dict())
         return 0

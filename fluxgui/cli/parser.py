@@ -21,6 +21,7 @@ from typing import Any
 
 from . import arguments
 from .arguments import Parser
+from .redact_args import add_redact_options
 from .stores import READ_FORMATS, STORE_FORMATS, add_store_options
 from .workspace_args import add_workspace_options, targets_positional
 
@@ -54,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "ledger": "tokens, cost and time of one session, turn by turn",
     "review": "review conversations: states, scores, tags, notes, a shared queue",
     "replay": "replay a session from turn N with another model, tools answered from the record",
+    "scan": "list the secrets and personal data in sessions, masked (exit 1 when any)",
 }
 
 #: a subparsers action (argparse has no public name for its type)
@@ -126,6 +128,7 @@ def _add_show(sub: Subparsers, name: str) -> None:
         help="the branch to show (AdvancedSQLiteSession stores; default main)",
     )
     add_workspace_options(show)
+    add_redact_options(show)
     add_store_options(show)
 
 
@@ -229,6 +232,7 @@ def _add_export(sub: Subparsers, name: str) -> None:
     from .replay_args import add_eval_options
 
     add_eval_options(export)
+    add_redact_options(export)
 
 
 def _add_import(sub: Subparsers, name: str) -> None:
@@ -276,6 +280,7 @@ def _add_copy(sub: Subparsers, name: str) -> None:
     )
     _hidden(copy, "--format", "dest_format", STORE_FORMATS)
     _hidden(copy, "--source-format", "format", STORE_FORMATS[:2])
+    add_redact_options(copy)
     add_store_options(copy, whose="SOURCE", legacy_format=False)
     add_store_options(copy, prefix="dest-", whose="DEST", format_flag=None)
 
@@ -328,6 +333,7 @@ def _merge(sub: Subparsers, name: str) -> None:
     from .workspace_args import add_merge
 
     add_merge(sub, name, _command)
+    add_redact_options(sub.choices[name])
 
 
 def _review(sub: Subparsers, name: str) -> None:
@@ -342,6 +348,12 @@ def _replay(sub: Subparsers, name: str) -> None:
     add_replay(sub, name, _command)
 
 
+def _scan(sub: Subparsers, name: str) -> None:
+    from .redact_args import add_scan
+
+    add_scan(sub, name, _command, TARGET_HELP)
+
+
 #: each command's subparser, in the order ``--help`` lists them
 _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "ls": _add_ls, "show": _add_show, "search": _search, "index": _search,
@@ -349,7 +361,7 @@ _ADD: dict[str, Callable[[Subparsers, str], None]] = {
     "diff": _add_diff, "clear": _add_edit, "rm": _add_edit, "export": _add_export,
     "import": _add_import, "copy": _add_copy, "chat": _add_chat,
     "check": _doctor, "merge": _merge, "repair": _doctor, "rewind": _doctor, "preflight": _doctor,
-    "ledger": _doctor, "review": _review, "replay": _replay,
+    "ledger": _doctor, "review": _review, "replay": _replay, "scan": _scan,
 }
 
 
@@ -376,7 +388,8 @@ def build_window_parser() -> argparse.ArgumentParser:
         description="Open the fluxgui window on a session store (the demo store when no "
         "TARGET is given), or run one of the commands below.",
     )
-    parser.add_argument("target", nargs="?", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the last store, else the demo store)")
+    parser.add_argument("target", nargs="*", type=arguments.target, metavar="TARGET", help=TARGET_HELP + " (default: the last store, else the demo store); several: a workspace of them")
+    parser.add_argument("--workspace", metavar="FILE", help="open the stores of this workspace file (File › Save Workspace…)")
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")

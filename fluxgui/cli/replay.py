@@ -88,7 +88,10 @@ async def _export_eval(args: argparse.Namespace, out: TextIO) -> int:
 
     from fluxgui.services.evals import EvalFilter, export_eval
 
+    from .redact_args import redactor_for, report_left
+
     flt = EvalFilter(state=args.review_state, tag=args.tag, min_scores=dict(args.min_score))
+    redactor = redactor_for(args)
     store = await open_target(args)
     reviews = None
     try:
@@ -101,6 +104,7 @@ async def _export_eval(args: argparse.Namespace, out: TextIO) -> int:
         result = await export_eval(
             store, Path(args.output), args.eval, args.session_ids, flt=flt, reviews=reviews, key=key,
             label=args.store_label, force=args.force,
+            transform=redactor.page if redactor is not None else None,
         )
     finally:
         if reviews is not None:
@@ -114,4 +118,5 @@ async def _export_eval(args: argparse.Namespace, out: TextIO) -> int:
     if left:
         why = ", ".join(f"{reason}: {n}" for reason, n in sorted(result.left_out.items()))
         out.write(f"left out {plural(left, 'turn')} of {result.assistant_turns} ({why})\n")
+    report_left(redactor)
     return 0

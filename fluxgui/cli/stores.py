@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from fluxgui.adapters.registry import KEY_ENV, OPTIONS, open_store, options_from
 from fluxgui.core.ports import OpenOptions, OptionSpec
@@ -21,6 +22,8 @@ from fluxgui.core.roles import Store
 
 from . import arguments
 from .output import one_line
+
+T = TypeVar("T")
 
 #: the formats ``--store-format`` chooses between when a database holds both
 READ_FORMATS = ("flux", "agents")
@@ -118,6 +121,16 @@ async def open_target(args: argparse.Namespace, *, writable: bool = False) -> St
     )
     warn_about(store)
     return store
+
+
+async def on_target(args: argparse.Namespace, work: Callable[[Store], Awaitable[T]]) -> T:
+    """``work`` done on ``args.target`` opened read-only (:func:`open_target`), the store
+    closed after it, whatever happens."""
+    store = await open_target(args)
+    try:
+        return await work(store)
+    finally:
+        await store.close()
 
 
 def warn_about(store: Store) -> None:

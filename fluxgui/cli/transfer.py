@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from fluxgui.core.errors import UnreadableItems, show_id
@@ -50,6 +52,11 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    from .redact_args import redactor_for, report_left
+
+    redactor = redactor_for(args)
+    transform = redactor.page if redactor is not None else None
+    unchanged = redactor.unchanged_rows if redactor is not None else None
     store = await open_target(args)
     reviews = annotate = None
     try:
@@ -62,7 +69,8 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         if args.output == "-":
             result = await export_to_stream(
                 store, out, fmt, session_ids=args.session_ids or None,
-                metadata=not args.no_metadata, annotate=annotate,
+                metadata=not args.no_metadata, annotate=annotate, transform=transform,
+                unchanged=unchanged,
             )
             out.flush()
             where, report = "standard output", sys.stderr
@@ -70,6 +78,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, force=args.force, annotate=annotate,
+                transform=transform, unchanged=unchanged,
             )
             where, report = one_line(args.output, 400), out
     finally:
@@ -83,6 +92,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     )
     for note in result.notes:
         print(f"fluxgui: {note}", file=sys.stderr)
+    report_left(redactor)
     return 0
 
 
@@ -94,6 +104,17 @@ def _report_written(out: TextIO, verb: str, result: TransferResult, where: str) 
     out.writelines(
         f"renamed {show_id(old)} to {show_id(new)}\n" for old, new in result.renamed
     )
+
+
+@contextlib.contextmanager
+def _hints(taken: type[Exception], verb: str) -> Iterator[None]:
+    """An id taken, or items no key opens, said with what to do about it."""
+    try:
+        yield
+    except taken as exc:
+        raise _taken_hint(exc) from None
+    except UnreadableItems as exc:
+        raise drop_hint(exc, verb) from None
 
 
 def _taken_hint(exc: Exception) -> Known:
@@ -117,15 +138,11 @@ async def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     async with import_destination(
         args.target, plan, files, fmt=args.format, **option_values(open_options(args)),
     ) as store:
-        try:
+        with _hints(IdTaken, "import"):
             result = await import_files(
                 store, files, rename=args.rename, plan=plan,
                 drop_unreadable=args.drop_unreadable,
             )
-        except IdTaken as exc:
-            raise _taken_hint(exc) from None
-        except UnreadableItems as exc:
-            raise drop_hint(exc, "import") from None
         where = store.target
     _report_written(out, "imported", result, where)
     return 0
@@ -137,6 +154,9 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
     from fluxgui.adapters.registry import open_store
     from fluxgui.services.transfer import IdTaken, copy_destination, copy_sessions
 
+    from .redact_args import redactor_for, report_left
+
+    redactor = redactor_for(args)
     source_options = open_options(args, format=args.format)
     source = await open_store(args.source, source_options)
     warn_about(source)
@@ -149,17 +169,15 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
             source_target=args.source, source_prefix=source_options.key_prefix,
             **option_values(open_options(args, "dest_")),
         ) as dest:
-            try:
+            with _hints(IdTaken, "copy"):
                 result = await copy_sessions(
                     source, dest, args.session_ids or None, rename=args.rename,
                     drop_unreadable=args.drop_unreadable,
+                    transform=redactor.page if redactor is not None else None,
                 )
-            except IdTaken as exc:
-                raise _taken_hint(exc) from None
-            except UnreadableItems as exc:
-                raise drop_hint(exc, "copy") from None
             where = dest.target
     finally:
         await source.close()
     _report_written(out, "copied", result, where)
+    report_left(redactor)
     return 0

@@ -118,6 +118,10 @@ async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
     if args.limit is not None:
         placed = placed[-args.limit:] if args.limit else []
     finding = line.split_finding()
+    from .redact_args import redacted_placed, redactor_for, report_left
+
+    redactor = redactor_for(args)
+    placed = redacted_placed(placed, redactor)
     if args.json:
         head: dict[str, Any] = {
             "session": {"id": line.session_id, "messages": line.total, "folded": line.folded,
@@ -128,6 +132,7 @@ async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
             head["problems"] = [finding]
         head["messages"] = [p.to_dict() for p in placed]
         print_json(out, head)
+        report_left(redactor)
         return 0
     counts = ", ".join(f"{s}: {line.counts[s]}" for s in line.stores)
     out.write(
@@ -141,6 +146,7 @@ async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
         mark = " (order uncertain)" if p.order_uncertain else ""
         out.write(f"[{one_line(' + '.join(p.stores), 120)}]{mark} ")
         print_message(out, p.message)
+    report_left(redactor)
     return 0
 
 
@@ -208,6 +214,9 @@ async def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
 
     from .workspace_merge import dest_for_plan, dest_for_write, print_plan
 
+    from .redact_args import redactor_for, report_left
+
+    redactor = redactor_for(args)
     workspace = await open_workspace(args)
     try:
         if args.dry_run:
@@ -216,8 +225,12 @@ async def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
             print_plan(out, args, plan, written=False)
             return 0
         async with dest_for_write(args, workspace) as dest:
-            done = await write_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
+            done = await write_merge(
+                workspace, dest, args.sessions, on_conflict=args.on_conflict,
+                transform=redactor.page if redactor is not None else None,
+            )
         print_plan(out, args, done, written=True)
+        report_left(redactor)
     finally:
         await workspace.close()
     return 0

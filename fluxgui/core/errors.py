@@ -91,8 +91,8 @@ class BranchError(FluxguiError):
 
 
 class Unsupported(FluxguiError):
-    """The store cannot do this at all (its :class:`~fluxgui.core.ports.Capabilities`
-    say so); the message says why."""
+    """The store cannot do this at all (it does not play the role: see
+    :func:`fluxgui.core.roles.refuse`); the message says why."""
 
 
 class UnreadableItems(FluxguiError):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
 
 if TYPE_CHECKING:  # annotations only: a command that lists sessions never loads them
     from .branches import BranchChange, BranchInfo, TurnInfo, TurnUsage, UsageTotals
@@ -44,6 +44,9 @@ ROLES: dict[str, str] = {
     "server_index": "search through a server's text index",
     "rows": "read rows for an export",
 }
+
+#: pages of messages to write, as they are read (from a store, or from a file)
+Pages: TypeAlias = "AsyncIterator[list[Message]] | Iterator[list[Message]]"
 
 Role = Literal[
     "editor", "writer", "forks", "branches", "usage", "feed", "text_filter", "server_index", "rows"
@@ -160,8 +163,8 @@ class Writer(Protocol):
     async def clear_session(self, session_id: str) -> int: ...
     async def delete_session(self, session_id: str) -> Change: ...
     async def import_session(
-        self, session_id: str, pages: AsyncIterator[list[Message]] | Iterator[list[Message]], *,
-        created_at: str | None = None, updated_at: str | None = None, rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]: ...
     async def apply_change(self, change: Any) -> Any: ...
 

@@ -71,7 +71,7 @@ class AsyncBridge(QObject):
         task = asyncio.ensure_future(self._run(key, coro, done, failed))
         self._tasks[key] = task
         (self._quiet if background else self._live).add(task)
-        task.add_done_callback(lambda t, c=coro: self._task_done(t, c))
+        task.add_done_callback(lambda t: self._task_done(t, coro))
         self._update_busy()
         return task
 

@@ -56,7 +56,7 @@ def _wayland_reachable(env: Mapping[str, str]) -> bool:
     if os.path.isabs(name):
         return _socket_answers(name)
     runtime = env.get("XDG_RUNTIME_DIR")
-    return bool(runtime) and _socket_answers(os.path.join(runtime, name))
+    return runtime is not None and bool(runtime) and _socket_answers(os.path.join(runtime, name))
 
 
 def _plugin_problem(name: str) -> str | None:

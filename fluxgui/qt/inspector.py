@@ -138,8 +138,8 @@ class MessageInspector(QWidget):
             raw_item = self._add(None, "raw", raw_value)
             if isinstance(raw_value, str) and raw_item is not None:
                 raw_item.setText(0, "raw (text, not JSON)")
-            for i in range(self.tree.topLevelItemCount()):
-                self.tree.topLevelItem(i).setExpanded(True)
+            for item in self._top_items():
+                item.setExpanded(True)
             if self._nodes <= 200:
                 self.tree.expandAll()
         finally:
@@ -153,12 +153,17 @@ class MessageInspector(QWidget):
         def walk(item: QTreeWidgetItem, path: str) -> None:
             here = f"{path}.{item.text(0)}" if path else item.text(0)
             out.append((here, item.text(1), item.data(0, TYPE_ROLE) or ""))
-            for i in range(item.childCount()):
-                walk(item.child(i), here)
+            for child in (item.child(i) for i in range(item.childCount())):
+                if child is not None:
+                    walk(child, here)
 
-        for i in range(self.tree.topLevelItemCount()):
-            walk(self.tree.topLevelItem(i), "")
+        for item in self._top_items():
+            walk(item, "")
         return out
+
+    def _top_items(self) -> list[QTreeWidgetItem]:
+        found = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item for item in found if item is not None]
 
     # -- internals -------------------------------------------------------------------
 

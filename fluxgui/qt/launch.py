@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_url
 from fluxgui.services.credentials import is_url
-from fluxgui.services.demo import demo_store_path
+from fluxgui.core.demo import demo_store_path
 
 from .display import display_problem
 from .errors import describe_error
 
 if TYPE_CHECKING:
+    from fluxgui.services.workspace import Entry
+
     from .window import MainWindow
 
 EXIT_OK = 0
@@ -100,6 +102,8 @@ class Launch:
     #: ``--reviews URL`` / ``--store-label NAME``: open the review panel so
     reviews: str | None = None
     store_label: str | None = None
+    #: several stores (``fluxgui A B C``, ``--workspace FILE``): opened as a workspace
+    workspace: tuple[Entry, ...] = ()
 
     async def resolved(self) -> Launch:
         """This launch with the recent URL's password put back (looked up on a worker
@@ -114,9 +118,23 @@ class Launch:
         return replace(self, target=found, label=self.recent.label, recent=None)
 
     def open_in(self, window: MainWindow) -> None:
+        if self.workspace:
+            window.workspace.open_entries(list(self.workspace), self.options, self.session_id)
+            return
         window.stores.open_target(
             self.target, self.options, session_id=self.session_id, label=self.label
         )
+
+
+def workspace_entries(targets: list[str], file: str | None) -> list[Entry]:
+    """The stores to open as a workspace: several targets, or a workspace file's (and
+    the targets given with it); none for one target."""
+    from fluxgui.services.workspace import Entry, load_workspace
+
+    entries = load_workspace(Path(file)) if file else []
+    if file or len(targets) > 1:
+        entries += [Entry(t) for t in targets]
+    return entries
 
 
 def open_options(args: argparse.Namespace) -> OpenOptions:
@@ -141,7 +159,12 @@ def launch(args: argparse.Namespace) -> int:
             _err(f"{problem}; {hint()}")
             return EXIT_KNOWN_ERROR
 
-    target: str | None = getattr(args, "target", None)
+    given = getattr(args, "target", None)
+    targets = [given] if isinstance(given, str) else list(given or [])
+    target: str | None = targets[0] if targets else None
+    workspace = workspace_entries(targets, getattr(args, "workspace", None))
+    if workspace:
+        target = workspace[0].target
     label: str | None = None
     recent: RecentUrl | None = None
     if not target and not screenshot:
@@ -174,7 +197,8 @@ def launch(args: argparse.Namespace) -> int:
     app.setQuitOnLastWindowClosed(False)  # we close the store before the loop ends
 
     request = Launch(target or "", open_options(args), args.session, label, recent,
-                     getattr(args, "reviews", None), getattr(args, "store_label", None))
+                     getattr(args, "reviews", None), getattr(args, "store_label", None),
+                     tuple(workspace))
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from .collector import MainThreadCollector
@@ -203,6 +227,11 @@ def warm_start() -> None:
     freeze_startup()
 
 
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
 async def first_paint(widget: Any, timeout: float = 0.25) -> None:
     """Until ``widget`` (just shown) has been painted once, or ``timeout`` seconds (a
     window that is not exposed is not painted). The first paint of a whole window takes
@@ -215,7 +244,7 @@ async def first_paint(widget: Any, timeout: float = 0.25) -> None:
     class Watch(QObject):
         def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
             if event.type() == QEvent.Type.Paint and not done.done():
-                loop.call_soon(lambda: done.done() or done.set_result(None))  # after it
+                loop.call_soon(_settle, done)  # after it
             return False
 
     watch = Watch()
@@ -229,6 +258,8 @@ async def first_paint(widget: Any, timeout: float = 0.25) -> None:
 
 
 async def _interactive(app: Any, request: Launch) -> int:
+    from fluxgui.services.workspace import Entry
+
     from .window import MainWindow
 
     closed = asyncio.Event()
@@ -266,6 +297,8 @@ async def _interactive(app: Any, request: Launch) -> int:
 
 
 async def _screenshot(app: Any, request: Launch, path: str) -> int:
+    from fluxgui.services.workspace import Entry
+
     from .window import MainWindow
 
     window = MainWindow()

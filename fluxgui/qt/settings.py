@@ -120,8 +120,8 @@ class RecentStores:
             size = s.beginReadArray(_ARRAY)
             for i in range(size):
                 s.setArrayIndex(i)
-                target = s.value("target", "", type=str)
-                prefix = s.value("key_prefix", "", type=str) or ""
+                target = str(s.value("target", "", type=str))
+                prefix = str(s.value("key_prefix", "", type=str) or "")
                 if not target or (target, prefix) in seen:
                     continue
                 seen.add((target, prefix))
@@ -322,7 +322,7 @@ class AgentSettings:
         key = self._key(target)
         if key is None:
             return None
-        raw = self._settings.value(f"{_AGENTS}/{key[1]}/config", "", type=str)
+        raw = str(self._settings.value(f"{_AGENTS}/{key[1]}/config", "", type=str) or "")
         if not raw:
             return None
         try:

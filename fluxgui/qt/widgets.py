@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -184,3 +185,12 @@ class NoticeBar(QFrame):
 
     def text(self) -> str:
         return self.label.text()
+
+
+def insert_beside(anchor: QWidget, widget: QWidget, offset: int = 0) -> None:
+    """Put ``widget`` in ``anchor``'s layout just before it (``offset`` 1: just after)."""
+    parent = anchor.parentWidget()
+    layout = parent.layout() if parent is not None else None
+    if not isinstance(layout, QBoxLayout):
+        raise TypeError("the anchor is not in a box layout")
+    layout.insertWidget(layout.indexOf(anchor) + offset, widget)

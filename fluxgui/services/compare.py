@@ -107,14 +107,8 @@ async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
 
 
 async def compare_sessions(
-    store_a: Store,
-    session_a: str,
-    store_b: Store | None = None,
-    session_b: str | None = None,
-    *,
-    branch_a: str | None = None,
-    branch_b: str | None = None,
-    max_messages: int = MAX_MESSAGES,
+    store_a: Store, session_a: str, store_b: Store | None = None, session_b: str | None = None,
+    *, branch_a: str | None = None, branch_b: str | None = None, max_messages: int = MAX_MESSAGES,
 ) -> Comparison:
     """Compare session ``session_a`` of ``store_a`` with ``session_b`` of ``store_b``.
 

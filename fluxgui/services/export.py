@@ -30,6 +30,13 @@ from .outputs import check_output
 #: a session's review, by session id: the lines a transcript shows under its title, and
 #: the record JSON and JSONL carry (``None``: none)
 Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
+#: a change made to each page of messages before it is written (redaction: run in the
+#: writer's thread; it may leave messages out)
+Transform = Callable[[list[Message]], list[Message]]
+#: for each stored row of a page (its text columns), whether ``transform`` leaves it as it
+#: is (such rows keep the fast path straight from the rows; the others are read as
+#: Messages)
+Unchanged = Callable[[list[list[Any]]], list[bool]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -64,11 +71,15 @@ async def export_to_stream(
     progress: Progress | None = None,
     title: str = "",
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
     each session's review results, when asked for: the lines the Markdown and HTML
-    transcripts show under its title, the record JSON and JSONL carry."""
+    transcripts show under its title, the record JSON and JSONL carry. ``transform``
+    changes each page before it is written (redaction); ``unchanged(rows)`` tells the
+    stored rows it would leave as they are."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -88,6 +99,7 @@ async def export_to_stream(
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
     run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
+    run.transform, run.unchanged = transform, unchanged
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -170,6 +182,8 @@ class _Run:
         self._rows = self._chars = 0  # read so far
         self._group: list[SessionInfo] = []
         self._grouped = 0
+        self.transform: Transform | None = None
+        self.unchanged: Unchanged | None = None
 
     async def add(self, info: SessionInfo) -> None:
         """Export the session ``info`` (next in order): with the group of small ones
@@ -225,7 +239,10 @@ class _Run:
     async def _page(self, page: list[Message] | RowPage) -> None:
         if not len(page):
             return
-        if isinstance(page, RowPage):  # rows, read in the worker thread
+        if self.transform is not None:  # (rows read as Messages in the worker thread)
+            self.pipe.add(_transformed, self.writer, self.transform, self.unchanged, page)
+            chars = page.chars() if isinstance(page, RowPage) else sum(len(m.text) for m in page)
+        elif isinstance(page, RowPage):  # rows, read in the worker thread
             self.pipe.add(self.writer.rows, page)
             chars = page.chars()
         else:
@@ -281,6 +298,40 @@ class _Pipeline:
                 writing.exception()
 
 
+def _transformed(
+    writer: ExportWriter, transform: Transform, unchanged: Unchanged | None, page: list[Message] | RowPage
+) -> None:
+    if not isinstance(page, RowPage):
+        writer.messages(transform(page))
+        return
+    if unchanged is None:
+        writer.messages(transform(page.messages()))
+        return
+    columns = _TEXT_COLUMNS[page.layout]
+    kept: list[Any] = []
+    read: list[Any] = []
+    same = unchanged([[row[i] for i in columns] for row in page.rows])
+    for row, keep in zip(page.rows, same):
+        if keep:
+            if read:
+                writer.messages(transform([page.read(r) for r in read]))
+                read = []
+            kept.append(row)
+        else:
+            if kept:
+                writer.rows(RowPage(page.layout, kept, page.read, page.utc))
+                kept = []
+            read.append(row)
+    if kept:
+        writer.rows(RowPage(page.layout, kept, page.read, page.utc))
+    if read:
+        writer.messages(transform([page.read(r) for r in read]))
+
+
+#: the columns of a stored row holding its text and items, by layout (see RowPage)
+_TEXT_COLUMNS = {"flux": (1, 2, 3), "agents": (1,)}
+
+
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
     for fn, args in calls:
         fn(*args)
@@ -297,6 +348,8 @@ async def export_sessions(
     title: str = "",
     force: bool = False,
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
@@ -315,7 +368,10 @@ async def export_sessions(
     if session_ids:
         session_ids = [i.id for i in await resolve(store, session_ids)]
     if output.kind == "stream":
-        return await _export_through(store, output.path, fmt, session_ids, metadata, progress, title, annotate)
+        return await _export_through(
+            store, output.path, fmt, session_ids, metadata, progress, title, annotate, transform,
+            unchanged,
+        )
     real = output.path
     folder = real.parent
     if not folder.is_dir():
@@ -333,7 +389,8 @@ async def export_sessions(
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", errors="backslashreplace") as out:
             result = await export_to_stream(
                 store, out, fmt, session_ids=session_ids, metadata=metadata,
-                progress=progress, title=title, annotate=annotate,
+                progress=progress, title=title, annotate=annotate, transform=transform,
+                unchanged=unchanged,
             )
             await in_thread(_flush, out)
             if output.kind == "file":  # replacing a file: keep its permissions
@@ -359,6 +416,8 @@ async def _export_through(
     progress: Progress | None,
     title: str,
     annotate: Annotate | None = None,
+    transform: Transform | None = None,
+    unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there
     is no file to replace), the node itself left as it is."""
@@ -371,7 +430,8 @@ async def _export_through(
     try:
         result = await export_to_stream(
             store, out, fmt, session_ids=session_ids, metadata=metadata,
-            progress=progress, title=title, annotate=annotate,
+            progress=progress, title=title, annotate=annotate, transform=transform,
+            unchanged=unchanged,
         )
         await in_thread(out.flush)
     except OSError as exc:

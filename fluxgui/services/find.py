@@ -66,12 +66,7 @@ def message_hit(session_id: str, m: Message, text: str) -> Hit | None:
 
 
 async def iter_found(
-    store: Store,
-    session_id: str,
-    text: str,
-    *,
-    branch: str | None = None,
-    batch: int = FIND_BATCH,
+    store: Store, session_id: str, text: str, *, branch: str | None = None, batch: int = FIND_BATCH
 ) -> AsyncGenerator[list[Found], None]:
     """The messages of the session (of ``branch``) containing ``text``, in stored order,
     a page of the session at a time (pages without hits give nothing)."""
@@ -90,12 +85,7 @@ async def iter_found(
 
 
 async def find_in_session(
-    store: Store,
-    session_id: str,
-    text: str,
-    *,
-    branch: str | None = None,
-    batch: int = FIND_BATCH,
+    store: Store, session_id: str, text: str, *, branch: str | None = None, batch: int = FIND_BATCH
 ) -> list[Found]:
     """Every message of the session containing ``text`` (see :func:`iter_found`)."""
     out: list[Found] = []

@@ -16,14 +16,14 @@ when unknown). Export is :mod:`fluxgui.services.export`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import Pages, Store, refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -258,16 +258,19 @@ async def import_files(
             if position in dropping:
                 pages = without_sealed(pages)
             position += 1
-            new_id, _n = await (store.writer or refuse(store, "writer")).import_session(
-                session.id,
-                counted.wrap(pages),
-                created_at=session.created_at,
-                updated_at=session.updated_at,
-                rename=rename,
-            )
-            result.sessions += 1
-            result.written.append((session.id, new_id))
+            await write_one(store, session, counted.wrap(pages), result, rename=rename)
     return result
+
+
+async def write_one(store: Store, session: Any, pages: Pages, result: TransferResult, *, rename: bool) -> None:
+    """Write one session (its id and times from ``session``) into ``store``, in one
+    transaction, and note it in ``result``."""
+    new_id, _n = await (store.writer or refuse(store, "writer")).import_session(
+        session.id, pages, created_at=session.created_at, updated_at=session.updated_at,
+        rename=rename,
+    )
+    result.sessions += 1
+    result.written.append((session.id, new_id))
 
 
 class _Counter:
@@ -295,32 +298,42 @@ async def copy_sessions(
     rename: bool = False,
     progress: Progress | None = None,
     drop_unreadable: bool = False,
+    transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> TransferResult:
     """Copy sessions (None: all) from ``source`` into ``dest``, converting the format
     where they differ; one transaction per session. The sessions are listed first (an
     unknown id, an id ``dest`` holds already without ``rename``, or encrypted items no key
     opened in a session that would get a new id — see :mod:`.sealed`; with
     ``drop_unreadable`` they are left out when others open — raises before anything is
-    written)."""
+    written). ``transform`` changes each page before it is written (redaction, which
+    leaves sealed items out itself)."""
     if session_ids:
         infos = await resolve(source, session_ids)
     else:
         infos = [info async for info in session_infos(source, None)]
     (dest.writer or refuse(dest, "writer")).check_importable()
     await check_free_ids(dest, [i.id for i in infos], rename=rename)
-    dropping = await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
+    dropping = (
+        set() if transform is not None
+        else await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
+    )
     total = sum(i.messages for i in infos)
     result = TransferResult()
     for n, info in enumerate(infos):
         counted = _Counter(result, progress, total)
         pages = source.reader.iter_messages(info.id)
-        new_id, _n = await (dest.writer or refuse(dest, "writer")).import_session(
-            info.id,
-            counted.wrap(without_sealed(pages) if n in dropping else pages),
-            created_at=info.created_at,
-            updated_at=info.updated_at,
-            rename=rename,
-        )
-        result.sessions += 1
-        result.written.append((info.id, new_id))
+        if transform is not None:
+            pages = _changed(pages, transform)
+        chosen = without_sealed(pages) if n in dropping else pages
+        await write_one(dest, info, counted.wrap(chosen), result, rename=rename)
     return result
+
+
+async def _changed(
+    pages: AsyncIterator[list[Message]], transform: Callable[[list[Message]], list[Message]]
+) -> AsyncGenerator[list[Message], None]:
+    """``pages``, each changed by ``transform`` in a worker thread (empty ones left out)."""
+    async for page in pages:
+        changed = await in_thread(transform, page)
+        if changed:
+            yield changed

@@ -29,11 +29,11 @@ from advanced_helpers import (
 from agents.extensions.memory import AdvancedSQLiteSession
 from helpers import all_messages, all_sessions, snapshot
 
-from fluxgui.adapters.sql.advanced import AdvancedStore
+from fluxgui.adapters.sql.advanced.branches import AdvancedBranches
 from fluxgui.adapters.registry import open_store
 from fluxgui.adapters.sql.advanced import BranchError, BranchNotFound
-from fluxgui.adapters.sql.agents import AgentsStore
-from fluxgui.adapters.base import Store
+from fluxgui.adapters.handle import OpenStore
+from fluxgui.adapters.reading import ListingReader
 from fluxgui.core.errors import Conflict, ReadOnlyError, SessionNotFound
 
 
@@ -45,7 +45,7 @@ async def lib_db(tmp_path) -> Path:
 
 
 async def fluxgui_view(
-    store: AdvancedStore, sid: str = SID, batch: int = 500, current: str = "main"
+    store: OpenStore, sid: str = SID, batch: int = 500, current: str = "main"
 ) -> dict[str, Any]:
     """The same, read by fluxgui (each branch read by naming it; ``current`` is the one
     a library session object would be on)."""
@@ -111,7 +111,7 @@ def twin(path: Path, name: str) -> Path:
 
 async def test_detected_as_advanced_with_capabilities(lib_db):
     async with await open_store(str(lib_db)) as store:
-        assert isinstance(store, AdvancedStore)
+        assert isinstance(store.branches, AdvancedBranches)
         assert store.format == "agents"
         assert store.branches is not None and store.usage is not None
         assert store.writer is not None and store.forks is not None
@@ -130,7 +130,7 @@ async def test_plain_agents_store_is_not_advanced(tmp_path):
     finally:
         s.close()
     async with await open_store(str(path)) as store:
-        assert type(store) is AgentsStore
+        assert isinstance(store, OpenStore)
         assert store.branches is None and store.usage is None
         assert store.editor is not None and store.traits.encryption
 
@@ -210,11 +210,11 @@ async def test_usage_per_turn_and_per_branch(lib_db):
 async def test_branches_are_checked_and_reads_take_them_explicitly(lib_db):
     async with await open_store(str(lib_db)) as store:
         with pytest.raises(BranchNotFound) as err:
-            await store.require_branch(SID, "gone")  # deleted by the library
+            await store.branches.require_branch(SID, "gone")  # deleted by the library
         assert "gone" in str(err.value) and "\n" not in str(err.value)
         assert isinstance(err.value, SessionNotFound)
         with pytest.raises(SessionNotFound) as err:
-            await store.require_branch("nobody", "alt")
+            await store.branches.require_branch("nobody", "alt")
         assert "unknown session" in str(err.value)
         assert await store.branches.branch_exists(SID, "alt") and not await store.branches.branch_exists(SID, "gone")
         # reading a branch of one session changes nothing for any other read
@@ -252,7 +252,7 @@ async def test_turns_before_an_anchor_count_the_branch(lib_db):
             for m in await all_messages(store, SID, branch=branch):
                 assert await store.reader.count_turns_before(
                     SID, m.sort_key, branch=branch
-                ) == await Store.count_turns_before(store, SID, m.sort_key, branch=branch)
+                ) == await ListingReader.count_turns_before(store.reader, SID, m.sort_key, branch=branch)
 
 
 async def test_read_only_open_changes_no_byte(lib_db):
@@ -430,19 +430,19 @@ async def test_undo_and_redo_branch_edits(lib_db):
     async with await open_store(str(lib_db), writable=True) as store:
         deleted = await store.branches.delete_branch(SID, "alt")
         after_delete = dump(lib_db)
-        await store.apply_branch_change(deleted.inverse())
+        await store.branches.apply_branch_change(deleted.inverse())
         assert dump(lib_db) == before
         assert await Library(lib_db).view() == await fluxgui_view(store)
-        await store.apply_branch_change(deleted)
+        await store.branches.apply_branch_change(deleted)
         assert dump(lib_db) == after_delete
         with pytest.raises(Conflict):
-            await store.apply_branch_change(deleted)  # nothing left to remove
-        await store.apply_branch_change(deleted.inverse())
+            await store.branches.apply_branch_change(deleted)  # nothing left to remove
+        await store.branches.apply_branch_change(deleted.inverse())
         assert dump(lib_db) == before
 
         created = await store.branches.create_branch_from_turn(SID, 2, "fg")
         assert await store.branches.branch_exists(SID, "fg")
-        await store.apply_branch_change(created.inverse())
+        await store.branches.apply_branch_change(created.inverse())
         assert not await store.branches.branch_exists(SID, "fg")
         undone = dump(lib_db)
         assert undone["message_structure"] == before["message_structure"]

@@ -577,7 +577,7 @@ async def test_advanced_sqlite_session_store_refuses_every_edit(tmp_path):
     before = dump()
     assert before["message_structure"], "the SDK should have written its structure rows"
     async with await open_store(str(path), writable=True) as store:
-        assert store.has_branches and store.can_write
+        assert "editor" in store.traits.why_not and store.can_write
         ids = await message_ids(store)
         for name, edit in every_edit(store, ids, {"role": "user", "content": "x"}).items():
             with pytest.raises(ReadOnlyError) as err:

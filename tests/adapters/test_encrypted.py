@@ -183,7 +183,7 @@ async def test_reads_every_item_as_get_items_does(lib):
     for sid in expected:
         assert all(set(e) == {"__enc__", "v", "kid", "payload"} for e in await lib.raw(sid))
     async with await open_store(lib.target, key=lib.key) as store:
-        assert store.needs_key is True and store.encrypted is True
+        assert store.needs_key is True and store.keys.encrypted is True
         assert store.traits.encryption and store.has_key
         listed = await all_sessions(store, page_size=2)
         assert {s.id: s.messages for s in listed} == {sid: len(v) for sid, v in expected.items()}
@@ -539,7 +539,7 @@ async def test_key_given_for_a_plain_store(tmp_path):
     lib = Lib("sqlite", str(tmp_path / "plain.db"), FERNET_KEY, "fernet")
     await lib.add_raw("p", ITEMS[:2])
     async with await open_store(lib.target, key=WRONG["fernet"]) as store:
-        assert store.needs_key is False and store.encrypted is False
+        assert store.needs_key is False and store.keys.encrypted is False
     async with await open_store(lib.target, key=lib.key, writable=True) as store:
         assert [m.raw for m in await all_messages(store, "p")] == ITEMS[:2]
         assert await store.session("p").get_messages() == await lib.get("p") == []

@@ -95,7 +95,7 @@ CLI_NEVER = NEVER + (
     "fluxgui.cli.review_parser", "fluxgui.cli.review", "fluxgui.cli.doctor_args",
     "fluxgui.cli.doctor", "fluxgui.cli.search_args", "fluxgui.cli.search",
     "fluxgui.cli.transfer", "fluxgui.cli.edit", "fluxgui.cli.chat",
-    "fluxgui.services.doctor", "fluxgui.services.reviews", "fluxgui.services.demo",
+    "fluxgui.services.doctor", "fluxgui.services.reviews", "fluxgui.core.demo",
     "fluxgui.services.compare", "fluxgui.core.hits", "fluxgui.core.turns",
     "fluxgui.core.changes", "fluxgui.core.storekey", "fluxgui.adapters.textmatch",
     "fluxgui.adapters.session", "fluxgui.adapters.sql.editor",

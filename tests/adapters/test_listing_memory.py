@@ -94,7 +94,7 @@ def test_detection_with_a_huge_envelope(tmp_path: Path):
 
     async def check() -> None:
         async with await open_store(str(path)) as store:
-            assert store.needs_key is True and store.encrypted is True
+            assert store.needs_key is True and store.keys.encrypted is True
         async with await open_store(str(path), key=KEY) as store:
             texts = [m.text for m in await store.reader.page_messages("s")]
             assert texts[1:] == ["small", "plain, among envelopes"]

@@ -23,7 +23,7 @@ from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 from flux.sessions import SQLiteSession as FluxSQLiteSession
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.base import ORDERS
+from fluxgui.core.ports import ORDERS
 
 ADAPTERS = [
     ("flux", "sqlite"),

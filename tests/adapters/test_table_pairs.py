@@ -116,8 +116,8 @@ async def test_a_pair_that_cannot_be_counted_is_listed_without_a_count(pg_url: s
         assert '; "support_sessions" + "support_messages")' in str(caught.value)
         store = await open_store(user_url, **SALES)
         try:
-            assert store.other_tables == [("support_sessions", "support_messages")]
-            assert store.table_sessions == {("sales_sessions", "sales_messages"): 2}
+            assert store.tables.others == [("support_sessions", "support_messages")]
+            assert store.tables.sessions == {("sales_sessions", "sales_messages"): 2}
             assert [s.id for s in (await store.reader.list_sessions(limit=5)).sessions] == ["lead-2", "lead-1"]
         finally:
             await store.close()

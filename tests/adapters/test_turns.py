@@ -6,7 +6,7 @@ from __future__ import annotations
 from test_editing import SID, kind  # noqa: F401 - the four-store fixture
 
 from fluxgui.adapters import open_store
-from fluxgui.adapters.base import Store
+from fluxgui.adapters.reading import ListingReader
 from fluxgui.core.turns import group_turns, starts_turn, turn_numbers
 from helpers import all_messages
 
@@ -27,7 +27,7 @@ async def test_count_turns_before_every_message(kind):  # noqa: F811
         messages = await all_messages(store, SID)
         expected = [sum(starts_turn(m) for m in messages[:i]) for i in range(len(messages))]
         got = [await store.reader.count_turns_before(SID, m.sort_key) for m in messages]
-        generic = [await Store.count_turns_before(store, SID, m.sort_key) for m in messages]
+        generic = [await ListingReader.count_turns_before(store.reader, SID, m.sort_key) for m in messages]
         assert got == expected == generic
         assert expected[-1] >= 2  # the fixture has user turns to count
 

@@ -14,7 +14,7 @@ from qt_helpers import AGENTS_SESSIONS, write_agents_store
 
 from fluxgui.qt.display import HEADLESS_PLATFORMS, display_problem
 from fluxgui.qt.launch import SCREENSHOT_SIZE
-from fluxgui.services.demo import demo_store_path
+from fluxgui.core.demo import demo_store_path
 
 
 def _distinct_colours(path: Path) -> int:

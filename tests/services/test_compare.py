@@ -200,7 +200,9 @@ class WithBranchesAndUsage:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        # the reader's other reads, else what the store is (both parts of one store)
+        reader = self._store.reader
+        return getattr(reader if hasattr(reader, name) else self._store, name)
 
     async def branch_exists(self, session_id: str, branch: str) -> bool:
         return branch == "main" or branch in self._branches

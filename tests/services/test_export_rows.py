@@ -177,7 +177,7 @@ async def test_each_row_gives_the_record_of_the_message_the_store_reads(tmp_path
                    else ("agent_messages", "id, message_data, created_at"))
     async with await open_store(str(path)) as store:
         rows = await store.backend.fetchall(f"SELECT {cols}, session_id FROM {table} ORDER BY id")
-        read = store._message if kind == "flux" else (lambda r: store._message(r, str(r[-1])))
+        read = store.reader.message if kind == "flux" else (lambda r: store.reader.message(r, str(r[-1])))
         for fmt in ("json", "jsonl"):
             for row in rows:
                 fast, slow = io.StringIO(), io.StringIO()

@@ -131,6 +131,10 @@ class Counting:
         return self
 
     def __getattr__(self, name: str) -> Any:
+        # the roles' other members, else what the store is (all parts of one store)
+        for part in (self._store.feed, self._store.text_filter):
+            if part is not None and hasattr(part, name):
+                return getattr(part, name)
         return getattr(self._store, name)
 
     async def search_messages(self, text: str, limit: int | None = None) -> Any:

@@ -83,7 +83,9 @@ class Paced:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        # the reader's reads, else what the store is (the two are parts of one store)
+        reader = self._store.reader
+        return getattr(reader if hasattr(reader, name) else self._store, name)
 
     async def search_session_ids(self, text: str) -> AsyncIterator[str]:
         try:

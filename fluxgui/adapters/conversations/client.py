@@ -275,6 +275,7 @@ def _wait_of(headers: Any) -> float | None:
         value = headers.get(name)
         if value is None:
             continue
+        seconds: float | None
         try:
             seconds = float(value) / divisor
         except ValueError:

@@ -29,6 +29,6 @@ async def open_conversations(target: str, options: OpenOptions) -> OpenStore:
         raise TargetError("--api-timeout must be at least 1 second")
     ids = conversation_ids(options.conversations, options.ids_file)
     # The keyring may block for seconds: never on the caller's (UI) thread.
-    key = options.api_key or await asyncio.to_thread(find_api_key, None)
+    key = options.api_key if options.api_key else await asyncio.to_thread(find_api_key, None)
     backend = ConversationsBackend(key, base_url, writable=options.writable, timeout=timeout)
     return conversations_store(backend, shown(base_url), ids)

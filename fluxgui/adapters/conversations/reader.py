@@ -22,10 +22,10 @@ from typing import Any
 
 from fluxgui.core.errors import SessionNotFound, Unsupported
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import Direction, SessionOrder, SessionPage
+from fluxgui.core.ports import SessionOrder, SessionPage
 
 from ..parts import Place
-from ..reading import ListingReader, cut_page
+from ..reading import ListingReader, Page, cut_page
 from ..textmatch import contains
 from .answers import item_page
 from .client import ConversationsBackend
@@ -164,18 +164,10 @@ class ConversationsReader(ListingReader[ConversationsBackend]):
 
     # -- messages ------------------------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
         """See :meth:`ListingReader.page_messages`; every item is read whole (the API
         sends items whole: ``whole_up_to`` changes nothing)."""
+        limit, anchor, direction, branch = page.limit, page.anchor, page.direction, page.branch
         self.place.check_branch(branch)
         if limit <= 0:
             return []

@@ -16,13 +16,14 @@ in two.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, SessionRow
 from fluxgui.core.errors import Conflict, show_id
 from fluxgui.core.model import Message
+from fluxgui.core.roles import Pages
 
 from .answers import conversation_id
 from .items import BATCH, for_conversation, from_flux, from_message
@@ -172,13 +173,8 @@ class ConversationsWriter:
         return new_id, len(items)
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """A new conversation holding these messages, in order (the server names it:
         the id written is never ``session_id``; times are not kept, the API has none)."""

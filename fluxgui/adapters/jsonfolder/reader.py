@@ -12,9 +12,8 @@ from typing import Any
 from fluxgui.core.hits import fold
 from fluxgui.core.imports import hello_message
 from fluxgui.core.model import Message, SessionInfo
-from fluxgui.core.ports import Direction
 
-from ..reading import ListingReader
+from ..reading import ListingReader, Page
 from .folder import Folder
 from .index import Entry
 
@@ -63,16 +62,8 @@ class FolderReader(ListingReader[Folder]):
             for sid in await asyncio.to_thread(self.backend.grep, pending[start : start + 16], needle):
                 yield sid
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        limit, anchor, direction, branch = page.limit, page.anchor, page.direction, page.branch
         self.place.check_branch(branch)
 
         def read() -> list[Message]:

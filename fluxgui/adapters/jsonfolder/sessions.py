@@ -115,7 +115,7 @@ def apply(folder: Folder, change: Change) -> Change:
                 raise _conflict(folder, sid, "it exists again")
             history: list[Any] = []
         else:
-            if found is None:
+            if found is None or e is None:
                 raise _conflict(folder, sid, "its file is gone")
             doc, _st = found
             history = list(doc["history"])
@@ -130,7 +130,7 @@ def apply(folder: Folder, change: Change) -> Change:
                 raise _conflict(folder, sid, "its history is shorter than expected")
             history.insert(r["id"] - 1, r["entry"])
         if after is None:
-            _remove(folder, e.name if e is not None else str(before and before.extra["file"]))
+            _remove(folder, e.name if e is not None else str(before and (before.extra or {})["file"]))
             return change
         assert after.extra is not None
         name = str(after.extra["file"])

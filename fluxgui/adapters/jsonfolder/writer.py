@@ -7,12 +7,13 @@ edited in place (the folder offers no editor)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, label_id
 from fluxgui.core.model import Message
+from fluxgui.core.roles import Pages
 
 from ..parts import Place
 from .sessions import apply, clear, delete, fork
@@ -76,13 +77,8 @@ class FolderWriter:
         return await _write(apply, self._folder, change)
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """Write a new session file holding these messages (with their times); an id in
         use is refused (``Conflict``) or, with ``rename``, becomes ``<id>-2``, …"""

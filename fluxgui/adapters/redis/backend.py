@@ -1,6 +1,6 @@
 """The Redis connection a store reads and writes through, and how its errors read.
 
-:class:`RedisBackend` is the :class:`~fluxgui.adapters.base.StoreBackend` of a Redis
+:class:`RedisBackend` is the :class:`~fluxgui.adapters.parts.StoreBackend` of a Redis
 store; :func:`failing` turns driver errors into one line; :func:`guarded` runs a
 MULTI/EXEC to its end even when the caller is cancelled.
 """
@@ -47,7 +47,7 @@ def reason(exc: BaseException, password: str | None) -> str:
 
 class RedisBackend:
     """What a Redis store needs of its back-end (a
-    :class:`~fluxgui.adapters.base.StoreBackend`): the client, ``writable``,
+    :class:`~fluxgui.adapters.parts.StoreBackend`): the client, ``writable``,
     ``change_token``, ``close``."""
 
     def __init__(

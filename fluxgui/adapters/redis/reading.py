@@ -22,10 +22,9 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from fluxgui.core.model import Message, SessionInfo, iso_time
-from fluxgui.core.ports import Direction
 
 from ..encryption import is_envelope, mark_plaintext, readable, sealed, stored_message
-from ..reading import ListingReader, cut_page
+from ..reading import ListingReader, Page, cut_page
 from ..textmatch import contains
 from .backend import RedisBackend, text_of
 from .keyspace import CHUNK, Keyspace
@@ -210,18 +209,10 @@ class RedisReader(ListingReader[RedisBackend]):
             mark_plaintext(out)  # items in clear: EncryptedSession skips them
         return out
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
         """See :meth:`ListingReader.page_messages`; every item is read whole
         (``whole_up_to`` changes nothing)."""
+        limit, anchor, direction, branch = page.limit, page.anchor, page.direction, page.branch
         self.place.check_branch(branch)
         if limit <= 0:
             return []

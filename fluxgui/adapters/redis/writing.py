@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from redis.exceptions import WatchError
@@ -20,6 +20,7 @@ from fluxgui.core.changes import Change, Row, label_id
 from fluxgui.core.errors import Conflict, InvalidItem, KeyNeeded, show_id
 from fluxgui.core.items import MESSAGE_ROLES
 from fluxgui.core.model import Message, meta_dict, message_to_item, unix_time
+from fluxgui.core.roles import Pages
 
 from ..encryption import is_envelope, looks_encrypted
 from . import sessions
@@ -168,13 +169,8 @@ class RedisWriter:
         return {"message_data": json.dumps(item, separators=(",", ":"))}
 
     async def import_session(
-        self,
-        session_id: str,
-        pages: AsyncIterator[list[Message]] | Iterator[list[Message]],
-        *,
-        created_at: str | None = None,
-        updated_at: str | None = None,
-        rename: bool = False,
+        self, session_id: str, pages: Pages, *, created_at: str | None = None,
+        updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]:
         """A new session of these messages in one MULTI/EXEC (nothing is written when it
         fails). A taken id raises :class:`Conflict`, or with ``rename`` becomes

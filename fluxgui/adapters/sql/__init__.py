@@ -9,10 +9,12 @@ The layers, bottom up:
   UTF-8), :mod:`.alchemy` (SQLAlchemy async: Postgres, …);
 * shared SQL pieces — :mod:`.detect` (which format a database holds), :mod:`.search`
   (LIKE pre-filters and keyset helpers), :mod:`.editor` (reversible edits as
-  ``Change`` records), :mod:`.sessions` (writing a whole session), :mod:`.forks`;
-* :mod:`.store` — :class:`~.store.SqlStore`, the base of the SQL formats (edits through
-  a table editor);
-* the formats — :mod:`.flux`, :mod:`.agents`, :mod:`.advanced`.
+  ``Change`` records), :mod:`.sessions` (writing a whole session), :mod:`.forks`,
+  :mod:`.sessionrows` (the export's row pages);
+* :mod:`.edits` — the editor, writer and forks parts each format builds on (edits
+  through a table editor);
+* the formats, each an :class:`~fluxgui.adapters.handle.OpenStore` of parts —
+  :mod:`.flux`, :mod:`.agents`, :mod:`.advanced`.
 
 Nothing is imported here (the back-ends load on first use), so opening one format loads
 only what it needs (see :mod:`fluxgui.adapters.registry`).

@@ -6,7 +6,7 @@ SQLAlchemy is imported only when such a URL is opened.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from fluxgui.core.errors import FluxguiError, StoreUnavailable, TargetError
@@ -97,7 +97,7 @@ class SqlAlchemyBackend(Backend):
 
     async def stream(
         self, sql: str, params: Params | None = None, batch: int = 500
-    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
         from sqlalchemy import text
 
         try:

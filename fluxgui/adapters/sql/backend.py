@@ -10,7 +10,7 @@ implementations are :class:`~.sqlite.SqliteBackend` and
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,7 +46,7 @@ class Tx(ABC):
 
 class Backend(ABC):
     """What a SQL store format needs from a database connection (it is also the
-    :class:`~fluxgui.adapters.base.StoreBackend` of its store)."""
+    :class:`~fluxgui.adapters.parts.StoreBackend` of its store)."""
 
     dialect: str
     writable: bool
@@ -65,7 +65,7 @@ class Backend(ABC):
     @abstractmethod
     def stream(
         self, sql: str, params: Params | None = None, batch: int = 500
-    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
         """Run a read and yield its rows in batches without holding them all."""
 
     @abstractmethod

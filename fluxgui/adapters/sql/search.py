@@ -15,7 +15,7 @@ Listing sessions uses only the keyset helpers: the search pieces load on the fir
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, Literal
 
 from fluxgui.core.undecodable import id_text
@@ -97,7 +97,8 @@ def _json_pieces(folded: str) -> list[str]:
     """The runs of ``folded`` that lie inside one JSON string, key or number of an item
     wherever the needle is found in the text a reader builds from it (a space after the
     glue may be a separator: left out)."""
-    pieces, run = [], []
+    pieces: list[str] = []
+    run: list[str] = []
     for ch in folded + "\n":
         if ch in JSON_GLUE:
             piece = "".join(run).lstrip(" ")
@@ -211,7 +212,7 @@ async def search_ids(
     id_sql: Callable[[Params], str] | None,
     row_sql: Callable[[Params], str],
     row_text: Callable[[tuple[Any, ...]], str],
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Yield each session id whose id, or any of whose messages' text, contains ``text``.
 
     ``id_sql`` and ``row_sql`` build the pre-filter queries (``session_id`` first in each
@@ -222,17 +223,28 @@ async def search_ids(
 
     seen: set[str] = set()
     if id_sql is not None:
-        params: Params = {}
-        async for batch in backend.stream(id_sql(params), params):
-            for row in batch:
-                sid = id_text(row[0])
-                if sid not in seen and contains(sid, text):
-                    seen.add(sid)
-                    yield sid
-    params = {}
+        async for sid in ids_named(backend, id_sql, text, seen):
+            yield sid
+    params: Params = {}
     async for batch in backend.stream(row_sql(params), params):
         for row in batch:
             sid = id_text(row[0])
             if sid not in seen and (contains(sid, text) or contains(row_text(row), text)):
+                seen.add(sid)
+                yield sid
+
+
+async def ids_named(
+    backend: Backend, id_sql: Callable[[Params], str], text: str, seen: set[str]
+) -> AsyncGenerator[str, None]:
+    """The session ids (of ``id_sql``'s rows, ``session_id`` first) that contain ``text``
+    and are not in ``seen`` (each added to it)."""
+    from ..textmatch import contains
+
+    params: Params = {}
+    async for batch in backend.stream(id_sql(params), params):
+        for row in batch:
+            sid = id_text(row[0])
+            if sid not in seen and contains(sid, text):
                 seen.add(sid)
                 yield sid

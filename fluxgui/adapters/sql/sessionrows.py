@@ -1,7 +1,7 @@
 """The export's reads of a SQL format: pages of rows, several small sessions at once.
 
-:class:`RowReads` gives a SQL store :meth:`~fluxgui.adapters.base.Store.iter_row_pages`
-and :meth:`~fluxgui.adapters.base.Store.row_pages_of`: the rows ``page_messages`` reads,
+:class:`SqlRows` plays a SQL format's Rows role (:class:`fluxgui.core.roles.Rows`),
+``iter_row_pages`` and ``row_pages_of``: the rows its reader's ``page_messages`` reads,
 handed over unread (:class:`~fluxgui.core.jsonrecords.RowPage`) for the export to read,
 or write straight as JSON, in its worker thread. One query per session costs a round
 trip to the connection's thread each (and, on a server, over the network):
@@ -12,10 +12,10 @@ the limit, so its last rows may be missing) is left out, for the caller to read 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .backend import Backend, Params
 from .search import in_clause
@@ -23,59 +23,76 @@ from .search import in_clause
 if TYPE_CHECKING:
     from fluxgui.core.jsonrecords import RowPage
     from fluxgui.core.model import Message
+    from fluxgui.core.roles import Reader
 
 Rows = list[tuple[Any, ...]]
 
 
-class RowReads:
-    """Mixed into a SQL format's store (before its base): the export's reads, from the
-    format's ``_page_rows`` (forward pages of rows), ``_row_page`` (rows as a page to
-    export), ``_row_anchor`` (the keyset anchor after a row) and ``_row_table``,
-    ``_row_columns``, ``_row_order`` (what ``_page_rows`` reads, in which order). A
-    subclass that reads its messages otherwise (its own ``page_messages``) gets the
-    defaults, which read Messages."""
-
-    backend: Backend
-    _row_table: str
-    _row_columns: str
-    _row_order: str
+class RowSource(Protocol):
+    """What a SQL format's reader gives :class:`SqlRows`: forward pages of rows of
+    ``columns`` from ``table`` in ``order``, each page as one to export, and the keyset
+    anchor after a row."""
 
     @property
-    def rows(self) -> RowReads:
-        """The export's row pages (a role: see :class:`fluxgui.core.roles.Rows`)."""
-        return self
+    def row_table(self) -> str: ...
+    @property
+    def row_columns(self) -> str: ...
+    @property
+    def row_order(self) -> str: ...
 
-    def _reads_rows(self) -> bool:
-        owner = next(c for c in type(self).__mro__ if "_row_page" in vars(c))
-        return type(self).page_messages is owner.page_messages  # type: ignore[attr-defined]
+    async def page_rows(
+        self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool
+    ) -> Rows: ...
+    async def row_page(self, rows: Rows, session_id: str) -> list[Message] | RowPage: ...
+    def row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]: ...
 
-    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncIterator[list[Message] | RowPage]:
-        if not self._reads_rows():
-            async for page in super().iter_row_pages(session_id, batch=batch):  # type: ignore[misc]
-                yield page
-            return
+
+class SqlRows:
+    """The export's row pages of a SQL format (the Rows role: see
+    :class:`fluxgui.core.roles.Rows`), read by its reader (``source``)."""
+
+    def __init__(self, backend: Backend, source: RowSource) -> None:
+        self.backend = backend
+        self.source = source
+
+    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncGenerator[list[Message] | RowPage, None]:
+        """A session's rows a page at a time, as :class:`~fluxgui.core.jsonrecords.RowPage`
+        (or Messages where a page must be read here)."""
         anchor: tuple[Any, ...] | None = None
         while True:
-            rows = await self._page_rows(session_id, batch, anchor, False)  # type: ignore[attr-defined]
+            rows = await self.source.page_rows(session_id, batch, anchor, False)
             if not rows:
                 return
-            yield await self._row_page(rows, session_id)  # type: ignore[attr-defined]
+            yield await self.source.row_page(rows, session_id)
             if len(rows) < batch:
                 return
-            anchor = self._row_anchor(rows[-1])  # type: ignore[attr-defined]
+            anchor = self.source.row_anchor(rows[-1])
 
     async def row_pages_of(self, session_ids: list[str], *, limit: int) -> dict[str, list[Message] | RowPage]:
-        if not self._reads_rows():
-            return await super().row_pages_of(session_ids, limit=limit)  # type: ignore[misc]
+        """Several small sessions read in one query (see :func:`rows_of_sessions`)."""
+        src = self.source
         found = await rows_of_sessions(
-            self.backend, self._row_table, self._row_columns, self._row_order, session_ids, limit
+            self.backend, src.row_table, src.row_columns, src.row_order, session_ids, limit
         )
         # in the order asked for: reading a page may change what the store knows (an
         # envelope met), and so how the next ones read, as session by session
-        return {
-            sid: await self._row_page(found[sid], sid)  # type: ignore[attr-defined]
-            for sid in session_ids if sid in found
-        }
+        return {sid: await src.row_page(found[sid], sid) for sid in session_ids if sid in found}
+
+
+class MessageRows:
+    """The export's pages of a format that reads its messages otherwise (one branch of
+    an ``AdvancedSQLiteSession`` store): Messages, through its reader; no session is
+    read together with others."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+
+    async def iter_row_pages(self, session_id: str, *, batch: int = 500) -> AsyncGenerator[list[Message] | RowPage, None]:
+        async for page in self.reader.iter_messages(session_id, batch=batch):
+            yield page
+
+    async def row_pages_of(self, session_ids: list[str], *, limit: int) -> dict[str, list[Message] | RowPage]:
+        return {}
 
 
 async def rows_of_sessions(

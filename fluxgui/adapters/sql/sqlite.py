@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -227,7 +227,7 @@ class SqliteBackend(Backend):
 
     async def stream(
         self, sql: str, params: Params | None = None, batch: int = 500
-    ) -> AsyncIterator[list[tuple[Any, ...]]]:
+    ) -> AsyncGenerator[list[tuple[Any, ...]], None]:
         try:
             async with contextlib.aclosing(self._text.stream(sql, params, batch)) as rows:
                 async for part in rows:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from fluxgui.core.model import Message
@@ -123,7 +123,7 @@ async def candidates(
     params: Params,
     convert: Callable[[tuple[Any, ...]], Message],
     limit: int | None,
-) -> AsyncIterator[list[tuple[str, Message]]]:
+) -> AsyncGenerator[list[tuple[str, Message]], None]:
     """The rows of ``table`` (``columns``: ``session_id, id, …``) matching ``cond``,
     newest first, as (session id, Message) batches.
 
@@ -198,7 +198,7 @@ async def candidates(
 async def _messages(
     backend: Backend, sql: str, params: Params, convert: Callable[[tuple[Any, ...]], Message],
     batch: int = 500,
-) -> AsyncIterator[list[tuple[str, Message]]]:
+) -> AsyncGenerator[list[tuple[str, Message]], None]:
     """The rows of ``sql`` as (session id, Message) batches; the read is closed (its
     cursor released) however the caller stops."""
     async with contextlib.aclosing(backend.stream(sql, params, batch)) as parts:
@@ -224,6 +224,17 @@ async def total(backend: Backend, table: str) -> int:
     million rows, against 68 ms for :func:`marks`)."""
     row = await backend.fetchone(f"SELECT COUNT(*) FROM {quote_ident(table)}")
     return int(row[0]) if row else 0
+
+
+async def rows_after(
+    backend: Backend, table: str, columns: str, watermark: int, limit: int, session_id: str | None
+) -> list[tuple[Any, ...]]:
+    """The rows ``(session_id, columns…)`` above ``watermark`` (of ``session_id`` when
+    given), by id, at most ``limit``: the feed's ``messages_after``."""
+    params: Params = {"w": int(watermark), "n": limit}
+    if session_id is not None:
+        params["s"] = session_id
+    return await backend.fetchall(after_sql(table, columns, session_id), params)
 
 
 def after_sql(table: str, columns: str, session_id: str | None) -> str:

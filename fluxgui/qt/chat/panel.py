@@ -137,7 +137,7 @@ class ChatPanel(QWidget):
         self.tool_view = MessageListView(self)
         self.tool_view.setObjectName("chatTools")
         self.tool_view.setModel(self.tool_model)
-        self.tool_view.setItemDelegate(MessageDelegate(self.tool_view, self._live))  # type: ignore[arg-type]
+        self.tool_view.setItemDelegate(MessageDelegate(self.tool_view, self._live))
         self.tool_view.setToolTip("Tools the agent called in this reply, and what they gave back")
         self.tool_view.hide()
 
@@ -305,7 +305,7 @@ class ChatPanel(QWidget):
                 sid,
                 text,
                 config,
-                on_event=lambda event, g=generation: self._on_event(g, event),
+                on_event=lambda event: self._on_event(generation, event),
                 copy=self._copy,
                 new=self.new_session is not None,
                 branch=(

@@ -69,7 +69,7 @@ class CompareView(QWidget):
         self.next_button = QToolButton()
         self.next_button.setDefaultAction(self.next_action)
         self.same_check = QCheckBox("Show identical turns")
-        self.same_check.toggled.connect(lambda on: self.list.set_show_same(on))
+        self.same_check.toggled.connect(self._show_same)
 
         bar = QHBoxLayout()
         bar.addWidget(self.summary, 1)
@@ -99,6 +99,9 @@ class CompareView(QWidget):
         layout.addLayout(bar)
         layout.addLayout(heads)
         layout.addWidget(self.list, 1)
+
+    def _show_same(self, on: bool) -> None:
+        self.list.set_show_same(on)
 
     # -- loading -------------------------------------------------------------------
 

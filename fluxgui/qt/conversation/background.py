@@ -79,7 +79,7 @@ class BackgroundLayout:
                 continue
             row = model.row_of(key[0])
             m = model.message(row) if row is not None else None
-            if m is None or self._key(m) != key:
+            if row is None or m is None or self._key(m) != key:
                 continue
             body.set_width(self.text_width())
             done = body.advance(max(0.001, WORK_SLICE - (time.perf_counter() - started)))

@@ -227,7 +227,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
         else:
             return False
         self._sizes.pop(m.id, None)
-        self.sizeHintChanged.emit(QModelIndex(index))
+        self.sizeHintChanged.emit(plain_index(index))
         return True
 
     def set_full(self, index: _Index, full: bool) -> None:
@@ -237,7 +237,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
                 self.expanded.add(m.id)
             self.full.symmetric_difference_update({m.id})
             self._sizes.pop(m.id, None)
-            self.sizeHintChanged.emit(QModelIndex(index))
+            self.sizeHintChanged.emit(plain_index(index))
 
     # -- documents -----------------------------------------------------------------
 
@@ -266,6 +266,7 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
                 self._docs.popitem(last=False)
         else:
             self._docs.move_to_end(key)
+        assert doc is not None  # (built above when missing)
         width = self.text_width()
         if doc.textWidth() != width:
             doc.setTextWidth(width)
@@ -460,3 +461,10 @@ class MessageDelegate(CardInteraction, BackgroundLayout, CardHeader, QStyledItem
                 ctx.selections = find_selections(doc, self.find_text, current=m.id == self.find_current)
             doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+
+def plain_index(index: QModelIndex | QPersistentModelIndex) -> QModelIndex:
+    """A model index of either kind as the plain index Qt's signals carry."""
+    if isinstance(index, QPersistentModelIndex):
+        return index.sibling(index.row(), index.column())
+    return index

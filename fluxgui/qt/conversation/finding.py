@@ -127,12 +127,13 @@ class PaneFinding:
             self.pane._settling = False
         self.pane.paging.set_loading(None)
         found = self.found
-        if found.text and found.hits is None and self.pane._store is not None:
+        store, sid = self.pane._store, self.pane._session_id
+        if found.text and found.hits is None and store is not None and sid is not None:
             # Landed: count every hit now (for "n of m" and F3), without moving.
             found.searching, found.pending = True, None
             self.pane._bridge.start(
                 self.key,
-                self._find_all(self.pane._generation, self.pane._store, self.pane._session_id, found.text),
+                self._find_all(self.pane._generation, store, sid, found.text),
                 self._on_found,
                 self._on_find_failed,
             )

@@ -258,7 +258,7 @@ class PaneLoading:
         # The current row first: making a row current scrolls it into view.
         current = self.pane.model.row_of(restore.current_id) if restore.current_id is not None else None
         if current is None:
-            current = top_row if keep_top else self.pane.model.rowCount() - 1
+            current = top_row if top_row is not None and keep_top else self.pane.model.rowCount() - 1
         selection.setCurrentIndex(self.pane.model.index(current, 0), flag.NoUpdate)
         if keep_top:
             assert top_row is not None

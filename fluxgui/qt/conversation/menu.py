@@ -15,6 +15,7 @@ from fluxgui.core.display import raw_json
 from fluxgui.core.model import Message
 from fluxgui.services.browse import whole_message
 
+from .delegate import plain_index
 from .model import MESSAGE_ROLE
 from .state import PaneState
 from .viewer import TextViewer
@@ -82,28 +83,29 @@ class PaneMenu:
                 opened = m.id in delegate.expanded
                 menu.addAction(
                     "Collapse reasoning" if opened else "Expand reasoning",
-                    lambda: self.pane.toggle(QModelIndex(keep)),
+                    lambda: self.pane.toggle(plain_index(keep)),
                 )
             if delegate.long_size(m) and (m.kind != "reasoning" or m.id in delegate.expanded):
                 full = m.id in delegate.full
                 menu.addAction(
                     "Show less" if full else "Show all",
-                    lambda: self.pane.set_full(QModelIndex(keep), not full),
+                    lambda: self.pane.set_full(plain_index(keep), not full),
                 )
             if delegate.long_size(m):
-                menu.addAction("Open in Viewer", lambda: self.open_viewer(QModelIndex(keep)))
+                menu.addAction("Open in Viewer", lambda: self.open_viewer(plain_index(keep)))
             if is_markdown(m):
                 menu.addSeparator()
                 plain = menu.addAction("Show as Plain Text")
                 plain.setCheckable(True)
                 plain.setChecked(delegate.shown_plain(m))
                 plain.setStatusTip("This message's Markdown exactly as written")
-                plain.toggled.connect(lambda on: self.set_plain(QModelIndex(keep), on))
+                plain.toggled.connect(lambda on: self.set_plain(plain_index(keep), on))
             partner = self.pane.pairs.partner(m)
             if partner is not None:
                 menu.addSeparator()
                 label = "Go to tool output" if m.kind == "tool_call" else "Go to tool call"
-                menu.addAction(label, lambda pid=partner.id: self.pane.select_message(pid))
+                partner_id = partner.id
+                menu.addAction(label, lambda: self.pane.select_message(partner_id))
         if self.pane.menu_hook is not None:
             self.pane.menu_hook(menu, m if has else None)
         return menu
@@ -140,7 +142,7 @@ class PaneMenu:
         m = index.data(MESSAGE_ROLE) if index.isValid() else None
         if isinstance(m, Message):
             self.pane.delegate.set_plain(m, on)
-            self.pane.delegate.sizeHintChanged.emit(QModelIndex(index))
+            self.pane.delegate.sizeHintChanged.emit(plain_index(index))
 
     def set_all_plain(self, on: bool) -> None:
         """Every Markdown message as typed (``on``) or as Markdown (the View menu's switch)."""

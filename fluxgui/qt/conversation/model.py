@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from fluxgui.core.display import LOCK, encryption_badge, kind_label
 from fluxgui.core.model import Message
@@ -59,9 +59,9 @@ class MessageListModel(QAbstractListModel):
             | Qt.ItemFlag.ItemNeverHasChildren
         )
 
-    def roleNames(self) -> dict[int, bytes]:
+    def roleNames(self) -> dict[int, QByteArray]:
         names = dict(super().roleNames())
-        names[MESSAGE_ROLE] = b"message"
+        names[MESSAGE_ROLE] = QByteArray(b"message")
         return names
 
     # -- our API -------------------------------------------------------------------

@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Q
 from PySide6.QtGui import QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
 
-from .delegate import RESIZE_MARGIN, MessageDelegate
+from .delegate import RESIZE_MARGIN, MessageDelegate, plain_index
 from .model import MESSAGE_ROLE
 
 
@@ -93,7 +93,7 @@ class MessageListView(QListView):
             self.scrollToBottom()
             return
         if anchor.index.isValid():
-            index = QModelIndex(anchor.index)
+            index = plain_index(anchor.index)
             delta = self.visualRect(index).top() - anchor.top
             bar = self.verticalScrollBar()
             bar.setValue(bar.value() + delta)
@@ -126,7 +126,7 @@ class MessageListView(QListView):
             if isinstance(delegate, MessageDelegate) and self.model() is not None:
                 seen = self.seen_ids(RESIZE_MARGIN)
                 if anchor.index.isValid():
-                    seen.add(QModelIndex(anchor.index).data(MESSAGE_ROLE).id)
+                    seen.add(plain_index(anchor.index).data(MESSAGE_ROLE).id)
                 delegate.begin_resize(seen, lambda: self._settle(anchor))
             self.relayout(keep=anchor)
         elif anchor.at_bottom:

@@ -23,6 +23,7 @@ from fluxgui.services.transfer_common import TransferResult
 from fluxgui.core.roles import Store
 from fluxgui.services import pages
 
+from ..widgets import insert_beside
 from .remembered import ConversationIds, location_of
 
 if TYPE_CHECKING:
@@ -115,8 +116,7 @@ class ConversationsBar(QWidget):
 def install_conversations_bar(window: Shell) -> ConversationsBar:
     """Put a :class:`ConversationsBar` above ``window``'s session search and wire it up."""
     bar = ConversationsBar(window)
-    layout = window.search_box.parentWidget().layout()
-    layout.insertWidget(layout.indexOf(window.search_box), bar)
+    insert_beside(window.search_box, bar)
     bar.addRequested.connect(lambda cid: add_conversation(window, cid))
     bar.forgetRequested.connect(lambda: forget_selected(window))
     window.editor.applied.connect(lambda change: follow_change(window, change))

@@ -178,7 +178,7 @@ class MessageEditDialog(QDialog):
         layout.addWidget(self.buttons)
 
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.accept)
+            QShortcut(QKeySequence(keys), self).activated.connect(self.accept)
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

@@ -54,8 +54,8 @@ class SafeDocument(QTextDocument):
         self.refused: list[str] = []
         self.setUndoRedoEnabled(False)
 
-    def loadResource(self, type: int, name: QUrl) -> Any:  # noqa: A002 - Qt's signature
-        url = name.toString()
+    def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 - Qt's signature
+        url = name.toString() if isinstance(name, QUrl) else name
         self.refused.append(url)
         REFUSED.append(url)
         return None

@@ -123,9 +123,9 @@ def style_markdown(doc: QTextDocument, theme: DocTheme, fences: list[int] | None
     quoted.setForeground(theme.muted)
     link = QTextCharFormat()
     link.setForeground(theme.link)
-    for spans, fmt in ((inline_code, inline), (quotes, quoted), (links, link)):
+    for spans, span_format in ((inline_code, inline), (quotes, quoted), (links, link)):
         for start, length in spans:
-            apply_format(cursor, start, start + length, fmt)
+            apply_format(cursor, start, start + length, span_format)
     _style_tables(doc.rootFrame(), theme)
 
 

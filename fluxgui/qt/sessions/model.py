@@ -377,12 +377,12 @@ class SessionListModel(SessionTable):
         # cursor released before the task finishes.
         async with contextlib.aclosing(batches):
             async for found in batches:
-                ids, sessions = found.ids, found.sessions
+                got, sessions = found.ids, found.sessions
                 if self._filter is not None:
-                    kept = await self._filter.keep(ids)
-                    ids = [sid for sid in ids if sid in kept]
+                    kept = await self._filter.keep(got)
+                    got = [sid for sid in got if sid in kept]
                     sessions = [info for info in sessions if info.id in kept]
-                self._on_search_batch(generation, ids, sessions)
+                self._on_search_batch(generation, got, sessions)
         return "search", generation, None
 
     def _on_search_batch(self, generation: int, ids: list[str], infos: list[SessionInfo]) -> None:

@@ -8,6 +8,8 @@ What goes where is decided elsewhere (:mod:`fluxgui.services.session_list`);
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +86,7 @@ class SessionTable(QAbstractTableModel):
         #: session id → (branch shown, its message count, how many branches): a session
         #: with branches whose branches were listed (the branch bar tells)
         self._branches: dict[str, tuple[str, int, int]] = {}
-        self._times: dict[tuple[str | None, str], str] = {}  # (ISO time, zone) → text shown
+        self._times: dict[tuple[str | None, str, int, int], str] = {}  # (ISO time, zone, local offsets) → text
 
     # -- branches ----------------------------------------------------------------------
 
@@ -229,7 +231,8 @@ class SessionTable(QAbstractTableModel):
     def _time_text(self, iso: str | None) -> str:
         """The Last active text: parsing and formatting a time costs more than painting
         it, and each visible row is painted again at every scroll step."""
-        key = (iso, time_zone())
+        # the local zone itself too: a "local" text made before the zone changed (TZ) is stale
+        key = (iso, time_zone(), time.timezone, time.altzone)
         text = self._times.get(key)
         if text is None:
             if len(self._times) >= 4096:

@@ -28,6 +28,7 @@ from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
+from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
@@ -41,6 +42,7 @@ from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
 from ..shell import Shell
 from ..watch import StoreWatcher
+from ..workspace import WorkspaceController, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
 from .placement import WindowPlacement
@@ -76,6 +78,8 @@ class MainWindow(Shell):
     chat_panel: ChatPanel
     doctor: DoctorController
     reviews: ReviewController
+    workspace: WorkspaceController
+    replay: ReplayParts
 
     def __init__(
         self,
@@ -161,7 +165,11 @@ class MainWindow(Shell):
         # Help › Keyboard Shortcuts, View › Review Panel, the first-run hint
         self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
+        # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
+        self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
+        # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
+        self.replay = install_replay(self, self.reviews)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).

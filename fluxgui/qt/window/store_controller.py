@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import logging
 from dataclasses import replace
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QTimer
@@ -28,7 +29,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_text, redact_url
 from fluxgui.core.text import plural, table_pairs_text
 from fluxgui.core.visible import visible
-from fluxgui.services.demo import demo_store_path
+from fluxgui.core.demo import demo_store_path
 from fluxgui.core.roles import Store
 
 from ..conversations import with_remembered
@@ -38,6 +39,7 @@ from ..dialogs.files import open_file_dialog, open_folder_dialog
 from ..dialogs.opening import OpenedStore, OpenRequest, ask_password, ask_url, remember_opened
 from ..dialogs.table_chooser import TableChooser
 from ..settings import resolve_target_async
+from ..workspace.members import Joining, WindowWorkspace
 
 if TYPE_CHECKING:
     from ..shell import Shell
@@ -80,6 +82,14 @@ class StoreController:
         self.key_dialog: KeyDialog | None = None
         #: the dialog choosing among a database's table pairs while it is open
         self.table_chooser: TableChooser | None = None
+        #: every open store of the window (issue 36); ``store`` is the current one
+        self.workspace = WindowWorkspace()
+        #: how the open under way joins the workspace (see ``members.Joining``)
+        self.joining: Joining = "replace"
+        #: the label the store being added gets (``None``: its file name)
+        self.joining_label: str | None = None
+        #: told after a store became current (the workspace's parts follow)
+        self.followers: list[Callable[[], None]] = []
 
     @property
     def target(self) -> str | None:
@@ -199,6 +209,7 @@ class StoreController:
         opened = self.opened
         if opened is None:
             return
+        self.joining = "current"
         self.open_target(
             opened.target,
             opened.options.with_(writable=writable, **changes),
@@ -300,13 +311,31 @@ class StoreController:
         if opening is not None:
             self.label = opening.shown
             self.opened = opening
-        old, self.store = self.store, store
-        window.branch_bar.set_session(None, None)
-        if old is not None:
+        how, self.joining = self.joining, "replace"
+        given, self.joining_label = self.joining_label, None
+        closing = self.workspace.join(store, self.opened or OpenedStore(store.target, OpenOptions(), self.label),
+                                      how, self.store, given)
+        for old in closing:
             window.bridge.start(
                 f"close:{id(old):x}", old.close(),
                 failed=lambda error: log.warning("closing a store failed: %s", error),
             )
+        self.make_current(store)
+
+    def adopt(self, store: Store, opened: OpenedStore, how: Joining, label: str | None = None) -> None:
+        """A store opened elsewhere (a workspace's) joins the window as ``how`` says."""
+        self.opening, self.joining, self.joining_label = opened, how, label
+        self._on_opened(store)
+
+    def make_current(self, store: Store, *, listed: bool = True) -> None:
+        """Make ``store`` (one of the workspace's) the window's current store: the one
+        the status bar names, edits, watches, indexes and (``listed``) lists."""
+        window = self._window
+        member = self.workspace.member_of(store)
+        if member is not None and member.store is not self.store:
+            self.label, self.opened = member.opened.shown, member.opened
+        self.store = store
+        window.branch_bar.set_session(None, None)
         window.forget_shown()
         window.setWindowTitle(f"fluxgui — {self.label}")
         window.status.set_store(store, self.label, keys=self.key_count)
@@ -329,12 +358,19 @@ class StoreController:
                 window.statusBar().showMessage(
                     f"Writable, but its messages cannot be edited here: {reason}", 15000
                 )
-        window.list_sessions(store)
+        if listed:
+            window.list_sessions(store)
+        else:
+            window.sessions.set_store(store)
+        for follow in self.followers:
+            follow()
 
     def _on_open_failed(self, error: Exception) -> None:
         window = self._window
         request, self.pending = self.pending, None
         opening, self.opening = self.opening, None
+        if not isinstance(error, SeveralStores):
+            self.joining, self.joining_label = "replace", None
         if isinstance(error, SeveralStores) and opening is not None:
             # Several Agents SDK table pairs: ask which (the open one stays meanwhile).
             window.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
@@ -394,6 +430,7 @@ class StoreController:
             chosen = dialog.chosen()
             dialog.deleteLater()
             if result != TableChooser.DialogCode.Accepted or chosen is None:
+                self.joining, self.joining_label = "replace", None
                 self._window.forget_selection()
                 if self.store is None:
                     self._window.count_label.setText("No store open")
@@ -415,7 +452,10 @@ class StoreController:
         return dialog
 
     async def aclose(self) -> None:
-        """Close the open store."""
+        """Close every open store."""
         store, self.store = self.store, None
-        if store is not None:
-            await store.close()
+        others = [m.store for m in self.workspace.members if m.store is not store]
+        self.workspace.members = []
+        for s in (store, *others):
+            if s is not None:
+                await s.close()

@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgui.core.errors import KeyNeeded, TargetError
 from fluxgui.core.files import part_name
+from fluxgui.core.model import Message
 from fluxgui.core.roles import Store
 
 from ..doctor.reading import read_messages
@@ -101,8 +102,10 @@ def _review_meta(review: Any) -> dict[str, Any]:
 async def collect(
     store: Store, session_ids: Sequence[str] = (), *, flt: EvalFilter | None = None,
     reviews: Any = None, key: str = "", label: str | None = None,
+    transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> tuple[list[EvalItem], EvalResult]:
-    """The items of the chosen sessions, and the counts."""
+    """The items of the chosen sessions, and the counts. ``transform`` changes each
+    session's messages before their items are made (redaction)."""
     flt = flt or EvalFilter()
     if flt.active and reviews is None:
         raise ValueError("a review filter needs the review database")
@@ -113,6 +116,8 @@ async def collect(
     items: list[EvalItem] = []
     for sid in ids:
         messages = await read_messages(store, sid)
+        if transform is not None:
+            messages = await asyncio.to_thread(transform, list(messages))
         meta = {"store": label or store.target, **_review_meta(found.get(sid))}
         got = await asyncio.to_thread(session_items, sid, messages, items=store.traits.items, metadata=meta)
         items += got.items
@@ -126,13 +131,16 @@ async def collect(
 async def export_eval(
     store: Store, path: Path, fmt: str, session_ids: Sequence[str] = (), *,
     flt: EvalFilter | None = None, reviews: Any = None, key: str = "", label: str | None = None,
-    force: bool = False,
+    force: bool = False, transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> EvalResult:
-    """Write the eval dataset of the chosen sessions to ``path`` (see the module)."""
+    """Write the eval dataset of the chosen sessions to ``path`` (see the module);
+    ``transform``: see :func:`collect`."""
     if fmt not in EVAL_FORMATS:
         raise ValueError(f"unknown eval format {fmt!r} (use {', '.join(EVAL_FORMATS)})")
     output = check_output(path, store.local_paths(), force=force)
-    items, result = await collect(store, session_ids, flt=flt, reviews=reviews, key=key, label=label)
+    items, result = await collect(
+        store, session_ids, flt=flt, reviews=reviews, key=key, label=label, transform=transform
+    )
     text = "".join(render(items, fmt, yaml=not str(path).lower().endswith(".json")))
     result.bytes = await asyncio.to_thread(_write, output.path, text, output.kind == "stream")
     return result

@@ -77,20 +77,15 @@ def _recorded(turn: Turn) -> RecordedTurn:
     return RecordedTurn(turn.number, list(turn.messages), recorded_calls(turn.messages))
 
 
+#: JSON Schema's type of a Python value parsed from JSON (bool before int: it is one)
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+    (list, "array"), (dict, "object"),
+)
+
+
 def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "null")
 
 
 def argument_schema(calls: Sequence[RecordedCall]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from flux.config import FluxConfig
 from flux.models.base import ModelSettings
 from flux.runner import Runner
 
+from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change
 from fluxgui.core.errors import FluxguiError, ProviderError, show_id
 from fluxgui.core.model import Message, meta_dict
@@ -193,8 +194,9 @@ async def replay(
                  "output_tokens": u.output_tokens, "total_tokens": u.total_tokens}
         if not items and added:  # chat messages keep it: the ledger and Compare show it
             _note_usage(added[-1], usage, str(getattr(model, "model", "") or config.model))
-        # Shielded: a cancel must not cut a turn in two; it lands after the write.
-        await asyncio.shield(writer.add_messages(fork, added))
+        # Run to its end: a cancel must not cut a turn in two; it is seen once the turn
+        # is written (so a caller that cancelled knows the fork holds whole turns only).
+        await run_to_end(writer.add_messages(fork, added))
         report.replayed_turns += 1
         report.matched, report.unmatched = matcher.matched, matcher.unmatched
         report.usage.append(usage)

@@ -173,9 +173,12 @@ async def _ids(workspace: Workspace, session_ids: Sequence[str] | None) -> list[
     return ids
 
 
-async def _pages(messages: list[Message]) -> AsyncIterator[list[Message]]:
+async def _pages(
+    messages: list[Message], transform: Callable[[list[Message]], list[Message]] | None = None
+) -> AsyncIterator[list[Message]]:
     for start in range(0, len(messages), PAGE):
-        yield messages[start : start + PAGE]
+        page = messages[start : start + PAGE]
+        yield page if transform is None else transform(page)
 
 
 def _times(line: Timeline) -> tuple[str | None, str | None]:
@@ -190,12 +193,14 @@ def _times(line: Timeline) -> tuple[str | None, str | None]:
 async def write_merge(
     workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
     *, on_conflict: OnConflict = "skip", progress: Callable[[int, int], None] | None = None,
+    transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> MergePlan:
     """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
     every session) into ``dest``, one transaction per session. Each session is planned
     again against the destination as it is now (another run may have written it since),
     from the one read of its timeline that is written: nothing is written twice. Returns
-    the plan as done. ``progress(done, total)`` is told after each session."""
+    the plan as done. ``progress(done, total)`` is told after each session.
+    ``transform`` changes each page before it is written (redaction)."""
     writer = dest.writer or refuse(dest, "writer")
     writer.check_importable()
     check_not_member(workspace, dest)
@@ -209,7 +214,7 @@ async def write_merge(
         if item.action in ("write", "rename") and line.total:
             first, last = _times(line)
             new_id, n = await writer.import_session(
-                item.session_id, _pages(line.messages()), created_at=first, updated_at=last,
+                item.session_id, _pages(line.messages(), transform), created_at=first, updated_at=last,
                 rename=item.action == "rename",
             )
             item.written_as, item.written = new_id, n

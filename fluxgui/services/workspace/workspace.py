@@ -30,6 +30,9 @@ class Member:
     target: str
     store: Store
     options: dict[str, Any] = field(default_factory=dict)
+    #: the target as it was opened, its password from the keyring put in (memory only:
+    #: the window reopens the store from it); ``None`` when it is ``target``
+    opened_target: str | None = field(default=None, repr=False, compare=False)
 
     def entry(self) -> Entry:
         return Entry(self.target, self.label, dict(self.options))
@@ -74,7 +77,8 @@ class Workspace:
                 kept = {k: v for k, v in entry.options.items() if k in KEPT_OPTIONS}
                 target = await _with_keyring_password(entry.target) if keyring else entry.target
                 store = await open_store(target, base.with_(**kept))
-                members.append(Member(label, entry.target, store, kept))
+                members.append(Member(label, entry.target, store, kept,
+                                      target if target != entry.target else None))
         except BaseException:
             for m in members:
                 await m.store.close()

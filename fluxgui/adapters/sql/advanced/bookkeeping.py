@@ -94,22 +94,23 @@ async def max_sequence(tx: Tx, session_id: str) -> int:
 
 async def structure_rows(tx: Tx, session_id: str, branch_id: str) -> list[Row]:
     """A branch's ``message_structure`` rows, in the library's order."""
-    got = await tx.fetchall(
-        f"""SELECT {', '.join(STRUCTURE_ROW)} FROM {STRUCTURE}
-            WHERE session_id = :s AND branch_id = :b ORDER BY sequence_number, id""",
-        {"s": session_id, "b": branch_id},
-    )
-    return [dict(zip(STRUCTURE_ROW, r, strict=True)) for r in got]
+    return await _branch_rows(tx, STRUCTURE, STRUCTURE_ROW, "sequence_number", session_id, branch_id)
 
 
 async def usage_rows(tx: Tx, session_id: str, branch_id: str) -> list[Row]:
     """A branch's ``turn_usage`` rows, by turn."""
+    return await _branch_rows(tx, USAGE, USAGE_ROW, "user_turn_number", session_id, branch_id)
+
+
+async def _branch_rows(
+    tx: Tx, table: str, columns: tuple[str, ...], order: str, session_id: str, branch_id: str
+) -> list[Row]:
     got = await tx.fetchall(
-        f"""SELECT {', '.join(USAGE_ROW)} FROM {USAGE}
-            WHERE session_id = :s AND branch_id = :b ORDER BY user_turn_number, id""",
+        f"""SELECT {', '.join(columns)} FROM {table}
+            WHERE session_id = :s AND branch_id = :b ORDER BY {order}, id""",
         {"s": session_id, "b": branch_id},
     )
-    return [dict(zip(USAGE_ROW, r, strict=True)) for r in got]
+    return [dict(zip(columns, r, strict=True)) for r in got]
 
 
 async def rows_by_id(

@@ -1,5 +1,5 @@
-"""``AdvancedSQLiteSession`` stores, third layer: creating and deleting branches, and
-undoing or redoing those changes.
+"""``AdvancedSQLiteSession`` stores: their branches and turns listed, branches created
+and deleted, and those changes undone or redone (the Branches role).
 
 Each is one transaction written with the library's SQL, so that what fluxgui writes reads
 back identically through the library; each returns a
@@ -8,20 +8,117 @@ back identically through the library; each returns a
 
 from __future__ import annotations
 
-from fluxgui.core.branches import MAIN, BranchChange
+import json
+
+from fluxgui.core.branches import MAIN, BranchChange, BranchInfo, TurnInfo
 from fluxgui.core.changes import Row
 from fluxgui.core.errors import BranchError, Conflict, SessionNotFound, show_id
+from fluxgui.core.structure import StructureReport
 
+from ..agents.writing import AgentsEditor
 from ..backend import Params, Tx
 from ..search import in_clause
 from . import bookkeeping as bk
-from .schema import MESSAGE_ROW, STRUCTURE, STRUCTURE_ROW, USAGE, USAGE_ROW
-from .usage import AdvancedUsage
+from .reading import AdvancedReader
+from .schema import MESSAGE_ROW, STRUCTURE, STRUCTURE_ROW, USAGE, USAGE_ROW, content_preview
+from .structure import structure_report
+from .tables import AdvancedTables, no_branch
 
 
-class AdvancedBranches(AdvancedUsage):
-    """Branch writes (the third layer of
-    :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
+class AdvancedBranches:
+    """The branches of an ``AdvancedSQLiteSession`` store (see the module text): read
+    with the library's queries, written in its transactions, each write checked by the
+    store's ``editor`` (writable; holding envelopes, with its key)."""
+
+    def __init__(self, reader: AdvancedReader, tables: AdvancedTables, editor: AgentsEditor) -> None:
+        self.reader = reader
+        self.tables = tables
+        self.editor = editor
+        self.place = reader.place
+        self.backend = reader.backend
+        self.target = reader.target
+        self._M = reader.tables.M
+        self._S = reader.tables.S
+
+    async def branch_exists(self, session_id: str, branch: str) -> bool:
+        """Whether the session has ``branch`` (``main`` always counts: a fresh reader is
+        on it even before anything was written)."""
+        if branch == MAIN:
+            return True
+        row = await self.backend.fetchone(
+            f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
+            {"s": session_id, "b": branch},
+        )
+        return bool(row and row[0])
+
+    async def require_branch(self, session_id: str, branch: str) -> None:
+        """Raise :class:`SessionNotFound` / :class:`BranchNotFound` unless the session
+        has ``branch``."""
+        if not await self.branch_exists(session_id, branch):
+            await self.reader.require_session(session_id)
+            raise no_branch(session_id, branch)
+
+    async def list_branches(
+        self, session_id: str, *, current: str | None = None
+    ) -> list[BranchInfo]:
+        """The session's branches as ``list_branches()`` lists them (same counts, same
+        order: by first structure row's time), ``current`` (default ``main``) marked. An
+        unknown session has none."""
+        current = current or MAIN
+        # The library's query, word for word: ties in created_at come out in the order
+        # SQLite's plan gives them, so the same SQL gives the same order.
+        rows = await self.backend.fetchall(
+            """
+                        SELECT
+                            ms.branch_id,
+                            COUNT(*) as message_count,
+                            COUNT(CASE WHEN ms.message_type = 'user' THEN 1 END) as user_turns,
+                            MIN(ms.created_at) as created_at
+                        FROM message_structure ms
+                        WHERE ms.session_id = :s
+                        GROUP BY ms.branch_id
+                        ORDER BY created_at
+                    """,
+            {"s": session_id},
+        )
+        return [
+            BranchInfo(str(b), int(n), int(u), created, is_current=b == current)
+            for b, n, u, created in rows
+        ]
+
+    async def conversation_turns(
+        self, session_id: str, *, branch: str | None = None
+    ) -> list[TurnInfo]:
+        """The user turns of a branch (``main`` by default), as
+        ``get_conversation_turns()`` gives them: the numbers to branch from."""
+        branch = branch or MAIN
+        rows = await self.backend.fetchall(
+            f"""
+                        SELECT
+                            ms.branch_turn_number,
+                            am.message_data,
+                            ms.created_at
+                        FROM message_structure ms
+                        JOIN {self._M} am ON ms.message_id = am.id
+                        WHERE ms.session_id = :s AND ms.branch_id = :b
+                        AND ms.message_type = 'user'
+                        ORDER BY ms.branch_turn_number
+                    """,
+            {"s": session_id, "b": branch},
+        )
+        turns: list[TurnInfo] = []
+        for number, data, created in rows:
+            try:
+                content = json.loads(data).get("content", "")
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                continue  # the library skips what it cannot parse
+            turns.append(TurnInfo(number, content_preview(content, 100), content, created))
+        return turns
+    async def structure_report(self, session_id: str) -> StructureReport:
+        """The session's ``message_structure`` rows, the branches with usage rows and the
+        items no structure row points at (what the session doctor checks)."""
+        return await structure_report(self.backend, self._M, self.tables.has_table, session_id)
+
 
     async def create_branch_from_turn(
         self,
@@ -41,7 +138,7 @@ class AdvancedBranches(AdvancedUsage):
         reused, deleted ones included) or a turn that is not a user turn of the branch.
         Returns the change; its ``branch_id`` is the new branch.
         """
-        self._check_writable()
+        self.editor.check_writable()
         if branch_name is not None and not branch_name.strip():
             raise BranchError("a branch name cannot be empty")
         turn = int(turn_number)
@@ -111,7 +208,7 @@ class AdvancedBranches(AdvancedUsage):
         more. Its id stays reserved. ``main`` cannot be deleted, nor the branch the
         caller reads (``current``: switch to another first, as the library asks).
         Returns the change (apply its inverse to undo)."""
-        self._check_writable()
+        self.editor.check_writable()
         if not branch_id or not branch_id.strip():
             raise BranchError("a branch id cannot be empty")
         if branch_id == MAIN:
@@ -130,9 +227,9 @@ class AdvancedBranches(AdvancedUsage):
                     raise SessionNotFound(
                         f"unknown session id {show_id(session_id)} in {self.target}"
                     )
-                raise self._no_branch(session_id, branch_id)
+                raise no_branch(session_id, branch_id)
             usage: list[Row] = []
-            if await self._tx_has_table(tx, USAGE):
+            if await self.tables.tx_has_table(tx, USAGE):
                 usage = await bk.usage_rows(tx, session_id, branch_id)
                 await tx.execute(
                     f"DELETE FROM {USAGE} WHERE session_id = :s AND branch_id = :b",
@@ -170,7 +267,7 @@ class AdvancedBranches(AdvancedUsage):
         transaction, if the store still holds what it expects (else :class:`Conflict`
         and nothing is written). A caller reading a branch that no longer exists
         afterwards goes back to ``main``."""
-        self._check_writable()
+        self.editor.check_writable()
         tables = {"messages": (self._M, MESSAGE_ROW), "structure": (STRUCTURE, STRUCTURE_ROW),
                   "usage": (USAGE, USAGE_ROW)}
         sid = change.session_id
@@ -183,7 +280,7 @@ class AdvancedBranches(AdvancedUsage):
 
         async def body(tx: Tx) -> BranchChange:
             for key, rows in list(change.removed.items()) + list(change.added.items()):
-                if rows and key == "usage" and not await self._tx_has_table(tx, USAGE):
+                if rows and key == "usage" and not await self.tables.tx_has_table(tx, USAGE):
                     raise conflict()
             for key, rows in change.removed.items():
                 table, cols = tables[key]
@@ -236,14 +333,6 @@ class AdvancedBranches(AdvancedUsage):
         return result
 
     # -- transaction helpers ---------------------------------------------------------
-
-    async def _tx_has_table(self, tx: Tx, name: str) -> bool:
-        if name in self._known_tables:
-            return True
-        got = await tx.fetchall(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": name}
-        )
-        return bool(got)
 
     async def _session_exists(self, tx: Tx, session_id: str) -> bool:
         for table in (self._S, self._M):

@@ -10,153 +10,24 @@ no current branch either: every read that depends on one takes it as a parameter
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
-from fluxgui.core.branches import MAIN, BranchInfo, TurnInfo
-from fluxgui.core.errors import BranchNotFound, show_id
+from fluxgui.core.branches import MAIN
 from fluxgui.core.model import Message, SessionInfo, is_compaction
-from fluxgui.core.roles import Traits
-from fluxgui.core.ports import Capabilities, Direction, SessionOrder, SessionPage
+from fluxgui.core.ports import SessionOrder, SessionPage
 from fluxgui.core.undecodable import from_agents_value, id_text
 
-from ..agents import AgentsStore
-from ..agents.listing import ADVANCED_EDITS
-from ..backend import Backend, Params
+from ..agents.reading import AgentsReader
+from ..backend import Params
 from ..search import in_clause
-from .schema import GENERATIONS, RESERVATIONS, STRUCTURE, USAGE, content_preview
+from .schema import STRUCTURE
+from ...reading import Page
 
 
-class AdvancedReader(AgentsStore):
-    """The Agents SDK store read one branch at a time, with branches listed (the first
-    layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
+class AdvancedReader(AgentsReader):
+    """The Agents SDK store read one branch at a time (the Reader role of
+    an ``AdvancedSQLiteSession`` store: see :mod:`fluxgui.adapters.sql.advanced`)."""
 
-    TRAITS = Traits(items=True, rowless_sessions=True, why_not={"editor": ADVANCED_EDITS})
-    CAPABILITIES = Capabilities(
-        append=True, fork=True, branches=True, usage=True, watermark=True, text_filter=True
-    )
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Appends, forks, branches and usage; no single-message edits (they would leave
-        the structure rows out of step)."""
-        return self.CAPABILITIES
-
-    def __init__(
-        self,
-        backend: Backend,
-        target: str,
-        sessions_table: str,
-        messages_table: str,
-        *,
-        tables: set[str] | None = None,
-    ) -> None:
-        super().__init__(backend, target, sessions_table, messages_table, has_branches=True)
-        self._known_tables: set[str] = set(tables or ()) & {USAGE, RESERVATIONS, GENERATIONS}
-
-    # -- branches ------------------------------------------------------------------
-
-    async def branch_exists(self, session_id: str, branch: str) -> bool:
-        """Whether the session has ``branch`` (``main`` always counts: a fresh reader is
-        on it even before anything was written)."""
-        if branch == MAIN:
-            return True
-        row = await self.backend.fetchone(
-            f"SELECT COUNT(*) FROM {STRUCTURE} WHERE session_id = :s AND branch_id = :b",
-            {"s": session_id, "b": branch},
-        )
-        return bool(row and row[0])
-
-    async def require_branch(self, session_id: str, branch: str) -> None:
-        """Raise :class:`SessionNotFound` / :class:`BranchNotFound` unless the session
-        has ``branch``."""
-        if not await self.branch_exists(session_id, branch):
-            await self.require_session(session_id)
-            raise self._no_branch(session_id, branch)
-
-    async def _has_table(self, name: str) -> bool:
-        # The library makes branch_reservations and session_clear_generations on its
-        # first write; tables are never dropped, so only a missing one is asked again.
-        if name in self._known_tables:
-            return True
-        row = await self.backend.fetchone(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n", {"n": name}
-        )
-        if row:
-            self._known_tables.add(name)
-        return bool(row)
-
-    async def _generation(self, session_id: str) -> int:
-        if not await self._has_table(GENERATIONS):
-            return 0
-        row = await self.backend.fetchone(
-            f"SELECT generation FROM {GENERATIONS} WHERE session_id = :s", {"s": session_id}
-        )
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def _no_branch(self, session_id: str, branch_id: str) -> BranchNotFound:
-        return BranchNotFound(
-            f"branch {show_id(branch_id)} does not exist in session {show_id(session_id)}"
-        )
-
-    # -- branches and turns --------------------------------------------------------
-
-    async def list_branches(
-        self, session_id: str, *, current: str | None = None
-    ) -> list[BranchInfo]:
-        """The session's branches as ``list_branches()`` lists them (same counts, same
-        order: by first structure row's time), ``current`` (default ``main``) marked. An
-        unknown session has none."""
-        current = current or MAIN
-        # The library's query, word for word: ties in created_at come out in the order
-        # SQLite's plan gives them, so the same SQL gives the same order.
-        rows = await self.backend.fetchall(
-            """
-                        SELECT
-                            ms.branch_id,
-                            COUNT(*) as message_count,
-                            COUNT(CASE WHEN ms.message_type = 'user' THEN 1 END) as user_turns,
-                            MIN(ms.created_at) as created_at
-                        FROM message_structure ms
-                        WHERE ms.session_id = :s
-                        GROUP BY ms.branch_id
-                        ORDER BY created_at
-                    """,
-            {"s": session_id},
-        )
-        return [
-            BranchInfo(str(b), int(n), int(u), created, is_current=b == current)
-            for b, n, u, created in rows
-        ]
-
-    async def conversation_turns(
-        self, session_id: str, *, branch: str | None = None
-    ) -> list[TurnInfo]:
-        """The user turns of a branch (``main`` by default), as
-        ``get_conversation_turns()`` gives them: the numbers to branch from."""
-        branch = branch or MAIN
-        rows = await self.backend.fetchall(
-            f"""
-                        SELECT
-                            ms.branch_turn_number,
-                            am.message_data,
-                            ms.created_at
-                        FROM message_structure ms
-                        JOIN {self._M} am ON ms.message_id = am.id
-                        WHERE ms.session_id = :s AND ms.branch_id = :b
-                        AND ms.message_type = 'user'
-                        ORDER BY ms.branch_turn_number
-                    """,
-            {"s": session_id, "b": branch},
-        )
-        turns: list[TurnInfo] = []
-        for number, data, created in rows:
-            try:
-                content = json.loads(data).get("content", "")
-            except (ValueError, TypeError, AttributeError, RecursionError):
-                continue  # the library skips what it cannot parse
-            turns.append(TurnInfo(number, content_preview(content, 100), content, created))
-        return turns
     # -- sessions: counts are of main in lists, of the current branch for one -------
 
     def _count(self, alias: str) -> str:
@@ -182,12 +53,8 @@ class AdvancedReader(AgentsStore):
         return info
 
     async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity",
-        descending: bool = True,
+        self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
+        order: SessionOrder = "activity", descending: bool = True,
     ) -> SessionPage:
         page = await super().list_sessions(
             limit=limit, cursor=cursor, order=order, descending=descending
@@ -217,18 +84,12 @@ class AdvancedReader(AgentsStore):
 
     # -- messages of one branch ----------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-    ) -> list[Message]:
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
         """Items of ``branch`` (default ``main``) in the library's order
         (``sequence_number``); a message's ``id`` is its ``agent_messages`` row id, its
-        ``sort_key`` ``(sequence_number, structure row id)``."""
+        ``sort_key`` ``(sequence_number, structure row id)``. Every item is read whole
+        (the format does not declare ``partial_reads``: ``whole_up_to`` is not used)."""
+        limit, anchor, direction, branch = page.limit, page.anchor, page.direction, page.branch
         branch = branch or MAIN
         params: Params = {"s": session_id, "b": branch, "n": limit}
         backward = direction == "backward"

@@ -1,25 +1,27 @@
-"""``AdvancedSQLiteSession`` stores, second layer: token usage per turn (``turn_usage``)."""
+"""``AdvancedSQLiteSession`` stores: token usage per turn (``turn_usage``)."""
 
 from __future__ import annotations
 
 from fluxgui.core.branches import MAIN, TurnUsage, UsageTotals
-from fluxgui.core.structure import StructureReport
 
-from ..backend import Params
-from .reading import AdvancedReader
+from ..backend import Backend, Params
 from .schema import USAGE, details
-from .structure import structure_report
+from .tables import AdvancedTables
 
 
-class AdvancedUsage(AdvancedReader):
+class AdvancedUsage:
     """Token usage as the library's ``get_turn_usage`` and ``get_session_usage`` give it
-    (the second layer of :class:`~fluxgui.adapters.sql.advanced.AdvancedStore`)."""
+    (the Usage role of an ``AdvancedSQLiteSession`` store)."""
+
+    def __init__(self, backend: Backend, tables: AdvancedTables) -> None:
+        self.backend = backend
+        self.tables = tables
 
     async def turn_usage(self, session_id: str, branch: str | None = None) -> list[TurnUsage]:
         """Token usage of each user turn of a branch (``main`` by default), by turn
         number, as ``get_turn_usage(branch_id=…)`` gives it."""
         branch = branch or MAIN
-        if not await self._has_table(USAGE):
+        if not await self.tables.has_table(USAGE):
             return []
         rows = await self.backend.fetchall(
             f"""SELECT user_turn_number, requests, input_tokens, output_tokens,
@@ -45,7 +47,7 @@ class AdvancedUsage(AdvancedReader):
         return await self._usage_totals(session_id, None)
 
     async def _usage_totals(self, session_id: str, branch: str | None) -> UsageTotals | None:
-        if not await self._has_table(USAGE):
+        if not await self.tables.has_table(USAGE):
             return None
         params: Params = {"s": session_id}
         where = "session_id = :s"
@@ -61,8 +63,3 @@ class AdvancedUsage(AdvancedReader):
         if not row or row[0] is None:
             return None
         return UsageTotals(*(int(v or 0) for v in row))
-
-    async def structure_report(self, session_id: str) -> StructureReport:
-        """The session's ``message_structure`` rows, the branches with usage rows and the
-        items no structure row points at (what the session doctor checks)."""
-        return await structure_report(self.backend, self._M, self._has_table, session_id)

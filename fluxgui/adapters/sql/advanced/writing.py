@@ -1,9 +1,12 @@
-"""``AdvancedSQLiteSession`` stores, last layer: appending items to a branch, forking a
-branch into a new session, and the store itself.
+"""``AdvancedSQLiteSession`` stores: appending items to a branch (the Writer role), and
+forking a branch into a new session (the Forks role).
 
 fluxgui never opens a store through the library (it creates tables); it reads and writes
 these tables itself, with the library's SQL, so that each answer is the one the library
 gives on the same file, and what fluxgui writes reads back identically through it.
+Item edits are refused (as for the plain ``agents`` format they would leave the
+structure rows out of step): the writer's other writes are the plain store's, which
+refuse them.
 """
 
 from __future__ import annotations
@@ -16,23 +19,22 @@ from fluxgui.core.errors import InvalidItem, SessionNotFound, UnreadableItems, s
 from fluxgui.core.model import message_to_item
 
 from ...encryption import looks_encrypted
+from ..agents.writing import AgentsEditor, AgentsWriter
 from ..backend import Tx
 from ..editor import TableEditor
+from ..edits import SqlForks
 from ..forks import free_fork_id, record_fork
 from .branches import AdvancedBranches
 from .schema import MESSAGE_ROW, STRUCTURE, STRUCTURE_ROW
 
 
-class AdvancedStore(AdvancedBranches):
-    """An ``AdvancedSQLiteSession`` store: the Agents SDK tables plus branches and usage.
+class AdvancedWriter(AgentsWriter):
+    """Messages appended to a branch as the library's ``add_items`` does; a branch
+    change undone or redone by the store's branches."""
 
-    Every read of a session's items (paging, counting, ``flux_messages``,
-    ``session_info``) is of the branch it is given (``main`` by default). Session lists
-    count the items of ``main``; a search looks at the items of every branch. Item edits
-    are refused (as for the plain ``agents`` format they would leave the structure rows
-    out of step); messages can be appended to a branch, branches created and deleted,
-    and a branch forked into a new session.
-    """
+    def __init__(self, editor: AgentsEditor, branches: AdvancedBranches) -> None:
+        super().__init__(editor)
+        self.branches = branches
 
     async def add_messages(
         self, session_id: str, messages: list[dict[str, Any]], *, branch: str | None = None
@@ -42,7 +44,7 @@ class AdvancedStore(AdvancedBranches):
         number after the session's last, user and branch turn numbers), in one
         transaction. Only message items for now: tool items would need the library's
         tool-name rules, and are refused with that reason."""
-        self._check_writable()
+        self.editor.check_writable()
         items: list[dict[str, Any]] = []
         for m in messages:
             if not isinstance(m, dict):
@@ -57,7 +59,7 @@ class AdvancedStore(AdvancedBranches):
         if not items:
             return 0
         branch = branch or MAIN
-        editor = self.table_editor()
+        editor = self.editor.table_editor()
 
         def message_type(item: dict[str, Any]) -> str:  # the library's classification
             if item.get("role") == "user":
@@ -68,13 +70,13 @@ class AdvancedStore(AdvancedBranches):
 
         async def body(tx: Tx) -> int:
             await tx.execute(
-                f"INSERT INTO {self._S} (session_id) VALUES (:s) ON CONFLICT (session_id) DO NOTHING",
+                f"INSERT INTO {self.tables.S} (session_id) VALUES (:s) ON CONFLICT (session_id) DO NOTHING",
                 {"s": session_id},
             )
             ids = await editor.new_ids(tx, len(items))
             await tx.executemany(
-                f"INSERT INTO {self._M} (id, session_id, message_data) VALUES (:i, :s, :d)",
-                [{"i": i, "s": session_id, "d": self._dump(item)} for i, item in zip(ids, items)],
+                f"INSERT INTO {self.tables.M} (id, session_id, message_data) VALUES (:i, :s, :d)",
+                [{"i": i, "s": session_id, "d": self.editor.dump(item)} for i, item in zip(ids, items)],
             )
             seq = (await tx.fetchall(
                 f"SELECT COALESCE(MAX(sequence_number), 0) FROM {STRUCTURE} WHERE session_id = :s",
@@ -100,21 +102,34 @@ class AdvancedStore(AdvancedBranches):
                 rows,
             )
             await tx.execute(
-                f"UPDATE {self._S} SET updated_at = CURRENT_TIMESTAMP WHERE session_id = :s",
+                f"UPDATE {self.tables.S} SET updated_at = CURRENT_TIMESTAMP WHERE session_id = :s",
                 {"s": session_id},
             )
             return len(items)
 
         return await self.backend.transaction(body)
 
+    async def apply_change(self, change: Any) -> Any:
+        """Undo/redo of any edit of this store: a :class:`BranchChange` is written by
+        :meth:`AdvancedBranches.apply_branch_change`, anything else as every store writes its changes
+        (so branch edits share the window's one undo stack)."""
+        if isinstance(change, BranchChange):
+            return await self.branches.apply_branch_change(change)
+        return await super().apply_change(change)
+
+
+class AdvancedForks(SqlForks):
+    """A branch of a session forked into a new session, with its structure rows."""
+
+    editor: AgentsEditor
+
+    def __init__(self, editor: AgentsEditor) -> None:
+        super().__init__(editor.place, editor)
+        self.tables = editor.tables
+
     async def fork_session(
-        self,
-        session_id: str,
-        at_message_id: int,
-        new_id: str | None = None,
-        *,
-        branch: str | None = None,
-        drop_unreadable: bool = False,
+        self, session_id: str, at_message_id: int, new_id: str | None = None, *,
+        branch: str | None = None, drop_unreadable: bool = False,
     ) -> BranchChange:
         """Fork ``branch`` (default ``main``) of the session up to and including ``at_message_id`` into a
         new session (on its ``main``), as the library would have written it: its items
@@ -124,10 +139,10 @@ class AdvancedStore(AdvancedBranches):
         ``EncryptedSession`` envelopes is not forked: fluxgui reads no key in these stores,
         and an envelope copied as it is would never open under the fork's id
         (``drop_unreadable`` changes nothing)."""
-        self._check_writable()
+        self.editor.check_writable()
         sid, at = session_id, int(at_message_id)
         branch = branch or MAIN
-        editor = self.table_editor()
+        editor = self.editor.table_editor()
         structure_ids = TableEditor(
             self.place, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
         )
@@ -146,7 +161,7 @@ class AdvancedStore(AdvancedBranches):
             target = await free_fork_id(editor, tx, sid, new_id)
             rows = await tx.fetchall(
                 f"""SELECT m.message_data, m.created_at, s.message_type, s.tool_name
-                    FROM {STRUCTURE} s JOIN {self._M} m ON m.id = s.message_id
+                    FROM {STRUCTURE} s JOIN {self.tables.M} m ON m.id = s.message_id
                     WHERE s.session_id = :s AND s.branch_id = :b AND s.sequence_number <= :q
                     ORDER BY s.sequence_number""",
                 {"s": sid, "b": branch, "q": got[0][0]},
@@ -154,7 +169,7 @@ class AdvancedStore(AdvancedBranches):
             sealed = sum(looks_encrypted(r[0]) for r in rows)
             if sealed:
                 raise UnreadableItems(
-                    f"session {show_id(sid)} in {self.target} holds encrypted items "
+                    f"session {show_id(sid)} in {self.place.target} holds encrypted items "
                     "(EncryptedSession), which fluxgui does not open in an "
                     "AdvancedSQLiteSession store: a fork would hold them sealed for its new "
                     "id, where no key opens them (nothing was written)",
@@ -164,7 +179,7 @@ class AdvancedStore(AdvancedBranches):
             origin = await editor.session_row(tx, sid)
             after = SessionRow(origin.created_at if origin else now, now)
             await tx.execute(
-                f"INSERT INTO {self._S} (session_id, created_at, updated_at) VALUES (:s, :c, :u)",
+                f"INSERT INTO {self.tables.S} (session_id, created_at, updated_at) VALUES (:s, :c, :u)",
                 {"s": target, "c": after.created_at, "u": after.updated_at},
             )
             message_ids = await editor.new_ids(tx, len(rows))
@@ -183,7 +198,7 @@ class AdvancedStore(AdvancedBranches):
                     "created_at": now,
                 })
             for table, cols, new in (
-                (self._M, MESSAGE_ROW, messages), (STRUCTURE, STRUCTURE_ROW, structure)
+                (self.tables.M, MESSAGE_ROW, messages), (STRUCTURE, STRUCTURE_ROW, structure)
             ):
                 if new:
                     await tx.executemany(
@@ -199,11 +214,3 @@ class AdvancedStore(AdvancedBranches):
             )
 
         return await self.backend.transaction(body)
-
-    async def apply_change(self, change: Any) -> Any:
-        """Undo/redo of any edit of this store: a :class:`BranchChange` is written by
-        :meth:`apply_branch_change`, anything else as every store writes its changes
-        (so branch edits share the window's one undo stack)."""
-        if isinstance(change, BranchChange):
-            return await self.apply_branch_change(change)
-        return await super().apply_change(change)

@@ -9,21 +9,19 @@ sessions; :mod:`.reading` reads their items, :mod:`.writing` writes them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fluxgui.core.errors import KeyNeeded
 from fluxgui.core.model import SessionInfo, iso_time
-from fluxgui.core.roles import Traits
-from fluxgui.core.ports import Capabilities
 from fluxgui.core.undecodable import id_text
 
-from ...base import check_branch
+from ...parts import Place
+from ...reading import ListingReader
 from ..backend import Backend, Params, quote_ident
 from ..detect import AGENTS_MESSAGES as DEFAULT_MESSAGES
 from ..detect import AGENTS_SESSIONS as DEFAULT_SESSIONS
 from ..search import in_clause
-from ..store import SqlStore
 
 if TYPE_CHECKING:
     from ...encryption import ItemCipher
@@ -36,59 +34,28 @@ ADVANCED_EDITS = (
 )
 
 
-class AgentsListing(SqlStore):
-    """The Agents SDK tables on SQLite or any SQLAlchemy URL: the schema and the
-    session list (the first layer of :class:`~.writing.AgentsStore`)."""
-
-    format = "agents"
-    TRAITS = Traits(items=True, rowless_sessions=True, encryption=True, partial_reads=True)
-
-    @property
-    def traits(self) -> Traits:
-        """Its traits; single-message edits refused where structure rows are present."""
-        return replace(self.TRAITS, why_not={"editor": ADVANCED_EDITS}) if self.has_branches else self.TRAITS
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Edits, clears and forks, except where ``message_structure`` rows (branches the
-        plain schema cannot keep in step) are present; encrypted items with a key."""
-        plain = not self.has_branches
-        return Capabilities(
-            append=plain, edit=plain, clear=plain, fork=plain, encryption=True,
-            watermark=True, text_filter=True, partial_reads=True,
-            server_search=self.backend.dialect == "postgresql",
-        )
-
-    @property
-    def has_key(self) -> bool:
-        """Whether a key for ``EncryptedSession`` items was given."""
-        return self.cipher is not None
+class AgentsTables:
+    """Where an Agents SDK store is: its back-end and its two tables (names as given and
+    quoted), and how it orders a session (``SQLiteSession`` by ``id``,
+    ``SQLAlchemySession`` by ``(created_at, id)``)."""
 
     def __init__(
         self,
-        backend: Backend,
-        target: str,
+        place: Place[Backend],
         sessions_table: str = DEFAULT_SESSIONS,
         messages_table: str = DEFAULT_MESSAGES,
         *,
         has_branches: bool = False,
-        cipher: ItemCipher | None = None,
     ) -> None:
-        super().__init__(backend, target)
-        #: decrypts envelopes and seals what is written (``None``: no key given)
-        self.cipher = cipher
-        #: the store holds ``EncryptedSession`` envelopes (found by
-        #: :meth:`detect_encryption`, or met while reading)
-        self.encrypted = False
+        self.place = place
         self.sessions_table = sessions_table
         self.messages_table = messages_table
+        #: ``message_structure`` rows are present (an AdvancedSQLiteSession store)
         self.has_branches = has_branches
-        self.has_usage = has_branches
-        self._S = quote_ident(sessions_table)
-        self._M = quote_ident(messages_table)
-        self._utc = backend.utc_times
-        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
-        self._by_time = backend.dialect != "sqlite"
+        self.S = quote_ident(sessions_table)
+        self.M = quote_ident(messages_table)
+        self.utc = place.backend.utc_times
+        self.by_time = place.backend.dialect != "sqlite"
 
     def key_parts(self) -> dict[str, str | None]:
         """The two tables (their names are the store's, a database may hold several)."""
@@ -96,9 +63,9 @@ class AgentsListing(SqlStore):
 
     def ddl(self) -> list[str]:
         """The statements that make the two tables (``create``), as the library does."""
-        S, M = self._S, self._M
+        S, M = self.S, self.M
         idx = quote_ident(f"idx_{self.messages_table}_session_id")
-        if self.backend.dialect == "sqlite":
+        if self.place.backend.dialect == "sqlite":
             return [
                 f"""CREATE TABLE IF NOT EXISTS {S} (
                     session_id TEXT PRIMARY KEY,
@@ -125,6 +92,62 @@ class AgentsListing(SqlStore):
                 created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
             f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, created_at)",
         ]
+
+
+@dataclass
+class AgentsKeys:
+    """An Agents SDK store's ``EncryptedSession`` keys, and whether it holds envelopes
+    (shared by its reader, which may meet one, and its writing parts, which seal)."""
+
+    #: decrypts envelopes and seals what is written (``None``: no key given)
+    cipher: ItemCipher | None = None
+    #: the store holds envelopes (found at open, or met while reading, or written)
+    encrypted: bool = False
+
+    @property
+    def needs_key(self) -> bool:
+        """The store holds ``EncryptedSession`` envelopes."""
+        return self.encrypted
+
+    @property
+    def has_key(self) -> bool:
+        """A key for ``EncryptedSession`` items was given."""
+        return self.cipher is not None
+
+    @property
+    def reads_encrypted(self) -> bool:
+        """Whether the flux view reads as ``EncryptedSession.get_items`` does (only
+        decrypted, unexpired items): the store holds envelopes, or a key was given (then
+        everything written is sealed, and the SDK would read the store with that key)."""
+        return self.encrypted or self.cipher is not None
+
+    def note_sealed(self) -> None:
+        """Sealed items were written: the store needs its key from now on."""
+        if self.cipher is not None:
+            self.encrypted = True
+
+    def key_needed(self, target: str) -> KeyNeeded:
+        return KeyNeeded(
+            f"{target} holds encrypted sessions: give the key (--key or FLUXGUI_KEY) "
+            "to write to it"
+        )
+
+
+class AgentsListing(ListingReader[Backend]):
+    """The Agents SDK tables on SQLite or any SQLAlchemy URL: the session list (the
+    first layer of :class:`~.reading.AgentsReader`)."""
+
+    def __init__(self, tables: AgentsTables, keys: AgentsKeys) -> None:
+        super().__init__(tables.place)
+        self.tables = tables
+        self.keys = keys
+        self.sessions_table = tables.sessions_table
+        self.messages_table = tables.messages_table
+        self._S = tables.S
+        self._M = tables.M
+        self._utc = tables.utc
+        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
+        self._by_time = tables.by_time
 
     def _info(self, row: tuple[Any, ...]) -> SessionInfo:
         sid, created, updated, last_id, count = row
@@ -282,7 +305,7 @@ class AgentsListing(SqlStore):
         )
 
     async def session_info(self, session_id: str, *, branch: str | None = None) -> SessionInfo | None:
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         row = await self.backend.fetchone(self._info_sql("s.session_id = :s"), {"s": session_id})
         if row is not None:
             return self._info(row)

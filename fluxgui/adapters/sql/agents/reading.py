@@ -11,28 +11,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.errors import KeyNeeded
 from fluxgui.core.model import Message, meta_dict, is_compaction
-from fluxgui.core.ports import Direction
 from fluxgui.core.turns import turns_before
 from fluxgui.core.undecodable import id_text
 
-from ...base import check_branch
 from ...encryption import ItemCipher, looks_encrypted, mark_plaintext, readable, sealed, stored_message
+from ...textmatch import contains
 from ..backend import Params
 from ..heads import agents_columns, agents_page, holds_huge
-from ...textmatch import contains
-from ..search import search_ids, text_condition
-from ..sessionrows import RowReads
-from ..textsearch import (
-    after_sql, as_messages, candidates, marks, missing_index, total, trigram_advice, trigram_index,
-)
+from ..search import ids_named, search_ids, text_condition
 from .listing import AgentsListing
+from ...reading import Page
 
 if TYPE_CHECKING:  # the export's pages: loaded when an export reads
     from fluxgui.core.jsonrecords import RowPage
@@ -84,12 +78,12 @@ def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bo
     return stored_message(row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=key)
 
 
-class AgentsReader(RowReads, AgentsListing):
-    """Reading a session's items, envelopes opened (the second layer of
-    :class:`~.writing.AgentsStore`)."""
+class AgentsReader(AgentsListing):
+    """Reading a session's items, envelopes opened (the Reader role of an Agents SDK
+    store, on its session list: :class:`~.listing.AgentsListing`)."""
 
     async def detect_encryption(self) -> None:
-        """Look for ``EncryptedSession`` envelopes (set ``encrypted`` and ``needs_key``)
+        """Look for ``EncryptedSession`` envelopes (set the keys' ``encrypted``)
         and check the key against them.
 
         Cheap on any size of store: the latest :data:`DETECT_SAMPLE` rows and the first
@@ -120,20 +114,20 @@ class AgentsReader(RowReads, AgentsListing):
             )
             if row is None or not looks_encrypted(row[1]):
                 continue
-            self.encrypted = self.needs_key = True
-            if self.cipher is None:
+            self.keys.encrypted = True
+            if self.keys.cipher is None:
                 return
             sid, envelope = id_text(row[0]), json.loads(row[1])
-            if self.cipher.open(sid, envelope).state != "unreadable":
+            if self.keys.cipher.open(sid, envelope).state != "unreadable":
                 return
             first = first or (sid, envelope)
-        if first is not None and self.cipher is not None:
-            self.cipher.check(*first, self.target)
+        if first is not None and self.keys.cipher is not None:
+            self.keys.cipher.check(*first, self.target)
 
     async def message_anchor(
         self, session_id: str, message_id: int, *, branch: str | None = None
     ) -> tuple[Any, ...] | None:
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         row = await self.backend.fetchone(
             f"SELECT id, created_at FROM {self._M} WHERE session_id = :s AND id = :i",
             {"s": session_id, "i": int(message_id)},
@@ -146,7 +140,7 @@ class AgentsReader(RowReads, AgentsListing):
         """Before sealing for ``session_id`` with a key ring: find which key opens its
         items (a few of its latest envelopes are tried), so what is written there opens
         with the same key as the rest. A session no key opens is sealed with the first."""
-        cipher = self.cipher
+        cipher = self.keys.cipher
         if cipher is None or cipher.key_count < 2 or cipher.key_of(session_id) is not None:
             return
         rows = await self.backend.fetchall(
@@ -158,42 +152,29 @@ class AgentsReader(RowReads, AgentsListing):
             if looks_encrypted(data) and cipher.open(session_id, json.loads(data)).item is not None:
                 return
 
-    @property
-    def reads_encrypted(self) -> bool:
-        """Whether the flux view reads as ``EncryptedSession.get_items`` does (only
-        decrypted, unexpired items): the store holds envelopes, or a key was given (then
-        everything written is sealed, and the SDK would read the store with that key)."""
-        return self.encrypted or self.cipher is not None
-
-    def _key_needed(self) -> KeyNeeded:
-        return KeyNeeded(
-            f"{self.target} holds encrypted sessions: give the key (--key or FLUXGUI_KEY) "
-            "to write to it"
-        )
-
-    def _message(self, row: tuple[Any, ...], session_id: str) -> Message:
+    def message(self, row: tuple[Any, ...], session_id: str) -> Message:
         row_id, data, created = row[0], row[1], row[2]
         key = (created, int(row_id)) if self._by_time else (int(row_id),)
         return stored_message(
-            row_id, data, created, session_id=session_id, cipher=self.cipher, utc=self._utc,
+            row_id, data, created, session_id=session_id, cipher=self.keys.cipher, utc=self._utc,
             sort_key=key,
         )
 
-    async def _messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
+    async def messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
         """Rows ``(id, message_data, created_at)`` of one session as Messages, envelopes
         opened (in a worker thread when there are many to decrypt, or a huge item)."""
-        if (self.cipher is not None and len(rows) > INLINE_ROWS) or holds_huge(rows, 1):
-            out = await asyncio.to_thread(lambda: [self._message(r, session_id) for r in rows])
+        if (self.keys.cipher is not None and len(rows) > INLINE_ROWS) or holds_huge(rows, 1):
+            out = await asyncio.to_thread(lambda: [self.message(r, session_id) for r in rows])
         else:
-            out = [self._message(r, session_id) for r in rows]
-        if not self.encrypted and any(_sealed(m) for m in out):
+            out = [self.message(r, session_id) for r in rows]
+        if not self.keys.encrypted and any(_sealed(m) for m in out):
             # An envelope the sample at open did not see: writes need the key from now on.
-            self.encrypted = self.needs_key = True
-        if self.encrypted:
+            self.keys.encrypted = True
+        if self.keys.encrypted:
             mark_plaintext(out)  # items in clear: EncryptedSession skips them
         return out
 
-    def search_session_ids(self, text: str) -> AsyncIterator[str]:
+    def search_session_ids(self, text: str) -> AsyncGenerator[str, None]:
         """Sessions whose id or item text contains ``text``. SQL LIKE cannot see inside
         envelopes: with a key, every envelope row is let through and decrypted (in a worker
         thread); without one, an encrypted row matches by its session id only."""
@@ -203,7 +184,7 @@ class AgentsReader(RowReads, AgentsListing):
 
         def row_sql(params: Params) -> str:
             cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
-            if self.cipher is not None:
+            if self.keys.cipher is not None:
                 params["env"] = ENVELOPE_LIKE
                 cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
             return (
@@ -211,14 +192,14 @@ class AgentsReader(RowReads, AgentsListing):
                 f"WHERE {cond} ORDER BY id DESC"
             )
 
-        if self.cipher is None:
+        if self.keys.cipher is None:
             return search_ids(self.backend, text, id_sql, row_sql, self._search_text)
         return self._search_decrypting(text, id_sql, row_sql)
 
     def _search_text(self, row: tuple[Any, ...]) -> str:
         """The text a person reads for a row ``(session_id, id, message_data, …)``; nothing
         for an envelope that does not open (its placeholder is not the item's text)."""
-        m = stored_message(row[1], row[2], None, session_id=id_text(row[0]), cipher=self.cipher)
+        m = stored_message(row[1], row[2], None, session_id=id_text(row[0]), cipher=self.keys.cipher)
         state = meta_dict(m).get("encryption", {}).get("state")
         return "" if state in ("locked", "unreadable") else m.text
 
@@ -237,18 +218,13 @@ class AgentsReader(RowReads, AgentsListing):
         text: str,
         id_sql: Callable[[Params], str],
         row_sql: Callable[[Params], str],
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         # search_ids with the row check moved off the event loop, and the rows of a
         # session already found left undecrypted.
         seen: set[str] = set()
+        async for sid in ids_named(self.backend, id_sql, text, seen):
+            yield sid
         params: Params = {}
-        async for batch in self.backend.stream(id_sql(params), params):
-            for row in batch:
-                sid = id_text(row[0])
-                if sid not in seen and contains(sid, text):
-                    seen.add(sid)
-                    yield sid
-        params = {}
         async for batch in self.backend.stream(row_sql(params), params):
             todo = [r for r in batch if id_text(r[0]) not in seen]
             if not todo:
@@ -258,81 +234,19 @@ class AgentsReader(RowReads, AgentsListing):
                     seen.add(sid)
                     yield sid
 
-    # -- search support ------------------------------------------------------------
-
-    def _row_message(self, row: tuple[Any, ...]) -> Message:
-        """A row ``(session_id, id, message_data, created_at)`` as a Message."""
-        return self._message(row[1:], id_text(row[0]))
-
-    async def messages_after(
-        self, watermark: int, *, limit: int = 1000, session_id: str | None = None
-    ) -> list[tuple[str, Message]]:
-        params: Params = {"w": int(watermark), "n": limit}
-        if session_id is not None:
-            params["s"] = session_id
-        sql = after_sql(self.messages_table, "id, message_data, created_at", session_id)
-        rows = await self.backend.fetchall(sql, params)
-        out = await as_messages(rows, self._row_message)
-        if not self.encrypted and any(_sealed(m) for _sid, m in out):
-            self.encrypted = self.needs_key = True
-        return out
-
-    async def session_marks(self) -> dict[str, tuple[int, int]]:
-        return await marks(self.backend, self.messages_table)
-
-    async def message_total(self) -> int:
-        return await total(self.backend, self.messages_table)
-
-    async def server_text_index(self) -> str | None:
-        return await trigram_index(self.backend, self.messages_table, "message_data")
-
-    async def ids_holding(self, text: str) -> list[str]:
-        params: Params = {}
-        cond = text_condition(self.backend, "session_id", text, params, "p")
-        rows = await self.backend.fetchall(f"SELECT session_id FROM {self._S} WHERE {cond}", params)
-        return [id_text(r[0]) for r in rows]
-
-    def text_index_advice(self) -> str:
-        return trigram_advice(self.messages_table, "message_data")
-
-    async def index_advice(self) -> list[str]:
-        return await missing_index(
-            self.backend, self.messages_table, ("session_id",),
-            "counting and paging each session's items",
-        )
-
-    def search_messages(
-        self, text: str, limit: int | None = None
-    ) -> AsyncIterator[list[tuple[str, Message]]]:
-        """The rows ``LIKE``/``ILIKE`` lets through, and with a key every envelope, newest first."""
-        params: Params = {}
-        cond = text_condition(self.backend, "message_data", text, params, "p", json_items=True)
-        if self.cipher is not None:
-            params["env"] = ENVELOPE_LIKE
-            cond = f"({cond} OR message_data LIKE :env ESCAPE '\\')"
-        cols = "session_id, id, message_data, created_at"
-        return candidates(self.backend, self._M, cols, cond, params, self._row_message, limit)
-
     # -- messages ------------------------------------------------------------------
 
-    async def page_messages(
-        self,
-        session_id: str,
-        *,
-        limit: int = 100,
-        anchor: tuple[Any, ...] | None = None,
-        direction: Direction = "backward",
-        branch: str | None = None,
-        whole_up_to: int | None = None,
-    ) -> list[Message]:
-        check_branch(self, branch)
+    async def read_page(self, session_id: str, page: Page) -> list[Message]:
+        limit, anchor, direction = page.limit, page.anchor, page.direction
+        branch, whole_up_to = page.branch, page.whole_up_to
+        self.place.check_branch(branch)
         backward = direction == "backward"
-        rows = await self._page_rows(session_id, limit, anchor, backward, whole_up_to)
+        rows = await self.page_rows(session_id, limit, anchor, backward, whole_up_to)
         if whole_up_to is None:
-            return await self._messages(rows, session_id)
-        return await agents_page(self.backend, self._M, self._messages, rows, session_id, whole_up_to)
+            return await self.messages(rows, session_id)
+        return await agents_page(self.backend, self._M, self.messages, rows, session_id, whole_up_to)
 
-    async def _page_rows(
+    async def page_rows(
         self, session_id: str, limit: int, anchor: tuple[Any, ...] | None, backward: bool,
         whole_up_to: int | None = None,
     ) -> list[tuple[Any, ...]]:
@@ -363,33 +277,33 @@ class AgentsReader(RowReads, AgentsListing):
             rows.reverse()
         return rows
 
-    # (the export's reads: RowReads)
-    _row_columns = "id, message_data, created_at"
+    # (the export's reads: SqlRows)
+    row_columns = "id, message_data, created_at"
 
     @property
-    def _row_table(self) -> str:
+    def row_table(self) -> str:
         return self._M
 
     @property
-    def _row_order(self) -> str:
+    def row_order(self) -> str:
         return "created_at, id" if self._by_time else "id"
 
-    def _row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    def row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
         return (row[2], int(row[0])) if self._by_time else (int(row[0]),)
 
-    async def _row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message] | RowPage:
+    async def row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message] | RowPage:
         """Rows ``(id, message_data, created_at, …)`` of a session as a page to export:
         plain items as rows; read here as Messages when one may be an envelope, or with
         a key (reading one may change what the store knows: see :meth:`_messages`)."""
         from fluxgui.core.jsonrecords import RowPage
 
-        if self.cipher is None and not self.encrypted and _plain_rows(rows):
+        if self.keys.cipher is None and not self.keys.encrypted and _plain_rows(rows):
             read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
             return RowPage("agents", rows, read, self._utc)
-        return await self._messages(rows, session_id)
+        return await self.messages(rows, session_id)
 
     async def count_messages(self, session_id: str, *, branch: str | None = None) -> int:
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         row = await self.backend.fetchone(
             f"SELECT COUNT(*) FROM {self._M} WHERE session_id = :s", {"s": session_id}
         )
@@ -403,7 +317,7 @@ class AgentsReader(RowReads, AgentsListing):
         are read in order and parsed in a worker thread. The database cannot look inside
         envelopes: in an encrypted store they are decrypted (in the worker thread) and
         counted too."""
-        check_branch(self, branch)
+        self.place.check_branch(branch)
         params: Params = {"s": session_id}
         if self._by_time:
             params["c"], params["i"] = anchor
@@ -413,7 +327,7 @@ class AgentsReader(RowReads, AgentsListing):
             params["i"] = anchor[0]
             before = "id < :i"
             order = "id"
-        if self.backend.dialect == "sqlite" and not self.reads_encrypted:
+        if self.backend.dialect == "sqlite" and not self.keys.reads_encrypted:
             since = await self._last_compaction(session_id, params, before, order)
             if since is not None:
                 params["ci"] = since
@@ -429,7 +343,7 @@ class AgentsReader(RowReads, AgentsListing):
             )
             return int(row[0]) if row else 0
         mentions = "(message_data LIKE '%user%' OR message_data LIKE '%compaction%')"
-        if self.reads_encrypted:
+        if self.keys.reads_encrypted:
             params["env"] = ENVELOPE_LIKE
             mentions = f"({mentions} OR message_data LIKE :env ESCAPE '\\')"
         count = 0
@@ -439,7 +353,7 @@ class AgentsReader(RowReads, AgentsListing):
             params,
             batch=2000,
         ):
-            count = await asyncio.to_thread(_count_user_items, rows, session_id, self.cipher, count)
+            count = await asyncio.to_thread(_count_user_items, rows, session_id, self.keys.cipher, count)
         return count
 
     async def _last_compaction(
@@ -467,7 +381,7 @@ class AgentsReader(RowReads, AgentsListing):
         ``EncryptedSession.get_items(limit)`` returns: the most recent ``limit`` readable
         items, skipping expired, unreadable and plain ones as the library does."""
         limit = limit or None  # 0: all, as flux
-        if not self.reads_encrypted:
+        if not self.keys.reads_encrypted:
             picked = await self.latest_messages(session_id, limit, branch=branch)
         elif limit is None:
             picked = [

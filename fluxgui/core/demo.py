@@ -19,3 +19,12 @@ def demo_store_path() -> Path | None:
 
     repo_copy = Path(fluxgui.__file__).resolve().parent.parent / "resources" / "demo.db"
     return repo_copy if repo_copy.is_file() else None
+
+
+def is_demo_store(path: Path) -> bool:
+    """Whether ``path`` is the bundled demo store (which is never written to)."""
+    demo = demo_store_path()
+    try:
+        return demo is not None and path.resolve() == demo.resolve()
+    except OSError:
+        return False

@@ -1,0 +1,68 @@
+"""The workspace's files and dialogs from the File menu: Open Workspace… (a workspace
+file's stores, passwords from the keyring), Save Workspace… (never a password or key:
+:mod:`fluxgui.services.workspace.file`), Consolidate Workspace…"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from fluxgui.core.errors import FluxguiError
+from fluxgui.services.workspace import load_workspace, save_workspace
+
+if TYPE_CHECKING:
+    from ..shell import Shell
+    from .consolidate_dialog import ConsolidateDialog
+
+FILTER = "fluxgui workspace (*.json);;All files (*)"
+
+
+class WorkspaceFiles:
+    """See the module (``controller``: the :class:`~.controller.WorkspaceController`)."""
+
+    def __init__(self, window: Shell, controller: Any) -> None:
+        self._window = window
+        self._controller = controller
+        self.dialog: ConsolidateDialog | None = None
+
+    def open_dialog(self) -> None:
+        path, _f = QFileDialog.getOpenFileName(self._window, "Open workspace", "", FILTER)
+        if path:
+            self.open_file(Path(path))
+
+    def open_file(self, path: Path) -> None:
+        try:
+            entries = load_workspace(path)
+        except FluxguiError as exc:
+            self._window.show_error(exc)
+            return
+        if entries:
+            self._controller.open_entries(entries)
+
+    def save_dialog(self) -> None:
+        path, _f = QFileDialog.getSaveFileName(self._window, "Save workspace", "workspace.json", FILTER)
+        if path:
+            self.save_file(Path(path))
+
+    def save_file(self, path: Path) -> None:
+        try:
+            save_workspace(path, self._controller.members.entries())
+        except FluxguiError as exc:
+            self._window.show_error(exc)
+            return
+        self._window.statusBar().showMessage(f"Workspace saved to {path} (no password or key in it)", 10000)
+
+    def consolidate(self, session_ids: list[str] | None = None) -> ConsolidateDialog:
+        """The consolidation dialog (window-modal, shown) for ``session_ids`` (default:
+        every session of the workspace)."""
+        from .consolidate_dialog import ConsolidateDialog
+
+        if self.dialog is not None:
+            self.dialog.close()
+        dialog = ConsolidateDialog(self._controller.members.service(), self._window.bridge, self._window,
+                                   session_ids)
+        self.dialog = dialog
+        dialog.open()
+        return dialog

@@ -1,0 +1,133 @@
+""":class:`Detectors`: the enabled rules, each run on a text where it may find something.
+
+``find(text)`` gives every finding in ``text``, left to right, none overlapping (where
+two would, the one starting first, then the longer, is kept). Each rule runs on its own,
+and only on a text holding one of its triggers. Kinds chosen: any of
+:data:`GROUPS` (``all``: every one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from . import pii, secrets
+from .custom import CustomRules
+from .rules import Finding, Rule
+
+GROUPS = ("secrets", "pii", "custom")
+#: kinds known by what stands before the value, not by its own shape: once found, the
+#: same value is a finding wherever else it appears in the output (see Redactor)
+CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
+_DIGIT = re.compile(r"\d").search
+_PLACEHOLDER = re.compile(r"\[[A-Z0-9_]+_\d+\]")
+
+
+def parse_kinds(text: str) -> tuple[str, ...]:
+    """``secrets,pii`` → ``("secrets", "pii")``; ``all`` → every group. An unknown
+    name raises ``ValueError``."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError("name at least one of secrets, pii, custom, all")
+    out: list[str] = []
+    for name in names:
+        if name == "all":
+            return GROUPS
+        if name not in GROUPS:
+            raise ValueError(f"unknown kind {name!r} (use secrets, pii, custom or all)")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+class Detectors:
+    """The rules of ``groups``, national phone numbers read in ``region``, and the
+    ``custom`` rules (used when ``"custom"`` is among the groups)."""
+
+    def __init__(
+        self, groups: Sequence[str] = GROUPS, *, region: str = pii.DEFAULT_REGION,
+        custom: CustomRules | None = None,
+    ) -> None:
+        self.groups = tuple(groups)
+        rules: list[Rule] = []
+        if "secrets" in self.groups:
+            rules.extend(secrets.RULES)
+        if "pii" in self.groups:
+            rules.extend(pii.rules(region))
+        self.rules = tuple(rules)
+        self.custom = custom if custom and "custom" in self.groups else None
+        # A rule runs on a text holding one of its triggers: one substring test, or for
+        # several triggers one search of their alternation (re finds a literal prefix
+        # fast: AKIA|ASIA|… is one pass, not four)
+        self._compiled = [
+            (r, re.compile(r.pattern, r.flags), _gate(r)) for r in self.rules
+        ]
+        self._aws = "secrets" in self.groups
+        #: no finding is shorter (but a custom one)
+        self._shortest = 1 if self.custom is not None else 6
+
+    def find(self, text: str, *, disjoint: bool = True) -> list[Finding]:
+        """Every finding in ``text`` (see the module's docstring; without ``disjoint``,
+        overlapping ones are all kept)."""
+        found: list[Finding] = []
+        if len(text) < self._shortest:
+            return found
+        low: str | None = None
+        digit: bool | None = None
+        for rule, regex, gate in self._compiled:
+            if rule.triggers:
+                hay = text
+                if rule.lower:
+                    if low is None:
+                        low = text.lower()
+                    hay = low
+                if isinstance(gate, str):
+                    if gate not in hay:
+                        continue
+                elif gate is not None and gate.search(hay) is None:
+                    continue
+            if rule.digits:
+                if digit is None:
+                    digit = _DIGIT(text) is not None
+                if not digit:
+                    continue
+            for match in regex.finditer(text):
+                if rule.check is None:
+                    s, e = match.span("v") if "(?P<v>" in rule.pattern else match.span()
+                    found.append(Finding(s, e, rule.kind))
+                else:
+                    found.extend(Finding(f.start, f.end, f.kind or rule.kind) for f in rule.check(match))
+        if self.custom is not None:
+            found.extend(self.custom.find(text))
+        if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
+            found.extend(secrets.aws_neighbours(text))
+        if found and "[" in text:  # a placeholder already there is not found again
+            found = [f for f in found if _PLACEHOLDER.fullmatch(text, f.start, f.end) is None]
+        for n, f in enumerate(found):
+            if f.kind in CONTEXTUAL:  # a known shape after "Bearer": named by its shape
+                inner = self.find(text[f.start:f.end])
+                if len(inner) == 1 and inner[0].end - inner[0].start == f.end - f.start:
+                    found[n] = f._replace(kind=inner[0].kind)
+        return _disjoint(found) if disjoint and len(found) > 1 else found
+
+
+def _gate(rule: Rule) -> str | re.Pattern[str] | None:
+    """What a text must hold for ``rule`` to run: its one trigger, or a pattern of its
+    triggers (in lower case for a rule whose triggers are looked for so)."""
+    triggers = [t.lower() if rule.lower else t for t in rule.triggers]
+    if not triggers:
+        return None
+    if len(triggers) == 1:
+        return triggers[0]
+    return re.compile("|".join(map(re.escape, sorted(triggers, key=len, reverse=True))))
+
+
+def _disjoint(found: list[Finding]) -> list[Finding]:
+    found.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    out: list[Finding] = []
+    end = -1
+    for f in found:
+        if f.start >= end and f.end > f.start:
+            out.append(f)
+            end = f.end
+    return out
