@@ -303,7 +303,10 @@ def _plan(message: Message, *, full: bool, plain: bool) -> BodyPlan:
         if call_arguments(message) is None:
             return BodyPlan("code", message.text, "", name, call_id)
         pretty = None if cut else pretty_json(text)
-        return BodyPlan("code", pretty or text, "json", name, call_id)
+        # coloured as JSON only when it is JSON (free text "Pantheon" was coloured mid-word;
+        # a cut preview: when it starts as JSON does)
+        parses = pretty is not None or (cut and text.lstrip()[:1] in ("{", "["))
+        return BodyPlan("code", pretty or text, "json" if parses else "", name, call_id)
     if kind == "tool_output" or kind == "other":
         pretty = None if cut else pretty_json(text)
         if pretty is not None:

@@ -113,3 +113,14 @@ def test_assistant_markdown_reads_as_github(qapp):
     assert formats["it"].fontItalic() and not formats["it"].fontUnderline()
     assert formats["strong"].fontWeight() > 500 and not formats["strong"].fontUnderline()
     assert not any(f.fontUnderline() for f in formats.values())
+
+
+def test_free_text_tool_input_is_not_coloured_as_json():
+    from fluxgui.core.bodies import body_plan
+    from fluxgui.core.model import from_item
+
+    free = from_item(1, {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "Pantheon"}, None)
+    assert body_plan(free, full=True).language == ""
+    json_args = from_item(2, {"type": "function_call", "call_id": "c2", "name": "search",
+                              "arguments": '{"q": "Pantheon"}'}, None)
+    assert body_plan(json_args, full=True).language == "json"
