@@ -48,7 +48,9 @@ class KeepConversationWide(QObject):
         sizes = self._panes.sizes()
         width = sum(sizes)
         if len(sizes) == 2 and width > 0 and sizes[0] > list_cap(width):
-            first = max(list_cap(width), self._panes.widget(0).minimumSizeHint().width())
+            pane = self._panes.widget(0)
+            least = pane.minimumSizeHint().width() if pane is not None else 0
+            first = max(list_cap(width), least)
             if first < sizes[0]:
                 self._panes.setSizes([first, width - first])
 
@@ -59,6 +61,8 @@ class KeepConversationWide(QObject):
         if len(sizes) != 2 or width <= 0:
             return
         inspector = self._inner.widget(1)
+        if inspector is None:
+            return
         if width < FOLD_BELOW and sizes[1] > 0:
             self.folded = True
             # folded, its minimum no longer counts in the window's (a splitter counts a
