@@ -205,6 +205,8 @@ def body_source(message: Message) -> str:
     if sealed(message):
         return message.text  # what the lock means, not the envelope's ciphertext
     if message.kind == "tool_call":
+        if is_mcp_call(message):
+            return message.text  # server, tool, arguments and the output it carries
         args = call_arguments(message)
         return args if args is not None else message.text
     if message.kind == "other" and isinstance(message.raw, (dict, list)):
@@ -213,6 +215,11 @@ def body_source(message: Message) -> str:
         except (TypeError, ValueError, RecursionError):
             return message.text
     return message.text
+
+
+def is_mcp_call(message: Message) -> bool:
+    """An MCP call item: its output (or error) is part of the call, not another item."""
+    return isinstance(message.raw, dict) and message.raw.get("type") == "mcp_call"
 
 
 def call_arguments(message: Message) -> str | None:
@@ -290,10 +297,16 @@ def _plan(message: Message, *, full: bool, plain: bool) -> BodyPlan:
     if kind == "tool_call":
         name = tool_name(message) or "tool call"
         call_id = call_key(message) or ""
+        if is_mcp_call(message):  # with its output: shown whole, as stored
+            server = message.raw.get("server_label") if isinstance(message.raw, dict) else None
+            return BodyPlan("code", text, "", f"{server} › {name}" if server else name, call_id)
         if call_arguments(message) is None:
             return BodyPlan("code", message.text, "", name, call_id)
         pretty = None if cut else pretty_json(text)
-        return BodyPlan("code", pretty or text, "json", name, call_id)
+        # coloured as JSON only when it is JSON (free text "Pantheon" was coloured mid-word;
+        # a cut preview: when it starts as JSON does)
+        parses = pretty is not None or (cut and text.lstrip()[:1] in ("{", "["))
+        return BodyPlan("code", pretty or text, "json" if parses else "", name, call_id)
     if kind == "tool_output" or kind == "other":
         pretty = None if cut else pretty_json(text)
         if pretty is not None:

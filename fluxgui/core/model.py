@@ -234,6 +234,45 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+#: input parts that are no text: shown as a marker naming them (never fetched or decoded)
+_MEDIA_PARTS = {"input_image", "image", "input_file", "file", "input_audio"}
+
+
+def _reference(value: Any) -> str:
+    """A URL or data reference as a person reads it: a ``data:`` URL by its type and size
+    (never decoded), any other text cut at 200 characters."""
+    text = _as_text(value)
+    if text.startswith("data:"):
+        head = text[: text.find(",")] if "," in text else text[:40]
+        return f"{head} ({len(text):,} characters)"
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def part_marker(part: dict[str, Any]) -> str:
+    """The marker line of an image, file or audio input part: its type and what names it
+    (file name, URL or file id, detail, size of inline data) — e.g.
+    ``[input_image: https://x/cat.png · detail high]``."""
+    kind = _as_text(part.get("type"))
+    said: list[str] = []
+    if part.get("filename"):
+        said.append(_as_text(part["filename"]))
+    for key in ("image_url", "file_url", "url", "file_id"):
+        value = part.get(key)
+        if isinstance(value, dict):  # {"url": ...} (Chat Completions' shape)
+            value = value.get("url")
+        if value:
+            said.append(_reference(value))
+    for key in ("file_data", "data"):
+        if isinstance(part.get(key), str):
+            said.append(f"{len(part[key]):,} characters of inline data")
+    if isinstance(part.get("input_audio"), dict):
+        audio = part["input_audio"]
+        said.append(f"{_as_text(audio.get('format'))} audio, {len(_as_text(audio.get('data'))):,} characters")
+    if part.get("detail"):
+        said.append(f"detail {_as_text(part['detail'])}")
+    return f"[{kind}" + (": " + " · ".join(said) if said else "") + "]"
+
+
 def _parts_text(content: Any) -> str:
     """The ``text``/``refusal`` parts of an Agents SDK content list, joined by newlines."""
     if isinstance(content, str):
@@ -252,6 +291,8 @@ def _parts_text(content: Any) -> str:
                 (isinstance(kind, str) and kind in _TEXT_PART_TYPES) or "type" not in part
             ):
                 texts.append(part["text"])
+            elif isinstance(kind, str) and kind in _MEDIA_PARTS:
+                texts.append(part_marker(part))
     return "\n".join(texts)
 
 
@@ -326,6 +367,13 @@ def item_kind(item: Any) -> str:
 
 
 def _call_text(item: dict[str, Any]) -> str:
+    if item.get("type") == "mcp_call":
+        # an MCP call carries its output (or error) in the same item, and its server
+        head = f"{_as_text(item.get('server_label'))} › {_as_text(item.get('name'))}({_as_text(item.get('arguments'))})"
+        for key, mark in (("output", "→"), ("error", "✗")):
+            if item.get(key) not in (None, ""):
+                head += f"\n{mark} {_as_text(item[key])}"
+        return head
     name = item.get("name") or item.get("server_label") or item.get("type")
     if "arguments" in item:
         args = item["arguments"]
@@ -341,9 +389,10 @@ def _call_text(item: dict[str, Any]) -> str:
 
 
 def item_text(item: Any, kind: str) -> str:
-    """What a person reads for an Agents SDK item of the given kind."""
+    """What a person reads for an Agents SDK item of the given kind (an item that is no
+    JSON object as its JSON: ``null``, ``"just a string"`` with its quotes)."""
     if not isinstance(item, dict):
-        return _as_text(item)
+        return _dumps(item)
     if kind == "message":
         return _parts_text(item.get("content"))
     if kind == "tool_call":

@@ -3,7 +3,8 @@
 Stored text may hold characters that display as nothing, or that change how the text
 around them displays: control characters (NUL, ESC, BEL… — an ESC sequence printed raw
 can recolour, retitle or rewrite a terminal), bidirectional controls (a right-to-left
-override makes "evil" display as "live"), zero-width characters, invisible "tag"
+override makes "evil" display as "live"), zero-width characters, the line and paragraph
+separators U+2028/U+2029 (a line break no reader sees in the stored text), invisible "tag"
 characters (used to smuggle instructions to a model in text a person cannot see) and lone
 surrogates (not text at all). :func:`visible` replaces each with a marker a person can
 read:
@@ -33,13 +34,16 @@ ZERO_WIDTH = frozenset(
     "\u2064\u3164\ufeff\uffa0"
 )
 _ZWJ = "\u200d"
+#: the Unicode line and paragraph separators: they break a line where a reader sees no
+#: line break in the stored text (and JSON tools pass them through): marked like the rest
+LINE_BREAKS = frozenset("\u2028\u2029")
 
 #: every hidden character (less the closing bracket: tab and newline join it for one-line
 #: text). Its compiled form costs milliseconds to make (a character class over the whole
 #: Basic Multilingual Plane): it is compiled when text beyond ASCII first needs it.
 _HIDDEN_CLASS = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"
-    + "".join(sorted(BIDI | ZERO_WIDTH))
+    + "".join(sorted(BIDI | ZERO_WIDTH | LINE_BREAKS))
     + "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f"
 )
 #: the hidden characters ASCII text can hold (C0 controls, DEL): quick to compile
@@ -131,7 +135,7 @@ def hidden_characters(text: str) -> list[str]:
     found: dict[str, None] = {}
     for match in _hidden(True).finditer(text):
         ch = match.group(0)
-        if ch in BIDI or ch in ZERO_WIDTH or "\U000e0000" <= ch <= "\U000e007f":
+        if ch in BIDI or ch in ZERO_WIDTH or ch in LINE_BREAKS or "\U000e0000" <= ch <= "\U000e007f":
             if ch == _ZWJ and visible(text[max(match.start() - 1, 0) : match.end() + 1]).find(
                 "⟨"
             ) == -1:

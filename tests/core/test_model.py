@@ -76,7 +76,7 @@ def test_message_with_content_list_joins_text_and_refusal_parts():
     assert m.raw == item
 
 
-def test_input_content_list_keeps_text_and_skips_images():
+def test_input_content_list_keeps_text_and_names_images():
     item = {
         "role": "user",
         "content": [
@@ -87,8 +87,9 @@ def test_input_content_list_keeps_text_and_skips_images():
     }
     m = row(item)
     assert m.kind == "message"
-    assert m.text.split("\n") == ["look at this", "and this"]
-    assert "example.invalid" not in m.text
+    # the image is named (issue 37: it showed nothing), never fetched
+    assert m.text.split("\n") == [
+        "look at this", "[input_image: https://example.invalid/x.png · detail auto]", "and this"]
 
 
 def test_function_call_reads_as_name_of_arguments():
@@ -179,8 +180,11 @@ def test_hosted_and_mcp_calls_are_tool_calls(model):
     assert m.kind == "tool_call"
     assert m.role == "assistant"
     assert m.raw == item
-    # The text names the tool: the function name for MCP, the item type otherwise.
+    # The text names the tool: the function name for MCP (after its server), the item
+    # type otherwise.
     name = item.get("name") or item["type"]
+    if item["type"] == "mcp_call":
+        name = f"{item['server_label']} › {name}"
     assert m.text.startswith(f"{name}(")
     if "arguments" in item:
         assert m.text == f"{name}({item['arguments']})"

@@ -85,3 +85,18 @@ def test_clamp_keeps_a_rect_that_fits():
     area = QRect(0, 0, 800, 500)
     assert clamp(QRect(10, 20, 300, 200), area) == QRect(10, 20, 300, 200)
     assert clamp(QRect(700, 450, 300, 200), area) == QRect(500, 300, 300, 200)
+
+
+def test_the_inspector_folds_in_a_narrow_conversation_and_comes_back(qtbot, window):
+    inner = window.conversation.splitter
+    window.resize(1100, 700)
+    qtbot.waitUntil(lambda: window.width() == 1100)
+    qtbot.waitUntil(lambda: window.conversation.width() >= 560)
+    qtbot.waitUntil(lambda: inner.sizes()[1] > 0)  # room: the inspector is shown
+    window.resize(900, 560)
+    window.reviews.dock.show()
+    qtbot.waitUntil(lambda: window.conversation.width() < 560)
+    qtbot.waitUntil(lambda: inner.sizes()[1] == 0)  # folded: the messages keep the width
+    window.reviews.dock.hide()
+    qtbot.waitUntil(lambda: window.conversation.width() >= 560)
+    qtbot.waitUntil(lambda: inner.sizes()[1] > 0)

@@ -13,6 +13,7 @@ the pane it paints for.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +44,19 @@ HIDDEN_BADGE = "⚠ hidden characters"
 BADGE_PARTS = ("badge", "doctor", "note", "hidden")
 #: the least room between the middle of a header and its time/id
 RIGHT_GAP = 12
+
+
+_TIME = re.compile(r"^(\d{4})-(\d\d-\d\d) (\d\d:\d\d)(:\d\d(?:\.\d+)?)?( UTC)?$")
+
+
+def _shorter_times(text: str) -> list[str]:
+    """``text`` (a card's time) and shorter forms of it, longest first:
+    ``2025-03-13 10:31:23 UTC`` → ``2025-03-13 10:31`` → ``03-13 10:31`` → ``10:31``."""
+    match = _TIME.match(text)
+    if not match:
+        return [text]
+    year, day, minute = match.group(1), match.group(2), match.group(3)
+    return [text, f"{year}-{day} {minute}", f"{day} {minute}", minute]
 
 
 @dataclass(frozen=True)
@@ -137,10 +151,15 @@ class CardHeader:
         role = visible(m.role, keep_layout=False, pictures=False)
         role_full = min(160, bold_fm.horizontalAdvance(role))
         role_least = min(role_full, bold_fm.horizontalAdvance("M" * 5))
-        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
         label = visible(m.short_label, keep_layout=False, pictures=False)
-        time_w = small_fm.horizontalAdvance(time_text) if time_text else 0
         room = right_edge - x
+        # the time, shorter when the line is narrow (no seconds, no year, the hour only)
+        time_text = visible(short_time(m.created_at), keep_layout=False, pictures=False)
+        for form in _shorter_times(time_text):
+            time_text = form
+            if role_least + small_fm.horizontalAdvance(form) + RIGHT_GAP <= room:
+                break
+        time_w = small_fm.horizontalAdvance(time_text) if time_text else 0
         # The role and the time keep their room before the badges, the middle and the id
         # (issue 37: tool cards lost their time as soon as a side panel narrowed the pane).
         keep_time = bool(time_text) and role_least + time_w + RIGHT_GAP <= room
@@ -385,7 +404,10 @@ class CardHeader:
             # a flux ``tool`` row names its tool (an SDK output item names only its type)
             name = (tool_name(m) if m.raw is None else "") or pairs.call_name(key)
             if call is None:
-                return f"{name} ← {key} (call not loaded)" if name else f"← {key} (call not loaded)"
+                # the whole session loaded: no such call at all (not one not loaded yet)
+                whole = bool(getattr(self._pane, "at_start", False))
+                why = "no call with this call_id in the session" if whole else "call not loaded"
+                return f"{name} ← {key} ({why})" if name else f"← {key} ({why})"
             return f"← {name or tool_name(call) or 'call'} {call.short_label}"
         calls = message_calls(m)
         if calls:

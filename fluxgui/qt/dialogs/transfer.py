@@ -158,7 +158,7 @@ class ExportDialog(QDialog):
         self._proposed = self._default_name()
         self.path_edit.setText(str(self._folder / self._proposed))
         # "Every session" must not keep the open session's file name (issue 37)
-        self.scope_group.buttonToggled.connect(lambda _b, on: on and self._on_scope())
+        self.scope_group.buttonToggled.connect(lambda _b, on: self._on_scope() if on else None)
         # 560 wide, or the screen's width (2× on a small screen): never cut off
         screen = (parent.screen() if parent is not None else None) or self.screen()
         room = screen.availableGeometry().width() - 40 if screen is not None else 560

@@ -32,6 +32,7 @@ from fluxgui.core.bodies import BodyPlan, body_plan
 from fluxgui.core.pairing import MessageCall
 from fluxgui.core.model import Message
 
+from .dialect import fence_lines, github_emphasis
 from .highlight import highlight
 from .styling import code_block_format, drop_images, style_markdown
 from .theme import DocTheme
@@ -75,9 +76,10 @@ def markdown_document(text: str, theme: DocTheme) -> SafeDocument:
     """``text`` as Markdown (GitHub dialect, raw HTML shown as text, images as alt text),
     code blocks coloured by pygments."""
     doc = new_document(theme)
-    doc.setMarkdown(text, _MD_FEATURES)
+    # read as GitHub reads it: _x_ is emphasis, separate code blocks stay separate
+    doc.setMarkdown(github_emphasis(text), _MD_FEATURES)
     drop_images(doc, theme)
-    style_markdown(doc, theme)
+    style_markdown(doc, theme, fence_lines(text))
     return doc
 
 

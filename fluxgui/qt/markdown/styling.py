@@ -61,8 +61,13 @@ def drop_images(doc: QTextDocument, theme: DocTheme) -> None:
         cursor.insertText(f"[{alt}]" if alt else "", alt_format)
 
 
-def style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
-    """Palette colours for code, links and tables; pygments colours for fenced code."""
+def style_markdown(doc: QTextDocument, theme: DocTheme, fences: list[int] | None = None) -> None:
+    """Palette colours for code, links and tables; pygments colours for fenced code.
+    ``fences``: the line counts of the source's fenced code blocks
+    (:func:`~.dialect.fence_lines`) — each is its own box, even next to another of the
+    same language (Qt's reader leaves no boundary between them)."""
+    fences = list(fences or [])
+    left = 0  # lines of the current fenced block still to come
     cursor = QTextCursor(doc)
     code_runs: list[tuple[int, str, list[str]]] = []  # (start, language, lines)
     run_end = -1  # where the last code run ends (the position after its last block)
@@ -78,8 +83,15 @@ def style_markdown(doc: QTextDocument, theme: DocTheme) -> None:
             cursor.setPosition(block.position())
             merged = QTextBlockFormat(code_format)
             merged.setProperty(_CODE_LANGUAGE, language)
+            new_fence = False
+            if fmt.hasProperty(_CODE_FENCE) and fences:
+                if left <= 0:
+                    left, new_fence = fences.pop(0), True
+                left -= 1
+            if new_fence and run_end == block.position():
+                merged.setTopMargin(8)  # a box of its own, apart from the one above
             cursor.setBlockFormat(merged)
-            if code_runs and code_runs[-1][1] == language and run_end == block.position():
+            if code_runs and code_runs[-1][1] == language and run_end == block.position() and not new_fence:
                 code_runs[-1][2].append(block.text())
             else:
                 code_runs.append((block.position(), language, [block.text()]))

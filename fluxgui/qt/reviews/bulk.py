@@ -92,7 +92,11 @@ def confirm(c: Reviews, edit: Edit | None, found: list[str]) -> None:
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.setInformativeText("Review › Undo Bulk Change takes it back.")
-    box.buttonClicked.connect(lambda button: button is go and run(c, edit, found))
+    def clicked(button: object) -> None:
+        if button is go:
+            run(c, edit, found)
+
+    box.buttonClicked.connect(clicked)
     c.bulk_box = box
     box.open()
 
@@ -114,14 +118,19 @@ def run(c: Reviews, edit: Edit | None, ids: list[str]) -> None:
     progress.setValue(0)
     c.bulk_progress = progress
     record = BulkRecord(c.key, edit)
+    def failed(error: Exception) -> None:
+        progress.close()
+        c.window.show_error(error)
+
     c.window.bridge.start(f"reviews:bulk:{id(record):x}", apply(c, edit, ids, record, progress),
-                          lambda n: finished(c, n, len(ids), record, progress),
-                          lambda e: (progress.close(), c.window.show_error(e)))
+                          lambda n: finished(c, n, len(ids), record, progress), failed)
 
 
 async def all_matching(c: Reviews) -> list[str]:
     """Every session id matching the search and the review filter, as the list reads them."""
     store, ids, cursor = c.window.stores.store, [], None
+    if store is None:
+        return []
     filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
     text = c.window.sessions.search_text
     if text:

@@ -36,8 +36,9 @@ class ReviewFilterBar(QWidget):
         self.has_notes.setToolTip("Only sessions with notes")
         self.flagged = QCheckBox("flagged", self)
         self.flagged.setToolTip("Only flagged sessions (need follow-up)")
-        # Two rows: one row of five fields made the list (and so the window) at least
-        # 300 px wide; a narrow list must not push the conversation off a small screen.
+        # Three short rows: one row of five fields made the list (and so the window) at
+        # least 300 px wide; a narrow list must not push the conversation off a small
+        # screen (2×), nor keep it narrow.
         self.state.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.state.setMinimumContentsLength(6)
         layout = QGridLayout(self)
@@ -46,9 +47,9 @@ class ReviewFilterBar(QWidget):
         layout.setVerticalSpacing(2)
         layout.addWidget(self.state, 0, 0)
         layout.addWidget(self.tag, 0, 1, 1, 2)
-        layout.addWidget(self.reviewer, 1, 0)
-        layout.addWidget(self.has_notes, 1, 1)
-        layout.addWidget(self.flagged, 1, 2)
+        layout.addWidget(self.reviewer, 1, 0, 1, 3)
+        layout.addWidget(self.has_notes, 2, 0)
+        layout.addWidget(self.flagged, 2, 1, 1, 2)
         for edit in (self.tag, self.reviewer):
             edit.setMinimumWidth(40)
         layout.setColumnStretch(0, 1)

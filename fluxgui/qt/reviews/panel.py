@@ -330,7 +330,11 @@ class ReviewPanel(QWidget):
             # A completion picked with Enter is written into the field after this
             # (QCompleter's activated): clear that too, or one Enter on the next
             # session would tag it again.
-            QTimer.singleShot(0, lambda: self.tag_edit.text().strip() == tag and self.tag_edit.clear())
+            QTimer.singleShot(0, self, lambda: self._clear_tag_if(tag))
+
+    def _clear_tag_if(self, tag: str) -> None:
+        if self.tag_edit.text().strip() == tag:
+            self.tag_edit.clear()
 
     def _add_message_note(self) -> None:
         text = self.message_note_edit.text().strip()

@@ -42,7 +42,7 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
 
     def walk(menu: QMenu, where: str) -> None:
         for action in menu.actions():
-            sub = action.menu()
+            sub: object = action.menu()
             if isinstance(sub, QMenu):
                 walk(sub, f"{where} › {_plain(sub.title())}")
                 continue
@@ -55,8 +55,9 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
             rows.append((where, _plain(action.text()), ", ".join(keys)))
 
     for top in window.menuBar().actions():
-        if isinstance(top.menu(), QMenu):
-            walk(top.menu(), _plain(top.text()))
+        menu = top.menu()
+        if isinstance(menu, QMenu):
+            walk(menu, _plain(top.text()))
     for action in window.findChildren(QAction):
         add(action, "Window")
     from ..reviews.queue import KEYS
@@ -97,11 +98,15 @@ class ShortcutsDialog(QDialog):
     def filter(self, text: str) -> None:
         words = text.lower().split()
         for row in range(self.table.rowCount()):
-            line = " ".join(self.table.item(row, c).text().lower() for c in range(3))
+            line = " ".join(self._cell(row, c).lower() for c in range(3))
             self.table.setRowHidden(row, not all(w in line for w in words))
 
     def shown_rows(self) -> list[str]:
-        return [self.table.item(r, 0).text() for r in range(self.table.rowCount()) if not self.table.isRowHidden(r)]
+        return [self._cell(r, 0) for r in range(self.table.rowCount()) if not self.table.isRowHidden(r)]
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
 
 
 class HelpExtras:
@@ -111,7 +116,11 @@ class HelpExtras:
     def __init__(self, window: QMainWindow, actions: dict[str, QAction], settings: object) -> None:
         self._window = window
         self.dialog: ShortcutsDialog | None = None
-        menus = {_plain(a.text()): a.menu() for a in window.menuBar().actions() if isinstance(a.menu(), QMenu)}
+        menus: dict[str, QMenu] = {}
+        for top in window.menuBar().actions():
+            menu = top.menu()
+            if isinstance(menu, QMenu):
+                menus[_plain(top.text())] = menu
         keys = QAction("&Keyboard Shortcuts", window)
         keys.setShortcut(QKeySequence("Ctrl+/"))
         keys.setStatusTip("Every shortcut of the window, searchable")
@@ -120,7 +129,10 @@ class HelpExtras:
         actions["shortcuts"] = keys
         help_menu, view_menu = menus.get("Help"), menus.get("View")
         if help_menu is not None:
-            help_menu.insertAction(help_menu.actions()[0] if help_menu.actions() else None, keys)
+            if help_menu.actions():
+                help_menu.insertAction(help_menu.actions()[0], keys)
+            else:
+                help_menu.addAction(keys)
         panel = actions.get("review_panel")
         if view_menu is not None and panel is not None:
             # every side panel can be hidden and brought back from the View menu

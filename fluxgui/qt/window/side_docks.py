@@ -61,11 +61,24 @@ class SideDocks(QObject):
             scrolling(dock)
         for dock in self.docks:
             dock.setMinimumSize(SIDE_MIN)
-            dock.toggleViewAction().toggled.connect(
-                lambda on, d=dock: on and self.bring_forward(d))
+            dock.toggleViewAction().toggled.connect(lambda on, d=dock: self._on_toggled(d, on))
+        # Tabbed even when some were opened already (as left at the last quit): hidden
+        # while grouped, shown again after — else they stay side by side and the window
+        # grows by the second panel's width on the next launch.
+        shown = [d for d in self.docks if not d.isHidden()]
+        for dock in shown:
+            dock.hide()
         first = self.docks[0]
         for dock in self.docks[1:]:
             window.tabifyDockWidget(first, dock)
+        for dock in shown:
+            dock.show()
+        if shown:
+            shown[0].raise_()
+
+    def _on_toggled(self, dock: QDockWidget, on: bool) -> None:
+        if on:
+            self.bring_forward(dock)
 
     def bring_forward(self, dock: QDockWidget) -> None:
         """``dock`` just shown: its tab in front, the panels at :func:`side_width` unless

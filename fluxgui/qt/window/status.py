@@ -34,6 +34,11 @@ class StatusArea:
         self.mode_label.setAutoRaise(True)
         self.mode_label.setText("read-only")
         self.mode_label.setEnabled(False)
+        # A long path or count must not make the window wider than a small screen (2×):
+        # they may be cut (the path keeps its end: the file name).
+        for label in (self.count_label, self.store_label):
+            label.setMinimumWidth(60)
+        self.store_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar = window.statusBar()
         bar.addWidget(self.count_label, 1)
         bar.addPermanentWidget(self.store_label)

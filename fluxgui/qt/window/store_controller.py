@@ -337,7 +337,9 @@ class StoreController:
         self.store = store
         window.branch_bar.set_session(None, None)
         window.forget_shown()
-        window.setWindowTitle(f"fluxgui — {self.label}")
+        # the store first and the app name last: Qt appends the display name ("fluxgui")
+        # to a title that does not end with it, which repeated it (issue 37)
+        window.setWindowTitle(f"{self.label} — fluxgui")
         window.status.set_store(store, self.label, keys=self.key_count)
         window.editor.set_store(store)
         window.watcher.set_store(store)
