@@ -52,6 +52,8 @@ class ConsolidateDialog(QDialog):
         self._workspace = workspace
         self._bridge = bridge
         self.plan: MergePlan | None = None
+        #: the destination the last write went to, as typed
+        self.written_into = ""
         self.result_plan: MergePlan | None = None
         self.dest = QLineEdit(self)
         self.dest.setPlaceholderText("a new SQLite file, or a database / Redis URL")
@@ -150,6 +152,7 @@ class ConsolidateDialog(QDialog):
         if self.plan is None or self._running:
             return
         self._running = True
+        self.written_into = target
         self.progress.setRange(0, len(self.plan.sessions))
         self.progress.setValue(0)
         self.progress.show()
