@@ -76,3 +76,43 @@ def test_undo_removes_exactly_the_sessions_a_consolidation_wrote_and_redo_writes
     assert _texts(merged, "user_123") == []
     assert _digests(replicas.paths) == before
     dialog.close()
+
+
+def test_the_doctor_reports_a_split_session_shown_merged_without_a_repair_and_offers_consolidate(
+        qtbot, window, replicas):
+    from PySide6.QtCore import Qt
+
+    ws = open_workspace(qtbot, window, replicas.paths)
+    problems = window.doctor.problems
+    window.doctor.dock.show()
+    ws.select("user_123")
+    qtbot.waitUntil(lambda: problems.merged == "user_123" and problems.list.count() == 1, timeout=30_000)
+    item = problems.list.item(0)
+    text = item.text()
+    assert text.startswith("split session  a/conversations.db:")
+    assert "b/conversations.db:" in text and "c/conversations.db:" in text
+    # the workspace service's sentence: turns 1 and 3 on a, turn 2 on b, turn 4 on c
+    assert "turns 1 and 3 are in a/conversations.db (its turns 1 and 2)" in text
+    assert "turn 2 is in b/conversations.db" in text and "turn 4 is in c/conversations.db" in text
+    assert "each store's agent saw only its own turns" in text
+    assert "split across stores" in problems.summary.text()
+    # no repair: nothing to tick, Preview / Apply / Remove Last Turn off; Consolidate… offered
+    assert not item.flags() & Qt.ItemFlag.ItemIsUserCheckable
+    assert problems.chosen() == []
+    assert not problems.preview_button.isEnabled() and not problems.apply_button.isEnabled()
+    assert not problems.rewind_button.isEnabled()
+    assert problems.consolidate_button.isVisible()
+    problems.consolidate_button.click()
+    dialog = ws.files.dialog
+    assert dialog is not None and dialog.session_ids == ["user_123"] and dialog.isVisible()
+    dialog.close()
+    # a copy (c holds copied_9 whole) is merged but not split: nothing reported, no Consolidate…
+    ws.select("copied_9")
+    qtbot.waitUntil(lambda: problems.merged == "copied_9", timeout=30_000)
+    assert problems.list.count() == 0 and "not split" in problems.summary.text()
+    assert not problems.consolidate_button.isVisible()
+    # a session of one store: the doctor's own checks again, with their repairs
+    ws.select("sticky_7")
+    qtbot.waitUntil(lambda: window.conversation.session_id == "sticky_7" and problems.merged is None
+                    and problems.summary.text().startswith("No problems"), timeout=30_000)
+    assert problems.preview_button.isEnabled() and not problems.consolidate_button.isVisible()

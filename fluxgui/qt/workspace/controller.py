@@ -402,6 +402,9 @@ class WorkspaceController(QObject):
 
     def _on_timeline(self, line: Timeline) -> None:
         self.timeline.show_timeline(line)
+        # the doctor reports the workspace's own finding: split_session (fixed by Consolidate…)
+        self._window.doctor.show_merged(line.session_id, line.split_finding(), len(line.stores),
+                                        lambda sid: self.files.consolidate([sid]))
         self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
         self.timeline.redo_button.setEnabled(self.editor.stack.canRedo())
 
