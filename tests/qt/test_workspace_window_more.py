@@ -96,11 +96,11 @@ def test_the_doctor_reports_a_split_session_shown_merged_without_a_repair_and_of
     assert "turn 2 is in b/conversations.db" in text and "turn 4 is in c/conversations.db" in text
     assert "each store's agent saw only its own turns" in text
     assert "split across stores" in problems.summary.text()
-    # no repair: nothing to tick, Preview / Apply / Remove Last Turn off; Consolidate… offered
+    # no repair: nothing to tick, Preview / Apply / Remove Last Turn hidden; Consolidate… offered
     assert not item.flags() & Qt.ItemFlag.ItemIsUserCheckable
     assert problems.chosen() == []
-    assert not problems.preview_button.isEnabled() and not problems.apply_button.isEnabled()
-    assert not problems.rewind_button.isEnabled()
+    assert not problems.preview_button.isVisible() and not problems.apply_button.isVisible()
+    assert not problems.rewind_button.isVisible() and problems.undo_button.isVisible()
     assert problems.consolidate_button.isVisible()
     problems.consolidate_button.click()
     dialog = ws.files.dialog
@@ -115,4 +115,5 @@ def test_the_doctor_reports_a_split_session_shown_merged_without_a_repair_and_of
     ws.select("sticky_7")
     qtbot.waitUntil(lambda: window.conversation.session_id == "sticky_7" and problems.merged is None
                     and problems.summary.text().startswith("No problems"), timeout=30_000)
-    assert problems.preview_button.isEnabled() and not problems.consolidate_button.isVisible()
+    assert problems.preview_button.isVisible() and problems.preview_button.isEnabled()
+    assert problems.rewind_button.isVisible() and not problems.consolidate_button.isVisible()

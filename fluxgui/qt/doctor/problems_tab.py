@@ -9,8 +9,8 @@ previews a rewind of the last turn. Selecting a problem selects its first card.
 
 A session of a workspace shown merged over several stores lists the workspace's own
 finding instead (:meth:`ProblemsTab.show_merged`): ``split_session`` with its messages as
-``LABEL:ID`` and its sentence, no repair (nothing in one store fixes it) but
-**Consolidate…**, which writes the merged session into one store.
+``LABEL:ID`` and its sentence, no repair (nothing in one store fixes it: the repair
+controls are hidden) but **Consolidate…**, which writes the merged session into one store.
 """
 
 from __future__ import annotations
@@ -173,8 +173,10 @@ class ProblemsTab(QWidget):
     def _set_merged(self, session_id: str | None, *, split: bool = False) -> None:
         self._merged = session_id
         self.consolidate_button.setVisible(session_id is not None and split)
-        for b in (self.preview_button, self.rewind_button, self.cancel_text, self.drop_calls):
-            b.setEnabled(session_id is None)
+        # no repair of one store applies: its controls make room for Consolidate…
+        for w in (self.preview_button, self.apply_button, self.rewind_button, self.cancel_text,
+                  self.drop_calls, self.preview):
+            w.setVisible(session_id is None)
 
     def _item(self, p: Problem) -> QListWidgetItem:
         ids = ", ".join(f"#{i}" for i in p.message_ids)

@@ -84,6 +84,8 @@ class ConsolidateDialog(QDialog):
         self.progress.hide()
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        # room for the outcome's sentences (a wrapped label is not given its height here)
+        self.status.setMinimumHeight(self.fontMetrics().lineSpacing() * 3 + 4)
         self.buttons = QDialogButtonBox(self)
         self.preview_button = self.buttons.addButton("Preview", QDialogButtonBox.ButtonRole.ActionRole)
         self.write_button = self.buttons.addButton("Consolidate", QDialogButtonBox.ButtonRole.AcceptRole)
