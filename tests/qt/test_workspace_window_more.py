@@ -84,9 +84,12 @@ def test_the_doctor_reports_a_split_session_shown_merged_without_a_repair_and_of
 
     ws = open_workspace(qtbot, window, replicas.paths)
     problems = window.doctor.problems
-    window.doctor.dock.show()
     ws.select("user_123")
     qtbot.waitUntil(lambda: problems.merged == "user_123" and problems.list.count() == 1, timeout=30_000)
+    # opening the Doctor afterwards (View › Doctor checks the shown session) keeps it
+    window.actions_by_name["doctor"].trigger()
+    assert window.doctor.dock.isVisible()
+    assert problems.merged == "user_123" and problems.list.count() == 1
     item = problems.list.item(0)
     text = item.text()
     assert text.startswith("split session  a/conversations.db:")

@@ -71,6 +71,7 @@ class DoctorController(QObject):
         self.problems.rewindRequested.connect(self.preview_rewind)
         self.problems.consolidateRequested.connect(self._on_consolidate)
         self._consolidate: Callable[[str], object] | None = None
+        self._still: Callable[[], bool] | None = None
         self.problems.messageRequested.connect(window.conversation.select_message)
         self.preflight_view.runRequested.connect(self.run_preflight)
         self.ledger_view.runRequested.connect(self.run_ledger)
@@ -114,6 +115,8 @@ class DoctorController(QObject):
         store, sid = self._store, self._sid
         self.badges.set_store(store)
         self.plan = None
+        if sid is None and self.problems.merged is not None and self._still is not None and self._still():
+            return  # a session shown merged over several stores: its finding stays
         if store is None or sid is None:
             self._show(None)
             return
@@ -157,13 +160,14 @@ class DoctorController(QObject):
 
     def show_merged(
         self, session_id: str, finding: dict[str, Any] | None, stores: int,
-        consolidate: Callable[[str], object] | None = None,
+        consolidate: Callable[[str], object] | None = None, still: Callable[[], bool] | None = None,
     ) -> None:
         """A workspace's session shown merged over ``stores`` stores: its ``split_session``
         finding (``None``: not split) in the Problems tab, without a repair but with
-        Consolidate… (``consolidate(session_id)``) when it is split."""
+        Consolidate… (``consolidate(session_id)``) when it is split. ``still()``: whether
+        it is still shown (opening the Doctor then keeps the finding)."""
         self._show(None)
-        self._consolidate = consolidate
+        self._consolidate, self._still = consolidate, still
         self.problems.show_merged(session_id, finding, stores)
 
     def _on_consolidate(self, session_id: str) -> None:
