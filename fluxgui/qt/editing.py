@@ -102,9 +102,18 @@ class Editor(QObject):
         self._bridge.start(KEY, coro, self._on_written, self._on_write_failed)
         return True
 
+    def own_store_next(self, *, undo: bool) -> bool:
+        """What Undo (or Redo) would write now is a change of a store of its own (a
+        consolidation's destination): it needs neither the window's store nor editing on."""
+        index = self.stack.index() - (1 if undo else 0)
+        command = self.stack.command(index) if 0 <= index < self.stack.count() else None
+        return isinstance(command, ChangeCommand) and isinstance(command.change, edits.OwnStoreChange)
+
     def undo(self) -> bool:
         store = self._store
-        if store is None or self._pending is not None or not self.stack.canUndo():
+        if self._pending is not None or not self.stack.canUndo():
+            return False
+        if store is None and not self.own_store_next(undo=True):
             return False
         command = self.stack.command(self.stack.index() - 1)
         assert isinstance(command, ChangeCommand)
@@ -116,7 +125,9 @@ class Editor(QObject):
 
     def redo(self) -> bool:
         store = self._store
-        if store is None or self._pending is not None or not self.stack.canRedo():
+        if self._pending is not None or not self.stack.canRedo():
+            return False
+        if store is None and not self.own_store_next(undo=False):
             return False
         command = self.stack.command(self.stack.index())
         assert isinstance(command, ChangeCommand)

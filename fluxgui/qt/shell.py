@@ -16,6 +16,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMainWindow
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QDockWidget, QLabel, QTableView, QToolButton, QWidget
 
@@ -138,6 +140,9 @@ class Doctoring(Protocol):
 
     def check_shown(self) -> None: ...
     def confirm_send(self, session_id: str) -> bool: ...
+    def show_merged(self, session_id: str, finding: dict[str, Any] | None, stores: int,
+                    consolidate: Callable[[str], object] | None = None,
+                    still: Callable[[], bool] | None = None) -> None: ...
 
 
 class Chatting(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from fluxgui.core.roles import Store, missing, refuse
 from fluxgui.core.branches import BranchChange
@@ -22,8 +22,23 @@ from fluxgui.core.errors import FluxguiError, ReadOnlyError
 from fluxgui.core.model import Message
 from fluxgui.core.turns import starts_turn
 
-#: An edit of either kind (a branch edit has the same interface: label, inverse, session).
-AnyChange = Change | BranchChange
+
+@runtime_checkable
+class OwnStoreChange(Protocol):
+    """A change of a store other than the window's (a consolidation's destination): it
+    writes itself there (:meth:`write` returns what was written)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    def inverse(self) -> OwnStoreChange: ...
+    async def write(self) -> OwnStoreChange: ...
+
+
+#: An edit of any kind (a branch edit, or a change of its own store, has the same
+#: interface: label, inverse, session).
+AnyChange = Change | BranchChange | OwnStoreChange
 
 #: why nothing is written to a store opened read-only, and how to change that
 READ_ONLY = "the store is open read-only: turn on editing (Ctrl+Shift+E) first"
@@ -200,15 +215,23 @@ async def delete_branch(store: Store, session_id: str, branch_id: str) -> Branch
     return await (store.branches or refuse(store, "branches")).delete_branch(session_id, branch_id)
 
 
-async def undo(store: Store, change: AnyChange) -> AnyChange:
+async def undo(store: Store | None, change: AnyChange) -> AnyChange:
     """Write the inverse of ``change``; returns what was written."""
+    if isinstance(change, OwnStoreChange):
+        return await change.inverse().write()
+    if store is None:
+        raise FluxguiError(NO_STORE)
     result: AnyChange = await (store.writer or refuse(store, "writer")).apply_change(change.inverse())
     await _tell_index(store, result)
     return result
 
 
-async def redo(store: Store, change: AnyChange) -> AnyChange:
+async def redo(store: Store | None, change: AnyChange) -> AnyChange:
     """Write ``change`` again; returns what was written."""
+    if isinstance(change, OwnStoreChange):
+        return await change.write()
+    if store is None:
+        raise FluxguiError(NO_STORE)
     result: AnyChange = await (store.writer or refuse(store, "writer")).apply_change(change)
     await _tell_index(store, result)
     return result
@@ -259,6 +282,8 @@ def after_edit(
     ``open_result``: the edit made a session to show (a fork); ``select``: a message the
     edit asked to select afterwards (an edited message keeps its place)."""
     sid = change.session_id
+    if isinstance(change, OwnStoreChange):
+        return AfterEdit(())  # another store's sessions: nothing shown here changed
     if open_result:
         return AfterEdit((sid,), open=sid, select=select)
     if isinstance(change, BranchChange):
@@ -291,14 +316,18 @@ class EditState:
     can_clear: bool = False
     #: ``writable`` and the store forks sessions
     can_fork: bool = False
+    #: what Undo / Redo would write is a change of a store of its own (a consolidation's
+    #: destination): enabled whether or not the window's store is writable
+    own_undo: bool = False
+    own_redo: bool = False
 
 
 def enabled_actions(state: EditState) -> dict[str, bool]:
     """Each edit action's name → whether it is enabled in ``state``."""
     writable, editable = state.writable, state.editable
     return {
-        "undo": writable and state.can_undo,
-        "redo": writable and state.can_redo,
+        "undo": (writable and state.can_undo) or state.own_undo,
+        "redo": (writable and state.can_redo) or state.own_redo,
         "edit_message": editable and state.has_message,
         "insert_before": editable and state.has_message,
         "insert_after": editable and state.has_session,

@@ -9,7 +9,8 @@ undo stack like every edit (Edit › Undo, or the panel's Undo).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -68,6 +69,9 @@ class DoctorController(QObject):
         self.problems.applyRequested.connect(self.apply)
         self.problems.undoRequested.connect(window.edits.undo)
         self.problems.rewindRequested.connect(self.preview_rewind)
+        self.problems.consolidateRequested.connect(self._on_consolidate)
+        self._consolidate: Callable[[str], object] | None = None
+        self._still: Callable[[], bool] | None = None
         self.problems.messageRequested.connect(window.conversation.select_message)
         self.preflight_view.runRequested.connect(self.run_preflight)
         self.ledger_view.runRequested.connect(self.run_ledger)
@@ -111,6 +115,8 @@ class DoctorController(QObject):
         store, sid = self._store, self._sid
         self.badges.set_store(store)
         self.plan = None
+        if sid is None and self.problems.merged is not None and self._still is not None and self._still():
+            return  # a session shown merged over several stores: its finding stays
         if store is None or sid is None:
             self._show(None)
             return
@@ -151,6 +157,22 @@ class DoctorController(QObject):
         self.report = report
         self.problems.show_report(report, outputs=outputs)
         self._window.conversation.set_markers(markers(report) if report is not None else {})
+
+    def show_merged(
+        self, session_id: str, finding: dict[str, Any] | None, stores: int,
+        consolidate: Callable[[str], object] | None = None, still: Callable[[], bool] | None = None,
+    ) -> None:
+        """A workspace's session shown merged over ``stores`` stores: its ``split_session``
+        finding (``None``: not split) in the Problems tab, without a repair but with
+        Consolidate… (``consolidate(session_id)``) when it is split. ``still()``: whether
+        it is still shown (opening the Doctor then keeps the finding)."""
+        self._show(None)
+        self._consolidate, self._still = consolidate, still
+        self.problems.show_merged(session_id, finding, stores)
+
+    def _on_consolidate(self, session_id: str) -> None:
+        if self._consolidate is not None and session_id:
+            self._consolidate(session_id)
 
     def _on_failed(self, error: Exception) -> None:
         self.problems.set_status(describe_error(error))

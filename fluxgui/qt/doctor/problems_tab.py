@@ -6,9 +6,16 @@ selected, and the one picked is the one the repair keeps (the last until told). 
 the raw text of a malformed row before it goes), **Apply** writes them as one edit
 through the window's undo stack, **Undo** takes the last edit back; **Remove Last Turn**
 previews a rewind of the last turn. Selecting a problem selects its first card.
+
+A session of a workspace shown merged over several stores lists the workspace's own
+finding instead (:meth:`ProblemsTab.show_merged`): ``split_session`` with its messages as
+``LABEL:ID`` and its sentence, no repair (nothing in one store fixes it: the repair
+controls are hidden) but **Consolidate…**, which writes the merged session into one store.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
@@ -44,6 +51,8 @@ class ProblemsTab(QWidget):
     undoRequested = Signal()
     rewindRequested = Signal()
     messageRequested = Signal(int)
+    #: Consolidate… (a split session shown merged)
+    consolidateRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -78,12 +87,19 @@ class ProblemsTab(QWidget):
         self.apply_button.clicked.connect(lambda _c=False: self.applyRequested.emit())
         self.undo_button.clicked.connect(lambda _c=False: self.undoRequested.emit())
         self.rewind_button.clicked.connect(lambda _c=False: self.rewindRequested.emit())
+        self.consolidate_button = QPushButton("Consolidate…", self)
+        self.consolidate_button.setToolTip("Write the merged session into one store (the stores merged are only read)")
+        self.consolidate_button.clicked.connect(lambda _c=False: self.consolidateRequested.emit(self._merged or ""))
+        self.consolidate_button.hide()
+        #: the session shown merged over several stores (``None``: a session of one store)
+        self._merged: str | None = None
         self.apply_button.setEnabled(False)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
 
         buttons = QHBoxLayout()
-        for b in (self.preview_button, self.apply_button, self.undo_button, self.rewind_button):
+        for b in (self.preview_button, self.apply_button, self.undo_button, self.rewind_button,
+                  self.consolidate_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -112,6 +128,7 @@ class ProblemsTab(QWidget):
         self.apply_button.setEnabled(False)
         # the status line ("Writing: …", a refusal) was about the previous report's plan
         self.set_status("")
+        self._set_merged(None)
         if report is None:
             self.summary.setText("Checking…" if checking else "No session is shown.")
             return
@@ -124,6 +141,42 @@ class ProblemsTab(QWidget):
         self.summary.setText(text)
         for p in report.problems:
             self.list.addItem(self._item(p))
+
+    def show_merged(self, session_id: str, finding: dict[str, Any] | None, stores: int) -> None:
+        """``session_id`` shown merged over ``stores`` stores, with its ``split_session``
+        finding (``None``: not split): listed without a repair, Consolidate… offered."""
+        self.show_report(None)
+        self._set_merged(session_id, split=finding is not None)
+        if finding is None:
+            self.summary.setText(
+                f"Merged over {stores} stores: not split (one store holds every turn). "
+                "Each store's own checks run when its session is shown alone.")
+            return
+        self.summary.setText(
+            "1 problem: the session is split across stores, so an agent resumed from any one of "
+            "them is not sent every turn. No repair in one store fixes it: Consolidate… writes "
+            "the merged session into one store.")
+        ids = ", ".join(finding["message_ids"])
+        code = finding["code"]
+        item = QListWidgetItem(visible(f"{LABELS.get(code, code.replace('_', ' '))}  {ids}\n{finding['detail']}",
+                                       keep_layout=True))
+        item.setData(PROBLEM_ROLE, dict(finding))
+        item.setToolTip(finding["detail"])
+        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)
+        self.list.addItem(item)
+
+    @property
+    def merged(self) -> str | None:
+        """The session shown merged, if one is."""
+        return self._merged
+
+    def _set_merged(self, session_id: str | None, *, split: bool = False) -> None:
+        self._merged = session_id
+        self.consolidate_button.setVisible(session_id is not None and split)
+        # no repair of one store applies: its controls make room for Consolidate…
+        for w in (self.preview_button, self.apply_button, self.rewind_button, self.cancel_text,
+                  self.drop_calls, self.preview):
+            w.setVisible(session_id is None)
 
     def _item(self, p: Problem) -> QListWidgetItem:
         ids = ", ".join(f"#{i}" for i in p.message_ids)

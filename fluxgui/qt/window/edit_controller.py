@@ -115,6 +115,8 @@ class EditController:
             can_branch=can_branch_here(window),
             can_clear=writable and edits.blocked_reason(window.stores.store, need="clear") is None,
             can_fork=writable and edits.blocked_reason(window.stores.store, need="fork") is None,
+            own_undo=not editor.running and editor.own_store_next(undo=True),
+            own_redo=not editor.running and editor.own_store_next(undo=False),
         )
         for name, on in edits.enabled_actions(state).items():
             if name in actions:
@@ -158,12 +160,14 @@ class EditController:
     # -- commands ----------------------------------------------------------------------
 
     def undo(self) -> None:
-        if self._window.editor.can_edit:
-            self._window.editor.undo()
+        editor = self._window.editor
+        if editor.can_edit or editor.own_store_next(undo=True):
+            editor.undo()
 
     def redo(self) -> None:
-        if self._window.editor.can_edit:
-            self._window.editor.redo()
+        editor = self._window.editor
+        if editor.can_edit or editor.own_store_next(undo=False):
+            editor.redo()
 
     def clear_session(self, session_id: str | None = None) -> None:
         """Remove every message of a session (after a confirmation naming it)."""
@@ -326,7 +330,7 @@ class EditController:
     def _say_applied(self, change: AnyChange) -> None:
         """The status bar says what was written (a deleted message leaves no other trace
         on screen) and how to take it back."""
-        label = change.label if isinstance(change, Change) else ""
+        label = change.label if isinstance(change, (Change, edits.OwnStoreChange)) else ""
         if not label:
             return
         what = self._window.editor.last_applied

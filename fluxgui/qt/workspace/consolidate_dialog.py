@@ -52,6 +52,8 @@ class ConsolidateDialog(QDialog):
         self._workspace = workspace
         self._bridge = bridge
         self.plan: MergePlan | None = None
+        #: the destination the last write went to, as typed
+        self.written_into = ""
         self.result_plan: MergePlan | None = None
         self.dest = QLineEdit(self)
         self.dest.setPlaceholderText("a new SQLite file, or a database / Redis URL")
@@ -82,6 +84,8 @@ class ConsolidateDialog(QDialog):
         self.progress.hide()
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        # room for the outcome's sentences (a wrapped label is not given its height here)
+        self.status.setMinimumHeight(self.fontMetrics().lineSpacing() * 3 + 4)
         self.buttons = QDialogButtonBox(self)
         self.preview_button = self.buttons.addButton("Preview", QDialogButtonBox.ButtonRole.ActionRole)
         self.write_button = self.buttons.addButton("Consolidate", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -150,6 +154,7 @@ class ConsolidateDialog(QDialog):
         if self.plan is None or self._running:
             return
         self._running = True
+        self.written_into = target
         self.progress.setRange(0, len(self.plan.sessions))
         self.progress.setValue(0)
         self.progress.show()

@@ -402,6 +402,10 @@ class WorkspaceController(QObject):
 
     def _on_timeline(self, line: Timeline) -> None:
         self.timeline.show_timeline(line)
+        # the doctor reports the workspace's own finding: split_session (fixed by Consolidate…)
+        self._window.doctor.show_merged(
+            line.session_id, line.split_finding(), len(line.stores), lambda sid: self.files.consolidate([sid]),
+            lambda: self.panes.currentWidget() is self.timeline and self.timeline.session_id == line.session_id)
         self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
         self.timeline.redo_button.setEnabled(self.editor.stack.canRedo())
 

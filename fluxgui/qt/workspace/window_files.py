@@ -1,6 +1,8 @@
 """The workspace's files and dialogs from the File menu: Open Workspace… (a workspace
 file's stores, passwords from the keyring), Save Workspace… (never a password or key:
-:mod:`fluxgui.services.workspace.file`), Consolidate Workspace…"""
+:mod:`fluxgui.services.workspace.file`), Consolidate Workspace… — whose write joins the
+window's undo stack (:mod:`fluxgui.services.workspace.undoable`): Edit › Undo removes the
+sessions it wrote from the destination, Redo writes them again."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from fluxgui.services.workspace import load_workspace, save_workspace
 
 if TYPE_CHECKING:
     from ..shell import Shell
+    from fluxgui.services.workspace.consolidate import MergePlan
+
     from .consolidate_dialog import ConsolidateDialog
 
 FILTER = "fluxgui workspace (*.json);;All files (*)"
@@ -26,6 +30,7 @@ class WorkspaceFiles:
         self._window = window
         self._controller = controller
         self.dialog: ConsolidateDialog | None = None
+        window.editor.applied.connect(self._on_applied)
 
     def open_dialog(self) -> None:
         path, _f = QFileDialog.getOpenFileName(self._window, "Open workspace", "", FILTER)
@@ -64,5 +69,24 @@ class WorkspaceFiles:
         dialog = ConsolidateDialog(self._controller.members.service(), self._window.bridge, self._window,
                                    session_ids)
         self.dialog = dialog
+        dialog.written.connect(lambda plan, d=dialog: self._keep(d, plan))
         dialog.open()
         return dialog
+
+    def _keep(self, dialog: ConsolidateDialog, plan: MergePlan) -> None:
+        """The consolidation was written: put the sessions it wrote on the undo stack."""
+        from fluxgui.services.workspace.into import default_format
+        from fluxgui.services.workspace.undoable import consolidation_change
+
+        if not any(s.written for s in plan.sessions):
+            return
+        coro = consolidation_change(dialog.written_into, plan, default_format(self._controller.members.service()))
+        if not self._window.editor.run(coro):
+            dialog.status.setText(dialog.status.text() + " (Not on the undo stack: another edit was being written.)")
+
+    def _on_applied(self, change: object) -> None:
+        from fluxgui.services.workspace.undoable import Consolidated
+
+        dialog = self.dialog
+        if isinstance(change, Consolidated) and dialog is not None and self._window.editor.last_applied == "do":
+            dialog.status.setText(dialog.status.text() + " Edit › Undo (Ctrl+Z) removes the sessions written.")

@@ -7,7 +7,9 @@ command line; one module per job:
 * :mod:`.listing` — every store's sessions in one lazy list, newest first;
 * :mod:`.turns`, :mod:`.timeline` — one session's merged timeline across the stores:
   whole turns by time, copies folded, uncertain order marked, ``split_session``;
-* :mod:`.consolidate` — the merged sessions written into one store, planned first.
+* :mod:`.consolidate` — the merged sessions written into one store, planned first
+  (:mod:`.into`: a destination named by its target; :mod:`.undoable`: what a
+  consolidation wrote as one reversible change, for the window's undo stack).
 """
 
 from __future__ import annotations
