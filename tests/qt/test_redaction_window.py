@@ -55,6 +55,7 @@ def test_view_redact_shows_placeholders_and_copies_them(qtbot, window, planted_d
         window.actions_by_name["redact"].setChecked(True)
     shown = pane.toPlainText()
     assert KEY not in shown and "[OPENAI_KEY_1]" in shown
+    assert window.redaction.view.notice.isVisibleTo(pane)
     assert not any(e in shown for e in EMAILS) and "[EMAIL_1]" in shown
     # the card's tooltip names the kind and the masked value, never the value
     row = next(r for r, m in enumerate(pane.model.messages) if "[OPENAI_KEY_1]" in m.text)
@@ -71,6 +72,7 @@ def test_view_redact_shows_placeholders_and_copies_them(qtbot, window, planted_d
     with qtbot.waitSignal(pane.loaded, timeout=20_000):
         window.actions_by_name["redact"].setChecked(False)
     assert KEY in pane.toPlainText()
+    assert not window.redaction.view.notice.isVisibleTo(pane)
     window.redaction.detectors = _failing
     with qtbot.waitSignal(pane.loaded, timeout=20_000):
         window.actions_by_name["redact"].setChecked(True)

@@ -98,6 +98,7 @@ class ReviewDialog(QDialog):
             ])
             item.setData(0, Qt.ItemDataRole.UserRole, k.kind)
             item.setToolTip(0, k.kind)
+            item.setToolTip(3, "\n".join(k.examples))
             item.setCheckState(0, Qt.CheckState.Checked)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             for column in (1, 2):

@@ -16,7 +16,8 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLabel, QToolTip
 
 from fluxgui.core.model import Message
 from fluxgui.services.redaction import Detectors
@@ -41,6 +42,16 @@ class ViewRedaction(QObject):
         self._shown: ShownRedaction | None = None
         self._for: tuple[int, str | None] | None = None
         pane.view.viewport().installEventFilter(self)
+        #: says the conversation is shown redacted (above the messages, while on)
+        self.notice = QLabel(
+            "Redacted: placeholders stand for secrets and personal data (hover a card "
+            "for their kinds); copies take them too.", pane,
+        )
+        self.notice.setWordWrap(True)
+        self.notice.setContentsMargins(10, 2, 10, 4)
+        self.notice.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.notice.hide()
+        pane.header_area.addWidget(self.notice)
 
     @property
     def on(self) -> bool:
@@ -52,6 +63,7 @@ class ViewRedaction(QObject):
             return
         self._shown, self._for = None, None
         self.pane.shown = self.page if on else None
+        self.notice.setVisible(on)
         if self.pane.session_id is not None:
             self.pane.paging.reload(keep_position=True)
         else:
