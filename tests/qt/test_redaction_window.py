@@ -13,7 +13,7 @@ from qt_helpers import OFFSCREEN_NOISE, write_agents_store
 from redaction_corpus import PII, SECRETS, agents_items
 
 
-pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
+pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE, r"^This plugin does not support raise\(\)$")  # (the tooltip)
 
 SID = "planted-1"
 KEY = next(v for k, v, _s in SECRETS if k == "OPENAI_KEY")
@@ -62,6 +62,20 @@ def test_view_redact_shows_placeholders_and_copies_them(qtbot, window, planted_d
     m = pane.model.message(row)
     tip = window.redaction.view.tip(m, "[OPENAI_KEY_1]")
     assert tip.startswith("[OPENAI_KEY_1]: OpenAI key (sk-…") and KEY not in tip
+    # hovering the card's placeholder tells its kind (the tooltip the viewport shows)
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    pane.select_message(m.id)
+    rect = pane.view.visualRect(pane.model.index(row, 0))
+    body = pane.delegate.layout_rows(rect, m).body
+    at = QPoint(body.left() + pane.fontMetrics().horizontalAdvance("use the key [OPE"), body.center().y())
+    viewport = pane.view.viewport()
+    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, at, viewport.mapToGlobal(at)))
+    assert QToolTip.text().startswith("<p style='white-space:pre'>[OPENAI_KEY_1]: OpenAI key (sk-…")
+    assert KEY not in QToolTip.text()
+    QToolTip.hideText()
     # the Copy actions copy what is shown
     pane.select_message(m.id)
     pane.menus.copy_text()
