@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QDockWidget, QLabel, QTableView, QToolButton, QWidget
 
+    from fluxgui.core.branches import BranchChange
     from fluxgui.core.ports import OpenOptions
     from fluxgui.core.roles import Store
 
-    from .branches.bar import BranchBar
     from .bridge import AsyncBridge
     from .conversation import ConversationPane
     from .dialogs.opening import OpenedStore
@@ -31,7 +31,24 @@ if TYPE_CHECKING:
     from .settings import RecentStores
     from .watch import StoreWatcher
     from .widgets import ErrorBar, NoticeBar
-    from .window.status import StatusArea
+
+
+class StatusArea(Protocol):
+    """The status bar's store name and read-only/editing switch (``window.status``)."""
+
+    def set_store(self, store: Store, label: str, *, keys: int = 0) -> None: ...
+    def set_mode(self, text: str, tip: str, style: str, *, enabled: bool, checked: bool) -> None: ...
+
+
+class BranchBar(Protocol):
+    """The branch bar above the conversation (``window.branch_bar``)."""
+
+    def current_branch(self) -> str | None: ...
+    def branch_for(self, store: Store | None, session_id: str) -> str | None: ...
+    def set_session(self, store: Store | None, session_id: str | None) -> None: ...
+    def refresh(self, switch_to: str | None = None) -> None: ...
+    def after_change(self, change: BranchChange) -> None: ...
+    def isVisible(self) -> bool: ...  # noqa: N802 - Qt's name
 
 
 class Stores(Protocol):

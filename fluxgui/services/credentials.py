@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fluxgui.core.redact import join_secrets, redact_url, split_secrets
@@ -276,11 +277,25 @@ _writes: set[asyncio.Task[bool]] = set()
 def file_password_soon(target: str) -> None:
     """File ``target``'s password without blocking the caller: on a worker thread when
     an event loop runs in this thread (the window), else at once (a script)."""
+    _soon(lambda: file_password(target), lambda: file_password_async(target))
+
+
+def api_key_soon(key: str) -> None:
+    """File an API key in the keyring (the entry the Conversations store and the test
+    chat read), as :func:`file_password_soon` files a password."""
+    if key:
+        _soon(
+            lambda: set_password(API_KEY_KEYRING, key),
+            lambda: set_password_async(API_KEY_KEYRING, key),
+        )
+
+
+def _soon(now: Callable[[], object], later: Callable[[], Coroutine[Any, Any, bool]]) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        file_password(target)
+        now()
         return
-    task = loop.create_task(file_password_async(target))
+    task = loop.create_task(later())
     _writes.add(task)
     task.add_done_callback(_writes.discard)

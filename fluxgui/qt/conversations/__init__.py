@@ -12,12 +12,11 @@ never the key) in the settings, and listed again whenever that server is opened.
 """
 
 from .bar import ConversationsBar, install_conversations_bar
-from .remembered import ConversationIds, remember_api_key, with_remembered
+from .remembered import ConversationIds, with_remembered
 
 __all__ = [
     "ConversationIds",
     "ConversationsBar",
     "install_conversations_bar",
-    "remember_api_key",
     "with_remembered",
 ]

@@ -9,7 +9,6 @@ key is never written here (it goes to the system keyring when the user asks, thr
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 
 from PySide6.QtCore import QSettings
@@ -17,7 +16,6 @@ from PySide6.QtCore import QSettings
 from fluxgui.adapters.registry import conversations_location
 from fluxgui.core.errors import FluxguiError
 from fluxgui.core.ports import OpenOptions
-from fluxgui.services import credentials
 
 _GROUP = "conversations"
 #: at most this many ids are remembered per server
@@ -73,22 +71,3 @@ def with_remembered(settings: QSettings, target: str, options: OpenOptions) -> O
     remembered = ConversationIds(settings).ids(location)
     ids = tuple(dict.fromkeys([*options.conversations, *remembered]))
     return options.with_(conversations=ids)
-
-
-def remember_api_key(key: str) -> None:
-    """File an API key in the keyring (the entry the store and the test chat read), on a
-    worker thread when the event loop runs."""
-    if not key:
-        return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        credentials.set_password(credentials.API_KEY_KEYRING, key)
-        return
-    task = loop.create_task(credentials.set_password_async(credentials.API_KEY_KEYRING, key))
-    _writes.add(task)
-    task.add_done_callback(_writes.discard)
-
-
-#: keyring writes not finished yet (a task nobody holds may be collected before it ran)
-_writes: set[asyncio.Task[bool]] = set()

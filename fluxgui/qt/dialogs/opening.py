@@ -23,7 +23,6 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.services import credentials
 from fluxgui.services.database_urls import SQLITE
 
-from ..conversations.remembered import remember_api_key
 from ..settings import RecentStores
 from .open_url import OpenUrlDialog
 from .passwords import PasswordDialog
@@ -149,6 +148,6 @@ def remember_opened(request: OpenRequest, recent: RecentStores) -> None:
     stays in the window's memory.)"""
     recent.add(request.target, request.label, key_prefix=request.key_prefix)
     if request.remember and request.options.api_key:  # an OpenAI Conversations key
-        remember_api_key(request.options.api_key)
+        credentials.api_key_soon(request.options.api_key or "")
     elif request.remember and credentials.is_url(request.target):
         credentials.file_password_soon(request.target)
