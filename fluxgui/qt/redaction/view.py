@@ -90,10 +90,11 @@ class ViewRedaction(QObject):
         if not text:
             return ""
         if placeholder is not None:
-            for s in shown.found.get(m.id, []):
+            found = shown.found.get(m.id, [])
+            for s in found:
                 if s.placeholder == placeholder:
-                    text = f"{s.placeholder}: {kind_label(s.kind)} ({s.masked})\n\n" + text
-                    break
+                    line = f"{s.placeholder}: {kind_label(s.kind)} ({s.masked})"
+                    return line if len(found) == 1 else f"{line}\n\n{text}"
         return text
 
     # -- hovering ----------------------------------------------------------------------
