@@ -145,3 +145,35 @@ def test_a_detector_failure_leaves_the_item_out_and_says_so(qtbot, window, plant
     assert KEY not in text and "[OPENAI_KEY_1]" in text
     status = window.statusBar().currentMessage()
     assert "redaction left out 1 item a detector failed on" in status
+
+
+def test_export_redacted_goes_from_the_review_through_the_export_dialog(qtbot, window, planted_db, tmp_path):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from fluxgui.qt.dialogs.transfer import ExportDialog
+
+    _open(qtbot, window, planted_db)
+    window.actions_by_name["export_redacted"].trigger()
+    review = window.redaction.review
+    assert review is not None and review.isVisible()
+    qtbot.waitUntil(lambda: review.review is not None, timeout=30_000)
+    review.set_ticked("PHONE", False)
+    out = tmp_path / "chosen.json"
+    seen: list[str] = []
+
+    def fill() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, ExportDialog):
+            QTimer.singleShot(10, fill)
+            return
+        seen.append(dialog.windowTitle())
+        dialog.path_edit.setText(str(out))
+        dialog.accept()
+
+    QTimer.singleShot(0, fill)
+    with qtbot.waitSignal(window.transferFinished, timeout=30_000):
+        review.ok.click()
+    assert seen == ["Export Redacted"]
+    text = out.read_text(encoding="utf-8")
+    assert KEY not in text and "[OPENAI_KEY_1]" in text and "(415) 555-2671" in text
