@@ -44,8 +44,7 @@ class ViewRedaction(QObject):
         pane.view.viewport().installEventFilter(self)
         #: says the conversation is shown redacted (above the messages, while on)
         self.notice = QLabel(
-            "Redacted: placeholders stand for secrets and personal data (hover a card "
-            "for their kinds); copies take them too.", pane,
+            "Shown redacted: hover a placeholder for its kind; copies are redacted too.", pane,
         )
         self.notice.setWordWrap(True)
         self.notice.setContentsMargins(10, 2, 10, 4)
