@@ -177,3 +177,28 @@ def test_export_redacted_goes_from_the_review_through_the_export_dialog(qtbot, w
     assert seen == ["Export Redacted"]
     text = out.read_text(encoding="utf-8")
     assert KEY not in text and "[OPENAI_KEY_1]" in text and "(415) 555-2671" in text
+
+
+def test_a_huge_item_is_copied_whole_and_redacted(qtbot, window, tmp_path):
+    from PySide6.QtGui import QGuiApplication
+
+    from fluxgui.core.bodies import PARTIAL_BYTES
+
+    output = "log line\n" * (PARTIAL_BYTES // 9 + 1000) + f"at the end: {KEY}\n"
+    path = write_agents_store(tmp_path / "huge.db", {SID: [[
+        {"role": "user", "content": "dump the logs"},
+        {"type": "function_call", "call_id": "c1", "name": "dump_logs", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": output},
+    ]]})
+    _open(qtbot, window, path)
+    pane = window.conversation
+    with qtbot.waitSignal(pane.loaded, timeout=20_000):
+        window.actions_by_name["redact"].setChecked(True)
+    m = next(m for m in pane.model.messages if m.partial)
+    assert KEY not in m.text  # (its start holds no key)
+    pane.select_message(m.id)
+    QGuiApplication.clipboard().setText("")
+    assert pane.menus.copy_text()
+    qtbot.waitUntil(lambda: "at the end:" in QGuiApplication.clipboard().text(), timeout=30_000)
+    copied = QGuiApplication.clipboard().text()
+    assert KEY not in copied and "at the end: [OPENAI_KEY_1]" in copied
