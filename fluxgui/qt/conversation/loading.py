@@ -124,6 +124,11 @@ class PaneLoading:
         """
         if generation != self.pane._generation:
             return
+        shown = self.pane.shown
+        if shown is not None and messages:  # (View › Redact) the page as it is shown
+            messages[:] = await asyncio.to_thread(shown, list(messages))
+            if generation != self.pane._generation:
+                return
         self.pane.pairs.add(messages)
         # pygments is pure Python: lex the page's code blocks in a worker thread, so that
         # building a document on the UI thread only applies colours.

@@ -4,6 +4,7 @@ window adds (its edit actions, through ``menu_hook``)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
@@ -50,8 +51,16 @@ class PaneMenu:
         if m.partial is None or self.pane._store is None or self.pane._session_id is None:
             then(m)
             return
-        self.pane._bridge.start("copy-whole", whole_message(self.pane._store, self.pane._session_id, m, branch=self.pane.branch),
-                           then)
+        self.pane._bridge.start("copy-whole", self._whole(m), then)
+
+    async def _whole(self, m: Message) -> Message:
+        """``m`` read whole, as it is shown (redacted while View › Redact is on)."""
+        assert self.pane._store is not None and self.pane._session_id is not None
+        read = await whole_message(self.pane._store, self.pane._session_id, m, branch=self.pane.branch)
+        shown = self.pane.shown
+        if shown is not None:
+            read = (await asyncio.to_thread(shown, [read]))[0]
+        return read
 
     def selected_messages(self) -> list[Message]:
         """The selected messages in stored order (the current one when none is selected)."""
@@ -127,7 +136,7 @@ class PaneMenu:
             key = f"viewer-{id(viewer)}"
             viewer.destroyed.connect(lambda *_: self.pane._bridge.cancel(key))
             self.pane._bridge.start(
-                key, whole_message(self.pane._store, self.pane._session_id, m, branch=self.pane.branch),
+                key, self._whole(m),
                 lambda read: viewer.set_text(body_source(read)), lambda exc: viewer.failed(str(exc)),
             )
         return viewer

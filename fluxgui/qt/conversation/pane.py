@@ -98,6 +98,9 @@ class ConversationPane(QWidget):
         self._restore: Restore | None = None  # where to put the view after a reload
         #: called as ``menu_hook(menu, message_or_None)`` at the end of the context menu
         self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
+        #: what each loaded page goes through before it is shown (in a worker thread;
+        #: View › Redact: the messages redacted, as many as given); ``None``: as stored
+        self.shown: Callable[[list[Message]], list[Message]] | None = None
         # Turn numbers: user messages before the first loaded one (None: being counted)
         # and each loaded user message's number (None: to be worked out again).
         self._turn_base: int | None = None

@@ -144,6 +144,7 @@ class PaneState(Protocol):
     find_bar: FindBar
 
     menu_hook: Callable[[QMenu, Message | None], None] | None
+    shown: Callable[[list[Message]], list[Message]] | None  # a page's transform (redaction)
     viewer: Any
 
     @property

@@ -227,6 +227,10 @@ class EditController:
         message = window.conversation.current_message()
         if store is None or sid is None or message is None:
             return
+        if window.conversation.shown is not None:  # (View › Redact) it shows placeholders
+            QMessageBox.information(window, "Edit message", "The conversation is shown redacted: "
+                                    "turn off View › Redact to edit a message as stored.")
+            return
         if message.partial is not None:  # only its start is loaded: saving it would cut it
             QMessageBox.information(window, "Edit message", f"Message {message.id} is "
                                     f"{size_label(message.partial)}: too big to edit here.")

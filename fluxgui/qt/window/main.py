@@ -28,6 +28,7 @@ from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import install_branch_bar
+from ..redaction import Redaction, install_redaction
 from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, extend_menu, install_reviews
 from ..bridge import AsyncBridge
@@ -80,6 +81,7 @@ class MainWindow(Shell):
     reviews: ReviewController
     workspace: WorkspaceController
     replay: ReplayParts
+    redaction: Redaction
 
     def __init__(
         self,
@@ -170,6 +172,8 @@ class MainWindow(Shell):
         self.conversation.menu_hook = self.edits.conversation_menu
         # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
         self.replay = install_replay(self, self.reviews)
+        # View › Redact and File › Export Redacted… (issue 39).
+        self.redaction = install_redaction(self)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).

@@ -32,6 +32,8 @@ from ..dialogs.progress import TransferProgress
 from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
 if TYPE_CHECKING:
+    from fluxgui.services.redaction import Redactor
+
     from ..shell import Shell
 
 #: reports ``(done, total)`` as a transfer advances
@@ -127,10 +129,11 @@ class TransferController:
 
     def run_export(
         self, path: object, fmt: str, session_ids: list[str] | None, *, metadata: bool = True,
-        reviews: bool = False,
+        reviews: bool = False, redactor: Redactor | None = None,
     ) -> None:
         """Export in the background with a progress dialog (Cancel leaves no file);
-        ``reviews``: with each session's review results."""
+        ``reviews``: with each session's review results; ``redactor``: redacted (what it
+        left out said in the result line)."""
         window = self._window
         store = window.stores.store
         if store is None:
@@ -143,8 +146,11 @@ class TransferController:
             lambda progress: export_sessions(
                 store, target, fmt, session_ids=session_ids, metadata=metadata,
                 progress=progress, title=title, annotate=annotate,
+                transform=redactor.page if redactor is not None else None,
+                unchanged=redactor.unchanged_rows if redactor is not None else None,
             ),
-            lambda r: f"Exported {_counted(r)} to {target}" + "".join(f"; {n}" for n in r.notes),
+            lambda r: f"Exported {_counted(r)}{' redacted' if redactor is not None else ''} to {target}"
+            + "".join(f"; {n}" for n in [*r.notes, *(redactor.notes() if redactor is not None else [])]),
         )
 
     # -- import ----------------------------------------------------------------------

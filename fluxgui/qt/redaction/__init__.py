@@ -1,0 +1,119 @@
+"""Redaction in the window (issue 39): View › Redact and File › Export Redacted….
+
+The work is :mod:`fluxgui.services.redaction`'s (the detectors, the placeholders, the
+review); this package shows it: :mod:`.view` (the conversation redacted, the kinds on
+hover), :mod:`.review_dialog` (the findings by kind before an export, a checkbox each).
+:func:`install_redaction` puts the two actions into the menus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from fluxgui.services.redaction import Detectors, make_redactor
+from fluxgui.services.redaction.review import KindsRedactor
+
+from .review_dialog import ReviewDialog
+from .view import ViewRedaction
+
+if TYPE_CHECKING:
+    from ..shell import Shell
+
+
+def default_detectors() -> Detectors:
+    """Every kind: secrets, personal data, and the custom rules kept in the settings'
+    rules file when there is one."""
+    return make_redactor().detectors
+
+
+class Redaction:
+    """The window's redaction: :attr:`view` (View › Redact) and the redacted export."""
+
+    def __init__(self, window: Shell) -> None:
+        self.window = window
+        #: makes the detectors of each redacted view or export (tests inject failures)
+        self.detectors: Callable[[], Detectors] = default_detectors
+        self.view = ViewRedaction(window.conversation, lambda: self.detectors())
+        #: the review dialog open (``None``: none)
+        self.review: ReviewDialog | None = None
+
+    def make_review(self) -> ReviewDialog | None:
+        """The review of what a redacted export would redact (started, not shown): the
+        selected sessions, else the open one, else the whole store."""
+        window = self.window
+        store = window.stores.store
+        if store is None:
+            return None
+        selected = window.selected_session_ids()
+        ids = selected or ([window.current_session_id] if window.current_session_id else None)
+        scope = (f"{len(ids)} sessions" if len(ids) > 1 else "the session") if ids else "the whole store"
+        self.review = ReviewDialog(window, window.bridge, store, self.detectors(), ids, scope)
+        return self.review
+
+    def export_dialog(self) -> None:
+        """File › Export Redacted…: the review, then the export dialog, then the export."""
+        review = self.make_review()
+        if review is None:
+            return
+        review.accepted.connect(lambda: self._then_export(review.unticked()))
+        review.finished.connect(lambda _r: review.deleteLater())
+        review.open()
+
+    def _then_export(self, keep: list[str]) -> None:
+        transfers = self.window.transfers
+        dialog = transfers.make_export_dialog()
+        if dialog is None:
+            return
+        dialog.setWindowTitle("Export Redacted")
+        try:
+            if dialog.exec():
+                self.run_export(dialog.path(), dialog.format(), dialog.session_ids(), keep,
+                                metadata=dialog.metadata())
+        finally:
+            dialog.deleteLater()
+
+    def run_export(self, path: object, fmt: str, session_ids: list[str] | None, keep: list[str],
+                   *, metadata: bool = True) -> None:
+        """Export redacted, leaving the kinds in ``keep`` as they are."""
+        redactor = KindsRedactor(self.detectors(), keep)
+        self.window.transfers.run_export(path, fmt, session_ids, metadata=metadata, redactor=redactor)
+
+
+def install_redaction(window: Shell) -> Redaction:
+    """View › Redact (after Plain Text) and File › Export Redacted… (after Export…)."""
+    parts = Redaction(window)
+    actions = window.actions_by_name
+    redact = QAction("Re&dact", window)
+    redact.setCheckable(True)
+    redact.setShortcut(QKeySequence("Ctrl+Alt+R"))
+    redact.setStatusTip("Show the conversation with secrets and personal data replaced by placeholders "
+                        "(copies take the redacted text)")
+    redact.toggled.connect(parts.view.set_on)
+    window.addAction(redact)
+    actions["redact"] = redact
+    export = QAction("Export Re&dacted…", window)
+    export.setStatusTip("Review the secrets and personal data found, then export with them redacted")
+    export.triggered.connect(lambda _checked=False: parts.export_dialog())
+    actions["export_redacted"] = export
+    _put_after(window, actions.get("plain_text"), redact)
+    _put_after(window, actions.get("export"), export)
+    return parts
+
+
+def _put_after(window: Shell, anchor: QAction | None, action: QAction) -> None:
+    for top in window.menuBar().actions():
+        menu = top.menu()
+        if isinstance(menu, QMenu) and anchor is not None and anchor in menu.actions():
+            following = menu.actions()[menu.actions().index(anchor) + 1:]
+            if following:
+                menu.insertAction(following[0], action)
+            else:
+                menu.addAction(action)
+            return
+
+
+__all__ = ["Redaction", "ReviewDialog", "ViewRedaction", "install_redaction"]
