@@ -27,3 +27,20 @@ def test_the_package_description_has_no_relative_image():
         text = re.sub(sub["pattern"], sub["replacement"], text)
     assert not re.search(r"!\[[^\]]*\]\((?!https?://)", text)
     assert "## Command line" in text and text.startswith("```")  # the rest is kept
+
+
+def test_the_test_line_runs_the_type_checker_the_extras_install() -> None:
+    """The README's test line (what .ci/run runs) type-checks the package before the
+    suite, with the mypy the test extras pin."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    line = next(
+        ln for ln in (root / "README.md").read_text(encoding="utf-8").splitlines()
+        if re.match(r"^python3 -m venv \.venv && .*pytest", ln)
+    )
+    assert ".venv/bin/mypy &&" in line and line.index("mypy") < line.index("pytest")
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(dep.startswith("mypy>=") and "<" in dep for dep in config["project"]["optional-dependencies"]["test"])
+    assert config["tool"]["mypy"]["files"] == ["fluxgui"]

@@ -116,7 +116,7 @@ class SessionBadges(QObject):
         try:
             self._bridge.start(
                 KEY, coro,
-                lambda r, s=store: self._done(s, r), lambda e, s=store, i=sid: self._failed(s, i),
+                lambda r: self._done(store, r), lambda _e: self._failed(store, sid),
             )
         except RuntimeError:  # the window is closing (its bridge closed): stop asking
             self._queue.clear()

@@ -143,7 +143,7 @@ class DoctorController(QObject):
 
         self._window.bridge.start(
             "doctor:check", check(),
-            lambda r, s=store: self._on_checked(s, *r), self._on_failed,
+            lambda r: self._on_checked(store, *r), self._on_failed,
         )
 
     def _on_checked(self, store: Store, report: SessionReport, outputs: dict[int, Message]) -> None:

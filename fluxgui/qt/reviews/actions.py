@@ -4,6 +4,7 @@ matching the filter (counted, confirmed, cancellable and undoable: :mod:`.bulk`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject
@@ -57,21 +58,28 @@ def extend_menu(c: Reviews, menu: QMenu, session_id: str) -> None:
     """The session list's context menu: Copy Session Id, and the review actions."""
     window = c.window
     first = menu.actions()[0] if menu.actions() else None
+
+    def put(action: QAction) -> None:  # before the menu's own actions
+        if first is None:
+            menu.addAction(action)
+        else:
+            menu.insertAction(first, action)
+
     copy = QAction("Copy Session Id", menu)
     copy.setShortcut(COPY_ID)
     copy.triggered.connect(lambda _c=False: copy_id(window, session_id))
-    menu.insertAction(first, copy)
+    put(copy)
     if c.on:
         states = QMenu("Set Review State", menu)
         for state in STATES:
-            states.addAction(STATE_LABELS[state], lambda s=state: bulk(c, Edit(state=s)))
-        menu.insertMenu(first, states)
+            states.addAction(STATE_LABELS[state], _set_state(c, state))
+        put(states.menuAction())
         add_tag = QAction("Add Tag to Selected…", menu)
         add_tag.triggered.connect(lambda _c=False: ask_tag(c))
-        menu.insertAction(first, add_tag)
+        put(add_tag)
         claim = QAction("Claim Selected", menu)
         claim.triggered.connect(lambda _c=False: bulk(c, None))
-        menu.insertAction(first, claim)
+        put(claim)
     if first is not None:
         menu.insertSeparator(first)
 
@@ -118,3 +126,8 @@ def install_menu(c: Reviews) -> dict[str, QAction]:
     add("review_keys", "Queue &Keys…", c.show_cheat_sheet)
     window.actions_by_name.update(acts)
     return acts
+
+
+def _set_state(c: Reviews, state: str) -> Callable[[], None]:
+    """The menu's call that sets ``state`` on the selected sessions."""
+    return lambda: bulk(c, Edit(state=state))

@@ -25,6 +25,7 @@ from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.apart import target_place
 from fluxgui.services.reviews.listing import FilteredPages
 
+from ..widgets import insert_beside
 from .filter_bar import ReviewFilterBar
 from .lease import ClaimLease
 from .marks import ReviewMarks
@@ -74,8 +75,7 @@ class ReviewController(QObject):
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
         self.filter_bar = ReviewFilterBar(window)
-        layout = window.search_box.parentWidget().layout()
-        layout.insertWidget(layout.indexOf(window.search_box) + 1, self.filter_bar)
+        insert_beside(window.search_box, self.filter_bar, 1)
         self.filter_bar.hide()
         self.filter = ReviewFilter()
         self.marks = ReviewMarks(self)
@@ -111,7 +111,7 @@ class ReviewController(QObject):
         self.panel.takeOverRequested.connect(lambda: self.change(Edit(take_over=True), guard=True))
         self.panel.settingsEdited.connect(self._settings_edited)
         self.filter_bar.filterChanged.connect(self.set_filter)
-        self.dock.visibilityChanged.connect(lambda on: on and self.set_on(True))
+        self.dock.visibilityChanged.connect(self._dock_shown)
         window.sessions.modelReset.connect(self._maybe_new_store)
         window.sessions.pageLoaded.connect(lambda _added, _more: self._fetch_marks())
         window.sessions.pageLoaded.connect(self._on_page_for_move)
@@ -129,6 +129,10 @@ class ReviewController(QObject):
     @property
     def reviewer(self) -> str:
         return self.panel.reviewer.text().strip() or default_reviewer()
+
+    def _dock_shown(self, visible: bool) -> None:
+        if visible:
+            self.set_on(True)
 
     def set_on(self, on: bool = True) -> None:
         """Open the review database (once) and show the reviews; off: hide them."""
@@ -287,12 +291,12 @@ class ReviewController(QObject):
         if self.db is None or self.key is None:
             return
         model = self.window.sessions
-        ids = [model.session_at(r).id for r in range(model.rowCount())]
+        ids = [s.id for s in map(model.session_at, range(model.rowCount())) if s is not None]
         missing = self.marks.missing(ids)
         if missing:
             key, db = self.key, self.db
             self.window.bridge.start(f"reviews:marks:{next(self._seq)}", db.reviews(key, missing, notes=True),
-                                     lambda found, k=key: self._marks_loaded(k, found))
+                                     lambda found: self._marks_loaded(key, found))
 
     def _marks_loaded(self, key: str, found: dict[str, Any]) -> None:
         if key != self.key:
@@ -308,7 +312,7 @@ class ReviewController(QObject):
             self.settings.setValue(POSITION + self.key, session_id)
         key, db = self.key, self.db
         self.window.bridge.start(f"reviews:shown:{next(self._seq)}", db.get(key, session_id),
-                                 lambda r, k=key: self._review_loaded(k, r))
+                                 lambda r: self._review_loaded(key, r))
 
     def reload_shown(self) -> None:
         """Read the shown session's review again (after a change made elsewhere)."""
@@ -328,7 +332,7 @@ class ReviewController(QObject):
             if self.db is not None:
                 sid = review.session_id
                 self.window.bridge.start(f"reviews:history:{next(self._seq)}", self.db.history(key, sid),
-                                         lambda h, s=sid: self.panel.show_history(s, h))
+                                         lambda h: self.panel.show_history(sid, h))
         self.reviewChanged.emit(review.session_id)
 
     def _mark_cards(self, review: Any) -> None:
@@ -389,7 +393,7 @@ class ReviewController(QObject):
             return
         key = self.key
         self.window.bridge.start("reviews:poll", self.db.change_marker(key),
-                                 lambda m, k=key: self._polled(k, m), lambda _e: None)
+                                 lambda m: self._polled(key, m), lambda _e: None)
 
     def _polled(self, key: str, marker: Any) -> None:
         if key != self.key:
@@ -453,6 +457,8 @@ class ReviewController(QObject):
         self.panel.note_edit.clear()
         self.change(Edit(state="reviewed", note=note or None), guard=True)
         db, key, store = self.db, self.key, self.window.stores.store
+        if store is None:
+            return
         self.window.bridge.start(
             f"reviews:next:{next(self._seq)}",  # (never cancelled half-way by the next one)
             claims.next_session(db, store, key, reviewer=self.reviewer, take=True, tag=self.filter.tag, skip={sid}),

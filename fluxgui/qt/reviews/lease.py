@@ -62,7 +62,7 @@ class ClaimLease(QObject):
         """Renew the shown claim when :meth:`due` (a worker task; the panel shows the new
         time when it is done)."""
         c, review = self.c, self.c.panel.review
-        if c.db is None or c.key is None or not self.due(review):
+        if c.db is None or c.key is None or review is None or not self.due(review):
             return
         bridge = c.window.bridge
         if bridge.running("reviews:renew"):

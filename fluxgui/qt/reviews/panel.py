@@ -135,7 +135,7 @@ class ReviewPanel(QWidget):
         states = QHBoxLayout()
         states.setSpacing(2)
         self.state_group = QButtonGroup(self)
-        self.state_buttons: dict[str, QPushButton] = {}
+        self.state_buttons: dict[str, QToolButton] = {}
         for state in STATES:
             button = QToolButton(body)
             button.setText(STATE_LABELS[state])
@@ -256,8 +256,9 @@ class ReviewPanel(QWidget):
             group.setExclusive(True)
         while self.tag_row.count() > 1:
             item = self.tag_row.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         for n, tag in enumerate(review.tags):
             b = QToolButton(self)
             b.setText(f"#{tag} ×")

@@ -203,7 +203,7 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     doctor.setText("&Doctor")
     doctor.setShortcut(QKeySequence("Ctrl+Shift+H"))
     doctor.setStatusTip("What breaks resuming the open session, its repairs, preflight and ledger")
-    doctor.toggled.connect(lambda on: on and window.doctor.check_shown())
+    doctor.toggled.connect(lambda on: window.doctor.check_shown() if on else None)
     actions["doctor"] = doctor
     window.addAction(doctor)
     view_menu.addAction(doctor)
