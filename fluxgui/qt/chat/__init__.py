@@ -11,7 +11,8 @@ events become messages in :mod:`fluxgui.services.chat_events`; the API key comes
 from fluxgui.services.chat_events import event_message, new_session_id
 from fluxgui.services.credentials import API_KEY_KEYRING, api_key_for
 
-from .agent_dialog import PROVIDERS, AgentDialog
+from .agent_dialog import AgentDialog
+from .agent_fields import PROVIDERS
 from .panel import CHAT_KEY, ChatPanel
 
 __all__ = [
