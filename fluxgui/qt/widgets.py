@@ -4,12 +4,14 @@ that elides, and colour mixing."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QAction, QColor, QPainter
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
+    QMenuBar,
     QPushButton,
     QSizePolicy,
     QToolButton,
@@ -194,3 +196,16 @@ def insert_beside(anchor: QWidget, widget: QWidget, offset: int = 0) -> None:
     if not isinstance(layout, QBoxLayout):
         raise TypeError("the anchor is not in a box layout")
     layout.insertWidget(layout.indexOf(anchor) + offset, widget)
+
+
+def put_after(bar: QMenuBar, anchor: QAction | None, action: QAction) -> None:
+    """Put ``action`` right after ``anchor`` in the menu of ``bar`` that holds it."""
+    for top in bar.actions():
+        menu = top.menu()
+        if isinstance(menu, QMenu) and anchor is not None and anchor in menu.actions():
+            following = menu.actions()[menu.actions().index(anchor) + 1:]
+            if following:
+                menu.insertAction(following[0], action)
+            else:
+                menu.addAction(action)
+            return

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
 
 from fluxgui.services.redaction import Detectors, make_redactor
 from fluxgui.services.redaction.review import KindsRedactor
 
+from ..widgets import put_after
 from .review_dialog import ReviewDialog
 from .view import ViewRedaction
 
@@ -99,21 +99,9 @@ def install_redaction(window: Shell) -> Redaction:
     export.setStatusTip("Review the secrets and personal data found, then export with them redacted")
     export.triggered.connect(lambda _checked=False: parts.export_dialog())
     actions["export_redacted"] = export
-    _put_after(window, actions.get("plain_text"), redact)
-    _put_after(window, actions.get("export"), export)
+    put_after(window.menuBar(), actions.get("plain_text"), redact)
+    put_after(window.menuBar(), actions.get("export"), export)
     return parts
-
-
-def _put_after(window: Shell, anchor: QAction | None, action: QAction) -> None:
-    for top in window.menuBar().actions():
-        menu = top.menu()
-        if isinstance(menu, QMenu) and anchor is not None and anchor in menu.actions():
-            following = menu.actions()[menu.actions().index(anchor) + 1:]
-            if following:
-                menu.insertAction(following[0], action)
-            else:
-                menu.addAction(action)
-            return
 
 
 __all__ = ["Redaction", "ReviewDialog", "ViewRedaction", "install_redaction"]

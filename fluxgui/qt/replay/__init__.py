@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMenu
 
 from fluxgui.core.errors import FluxguiError
 
+from ..widgets import put_after
 from .controller import ReplayController
 from .eval_export import EvalExportDialog, ReviewSource
 from .progress import ReplayProgress
@@ -87,22 +88,9 @@ def install_replay(window: Shell, reviews: ReviewSource | None = None) -> Replay
     replay.setStatusTip("Replay the session from the selected user message's turn into a fork")
     replay.triggered.connect(lambda _checked=False: parts.replay_current())
     actions["replay_from_here"] = replay
-    _put_after(window, actions.get("copy_to"), export)  # File › … Copy Sessions To…, Export Eval Dataset…
-    _put_after(window, actions.get("fork"), replay)  # Edit › … Fork from Here…, Replay from Here…
+    put_after(window.menuBar(), actions.get("copy_to"), export)  # File › … Copy Sessions To…, Export Eval Dataset…
+    put_after(window.menuBar(), actions.get("fork"), replay)  # Edit › … Fork from Here…, Replay from Here…
     return parts
-
-
-def _put_after(window: Shell, anchor: QAction | None, action: QAction) -> None:
-    """Put ``action`` right after ``anchor`` in the menu bar's menu that holds it."""
-    for top in window.menuBar().actions():
-        menu = top.menu()
-        if isinstance(menu, QMenu) and anchor is not None and anchor in menu.actions():
-            following = menu.actions()[menu.actions().index(anchor) + 1:]
-            if following:
-                menu.insertAction(following[0], action)
-            else:
-                menu.addAction(action)
-            return
 
 
 __all__ = ["EvalExportDialog", "ReplayController", "ReplayDialog", "ReplayParts", "ReplayProgress",

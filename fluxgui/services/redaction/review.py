@@ -143,24 +143,18 @@ async def review_findings(
     (see the module's docstring). Pages are looked at in a worker thread."""
     import asyncio
 
-    from .scan import _session_ids, _to_read
+    from .scan import _session_ids, _to_read, placeholders_of
 
     redactor = Redactor(detectors)
     review = Review()
 
     def look(sid: str, page: Any) -> None:
         for m in _to_read(redactor, page):
-            failed = len(redactor.left.failed)
-            seen: list[str] = []
-            redactor.seen = seen
-            try:
-                redactor.message(m)
-            finally:
-                redactor.seen = None
-            if len(redactor.left.failed) > failed:
+            seen = placeholders_of(redactor, m)
+            if seen is None:
                 review.failed.append(f"{sid} {m.label}")
                 continue
-            for name in dict.fromkeys(seen):
+            for name in seen:
                 kind, masked = redactor.given[name]
                 found = review.kinds.setdefault(kind, KindFound(kind))
                 found.count += 1

@@ -57,19 +57,26 @@ async def _session_ids(store: Store, session_ids: Sequence[str] | None) -> Async
         yield info.id
 
 
+def placeholders_of(redactor: Redactor, m: Message) -> list[str] | None:
+    """The placeholders ``m``'s findings get, each once, in order (``None``: a detector
+    failed on it)."""
+    failed = len(redactor.left.failed)
+    seen: list[str] = []
+    redactor.seen = seen
+    try:
+        redactor.message(m)
+    finally:
+        redactor.seen = None
+    return None if len(redactor.left.failed) > failed else list(dict.fromkeys(seen))
+
+
 def scan_page(redactor: Redactor, session: SessionFindings, page: list[Message]) -> None:
     """Add the findings of a page of messages to ``session`` (blocking: pure Python)."""
-    failed = len(redactor.left.failed)
     for m in page:
-        seen: list[str] = []
-        redactor.seen = seen
-        try:
-            redactor.message(m)
-        finally:
-            redactor.seen = None
-        if len(redactor.left.failed) > failed:
+        seen = placeholders_of(redactor, m)
+        if seen is None:
             raise ScanFailed(f"a detector failed on item {m.label} of session {session.session_id}")
-        for name in dict.fromkeys(seen):
+        for name in seen:
             kind, masked = redactor.given[name]
             session.findings.append(ScanFinding(kind, m.label, name, masked))
 

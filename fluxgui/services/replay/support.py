@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 
 from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, label_id
-from fluxgui.core.errors import FluxguiError, ProviderError, show_id
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.errors import ProviderError
+from fluxgui.core.roles import Store
 
 from ..doctor.reading import read_messages
+from ..edits import written_change
 from .record import recorded_turns
 from .run import ReplayEvent, ReplayOptions, ReplayReport, replay
 
@@ -111,20 +112,5 @@ def replay_label(session_id: str, from_turn: int, fork: str) -> str:
 
 async def fork_as_change(store: Store, fork: str, label: str) -> Change:
     """The replay's fork ``fork`` as one change that made it (see the module)."""
-    writer = store.writer or refuse(store, "writer")
-
-    async def both() -> Change:
-        gone: Change = await writer.delete_session(fork)
-        try:
-            back: Change = await writer.apply_change(gone.inverse())
-        except Exception:  # noqa: BLE001 - once more, then say what happened
-            try:
-                back = await writer.apply_change(gone.inverse())
-            except Exception as exc:
-                raise FluxguiError(
-                    f"the replay's fork {show_id(fork)} was deleted to be put on the undo stack and could "
-                    f"not be written back: {exc}") from exc
-        return back
-
-    made = await run_to_end(both())
+    made = await run_to_end(written_change(store, fork, "the replay's fork"))
     return replace(made, label=label)

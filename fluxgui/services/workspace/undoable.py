@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fluxgui.core.changes import Change, label_id
-from fluxgui.core.errors import FluxguiError, show_id
 from fluxgui.core.roles import Store, refuse
 from fluxgui.core.text import plural
 
+from ..edits import written_change
 from .consolidate import MergePlan, OnConflict
 from .into import consolidate_into, default_format
 from .workspace import Workspace
@@ -65,23 +65,6 @@ def consolidation_label(target: str, sessions: int) -> str:
     return f"Consolidate {plural(sessions, 'session')} into {label_id(target)}"
 
 
-async def _as_change(dest: Store, session_id: str) -> Change:
-    """The session ``session_id`` of ``dest`` as the change that wrote it (deleted and
-    written back: the same rows)."""
-    writer = dest.writer or refuse(dest, "writer")
-    gone: Change = await writer.delete_session(session_id)
-    try:
-        back: Change = await writer.apply_change(gone.inverse())
-    except Exception:  # noqa: BLE001 - once more, then say what happened
-        try:
-            back = await writer.apply_change(gone.inverse())
-        except Exception as exc:
-            raise FluxguiError(
-                f"the consolidated session {show_id(session_id)} was deleted to be put on the undo "
-                f"stack and could not be written back: {exc}") from exc
-    return back
-
-
 async def consolidation_change(target: str, plan: MergePlan, default: str = "agents") -> Consolidated:
     """The sessions ``plan`` (as done by :func:`~.into.consolidate_into` into ``target``)
     wrote, as one change of ``target`` (see the module); ``default``: the format a new
@@ -93,7 +76,7 @@ async def consolidation_change(target: str, plan: MergePlan, default: str = "age
     if written:
         async with writable_store(target, fmt=None, default=default) as dest:
             for sid in written:
-                changes.append(await _as_change(dest, sid))
+                changes.append(await written_change(dest, sid, "the consolidated session"))
     return Consolidated(target, consolidation_label(target, len(changes)), tuple(changes), default)
 
 
