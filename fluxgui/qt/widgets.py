@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QPainter
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QBoxLayout,
     QFrame,
     QHBoxLayout,
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QMenuBar,
     QPushButton,
     QSizePolicy,
+    QTableView,
     QToolButton,
     QWidget,
 )
@@ -209,3 +211,17 @@ def put_after(bar: QMenuBar, anchor: QAction | None, action: QAction) -> None:
             else:
                 menu.addAction(action)
             return
+
+
+def session_table(view: QTableView, selection: QAbstractItemView.SelectionMode) -> None:
+    """A table of sessions as the window's lists show them: whole rows selected, read
+    only, no grid, one line a row; ids differ at their end (a counter, a timestamp), so
+    a long one loses its start (the whole id is in the tooltip)."""
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    view.setAlternatingRowColors(True)
+    view.setSelectionMode(selection)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

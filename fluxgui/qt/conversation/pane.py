@@ -280,6 +280,14 @@ class ConversationPane(QWidget):
         self._at_start = False
         self._at_end = True
         self._earlier_failed = False
+        self._empty()
+        self.title.set_full_text(
+            visible(session_id, keep_layout=False, pictures=False) if session_id else session_label("")
+        )
+        self._show_placeholder("Loading messages…")
+
+    def _empty(self) -> None:
+        """No messages, no find, no current message (a session about to load, or none)."""
         self._bridge.cancel(self.finding.key)
         self.finding.set_find_text("")
         self.finding.update_find_bar()
@@ -287,10 +295,6 @@ class ConversationPane(QWidget):
         self.delegate.reset()
         self.model.clear()
         self._set_current(None)
-        self.title.set_full_text(
-            visible(session_id, keep_layout=False, pictures=False) if session_id else session_label("")
-        )
-        self._show_placeholder("Loading messages…")
 
     def clear(self, text: str = "") -> None:
         """Show ``text`` instead of a conversation (and stop any load)."""
@@ -302,13 +306,7 @@ class ConversationPane(QWidget):
         self.turn_tokens = {}
         self._at_start = True
         self._at_end = True
-        self._bridge.cancel(self.finding.key)
-        self.finding.set_find_text("")
-        self.finding.update_find_bar()
-        self.pairs.clear()
-        self.delegate.reset()
-        self.model.clear()
-        self._set_current(None)
+        self._empty()
         self.title.set_full_text("")
         self.status.setText("")
         self.set_origin(None)

@@ -10,7 +10,8 @@ confirmation, a name, the message dialog) and runs them through the window's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QTimer
@@ -171,27 +172,25 @@ class EditController:
 
     def clear_session(self, session_id: str | None = None) -> None:
         """Remove every message of a session (after a confirmation naming it)."""
-        window = self._window
-        sid = session_id or window.current_session_id
-        store = self._editable_store(need="clear")
-        if store is None or sid is None:
-            return
-        if self._confirm_conversation(store, sid) if store.traits.remote else (
-            confirm.confirm_clear(window, sid, self._session_count(sid))
-        ):
-            window.editor.run(edits.clear_session(store, sid))
+        self._whole_session(session_id, confirm.confirm_clear, edits.clear_session)
 
     def delete_session(self, session_id: str | None = None) -> None:
         """Delete a session and its messages (after a confirmation naming it)."""
+        self._whole_session(session_id, confirm.confirm_delete_session, edits.delete_session)
+
+    def _whole_session(
+        self, session_id: str | None, ask: Callable[[Any, str, int], bool],
+        edit: Callable[[Store, str], Coroutine[Any, Any, Change]],
+    ) -> None:
         window = self._window
         sid = session_id or window.current_session_id
         store = self._editable_store(need="clear")
         if store is None or sid is None:
             return
         if self._confirm_conversation(store, sid) if store.traits.remote else (
-            confirm.confirm_delete_session(window, sid, self._session_count(sid))
+            ask(window, sid, self._session_count(sid))
         ):
-            window.editor.run(edits.delete_session(store, sid))
+            window.editor.run(edit(store, sid))
 
     def _confirm_conversation(self, store: Store, sid: str) -> bool:
         """Clearing an OpenAI conversation deletes it: ask, naming it and its server."""

@@ -21,6 +21,7 @@ from fluxgui.core.visible import visible
 
 from ..sessions import SessionListModel
 from ..sessions.cells import SessionCells
+from ..widgets import session_table
 
 if TYPE_CHECKING:
     from ..shell import Shell
@@ -35,17 +36,8 @@ def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
     view.horizontalHeader().setSortIndicator(
         SessionListModel.UPDATED, Qt.SortOrder.DescendingOrder
     )
-    view.setShowGrid(False)
-    view.setWordWrap(False)
+    session_table(view, QAbstractItemView.SelectionMode.ExtendedSelection)
     view.setCornerButtonEnabled(False)
-    view.setAlternatingRowColors(True)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    # Ids differ at their end (a counter, a timestamp): elide the start, the whole id is
-    # in the tooltip.
-    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
-    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     rows = view.verticalHeader()
     rows.hide()
     rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)

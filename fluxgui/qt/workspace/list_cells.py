@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView, QWidget,
 )
 
+from ..widgets import session_table
 from .list_model import ROW_ROLE, WorkspaceListModel
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -99,14 +100,7 @@ def make_view(parent: QWidget, model: WorkspaceListModel) -> QTableView:
     view = QTableView(parent)
     view.setObjectName("workspaceSessions")
     view.setModel(model)
-    view.setShowGrid(False)
-    view.setWordWrap(False)
-    view.setAlternatingRowColors(True)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
-    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    session_table(view, QAbstractItemView.SelectionMode.SingleSelection)
     view.verticalHeader().hide()
     view.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 10)
     header = view.horizontalHeader()
