@@ -11,11 +11,13 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QMenu,
     QMenuBar,
     QPushButton,
     QSizePolicy,
     QTableView,
+    QVBoxLayout,
     QToolButton,
     QWidget,
 )
@@ -225,3 +227,22 @@ def session_table(view: QTableView, selection: QAbstractItemView.SelectionMode) 
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setTextElideMode(Qt.TextElideMode.ElideLeft)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+
+def stack(
+    parent: QWidget, margins: tuple[int, int, int, int], spacing: int,
+    *parts: QWidget | QLayout | tuple[QWidget, int],
+) -> QVBoxLayout:
+    """``parent``'s layout: ``parts`` one under the other (a ``(widget, stretch)`` pair
+    takes a share of the height), with these margins and spacing."""
+    layout = QVBoxLayout(parent)
+    layout.setContentsMargins(*margins)
+    layout.setSpacing(spacing)
+    for part in parts:
+        if isinstance(part, tuple):
+            layout.addWidget(*part)
+        elif isinstance(part, QLayout):
+            layout.addLayout(part)
+        else:
+            layout.addWidget(part)
+    return layout

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSizePolicy,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -36,6 +35,7 @@ from fluxgui.services.branches import (
     usage_text,
 )
 
+from ..widgets import stack
 from ..bridge import AsyncBridge
 
 if TYPE_CHECKING:
@@ -125,11 +125,7 @@ class BranchBar(QWidget):
         row.addWidget(self.combo, 1)
         row.addStretch(0)
         row.addWidget(self.delete_button, 0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 0, 10, 6)
-        layout.setSpacing(3)
-        layout.addLayout(row)
-        layout.addWidget(self.usage_label)
+        stack(self, (10, 0, 10, 6), 3, row, self.usage_label)
 
         self.combo.currentIndexChanged.connect(self._on_index_changed)
         editor.runningChanged.connect(lambda _running: self._update_buttons())

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -41,7 +40,7 @@ from fluxgui.core.roles import Store
 from ..conversation import MessageDelegate, MessageListModel, MessageListView
 from ..errors import describe_error
 from ..settings import AgentSettings
-from ..widgets import NoticeBar
+from ..widgets import NoticeBar, stack
 from .agent_dialog import PROVIDER_LABELS, AgentDialog
 from .live_turn import LiveTurn
 from .send_keys import SendKeys
@@ -189,17 +188,10 @@ class ChatPanel(QWidget):
         buttons.addWidget(self.stop_button, 0)
         buttons.addWidget(self.send_button, 0)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.setSpacing(6)
-        layout.addLayout(head)
-        layout.addWidget(self.readonly_bar)
-        layout.addWidget(self.tool_view, 1)
-        layout.addWidget(self.reply, 1)
-        layout.addWidget(self.status)
-        layout.addWidget(self.error_label)
-        layout.addWidget(self.message)
-        layout.addLayout(buttons)
+        stack(
+            self, (8, 8, 8, 8), 6, head, self.readonly_bar, (self.tool_view, 1), (self.reply, 1),
+            self.status, self.error_label, self.message, buttons,
+        )
 
         self.message.textChanged.connect(self._update_buttons)
         self.store_changed()

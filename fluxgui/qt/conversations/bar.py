@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from fluxgui.core.changes import Change
 from fluxgui.core.errors import show_id
@@ -23,7 +23,7 @@ from fluxgui.services.transfer_common import TransferResult
 from fluxgui.core.roles import Store
 from fluxgui.services import pages
 
-from ..widgets import insert_beside
+from ..widgets import insert_beside, stack
 from .remembered import ConversationIds, location_of
 
 if TYPE_CHECKING:
@@ -83,11 +83,7 @@ class ConversationsBar(QWidget):
         row.addWidget(self.edit, 1)
         row.addWidget(self.add_button)
         row.addWidget(self.forget_button)
-        lines = QVBoxLayout(self)
-        lines.setContentsMargins(0, 0, 0, 0)
-        lines.setSpacing(2)
-        lines.addLayout(row)
-        lines.addWidget(self.hint)
+        stack(self, (0, 0, 0, 0), 2, row, self.hint)
         self.edit.returnPressed.connect(self.submit)
         self.add_button.clicked.connect(lambda _checked=False: self.submit())
         self.forget_button.clicked.connect(lambda _checked=False: self.forgetRequested.emit())
