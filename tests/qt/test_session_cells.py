@@ -80,6 +80,30 @@ def _same(view: Any) -> None:
     assert any(not isinstance(v, tuple) for v in cells._texts.values())  # prepared ones
 
 
+#: Qt keeps font fallbacks for the whole process: once an emoji has been laid out in the
+#: fixed-pitch font (the message edit dialog shows one), the emoji id below is drawn
+#: differently by the cell painter and by Qt's delegate (a known defect, issue 37). The
+#: pixel comparisons run in a fresh process, where no other test has laid anything out.
+FRESH = os.environ.get("FLUXGUI_CELLS_FRESH") == "1"
+in_fresh_process = pytest.mark.skipif(not FRESH, reason="compared in a fresh process (test_compared_in_a_fresh_process)")
+
+
+def test_compared_in_a_fresh_process() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", __file__,
+         "-k", "paint_as_qt or dark_palette"],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
+        env=dict(os.environ, FLUXGUI_CELLS_FRESH="1", QT_QPA_PLATFORM="offscreen"),
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "2 passed" in done.stdout
+
+
+@in_fresh_process
 def test_cells_paint_as_qt_paints_them(qtbot: Any, listed: Any) -> None:
     view = listed.session_view
     model = listed.sessions
@@ -95,6 +119,7 @@ def test_cells_paint_as_qt_paints_them(qtbot: Any, listed: Any) -> None:
     _same(view)
 
 
+@in_fresh_process
 def test_cells_follow_a_dark_palette_and_a_new_font(qtbot: Any, listed: Any) -> None:
     view = listed.session_view
     _same(view)  # prepared texts and colours of the first look
