@@ -86,7 +86,7 @@ async def session_messages(
 def window_reads(store: Store) -> dict[str, Any]:
     """The ``page_messages`` keywords of the window's pages: an item stored in more than
     :data:`~fluxgui.core.bodies.PARTIAL_BYTES` is read as its start where the store can
-    (``capabilities.partial_reads``; :attr:`~fluxgui.core.model.Message.partial`)."""
+    (``traits.partial_reads``; :attr:`~fluxgui.core.model.Message.partial`)."""
     from fluxgui.core.bodies import PARTIAL_BYTES  # (the window's: ``ls`` loads no bodies)
 
     return {"whole_up_to": PARTIAL_BYTES} if store.traits.partial_reads else {}

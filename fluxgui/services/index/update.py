@@ -2,7 +2,7 @@
 
 Two ways to follow a store, chosen by what it declares:
 
-* ``capabilities.watermark`` (the SQL formats: ids increase store-wide, never reused):
+* a store with a ``feed`` role (the SQL formats: ids increase store-wide, never reused):
   new rows are read by id above the watermark (``messages_after``), a batch per
   transaction that also moves the watermark; then the store's per-session (count, last
   id) marks (``session_marks``, one query) are compared with the index's own: a session

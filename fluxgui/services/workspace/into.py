@@ -7,6 +7,8 @@ before anything is read from it (they are never changed).
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -43,20 +45,18 @@ async def preview_into(
     from fluxgui.services.destinations import plan_for
 
     refuse_member(workspace, target)
-    if plan_for(target, None, default_format(workspace)).new is not None:
-        plan = await plan_merge(workspace, None, session_ids, on_conflict=on_conflict)
-        plan.dest = target
-        return plan
+    dest = None  # a new store, or a database holding none yet: every session is written
+    if plan_for(target, None, default_format(workspace)).new is None:
+        with contextlib.suppress(NotASessionStore):
+            dest = await open_store(target, OpenOptions())
     try:
-        dest = await open_store(target, OpenOptions())
-    except NotASessionStore:
-        plan = await plan_merge(workspace, None, session_ids, on_conflict=on_conflict)
-        plan.dest = target
-        return plan
-    try:
-        return await plan_merge(workspace, dest, session_ids, on_conflict=on_conflict)
+        plan = await plan_merge(workspace, dest, session_ids, on_conflict=on_conflict)
     finally:
-        await dest.close()
+        if dest is not None:
+            await dest.close()
+    if dest is None:
+        plan.dest = target
+    return plan
 
 
 async def consolidate_into(
