@@ -3,7 +3,7 @@
 The Conversations API cannot list conversations, so the window lists the ones the user
 names: in Open URL (its "OpenAI Conversations" entry), and with the "Add conversation…"
 field above the session list, shown while such a store is open
-(``capabilities.lists_named_sessions``). The ids are remembered per server (its base URL,
+(``traits.named_sessions``). The ids are remembered per server (its base URL,
 never the key) in the settings, and listed again whenever that server is opened.
 
 * :mod:`.remembered` — :class:`ConversationIds`, the ids kept in ``QSettings``, and
