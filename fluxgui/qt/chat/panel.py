@@ -46,9 +46,13 @@ from .live_turn import LiveTurn
 from .send_keys import SendKeys
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+
     from fluxgui.services.chat import AgentConfig, ChatEvent, ChatResult
 
-    from ..shell import Shell
+    from ..bridge import AsyncBridge
+    from ..conversation import ConversationPane
+    from ..shell import Stores
 
 #: the bridge key chats run under
 CHAT_KEY = "chat"
@@ -82,6 +86,12 @@ class ChatPanel(QWidget):
     Signals: ``delta(str)`` for each piece of reply text, ``finished(object)`` with the
     ``ChatResult``, ``failed(str)`` with the one-line error, ``stopped()`` after Stop,
     ``runningChanged(bool)``.
+
+    It is given what it uses: the bridge, the settings (the agent's, per store), the
+    open store (``stores``: which, its target, Allow Editing), the conversation pane (its
+    branch), the shown session (``shown()``), the doctor's question before a send
+    (``confirm_send``) and what the window does once a chat added messages
+    (``finished(session_id, copied=…)``).
     """
 
     delta = Signal(str)
@@ -90,11 +100,26 @@ class ChatPanel(QWidget):
     stopped = Signal()
     runningChanged = Signal(bool)
 
-    def __init__(self, window: Shell, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: AsyncBridge,
+        settings: QSettings,
+        stores: Stores,
+        pane: ConversationPane,
+        *,
+        shown: Callable[[], str | None],
+        confirm_send: Callable[[str], bool],
+        finished: Callable[..., None],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
-        self._window = window
-        self._bridge = window.bridge
-        self._settings = AgentSettings(getattr(window.recent, "_settings", None))
+        self._bridge = bridge
+        self._stores = stores
+        self._pane = pane
+        self._shown = shown
+        self._confirm_send = confirm_send
+        self._finished = finished
+        self._settings = AgentSettings(settings)
         self._config: AgentConfig | None = None
         self._target: str | None = None  # the store the config belongs to
         self._running = False
@@ -128,7 +153,7 @@ class ChatPanel(QWidget):
         self.readonly_label.setText("The store is open read-only: chatting writes to it.")
         assert self.readonly_bar.button is not None
         self.allow_button = self.readonly_bar.button
-        self.allow_button.clicked.connect(lambda: self._window.stores.set_editing(True))
+        self.allow_button.clicked.connect(lambda: self._stores.set_editing(True))
 
         # the running chat's tool calls and outputs, drawn as the conversation draws them
         self._live = LiveTurn()
@@ -227,7 +252,7 @@ class ChatPanel(QWidget):
 
     def store_changed(self) -> None:
         """The window opened (or reopened) a store: its agent settings, read-only notice."""
-        target = self._window.stores.target if self._window.stores.store is not None else None
+        target = self._stores.target if self._stores.store is not None else None
         if target != self._target:
             self._target = target
             self._config = None
@@ -260,8 +285,8 @@ class ChatPanel(QWidget):
         text = self.message.toPlainText().strip()
         if not text:
             return False
-        store = self._window.stores.store
-        sid = self.new_session or self._window.current_session_id
+        store = self._stores.store
+        sid = self.new_session or self._shown()
         if store is None:
             self._show_error("No store is open.")
             return False
@@ -272,7 +297,7 @@ class ChatPanel(QWidget):
         if sid is None:
             self._show_error("Select a session to chat in.")
             return False
-        if not self._window.doctor.confirm_send(sid):  # the doctor found problems: ask
+        if not self._confirm_send(sid):  # the doctor found problems: ask
             return False
         config = self.config
         self._generation += 1
@@ -301,8 +326,8 @@ class ChatPanel(QWidget):
                 copy=self._copy,
                 new=self.new_session is not None,
                 branch=(
-                    self._window.conversation.branch
-                    if sid == self._window.current_session_id else None
+                    self._pane.branch
+                    if sid == self._shown() else None
                 ),
             ),
             self._on_chat_done,
@@ -392,7 +417,7 @@ class ChatPanel(QWidget):
             self.new_session = None
             self._update_header()
         # A copy or a new session: the window switches to it.
-        self._window.chat_finished(sid, copied=self._copy or started)
+        self._finished(sid, copied=self._copy or started)
         self.finished.emit(result)
 
     def _on_chat_failed(self, error: Exception) -> None:
@@ -437,7 +462,7 @@ class ChatPanel(QWidget):
         )
 
     def _update_buttons(self) -> None:
-        store = self._window.stores.store
+        store = self._stores.store
         writable = store is not None and store.can_write
         self.readonly_bar.setVisible(store is not None and not writable)
         has_text = bool(self.message.toPlainText().strip())

@@ -8,21 +8,23 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
-from ..chat import ChatPanel
-
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..chat import ChatPanel
 
 #: settings key: whether the chat dock was open when the user last showed or hid it
 CHAT_VISIBLE = "ui/chat_visible"
 
 
 class ChatDock:
-    """The chat panel and its dock, put into ``window``."""
+    """The chat panel and its dock, put into ``window``; whether it was left open is
+    remembered in ``settings``."""
 
-    def __init__(self, window: Shell) -> None:
-        self._window = window
-        self.panel = ChatPanel(window)
+    def __init__(self, window: QMainWindow, panel: ChatPanel, settings: QSettings) -> None:
+        self._settings = settings
+        self.panel = panel
         self.dock = QDockWidget("Chat", window)
         self.dock.setObjectName("chatDock")
         self.dock.setWidget(self.panel)
@@ -36,12 +38,12 @@ class ChatDock:
             self.dock.show()
 
     def _was_visible(self) -> bool:
-        value = self._window.recent.settings.value(CHAT_VISIBLE, False)
+        value = self._settings.value(CHAT_VISIBLE, False)
         return value is True or str(value).lower() == "true"
 
     def remember_visible(self, on: bool) -> None:
         """The user showed or hid the chat: the next window opens the same way."""
-        settings = self._window.recent.settings
+        settings = self._settings
         settings.setValue(CHAT_VISIBLE, bool(on))
         settings.sync()
 

@@ -153,7 +153,12 @@ class MainWindow(Shell):
         self.editor.stack.indexChanged.connect(lambda _index: self.edits.update_actions())
         self.bridge.busyChanged.connect(self.status.set_busy)
 
-        self.chat = ChatDock(self)  # before the actions: View › Chat toggles its dock
+        # before the actions: View › Chat toggles its dock
+        self.chat = ChatDock(self, ChatPanel(
+            self.bridge, self.recent.settings, self.stores, self.conversation,
+            shown=lambda: self._session_id, finished=self.chat_finished,
+            confirm_send=lambda session_id: self.doctor.confirm_send(session_id),
+        ), self.recent.settings)
         self.chat_panel = self.chat.panel
         self.chat_dock = self.chat.dock
         # The session doctor (issue 18): its dock, card markers and list badges.
