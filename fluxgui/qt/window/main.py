@@ -138,7 +138,12 @@ class MainWindow(Shell):
         self.stores = StoreController(self)
         self.mode_label.clicked.connect(self.stores.set_editing)
         self.edits = EditController(self)
-        self.transfers = TransferController(self)
+        self.transfers = TransferController(
+            self, self.bridge, self.recent.settings, self.stores, self.sessions, self.edits,
+            reviews=lambda: self.reviews, shown=lambda: self._session_id,
+            selected=self.selected_session_ids, show_error=self.show_error,
+            finished=self.transferFinished.emit,
+        )
         self.comparing = CompareOpener(
             self, self.bridge, self.conversation, self.stores, shown=lambda: self._session_id,
             selected=self.selected_session_ids, show_error=self.show_error,

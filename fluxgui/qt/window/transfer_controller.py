@@ -32,9 +32,14 @@ from ..dialogs.progress import TransferProgress
 from ..dialogs.transfer import IMPORT_FILTER, CopyDialog, ExportDialog, export_folder
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMainWindow
+
     from fluxgui.services.redaction import Redactor
 
-    from ..shell import Shell
+    from ..bridge import AsyncBridge
+    from ..sessions import SessionListModel
+    from ..shell import Edits, Reviewing, Stores
 
 #: reports ``(done, total)`` as a transfer advances
 Progress = Callable[[int, int], None]
@@ -66,10 +71,40 @@ def describe_import(result: TransferResult) -> str:
 
 
 class TransferController:
-    """Exports, imports and copies sessions for a :class:`~.main.MainWindow`."""
+    """Exports, imports and copies sessions for a :class:`~.main.MainWindow`.
 
-    def __init__(self, window: Shell) -> None:
+    It is given what it uses: the window (the dialogs' parent, its status bar), the
+    bridge, the settings (the last export's folder), the open store (``stores``), the
+    session list, the edits (the store to import into), the reviews (``reviews()``: an
+    export's review columns), the shown and selected sessions (callables), where errors
+    are shown and what to tell when a transfer finished (``finished(result)``)."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        bridge: AsyncBridge,
+        settings: QSettings,
+        stores: Stores,
+        sessions: SessionListModel,
+        edits: Edits,
+        *,
+        reviews: Callable[[], Reviewing],
+        shown: Callable[[], str | None],
+        selected: Callable[[], list[str]],
+        show_error: Callable[[BaseException], None],
+        finished: Callable[[TransferResult | None], None],
+    ) -> None:
         self._window = window
+        self._bridge = bridge
+        self._settings = settings
+        self._stores = stores
+        self._sessions = sessions
+        self._edits = edits
+        self._reviews = reviews
+        self._shown = shown
+        self._selected = selected
+        self._show_error = show_error
+        self._finished = finished
         #: the progress dialog of the running transfer, and how to describe its result
         self._running: tuple[TransferProgress, Describe] | None = None
 
@@ -82,11 +117,11 @@ class TransferController:
 
     def last_export_dir(self) -> str | None:
         """The folder the last export went to (the settings; ``None``: none yet)."""
-        value = self._window.recent.settings.value(LAST_EXPORT_DIR)
+        value = self._settings.value(LAST_EXPORT_DIR)
         return str(value) if value else None
 
     def remember_export_dir(self, folder: Path) -> None:
-        settings = self._window.recent.settings
+        settings = self._settings
         settings.setValue(LAST_EXPORT_DIR, str(folder.absolute()))
         settings.sync()
 
@@ -109,22 +144,21 @@ class TransferController:
         """The export dialog as File › Export opens it (not shown yet): the count of the
         store's sessions exact once every page is listed, the file in the last export's
         folder (else Documents)."""
-        window = self._window
-        if window.stores.store is None:
+        if self._stores.store is None:
             return None
-        sessions = window.sessions
+        sessions = self._sessions
         # (a review filter's rows are not the store's either)
         listing = not sessions.searching and not sessions.search_text and sessions.review_filter is None
         dialog = ExportDialog(
-            window,
-            session_id=window.current_session_id,
-            selected=window.selected_session_ids(),
+            self._window,
+            session_id=self._shown(),
+            selected=self._selected(),
             store_sessions=sessions.rowCount() if listing else None,
             # every page listed: the count is the store's, not a bound
             store_exact=listing and not sessions.canFetchMore(QModelIndex()),
             default_dir=str(export_folder(self.last_export_dir())),
         )
-        dialog.reviews_check.setVisible(window.reviews.on)
+        dialog.reviews_check.setVisible(self._reviews().on)
         return dialog
 
     def run_export(
@@ -134,13 +168,12 @@ class TransferController:
         """Export in the background with a progress dialog (Cancel leaves no file);
         ``reviews``: with each session's review results; ``redactor``: redacted (what it
         left out said in the result line)."""
-        window = self._window
-        store = window.stores.store
+        store = self._stores.store
         if store is None:
             return
-        annotate = window.reviews.annotator() if reviews else None
+        annotate = self._reviews().annotator() if reviews else None
         target = Path(str(path))
-        title = f"Sessions from {window.stores.label}"
+        title = f"Sessions from {self._stores.label}"
         self._run(
             "Exporting…",
             lambda progress: export_sessions(
@@ -157,10 +190,9 @@ class TransferController:
 
     def import_dialog(self) -> None:
         """File › Import: exports and session files become new sessions of this store."""
-        window = self._window
-        if window.edits.editable_store() is None:
+        if self._edits.editable_store() is None:
             return
-        files, _filter = QFileDialog.getOpenFileNames(window, "Import sessions", "", IMPORT_FILTER)
+        files, _filter = QFileDialog.getOpenFileNames(self._window, "Import sessions", "", IMPORT_FILTER)
         if files:
             self.run_import(files)
 
@@ -168,7 +200,7 @@ class TransferController:
         """Import ``files`` into the open store (a taken id gets ``-2``…); encrypted items
         still sealed in a session imported under a new id are refused, or left out when
         the user agrees (``drop_unreadable``)."""
-        store = self._window.edits.editable_store()
+        store = self._edits.editable_store()
         if store is None:
             return
         paths = [Path(f) for f in files]
@@ -187,12 +219,11 @@ class TransferController:
 
     def copy_dialog(self) -> None:
         """File › Copy Sessions To: the selected sessions into another store."""
-        window = self._window
-        store = window.stores.store
-        ids = window.selected_session_ids()
+        store = self._stores.store
+        ids = self._selected()
         if store is None or not ids:
             return
-        dialog = CopyDialog(window, count=len(ids), source_format=store.format)
+        dialog = CopyDialog(self._window, count=len(ids), source_format=store.format)
         try:
             if dialog.exec():
                 self.run_copy(dialog.target(), ids, new_format=dialog.new_format(),
@@ -206,11 +237,10 @@ class TransferController:
     ) -> None:
         """Copy sessions into ``target``; encrypted items no key opens in a session copied
         under a new id are refused, or left out when the user agrees (``drop_unreadable``)."""
-        window = self._window
-        store = window.stores.store
+        store = self._stores.store
         if store is None:
             return
-        opened = window.stores.opened
+        opened = self._stores.opened
         source_target = opened.target if opened is not None else None
         source_prefix = opened.options.key_prefix if opened is not None else None
 
@@ -242,14 +272,13 @@ class TransferController:
         """Run a transfer; ``again``: what it is ("copy", "import") and how to run it
         without the encrypted items that do not open, offered when it is refused for
         them and some others open."""
-        window = self._window
-        if window.bridge.running(KEY):
-            window.show_error(FluxguiError("an export, import or copy is still running"))
+        if self._bridge.running(KEY):
+            self._show_error(FluxguiError("an export, import or copy is still running"))
             return
-        progress = TransferProgress(window, title)
+        progress = TransferProgress(self._window, title)
         self._running = (progress, describe)
         progress.canceled.connect(self.cancel)
-        window.bridge.start(
+        self._bridge.start(
             KEY,
             start(progress.update_progress),
             lambda result: self._done(result, None),
@@ -263,7 +292,7 @@ class TransferController:
         if confirm_drop_unreadable(self._window, error, verb):
             run()
         else:
-            self._window.show_error(error)
+            self._show_error(error)
 
     def cancel(self) -> None:
         """Stop the running export, import or copy (an export leaves no file; a copy
@@ -271,15 +300,13 @@ class TransferController:
         running, self._running = self._running, None
         if running is None:
             return
-        window = self._window
-        window.bridge.cancel(KEY)
+        self._bridge.cancel(KEY)
         running[0].deleteLater()
-        window.statusBar().showMessage("Cancelled: nothing was left half-written.", 8000)
+        self._window.statusBar().showMessage("Cancelled: nothing was left half-written.", 8000)
 
     def _done(
         self, result: TransferResult | None, error: Exception | None, again: Again | None = None
     ) -> None:
-        window = self._window
         running, self._running = self._running, None
         if running is not None:
             running[0].reset()
@@ -289,9 +316,9 @@ class TransferController:
             QTimer.singleShot(0, lambda: self._offer_drop(error, again))
             return
         if error is not None:
-            window.show_error(error)
+            self._show_error(error)
             return
         if running is not None and result is not None:
-            window.statusBar().showMessage(running[1](result), 15000)
-        window.sessions.refresh()
-        window.transferFinished.emit(result)
+            self._window.statusBar().showMessage(running[1](result), 15000)
+        self._sessions.refresh()
+        self._finished(result)
