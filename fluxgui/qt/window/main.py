@@ -107,7 +107,7 @@ class MainWindow(Shell):
         self.placement = WindowPlacement(self, self.recent.settings)
 
         self.sessions = SessionListModel(self.bridge, parent=self)
-        self.session_list = SessionList(self)
+        self.session_list = SessionList(self, self.sessions, self)
         self.session_view = self.session_list.view
 
         self.conversation = ConversationPane(self.bridge, self)

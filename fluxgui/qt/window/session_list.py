@@ -9,7 +9,7 @@ exhausted, QTableView only when the last row scrolls into view.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
@@ -24,7 +24,26 @@ from ..sessions.cells import SessionCells
 from ..widgets import session_table
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QLabel
+
+    from ..conversation import ConversationPane
+    from ..shell import Stores
+
+
+class ListHost(Protocol):
+    """What the session list uses of the window (its parts made after the list, and
+    showing a session)."""
+
+    @property
+    def conversation(self) -> ConversationPane: ...
+    @property
+    def count_label(self) -> QLabel: ...
+    @property
+    def stores(self) -> Stores: ...
+    def forget_shown(self) -> None: ...
+    def show_session(self, session_id: str) -> None: ...
+    def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None: ...
+    def show_error(self, exc: BaseException) -> None: ...
 
 
 def make_session_view(parent: QWidget, model: SessionListModel) -> QTableView:
@@ -139,13 +158,17 @@ class SessionKeys(QObject):
 class SessionList(QObject):
     """The session list's part in a :class:`~.main.MainWindow`: the row to select once
     its page arrives (the session asked for, else the first), the shown session
-    following the current row, the count and search progress in the status bar."""
+    following the current row, the count and search progress in the status bar.
 
-    def __init__(self, window: Shell) -> None:
-        super().__init__(window)
-        self._window = window
-        self.model = window.sessions
-        self.view = make_session_view(window, self.model)
+    It is given the window's widget (the view's parent), the session list model and
+    what it uses of the window (``host``, see :class:`ListHost`)."""
+
+    def __init__(self, parent: QWidget, model: SessionListModel, host: ListHost) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self._host = host
+        self.model = model
+        self.view = make_session_view(parent, self.model)
         #: select this session's row once its page arrives
         self.pending: str | None = None
         #: select the first row once it arrives (the most recently active session)
@@ -168,7 +191,7 @@ class SessionList(QObject):
         edit controller's ``session_menu``, extended by ``extend_menu``: the reviews'),
         the pages arriving."""
         self._session_menu, self._extend_menu = session_menu, extend_menu
-        self._keys = SessionKeys(self._window, delete_session, self)
+        self._keys = SessionKeys(self._parent, delete_session, self)
         self.view.installEventFilter(self._keys)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
@@ -226,14 +249,14 @@ class SessionList(QObject):
     def on_search_text(self, text: str) -> None:
         """The search was cleared: the conversation no longer highlights its text (the
         find bar's own text stays while the bar is open)."""
-        pane = self._window.conversation
+        pane = self._host.conversation
         if not text and not pane.find_bar.isVisible() and pane.finding.find_text:
             pane.finding.stop_finding()
 
     def find_step(self, *, backward: bool = False) -> None:
         """F3 / Shift+F3 (and Enter / Shift+Enter in the list): the next or previous
         message containing the text looked for (the find bar's, else the search's)."""
-        pane = self._window.conversation
+        pane = self._host.conversation
         text = pane.finding.find_text or self.model.search_text
         if text and pane.session_id is not None:
             pane.finding.find(text, backward=backward)
@@ -241,19 +264,19 @@ class SessionList(QObject):
     def show_count(self, more: bool) -> None:
         """The status bar's count of listed sessions (``+``: more to come)."""
         count, word = plural(self.model.rowCount(), "session").split(" ", 1)
-        self._window.count_label.setText(f"{count}{'+' if more else ''} {word}")
+        self._host.count_label.setText(f"{count}{'+' if more else ''} {word}")
 
     def _on_page_loaded(self, _added: int, more: bool) -> None:
-        window = self._window
+        host = self._host
         rows = self.model.rowCount()
         self.show_count(more)
-        window.stores.update_problems()  # a JSON folder finds unreadable files as it lists
+        host.stores.update_problems()  # a JSON folder finds unreadable files as it lists
         if rows and self.said_empty:
             # The pane still says the list was empty (an earlier search found nothing):
             # that text belongs to the earlier search — show this one's first session.
             self.said_empty = False
-            if window.conversation.session_id is None and self.pending is None:
-                window.forget_shown()
+            if host.conversation.session_id is None and self.pending is None:
+                host.forget_shown()
                 self.view.setCurrentIndex(QModelIndex())
                 self.auto = True
         if self.pending is not None:
@@ -268,7 +291,7 @@ class SessionList(QObject):
             self.go_end(fetch=more)
         if not rows and not more and not self.model.searching:
             self.said_empty = True
-            window.conversation.clear(self.empty_text())
+            host.conversation.clear(self.empty_text())
 
     def empty_text(self) -> str:
         """What the conversation pane says when the list is empty."""
@@ -278,33 +301,33 @@ class SessionList(QObject):
         return "This store has no sessions."
 
     def _on_failed(self, error: Exception) -> None:
-        self._window.count_label.setText(f"{plural(self.model.rowCount(), 'session')} (loading failed)")
-        self._window.show_error(error)
+        self._host.count_label.setText(f"{plural(self.model.rowCount(), 'session')} (loading failed)")
+        self._host.show_error(error)
 
     def _on_search_progress(self, found: int) -> None:
-        self._window.count_label.setText(f"Searching… {plural(found, 'session')} found")
+        self._host.count_label.setText(f"Searching… {plural(found, 'session')} found")
 
     def _on_search_finished(self, found: int) -> None:
         text = redact_url(self.model.search_text)
-        self._window.count_label.setText(f"{plural(found, 'session')} matching {text!r}")
+        self._host.count_label.setText(f"{plural(found, 'session')} matching {text!r}")
         if not found:
             self.said_empty = True
-            self._window.conversation.clear(self.empty_text())
+            self._host.conversation.clear(self.empty_text())
 
     def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self.model.removing:
             # The shown session's row left the list (deleted elsewhere): keep showing
             # it, and let the pane find out and say so.
-            self._window.conversation.live.catch_up()
+            self._host.conversation.live.catch_up()
             return
         info = self.model.session_at(current.row()) if current.isValid() else None
         if info is None:
             return
         hit = self.model.hit_message(info.id)
         if hit is not None:  # found through the search index: open it at the hit
-            self._window.show_session_at_hit(info.id, hit, self.model.search_text)
+            self._host.show_session_at_hit(info.id, hit, self.model.search_text)
         else:
-            self._window.show_session(info.id)
+            self._host.show_session(info.id)
 
     def _menu(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)
