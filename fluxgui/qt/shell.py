@@ -163,11 +163,10 @@ class StoreFollower(Protocol):
     def set_store(self, store: Store | None) -> None: ...
 
 
-class AddConversations(StoreFollower, Protocol):
+class AddConversations(Protocol):
     """The OpenAI Conversations "Add conversation…" bar above the list."""
 
-    @property
-    def hint(self) -> QLabel: ...
+    def store_opened(self, store: Store) -> None: ...
 
 
 class ChatBox(Protocol):

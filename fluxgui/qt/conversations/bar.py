@@ -11,6 +11,8 @@ undo of a Clear, an import) is remembered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
@@ -27,7 +29,13 @@ from ..widgets import insert_beside, stack
 from .remembered import ConversationIds, location_of
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtCore import QSettings, SignalInstance
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..bridge import AsyncBridge
+    from ..editing import Editor
+    from ..sessions import SearchBox, SessionListModel
+    from ..shell import Stores
 
 PLACEHOLDER = "Add conversation… (its id, conv_…)"
 #: the longest id the field takes
@@ -55,6 +63,8 @@ class ConversationsBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: what its wiring uses of the window (set by :func:`install_conversations_bar`)
+        self.host: BarHost | None = None
         self.setObjectName("conversationsBar")
         self.edit = QLineEdit(self)
         self.edit.setPlaceholderText(PLACEHOLDER)
@@ -94,6 +104,13 @@ class ConversationsBar(QWidget):
         """Shown while a store that lists named sessions is open."""
         self.setVisible(store is not None and store.traits.named_sessions)
 
+    def store_opened(self, store: Store) -> None:
+        """A store opened: shown for it, the ids it was opened with remembered."""
+        if self.host is not None:
+            remember_opened(self.host, store)
+        else:
+            self.set_store(store)
+
     def submit(self) -> None:
         """Add the id typed (after checking it)."""
         text = self.edit.text().strip()
@@ -109,57 +126,87 @@ class ConversationsBar(QWidget):
 # --------------------------------------------------------------------------- the window's part
 
 
-def install_conversations_bar(window: Shell) -> ConversationsBar:
-    """Put a :class:`ConversationsBar` above ``window``'s session search and wire it up."""
+@dataclass(frozen=True)
+class BarHost:
+    """What the bar's wiring uses of the window: the bar, the window (its status bar),
+    the open store (``stores``), the settings (the remembered ids), the bridge, the
+    session list, the selected sessions and where errors are shown."""
+
+    bar: ConversationsBar
+    window: QMainWindow
+    stores: Stores
+    settings: QSettings
+    bridge: AsyncBridge
+    sessions: SessionListModel
+    selected: Callable[[], list[str]]
+    show_error: Callable[[BaseException], None]
+
+
+def install_conversations_bar(
+    window: QMainWindow,
+    search_box: SearchBox,
+    editor: Editor,
+    transfer_finished: SignalInstance,
+    stores: Stores,
+    settings: QSettings,
+    bridge: AsyncBridge,
+    sessions: SessionListModel,
+    *,
+    selected: Callable[[], list[str]],
+    show_error: Callable[[BaseException], None],
+) -> ConversationsBar:
+    """Put a :class:`ConversationsBar` above the session search and wire it up: to the
+    edits written (``editor``), the pages listed and the transfers finished."""
     bar = ConversationsBar(window)
-    insert_beside(window.search_box, bar)
-    bar.addRequested.connect(lambda cid: add_conversation(window, cid))
-    bar.forgetRequested.connect(lambda: forget_selected(window))
-    window.editor.applied.connect(lambda change: follow_change(window, change))
-    window.sessions.pageLoaded.connect(lambda _added, more: forget_missing(window, more))
-    window.transferFinished.connect(lambda result: follow_transfer(window, result))
+    host = bar.host = BarHost(bar, window, stores, settings, bridge, sessions, selected, show_error)
+    insert_beside(search_box, bar)
+    bar.addRequested.connect(lambda cid: add_conversation(host, cid))
+    bar.forgetRequested.connect(lambda: forget_selected(host))
+    editor.applied.connect(lambda change: follow_change(host, change))
+    sessions.pageLoaded.connect(lambda _added, more: forget_missing(host, more))
+    transfer_finished.connect(lambda result: follow_transfer(host, result))
     return bar
 
 
-def _remembered(window: Shell) -> tuple[ConversationIds, str] | None:
+def _remembered(host: BarHost) -> tuple[ConversationIds, str] | None:
     """The remembered ids and the open store's server, when it lists named sessions."""
-    store, opened = window.stores.store, window.stores.opened
+    store, opened = host.stores.store, host.stores.opened
     if store is None or opened is None or not store.traits.named_sessions:
         return None
     location = location_of(opened.target, opened.options)
-    return (ConversationIds(window.recent.settings), location) if location else None
+    return (ConversationIds(host.settings), location) if location else None
 
 
-def remember_opened(window: Shell, store: Store) -> None:
+def remember_opened(host: BarHost, store: Store) -> None:
     """A store opened: show the bar for it, and remember the ids it was opened with."""
-    window.conversations_bar.set_store(store)
-    found = _remembered(window)
-    opened = window.stores.opened
+    host.bar.set_store(store)
+    found = _remembered(host)
+    opened = host.stores.opened
     if found is not None and opened is not None and opened.options.conversations:
         found[0].add(found[1], opened.options.conversations)
 
 
-def _reopen(window: Shell, ids: tuple[str, ...], session_id: str | None) -> None:
-    store, opened = window.stores.store, window.stores.opened
+def _reopen(host: BarHost, ids: tuple[str, ...], session_id: str | None) -> None:
+    store, opened = host.stores.store, host.stores.opened
     if store is None or opened is None:
         return
-    window.stores.open_target(
+    host.stores.open_target(
         opened.target, opened.options.with_(writable=store.can_write, conversations=ids),
-        label=window.stores.label, session_id=session_id,
+        label=host.stores.label, session_id=session_id,
     )
 
 
-def add_conversation(window: Shell, cid: str) -> None:
+def add_conversation(host: BarHost, cid: str) -> None:
     """Ask the server for ``cid``; when it knows it, remember it for the server and list
     it (first), showing it — else say so under the field."""
-    found, store = _remembered(window), window.stores.store
+    found, store = _remembered(host), host.stores.store
     if found is None or store is None:
         return
-    bar = window.conversations_bar
+    bar = host.bar
 
     def checked(info: Any) -> None:
-        opened = window.stores.opened
-        if window.stores.store is not store or opened is None:
+        opened = host.stores.opened
+        if host.stores.store is not store or opened is None:
             return  # another store opened meanwhile
         if info is None:
             bar.hint.setText(f"{store.target} has no conversation {show_id(cid)}.")
@@ -167,20 +214,20 @@ def add_conversation(window: Shell, cid: str) -> None:
             return
         found[0].add(found[1], [cid])
         others = tuple(i for i in opened.options.conversations if i != cid)
-        _reopen(window, (cid, *others), cid)
+        _reopen(host, (cid, *others), cid)
 
-    window.bridge.start("conversations:add", pages.session_row(store, cid), checked, window.show_error)
+    host.bridge.start("conversations:add", pages.session_row(store, cid), checked, host.show_error)
 
 
-def forget_missing(window: Shell, more: bool) -> None:
+def forget_missing(host: BarHost, more: bool) -> None:
     """The listing is complete: ids the server does not know (any more) are forgotten
     (the notice above the panes names them this once)."""
-    found, opened = _remembered(window), window.stores.opened
-    if found is None or opened is None or more or window.sessions.search_text:
+    found, opened = _remembered(host), host.stores.opened
+    if found is None or opened is None or more or host.sessions.search_text:
         return
     listed = {
         info.id
-        for info in (window.sessions.session_at(r) for r in range(window.sessions.rowCount()))
+        for info in (host.sessions.session_at(r) for r in range(host.sessions.rowCount()))
         if info is not None
     }
     missing = [i for i in opened.options.conversations if i not in listed]
@@ -188,22 +235,22 @@ def forget_missing(window: Shell, more: bool) -> None:
         found[0].forget(found[1], missing)
 
 
-def forget_selected(window: Shell) -> None:
+def forget_selected(host: BarHost) -> None:
     """Drop the selected conversations from the list and the settings."""
-    found = _remembered(window)
-    opened = window.stores.opened
-    ids = window.session_list.selected_ids()
+    found = _remembered(host)
+    opened = host.stores.opened
+    ids = host.selected()
     if found is None or opened is None or not ids:
         return
     found[0].forget(found[1], ids)
     kept = tuple(i for i in opened.options.conversations if i not in set(ids))
-    _reopen(window, kept, None)
+    _reopen(host, kept, None)
 
 
-def follow_change(window: Shell, change: Any) -> None:
+def follow_change(host: BarHost, change: Any) -> None:
     """An edit (or its undo/redo) was written: a deleted conversation is forgotten, a
     made one remembered."""
-    found = _remembered(window)
+    found = _remembered(host)
     if found is None or not isinstance(change, Change):
         return
     ids, location = found
@@ -214,13 +261,13 @@ def follow_change(window: Shell, change: Any) -> None:
     if change.added and "new id" in change.label:
         # An undo put items back: the store's label says they (or the conversation)
         # have new ids; say it where the user looks.
-        window.statusBar().showMessage(change.label, 15000)
+        host.window.statusBar().showMessage(change.label, 15000)
 
 
-def follow_transfer(window: Shell, result: Any) -> None:
+def follow_transfer(host: BarHost, result: Any) -> None:
     """An import (or a copy) finished: remember the conversations it made in the open
     store (those the store now lists)."""
-    found, store = _remembered(window), window.stores.store
+    found, store = _remembered(host), host.stores.store
     written = [new for _old, new in result.written] if isinstance(result, TransferResult) else []
     if found is None or store is None or not written:
         return
@@ -231,4 +278,4 @@ def follow_transfer(window: Shell, result: Any) -> None:
         if made:
             ids.add(location, made)
 
-    window.bridge.start("conversations:remember", pages.sessions_by_ids(store, written), done)
+    host.bridge.start("conversations:remember", pages.sessions_by_ids(store, written), done)

@@ -152,7 +152,11 @@ class MainWindow(Shell):
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
         self.branch_bar = install_branch_bar(self)
         # OpenAI Conversations: "Add conversation…" above the list (hidden else).
-        self.conversations_bar = install_conversations_bar(self)
+        self.conversations_bar = install_conversations_bar(
+            self, self.search_box, self.editor, self.transferFinished, self.stores,
+            self.recent.settings, self.bridge, self.sessions,
+            selected=self.session_list.selected_ids, show_error=self.show_error,
+        )
         self.editor.failed.connect(self.edits.on_failed)
         self.editor.runningChanged.connect(lambda _running: self.edits.update_actions())
         self.editor.stack.indexChanged.connect(lambda _index: self.edits.update_actions())

@@ -33,7 +33,6 @@ from fluxgui.core.demo import demo_store_path
 from fluxgui.core.roles import Store
 
 from ..conversations import with_remembered
-from ..conversations.bar import remember_opened as remember_conversations
 from ..dialogs.encryption_key import KeyDialog
 from ..dialogs.files import open_file_dialog, open_folder_dialog
 from ..dialogs.opening import OpenedStore, OpenRequest, ask_password, ask_url, remember_opened
@@ -345,7 +344,7 @@ class StoreController:
         window.watcher.set_store(store)
         window.indexing.set_store(store)
         window.edits.update_mode()
-        remember_conversations(window, store)
+        window.conversations_bar.store_opened(store)
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
