@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from advanced_helpers import SID, Library, write_library_store
 from qt_helpers import OFFSCREEN_NOISE, run_async
-from fluxgui.qt.branches import branch_from_turn
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
@@ -268,7 +267,7 @@ def test_a_used_branch_name_is_refused_and_nothing_is_written(
     before = _library(advanced_db)
     window.conversation.select_message(_user_message(window, 3).id)
     with qtbot.waitSignal(window.editor.failed, timeout=20_000):
-        branch_from_turn(window)
+        window.actions_by_name["branch_from_turn"].trigger()
     _settle(qtbot, window)
     assert "already been used" in window.error_bar.text()
     assert _library_listed(_library(advanced_db)) == _library_listed(before)

@@ -21,42 +21,66 @@ from fluxgui.services.branches import BranchState
 from .bar import BranchBar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
+
+    from fluxgui.core.roles import Store
+
+    from ..bridge import AsyncBridge
     from ..conversation import ConversationPane
-    from ..shell import Shell
+    from ..editing import Editor
+    from ..sessions import SessionListModel
+    from ..shell import BranchBar as Bar, Stores
+    from ..widgets import ErrorBar
 
 
-def install_branch_bar(window: Shell) -> BranchBar:
-    """Put a :class:`BranchBar` above ``window``'s conversation and wire it up."""
-    bar = BranchBar(window.bridge, window.editor, window.conversation, window.conversation)
-    window.conversation.header_area.addWidget(bar)
+def install_branch_bar(
+    bridge: AsyncBridge,
+    editor: Editor,
+    pane: ConversationPane,
+    stores: Stores,
+    sessions: SessionListModel,
+    *,
+    shown: Callable[[], str | None],
+    update_actions: Callable[[], None],
+    show_error: Callable[[BaseException], None],
+) -> BranchBar:
+    """Put a :class:`BranchBar` above the conversation ``pane`` and wire it up: a branch
+    switched shows the shown session (``shown()``) of the open store again, a listing
+    notes the branches in the session list."""
+    bar = BranchBar(bridge, editor, pane, pane)
+    pane.header_area.addWidget(bar)
 
     def switched(branch: str) -> None:
         # The window now reads another branch: show its items from the start.
-        sid = window.current_session_id
-        store = window.stores.store
+        sid = shown()
+        store = stores.store
         if sid is not None and bar.session_id == sid and store is not None:
-            window.conversation.show_session(store, sid, branch)
-        window.edits.update_actions()
+            pane.show_session(store, sid, branch)
+        update_actions()
 
     def listed(state: BranchState) -> None:
         # The session list shows that the session has branches, counting the one shown.
         current = state.info(state.current)
         count = current.message_count if current is not None else 0
-        window.sessions.set_branch_note(state.session_id, state.current, count, len(state.rows()))
+        sessions.set_branch_note(state.session_id, state.current, count, len(state.rows()))
 
     bar.switched.connect(switched)
     bar.loaded.connect(listed)
-    bar.failed.connect(window.show_error)
+    bar.failed.connect(show_error)
     return bar
 
 
-def on_branch_change_applied(window: Shell, change: BranchChange) -> None:
+def on_branch_change_applied(
+    error_bar: ErrorBar, sessions: SessionListModel, bar: Bar, change: BranchChange
+) -> None:
     """A branch edit, or its undo/redo, was written: the list counts, the bar and the
-    conversation follow (the bar switches the conversation when the branch changed)."""
-    window.error_bar.clear()
-    window.sessions.refresh([change.session_id])
-    window.branch_bar.after_change(change)
-    window.edits.update_actions()
+    conversation follow (the bar switches the conversation when the branch changed);
+    the caller updates the edit actions."""
+    error_bar.clear()
+    sessions.refresh([change.session_id])
+    bar.after_change(change)
 
 
 def branch_turn(pane: ConversationPane, message: Message | None) -> int | None:
@@ -66,40 +90,49 @@ def branch_turn(pane: ConversationPane, message: Message | None) -> int | None:
     return pane.turn_of(message)
 
 
-def can_branch_here(window: Shell) -> bool:
+def can_branch_here(
+    store: Store | None, session_id: str | None, pane: ConversationPane, editor: Editor
+) -> bool:
     """Whether Branch from This Turn… can run now (for the action's enabled state): a
-    user message of an Advanced store open for editing is selected. (Its turn number
-    may still be being counted: the action says so when it runs.)"""
-    store = window.stores.store
-    message = window.conversation.current_message()
+    user message of an Advanced store open for editing is selected in ``pane`` (showing
+    ``session_id``). (Its turn number may still be being counted: the action says so
+    when it runs.)"""
+    message = pane.current_message()
     return bool(
         store is not None
         and edits.is_branchable(store)
         and store.can_write
-        and not window.editor.running
-        and window.current_session_id is not None
+        and not editor.running
+        and session_id is not None
         and message is not None
         and starts_turn(message)
     )
 
 
-def branch_from_turn(window: Shell) -> None:
+def branch_from_turn(
+    parent: QWidget,
+    store: Store | None,
+    sid: str | None,
+    pane: ConversationPane,
+    editor: Editor,
+    bar: Bar,
+    show_error: Callable[[BaseException], None],
+) -> None:
     """Edit › Branch from This Turn…: a new branch with the current branch's items
     before the selected user message's turn; the session switches to it. Undoable."""
-    store, sid = window.stores.store, window.current_session_id
     problem = edits.branch_problem(store, sid)
     if problem is not None:
-        window.show_error(problem)
+        show_error(problem)
         return
-    if window.editor.running or store is None or sid is None:
+    if editor.running or store is None or sid is None:
         return
-    message = window.conversation.current_message()
-    turn = branch_turn(window.conversation, message)
+    message = pane.current_message()
+    turn = branch_turn(pane, message)
     if turn is None:
-        window.show_error(edits.no_turn_error(message))
+        show_error(edits.no_turn_error(message))
         return
     name, ok = QInputDialog.getText(
-        window,
+        parent,
         "Branch from this turn",
         f"A new branch of session {sid} with the items before turn {turn};\n"
         "the session switches to it. Its name (empty: chosen for you):",
@@ -108,5 +141,5 @@ def branch_from_turn(window: Shell) -> None:
     )
     if not ok:
         return
-    branch = window.branch_bar.current_branch()
-    window.editor.run(edits.branch_from_turn(store, sid, turn, name, branch=branch))
+    branch = bar.current_branch()
+    editor.run(edits.branch_from_turn(store, sid, turn, name, branch=branch))

@@ -111,7 +111,10 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     actions["fork"] = _action(window, "&Fork from Here…", window.edits.fork_here, "Ctrl+Shift+F",
                               "A new session with the conversation up to the selected message")
     actions["branch_from_turn"] = _action(
-        window, "&Branch from This Turn…", lambda: branch_from_turn(window),
+        window, "&Branch from This Turn…", lambda: branch_from_turn(
+            window, window.stores.store, window.current_session_id, window.conversation,
+            window.editor, window.branch_bar, window.show_error,
+        ),
         tip="A new branch of an AdvancedSQLiteSession session, before the selected user turn",
     )
     actions["clear_session"] = _action(window, "C&lear Session…", window.edits.clear_session,

@@ -113,7 +113,9 @@ class EditController:
             has_message=window.conversation.current_message() is not None,
             can_undo=editor.stack.canUndo(),
             can_redo=editor.stack.canRedo(),
-            can_branch=can_branch_here(window),
+            can_branch=can_branch_here(
+                window.stores.store, window.current_session_id, window.conversation, editor
+            ),
             can_clear=writable and edits.blocked_reason(window.stores.store, need="clear") is None,
             can_fork=writable and edits.blocked_reason(window.stores.store, need="fork") is None,
             own_undo=not editor.running and editor.own_store_next(undo=True),
@@ -313,7 +315,8 @@ class EditController:
         open_result, self._open_result = self._open_result, False
         self._fork = None
         if isinstance(change, BranchChange) and not open_result:
-            on_branch_change_applied(window, change)
+            on_branch_change_applied(window.error_bar, window.sessions, window.branch_bar, change)
+            self.update_actions()
             return
         window.error_bar.clear()
         self._say_applied(change)

@@ -150,7 +150,11 @@ class MainWindow(Shell):
         )
         self.editor.applied.connect(self.edits.on_applied)
         # Branches of AdvancedSQLiteSession stores, above the conversation (hidden else).
-        self.branch_bar = install_branch_bar(self)
+        self.branch_bar = install_branch_bar(
+            self.bridge, self.editor, self.conversation, self.stores, self.sessions,
+            shown=lambda: self._session_id, update_actions=self.edits.update_actions,
+            show_error=self.show_error,
+        )
         # OpenAI Conversations: "Add conversation…" above the list (hidden else).
         self.conversations_bar = install_conversations_bar(
             self, self.search_box, self.editor, self.transferFinished, self.stores,
