@@ -21,7 +21,11 @@ from .review_dialog import ReviewDialog
 from .view import ViewRedaction
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..bridge import AsyncBridge
+    from ..conversation import ConversationPane
+    from ..shell import Stores, Transfers
 
 
 def default_detectors() -> Detectors:
@@ -31,27 +35,45 @@ def default_detectors() -> Detectors:
 
 
 class Redaction:
-    """The window's redaction: :attr:`view` (View › Redact) and the redacted export."""
+    """The window's redaction: :attr:`view` (View › Redact) and the redacted export.
 
-    def __init__(self, window: Shell) -> None:
+    It is given what it uses: the window (the dialogs' parent), the bridge, the open
+    store (``stores``), the conversation pane, the transfers (the export) and the shown
+    and selected sessions (callables)."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        bridge: AsyncBridge,
+        stores: Stores,
+        pane: ConversationPane,
+        transfers: Transfers,
+        *,
+        shown: Callable[[], str | None],
+        selected: Callable[[], list[str]],
+    ) -> None:
         self.window = window
+        self._bridge = bridge
+        self._stores = stores
+        self._transfers = transfers
+        self._shown = shown
+        self._selected = selected
         #: makes the detectors of each redacted view or export (tests inject failures)
         self.detectors: Callable[[], Detectors] = default_detectors
-        self.view = ViewRedaction(window.conversation, lambda: self.detectors())
+        self.view = ViewRedaction(pane, lambda: self.detectors())
         #: the review dialog open (``None``: none)
         self.review: ReviewDialog | None = None
 
     def make_review(self) -> ReviewDialog | None:
         """The review of what a redacted export would redact (started, not shown): the
         selected sessions, else the open one, else the whole store."""
-        window = self.window
-        store = window.stores.store
+        store = self._stores.store
         if store is None:
             return None
-        selected = window.selected_session_ids()
-        ids = selected or ([window.current_session_id] if window.current_session_id else None)
+        selected, shown = self._selected(), self._shown()
+        ids = selected or ([shown] if shown else None)
         scope = (f"{len(ids)} sessions" if len(ids) > 1 else "the session") if ids else "the whole store"
-        self.review = ReviewDialog(window, window.bridge, store, self.detectors(), ids, scope)
+        self.review = ReviewDialog(self.window, self._bridge, store, self.detectors(), ids, scope)
         return self.review
 
     def export_dialog(self) -> None:
@@ -64,7 +86,7 @@ class Redaction:
         review.open()
 
     def _then_export(self, keep: list[str]) -> None:
-        transfers = self.window.transfers
+        transfers = self._transfers
         dialog = transfers.make_export_dialog()
         if dialog is None:
             return
@@ -80,13 +102,13 @@ class Redaction:
                    *, metadata: bool = True) -> None:
         """Export redacted, leaving the kinds in ``keep`` as they are."""
         redactor = KindsRedactor(self.detectors(), keep)
-        self.window.transfers.run_export(path, fmt, session_ids, metadata=metadata, redactor=redactor)
+        self._transfers.run_export(path, fmt, session_ids, metadata=metadata, redactor=redactor)
 
 
-def install_redaction(window: Shell) -> Redaction:
-    """View › Redact (after Plain Text) and File › Export Redacted… (after Export…)."""
-    parts = Redaction(window)
-    actions = window.actions_by_name
+def install_redaction(parts: Redaction, actions: dict[str, QAction]) -> Redaction:
+    """View › Redact (after Plain Text) and File › Export Redacted… (after Export…), put
+    into ``parts.window`` and ``actions`` (the window's actions by name)."""
+    window = parts.window
     redact = QAction("Re&dact", window)
     redact.setCheckable(True)
     redact.setShortcut(QKeySequence("Ctrl+Alt+R"))

@@ -191,7 +191,10 @@ class MainWindow(Shell):
         # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
         self.replay = install_replay(self, self.reviews)
         # View › Redact and File › Export Redacted… (issue 39).
-        self.redaction = install_redaction(self)
+        self.redaction = install_redaction(Redaction(
+            self, self.bridge, self.stores, self.conversation, self.transfers,
+            shown=lambda: self._session_id, selected=self.selected_session_ids,
+        ), self.actions_by_name)
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).
