@@ -26,8 +26,15 @@ if TYPE_CHECKING:
     from fluxgui.services.replay import ReplayOptions
     from fluxgui.services.replay.support import ReplayOutcome
 
+    from collections.abc import Callable
+
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QWidget
+
+    from ..bridge import AsyncBridge
     from ..compare import CompareDialog
-    from ..shell import Shell
+    from ..editing import Editor
+    from ..shell import Stores
 
 KEY = "replay"
 
@@ -35,16 +42,36 @@ KEY = "replay"
 class ReplayController(QObject):
     """Runs replays for a window (one at a time). ``progressed(event)`` per replay event,
     ``finished(outcome)`` once a replay ended and its fork (if any) is on the undo stack,
-    ``compareOpened(dialog)``."""
+    ``compareOpened(dialog)``.
+
+    It is given what it uses: the dialogs' parent, the bridge, the editor (the fork joins
+    its undo stack), the open store (``stores``), the settings (the chat's agent), the
+    shown session (``shown()``) and where errors are shown."""
 
     finished = Signal(object)
     compareOpened = Signal(object)
     #: each replay event as it comes (a ReplayEvent), after the progress dialog showed it
     progressed = Signal(object)
 
-    def __init__(self, window: Shell) -> None:
-        super().__init__(window)
-        self._window = window
+    def __init__(
+        self,
+        parent: QWidget,
+        bridge: AsyncBridge,
+        editor: Editor,
+        stores: Stores,
+        settings: QSettings,
+        *,
+        shown: Callable[[], str | None],
+        show_error: Callable[[BaseException], None],
+    ) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self._bridge = bridge
+        self._editor = editor
+        self._stores = stores
+        self._settings = settings
+        self._shown = shown
+        self._show_error = show_error
         self.dialog: ReplayDialog | None = None
         self.progress: ReplayProgress | None = None
         self.compare: CompareDialog | None = None
@@ -53,8 +80,8 @@ class ReplayController(QObject):
         #: (store, session, from turn) of the replay running or last run
         self._run: tuple[Store, str, int] | None = None
         self._waiting_for: str | None = None  # the fork's change being written
-        window.editor.applied.connect(self._on_applied)
-        window.editor.failed.connect(self._on_keep_failed)
+        editor.applied.connect(self._on_applied)
+        editor.failed.connect(self._on_keep_failed)
 
     # -- the menu ------------------------------------------------------------------------
 
@@ -76,35 +103,34 @@ class ReplayController(QObject):
     @property
     def running(self) -> bool:
         """A replay runs, or its fork is being put on the undo stack."""
-        return self._window.bridge.running(KEY) or self._waiting_for is not None
+        return self._bridge.running(KEY) or self._waiting_for is not None
 
     # -- asking ----------------------------------------------------------------------------
 
     def replay_from(self, message: Message) -> bool:
         """Find the turn of ``message`` (off the UI thread), then ask how to replay it."""
-        window = self._window
-        store, sid = window.stores.store, window.current_session_id
+        store, sid = self._stores.store, self._shown()
         reason = edits.blocked_reason(store, need="fork")
         if reason is not None or store is None:
-            window.show_error(ReadOnlyError(reason or edits.NO_STORE))
+            self._show_error(ReadOnlyError(reason or edits.NO_STORE))
             return False
         if sid is None:
             return False
         if self.running:
-            window.show_error(FluxguiError("a replay is running: cancel it or wait for its end first"))
+            self._show_error(FluxguiError("a replay is running: cancel it or wait for its end first"))
             return False
         from fluxgui.services.replay.support import turns_from
 
-        window.bridge.start("replay:turn", turns_from(store, sid, message.id),
-                            lambda found: self._ask(store, sid, message, *found), window.show_error)
+        self._bridge.start("replay:turn", turns_from(store, sid, message.id),
+                           lambda found: self._ask(store, sid, message, *found), self._show_error)
         return True
 
     def _ask(self, store: Store, sid: str, message: Message, turn: int | None, count: int) -> None:
         if turn is None:
-            self._window.show_error(FluxguiError(
+            self._show_error(FluxguiError(
                 f"message {message.id} opens no turn of {show_id(sid)}: replay from a user message"))
             return
-        dialog = ReplayDialog(sid, turn, self._agent_config(), self._window)
+        dialog = ReplayDialog(sid, turn, self._agent_config(), self._parent)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.start(store, sid, turn, dialog.options(), count))
         self.dialog = dialog
@@ -115,8 +141,8 @@ class ReplayController(QObject):
         """The test chat's agent for the open store (its saved settings, else defaults)."""
         from fluxgui.services.chat import AgentConfig
 
-        target = self._window.stores.target
-        values = AgentSettings(self._window.recent.settings).load(target) if target else None
+        target = self._stores.target
+        values = AgentSettings(self._settings).load(target) if target else None
         try:
             return AgentConfig.from_settings(values) if values else AgentConfig()
         except Exception:  # noqa: BLE001 - bad saved settings: the defaults
@@ -128,7 +154,7 @@ class ReplayController(QObject):
         """Replay ``sid`` from ``turn`` with ``options``, its progress in a dialog."""
         from fluxgui.services.replay.support import replay_until
 
-        progress = ReplayProgress(sid, turn, count, self._window)
+        progress = ReplayProgress(sid, turn, count, self._parent)
         progress.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         progress.destroyed.connect(lambda *_, p=progress: self._forget("progress", p))
         progress.cancelRequested.connect(self.cancel)
@@ -137,7 +163,7 @@ class ReplayController(QObject):
         self._run = (store, sid, turn)
         self._stop = asyncio.Event()
         progress.show()
-        self._window.bridge.start(
+        self._bridge.start(
             KEY, replay_until(self._stop, store, sid, turn, options, self._on_event),
             self._ended, self._failed,
         )
@@ -169,7 +195,7 @@ class ReplayController(QObject):
             if progress is not None:
                 progress.finish(text, compare=False)
             if progress is None and outcome.error is not None:
-                self._window.show_error(outcome.error)
+                self._show_error(outcome.error)
             self.finished.emit(outcome)
             return
         if progress is not None:
@@ -177,7 +203,7 @@ class ReplayController(QObject):
         from fluxgui.services.replay.support import fork_as_change, replay_label
 
         self._waiting_for = outcome.fork
-        if not self._window.editor.run(fork_as_change(store, outcome.fork, replay_label(sid, turn, outcome.fork))):
+        if not self._editor.run(fork_as_change(store, outcome.fork, replay_label(sid, turn, outcome.fork))):
             self._waiting_for = None  # another edit is being written: no undo entry
             self._kept(text + " (Not on the undo stack: another edit was being written.)")
 
@@ -215,7 +241,7 @@ class ReplayController(QObject):
         if self.compare is not None:
             self.compare.raise_()
             return self.compare
-        dialog = open_compare(self._window, self._window.bridge, store, sid, outcome.fork)
+        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork)
         dialog.setWindowTitle(f"Replay of {show_id(sid)} from turn {turn}")
         note = QLabel(usage_note(outcome), dialog)
         inner = dialog.view.layout()

@@ -189,7 +189,11 @@ class MainWindow(Shell):
         self.workspace = install_workspace(self)
         self.conversation.menu_hook = self.edits.conversation_menu
         # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
-        self.replay = install_replay(self, self.reviews)
+        self.replay = install_replay(ReplayParts(
+            self, self.bridge, self.editor, self.stores, self.conversation, self.recent.settings,
+            shown=lambda: self._session_id, selected=self.selected_session_ids,
+            show_error=self.show_error, reviews=self.reviews,
+        ), self.actions_by_name)
         # View › Redact and File › Export Redacted… (issue 39).
         self.redaction = install_redaction(Redaction(
             self, self.bridge, self.stores, self.conversation, self.transfers,
