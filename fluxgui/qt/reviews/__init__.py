@@ -10,21 +10,27 @@ from typing import TYPE_CHECKING
 
 from .actions import CopyIdKey, extend_menu, install_menu
 from .controller import QUEUE, ReviewController, _flag
+from .host import ReviewHost
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..sessions import SearchBox
 
 
-def install_reviews(window: Shell) -> ReviewController:
+def install_reviews(
+    window: QMainWindow, host: ReviewHost, settings: QSettings, search_box: SearchBox
+) -> ReviewController:
     """Put the review workflow into ``window`` (nothing is opened until it is used)."""
-    c = ReviewController(window)
+    c = ReviewController(window, host, settings, search_box)
     install_menu(c)
-    c.copy_key = CopyIdKey(window)
-    window.session_view.installEventFilter(c.copy_key)
+    c.copy_key = CopyIdKey(window, host.session_view, host.sessions)
+    host.session_view.installEventFilter(c.copy_key)
     if _flag(c.settings.value(QUEUE, False)):
         c.queue_action.setChecked(True)
         c.set_queue(True)
     return c
 
 
-__all__ = ["ReviewController", "extend_menu", "install_reviews"]
+__all__ = ["ReviewController", "ReviewHost", "extend_menu", "install_reviews"]

@@ -19,13 +19,15 @@ from .bulk import bulk
 from .panel import STATE_LABELS
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QMainWindow, QTableView
+
+    from ..sessions import SessionListModel
     from .host import Reviews
 
 COPY_ID = QKeySequence("Ctrl+Shift+C")
 
 
-def copy_id(window: Shell, session_id: str) -> None:
+def copy_id(window: QMainWindow, session_id: str) -> None:
     QGuiApplication.clipboard().setText(session_id)
     window.statusBar().showMessage("Copied the session id", 4000)
 
@@ -34,9 +36,11 @@ class CopyIdKey(QObject):
     """Ctrl+Shift+C in the session list copies the current session's id (elsewhere it
     stays the window's: the selected message's raw JSON)."""
 
-    def __init__(self, window: Shell) -> None:
+    def __init__(self, window: QMainWindow, view: QTableView, sessions: SessionListModel) -> None:
         super().__init__(window)
         self._window = window
+        self._view = view
+        self._sessions = sessions
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         kind = event.type()
@@ -47,8 +51,8 @@ class CopyIdKey(QObject):
         if kind == QEvent.Type.ShortcutOverride:
             event.accept()
             return True
-        index = self._window.session_view.currentIndex()
-        info = self._window.sessions.session_at(index.row()) if index.isValid() else None
+        index = self._view.currentIndex()
+        info = self._sessions.session_at(index.row()) if index.isValid() else None
         if info is not None:
             copy_id(self._window, info.id)
         return True
@@ -124,7 +128,7 @@ def install_menu(c: Reviews) -> dict[str, QAction]:
     menu.addSeparator()
     add("review_copy_id", "Copy Session &Id", c.copy_shown_id)
     add("review_keys", "Queue &Keys…", c.show_cheat_sheet)
-    window.actions_by_name.update(acts)
+    c.host.actions.update(acts)
     return acts
 
 

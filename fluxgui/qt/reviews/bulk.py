@@ -49,20 +49,20 @@ def bulk(c: Reviews, edit: Edit | None, *, everything: bool = False, ids: list[s
     """``edit`` (``None``: claim) on the selected sessions (``ids``: those), or on every
     session matching the filter and the search (``everything``: counted and confirmed
     first)."""
-    if c.db is None or c.key is None or c.window.stores.store is None:
+    if c.db is None or c.key is None or c.host.stores.store is None:
         return
     if not everything:
-        chosen = ids if ids is not None else c.window.selected_session_ids()
+        chosen = ids if ids is not None else c.host.selected()
         run(c, edit, chosen)
         return
     c.window.statusBar().showMessage("Review: counting the sessions that match…")
-    c.window.bridge.start("reviews:bulk:count", all_matching(c),
-                          lambda found: confirm(c, edit, found), c.window.show_error)
+    c.host.bridge.start("reviews:bulk:count", all_matching(c),
+                          lambda found: confirm(c, edit, found), c.host.show_error)
 
 
 def whole_store(c: Reviews) -> bool:
     """No review filter and no search: "all matching" is every session of the store."""
-    return not c.filter.active and not c.window.sessions.search_text
+    return not c.filter.active and not c.host.sessions.search_text
 
 
 def confirm(c: Reviews, edit: Edit | None, found: list[str]) -> None:
@@ -120,19 +120,19 @@ def run(c: Reviews, edit: Edit | None, ids: list[str]) -> None:
     record = BulkRecord(c.key, edit)
     def failed(error: Exception) -> None:
         progress.close()
-        c.window.show_error(error)
+        c.host.show_error(error)
 
-    c.window.bridge.start(f"reviews:bulk:{id(record):x}", apply(c, edit, ids, record, progress),
+    c.host.bridge.start(f"reviews:bulk:{id(record):x}", apply(c, edit, ids, record, progress),
                           lambda n: finished(c, n, len(ids), record, progress), failed)
 
 
 async def all_matching(c: Reviews) -> list[str]:
     """Every session id matching the search and the review filter, as the list reads them."""
-    store, ids, cursor = c.window.stores.store, [], None
+    store, ids, cursor = c.host.stores.store, [], None
     if store is None:
         return []
     filtered = FilteredPages(c.db, c.key, c.filter) if c.filter.active else None  # type: ignore[arg-type]
-    text = c.window.sessions.search_text
+    text = c.host.sessions.search_text
     if text:
         ids = await store_pages.matching_session_ids(store, text)
         return sorted(await filtered.keep(ids)) if filtered else ids
@@ -188,12 +188,12 @@ def finished(c: Reviews, n: int, total: int, record: BulkRecord, progress: QProg
 def refresh(c: Reviews) -> None:
     c.marks.clear()
     c._fetch_marks()
-    c._on_shown(c.window.current_session_id)
+    c._on_shown(c.host.shown())
     update_undo(c)
 
 
 def update_undo(c: Reviews) -> None:
-    action = c.window.actions_by_name.get("review_undo_bulk")
+    action = c.host.actions.get("review_undo_bulk")
     if action is not None:
         record = c.last_bulk
         action.setEnabled(record is not None and record.store_key == c.key)
@@ -206,8 +206,8 @@ def undo(c: Reviews) -> None:
         return
     c.last_bulk = None
     update_undo(c)
-    c.window.bridge.start(f"reviews:unbulk:{id(record):x}", take_back(c, record),
-                          lambda n: undone(c, n), c.window.show_error)
+    c.host.bridge.start(f"reviews:unbulk:{id(record):x}", take_back(c, record),
+                          lambda n: undone(c, n), c.host.show_error)
 
 
 async def take_back(c: Reviews, record: BulkRecord) -> int:

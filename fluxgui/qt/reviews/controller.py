@@ -16,8 +16,8 @@ import collections
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtCore import QModelIndex, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from fluxgui.core.redact import split_secrets
 from fluxgui.services.reviews import Edit, ReviewDB, ReviewFilter, default_reviewer, review_key
@@ -33,7 +33,8 @@ from .panel import ReviewPanel
 from .queue import QueueKeys, cheat_sheet
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from ..sessions import SearchBox
+    from .host import ReviewHost
 
 ON, URL, REVIEWER, QUEUE = "reviews/on", "reviews/url", "reviews/reviewer", "reviews/queue"
 POSITION, LABEL = "reviews/position/", "reviews/label/"
@@ -49,7 +50,7 @@ class ReviewController(QObject):
 
     Every task on the review database runs under a key of its own: none is cancelled by
     the next (a claim or a write is never cut half-way); answers for another store key
-    are dropped."""
+    are dropped. What it uses of the window is ``host`` (a :class:`~.host.ReviewHost`)."""
 
     #: a review was read or written (its session id)
     reviewChanged = Signal(str)
@@ -60,10 +61,11 @@ class ReviewController(QObject):
     #: a bulk action was taken back: how many sessions
     bulkUndone = Signal(int)
 
-    def __init__(self, window: Shell) -> None:
+    def __init__(self, window: QMainWindow, host: ReviewHost, settings: QSettings, search_box: SearchBox) -> None:
         super().__init__(window)
         self.window = window
-        self.settings = window.recent.settings
+        self.host = host
+        self.settings = settings
         self.db: ReviewDB | None = None
         self.store: Any = None
         self.key: str | None = None
@@ -75,7 +77,7 @@ class ReviewController(QObject):
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
         self.filter_bar = ReviewFilterBar(window)
-        insert_beside(window.search_box, self.filter_bar, 1)
+        insert_beside(search_box, self.filter_bar, 1)
         self.filter_bar.hide()
         self.filter = ReviewFilter()
         self.marks = ReviewMarks(self)
@@ -112,11 +114,11 @@ class ReviewController(QObject):
         self.panel.settingsEdited.connect(self._settings_edited)
         self.filter_bar.filterChanged.connect(self.set_filter)
         self.dock.visibilityChanged.connect(self._dock_shown)
-        window.sessions.modelReset.connect(self._maybe_new_store)
-        window.sessions.pageLoaded.connect(lambda _added, _more: self._fetch_marks())
-        window.sessions.pageLoaded.connect(self._on_page_for_move)
-        window.messagesShown.connect(self._on_shown)
-        window.conversation.currentMessageChanged.connect(self._on_message)
+        host.sessions.modelReset.connect(self._maybe_new_store)
+        host.sessions.pageLoaded.connect(lambda _added, _more: self._fetch_marks())
+        host.sessions.pageLoaded.connect(self._on_page_for_move)
+        host.messages_shown.connect(self._on_shown)
+        host.conversation.currentMessageChanged.connect(self._on_message)
         if _flag(self.settings.value(ON, False)):
             self.dock.show()
 
@@ -141,32 +143,32 @@ class ReviewController(QObject):
             self.set_queue(False)
             self.dock.hide()
             self.filter_bar.hide()
-            self.window.sessions.row_marks = None
-            self.window.sessions.marks_changed()
+            self.host.sessions.row_marks = None
+            self.host.sessions.marks_changed()
             self._poll.stop()
             self.lease.stop()
             if self.filter.active:
                 self.filter_bar.set_value(ReviewFilter())  # the whole list again
-            self.window.bridge.cancel("reviews:open")
+            self.host.bridge.cancel("reviews:open")
             db, self.db, self.key, self.store, self._apart_from = self.db, None, None, None, None
             if db is not None:
-                self.window.bridge.start(f"reviews:close:{next(self._seq)}", db.close())
+                self.host.bridge.start(f"reviews:close:{next(self._seq)}", db.close())
             return
         if not self.dock.isVisible():
             self.dock.show()
             self.dock.raise_()  # its tab in front of the other side panels
         self.filter_bar.show()
-        if self.db is None and not self.window.bridge.running("reviews:open"):
+        if self.db is None and not self.host.bridge.running("reviews:open"):
             url = self.panel.database.text().strip() or None
             self._url_in_use = url or ""
-            self.window.bridge.start("reviews:open", ReviewDB.open(url, stores=self._stores()),
+            self.host.bridge.start("reviews:open", ReviewDB.open(url, stores=self._stores()),
                                      self._opened, self._open_failed)
 
     def _stores(self) -> list[Any]:
         """The stores the review database must not be: the open one, the one opening."""
-        window = self.window
-        opening = window.stores.opening
-        return ([window.stores.store] if window.stores.store is not None else []) + (
+        stores = self.host.stores
+        opening = stores.opening
+        return ([stores.store] if stores.store is not None else []) + (
             [target_place(opening.target)] if opening is not None else [])
 
     def use(self, url: str | None, label: str | None) -> None:
@@ -176,7 +178,7 @@ class ReviewController(QObject):
         if url and url != self.panel.database.text().strip():
             self.panel.database.setText(url)
             # an open of the remembered database may be running, or done: this one instead
-            self.window.bridge.cancel("reviews:open")
+            self.host.bridge.cancel("reviews:open")
             if self.db is not None:
                 self._reopen()
                 return
@@ -186,14 +188,14 @@ class ReviewController(QObject):
         self.db = db
         self.panel.database.setPlaceholderText(db.where)
         self.marks.reviewer = self.reviewer
-        self.window.sessions.row_marks = self.marks.mark
+        self.host.sessions.row_marks = self.marks.mark
         self._poll.start()
         self.lease.start()
         self._maybe_new_store(force=True)
         self.ready.emit(None)
 
     def _open_failed(self, error: Exception) -> None:
-        self.window.show_error(error)
+        self.host.show_error(error)
         self.ready.emit(error)
 
     def _settings_edited(self) -> None:
@@ -205,17 +207,17 @@ class ReviewController(QObject):
             self.settings.setValue(URL, split_secrets(url)[0])
             self._reopen()
             return
-        if self.window.stores.store is not None:
-            stored = self.label_override or self.settings.value(LABEL + self.window.stores.store.store_key, "") or ""
+        if self.host.stores.store is not None:
+            stored = self.label_override or self.settings.value(LABEL + self.host.stores.store.store_key, "") or ""
             if self.panel.label.text().strip() != stored:
                 self.label_override = None  # the field's label now, remembered for this store
-                self.settings.setValue(LABEL + self.window.stores.store.store_key, self.panel.label.text().strip())
+                self.settings.setValue(LABEL + self.host.stores.store.store_key, self.panel.label.text().strip())
                 self._maybe_new_store(force=True)
 
     def _reopen(self) -> None:
         old, self.db, self._apart_from = self.db, None, None
         if old is not None:
-            self.window.bridge.start(f"reviews:close:{next(self._seq)}", old.close())
+            self.host.bridge.start(f"reviews:close:{next(self._seq)}", old.close())
         self.set_on(True)
 
     async def aclose(self) -> None:
@@ -229,14 +231,14 @@ class ReviewController(QObject):
     # -- the store and its key ---------------------------------------------------------
 
     def _maybe_new_store(self, force: bool = False) -> None:
-        store = self.window.stores.store
+        store = self.host.stores.store
         if self.db is None or store is None or (store is self.store and not force):
             return
         self.store = store
         if store is not self._apart_from:  # a store opened after the review database
             self.key = None
             db = self.db
-            self.window.bridge.start(f"reviews:apart:{next(self._seq)}", db.check_apart([store]),
+            self.host.bridge.start(f"reviews:apart:{next(self._seq)}", db.check_apart([store]),
                                      lambda _ok: self._apart(db, store), self._refused)
             return
         label = self.label_override or str(self.settings.value(LABEL + store.store_key, "") or "")
@@ -245,16 +247,16 @@ class ReviewController(QObject):
         self.key = review_key(store.store_key, label or None)
         self.marks.clear()
         self._marker = None
-        self.window.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
+        self.host.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
         if self.filter.active:
-            self.window.sessions.set_review_filter(FilteredPages(self.db, self.key, self.filter))
+            self.host.sessions.set_review_filter(FilteredPages(self.db, self.key, self.filter))
         self._fetch_marks()
-        self._on_shown(self.window.current_session_id)
+        self._on_shown(self.host.shown())
         if self.queue.on:
             self._resume_position()
 
     def _apart(self, db: ReviewDB, store: Any) -> None:
-        if db is self.db and store is self.window.stores.store:
+        if db is self.db and store is self.host.stores.store:
             self._apart_from = store
             self._maybe_new_store(force=True)
 
@@ -262,7 +264,7 @@ class ReviewController(QObject):
         """The review database is the store opened: no reviews for it."""
         self.key = None
         self.panel.show_review(None, None)
-        self.window.show_error(error)
+        self.host.show_error(error)
 
     async def _load_meta(self) -> tuple[Any, list[str]]:
         assert self.db is not None and self.key is not None
@@ -282,27 +284,27 @@ class ReviewController(QObject):
         if self.db is None or self.key is None:
             return
         pages = FilteredPages(self.db, self.key, flt) if flt.active else None
-        self.window.session_list.auto = True
-        self.window.sessions.set_review_filter(pages)
+        self.host.session_list.auto = True
+        self.host.sessions.set_review_filter(pages)
 
     # -- marks and the shown review ------------------------------------------------------
 
     def _fetch_marks(self) -> None:
         if self.db is None or self.key is None:
             return
-        model = self.window.sessions
+        model = self.host.sessions
         ids = [s.id for s in map(model.session_at, range(model.rowCount())) if s is not None]
         missing = self.marks.missing(ids)
         if missing:
             key, db = self.key, self.db
-            self.window.bridge.start(f"reviews:marks:{next(self._seq)}", db.reviews(key, missing, notes=True),
+            self.host.bridge.start(f"reviews:marks:{next(self._seq)}", db.reviews(key, missing, notes=True),
                                      lambda found: self._marks_loaded(key, found))
 
     def _marks_loaded(self, key: str, found: dict[str, Any]) -> None:
         if key != self.key:
             return
         self.marks.put(found)
-        self.window.sessions.marks_changed()
+        self.host.sessions.marks_changed()
 
     def _on_shown(self, session_id: str | None) -> None:
         if self.db is None or self.key is None or session_id is None:
@@ -311,27 +313,27 @@ class ReviewController(QObject):
         if self.queue.on:
             self.settings.setValue(POSITION + self.key, session_id)
         key, db = self.key, self.db
-        self.window.bridge.start(f"reviews:shown:{next(self._seq)}", db.get(key, session_id),
+        self.host.bridge.start(f"reviews:shown:{next(self._seq)}", db.get(key, session_id),
                                  lambda r: self._review_loaded(key, r))
 
     def reload_shown(self) -> None:
         """Read the shown session's review again (after a change made elsewhere)."""
-        self._on_shown(self.window.current_session_id)
+        self._on_shown(self.host.shown())
 
     def _review_loaded(self, key: str, review: Any) -> None:
         if key != self.key:
             return
         self.marks.put({review.session_id: review})
-        row = self.window.sessions.row_of(review.session_id)
+        row = self.host.sessions.row_of(review.session_id)
         if row is not None:
-            self.window.sessions.marks_changed([row])
-        if review.session_id == self.window.current_session_id:
+            self.host.sessions.marks_changed([row])
+        if review.session_id == self.host.shown():
             self.panel.show_review(review.session_id, review, self.reviewer)
             self._mark_cards(review)
             self.lease.check()  # the reviewer's own claim, shown: kept alive
             if self.db is not None:
                 sid = review.session_id
-                self.window.bridge.start(f"reviews:history:{next(self._seq)}", self.db.history(key, sid),
+                self.host.bridge.start(f"reviews:history:{next(self._seq)}", self.db.history(key, sid),
                                          lambda h: self.panel.show_history(sid, h))
         self.reviewChanged.emit(review.session_id)
 
@@ -345,7 +347,7 @@ class ReviewController(QObject):
             mid: (f"✎ {len(notes)}", "\n".join(f"{n.reviewer}: {n.text}" for n in notes))
             for mid, notes in by_message.items()
         }
-        self.window.conversation.set_note_marks(marks)
+        self.host.conversation.set_note_marks(marks)
 
     def _on_message(self, message: Any) -> None:
         self.panel.show_message(None if message is None else str(message.id))
@@ -355,13 +357,13 @@ class ReviewController(QObject):
     def change(self, edit: Edit, *, session_id: str | None = None, guard: bool = False) -> None:
         """Write ``edit`` to the review of ``session_id`` (the shown one); ``guard``:
         refuse it when someone else changed the review since it was shown."""
-        sid = session_id or self.window.current_session_id
+        sid = session_id or self.host.shown()
         if self.db is None or self.key is None or sid is None:
             return
         self._writes.append((sid, edit, guard))
         if not self._writing:
             self._writing = True
-            self.window.bridge.start(f"reviews:write:{next(self._seq)}", self._drain(self.db, self.key),
+            self.host.bridge.start(f"reviews:write:{next(self._seq)}", self._drain(self.db, self.key),
                                      self._drained, self._write_failed)
 
     async def _drain(self, db: ReviewDB, key: str) -> None:
@@ -379,8 +381,8 @@ class ReviewController(QObject):
     def _write_failed(self, error: Exception) -> None:
         self._writing = False
         self._writes.clear()
-        self.window.show_error(error)
-        self._on_shown(self.window.current_session_id)  # show what the database holds
+        self.host.show_error(error)
+        self._on_shown(self.host.shown())  # show what the database holds
 
     def toggle_flag(self) -> None:
         review = self.panel.review
@@ -389,10 +391,10 @@ class ReviewController(QObject):
     # -- team: polling -----------------------------------------------------------------
 
     def poll(self) -> None:
-        if self.db is None or self.key is None or self.window.bridge.running("reviews:poll"):
+        if self.db is None or self.key is None or self.host.bridge.running("reviews:poll"):
             return
         key = self.key
-        self.window.bridge.start("reviews:poll", self.db.change_marker(key),
+        self.host.bridge.start("reviews:poll", self.db.change_marker(key),
                                  lambda m: self._polled(key, m), lambda _e: None)
 
     def _polled(self, key: str, marker: Any) -> None:
@@ -403,8 +405,8 @@ class ReviewController(QObject):
         if changed:
             self.marks.clear()
             self._fetch_marks()
-            self._on_shown(self.window.current_session_id)
-            self.window.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
+            self._on_shown(self.host.shown())
+            self.host.bridge.start(f"reviews:rubric:{next(self._seq)}", self._load_meta(), self._meta_loaded)
 
     # -- queue -------------------------------------------------------------------------
 
@@ -421,11 +423,11 @@ class ReviewController(QObject):
 
     def _resume_position(self) -> None:
         sid = self.settings.value(POSITION + (self.key or ""), "")
-        if sid and sid != self.window.current_session_id:
-            self.window.show_again(str(sid))
+        if sid and sid != self.host.shown():
+            self.host.show_again(str(sid))
 
     def focus_list(self) -> None:
-        self.window.session_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.host.session_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def focus_field(self, field: QWidget) -> None:
         self.dock.show()
@@ -433,36 +435,36 @@ class ReviewController(QObject):
 
     def move(self, step: int) -> None:
         """The next (``1``) or previous (``-1``) session of the list."""
-        model, view = self.window.sessions, self.window.session_view
+        model, view = self.host.sessions, self.host.session_view
         row = view.currentIndex().row() if view.currentIndex().isValid() else -1
         target = row + step
         if 0 <= target < model.rowCount():
-            self.window.session_list.select_row(target)
+            self.host.session_list.select_row(target)
         elif target >= model.rowCount() and model.canFetchMore(QModelIndex()):
             self._advance = target
             model.fetchMore(QModelIndex())
 
     def _on_page_for_move(self, _added: int, _more: bool) -> None:
-        if self._advance and self._advance < self.window.sessions.rowCount():
+        if self._advance and self._advance < self.host.sessions.rowCount():
             row, self._advance = self._advance, 0
-            self.window.session_list.select_row(row)
+            self.host.session_list.select_row(row)
 
     def mark_reviewed_and_next(self) -> None:
         """Ctrl+Enter: the note being typed is saved, the session marked reviewed, and the
         next unreviewed session claimed and opened."""
-        sid = self.window.current_session_id
+        sid = self.host.shown()
         if self.db is None or self.key is None or sid is None:
             return
         note = self.panel.note_edit.toPlainText().strip()
         self.panel.note_edit.clear()
         self.change(Edit(state="reviewed", note=note or None), guard=True)
-        db, key, store = self.db, self.key, self.window.stores.store
+        db, key, store = self.db, self.key, self.host.stores.store
         if store is None:
             return
-        self.window.bridge.start(
+        self.host.bridge.start(
             f"reviews:next:{next(self._seq)}",  # (never cancelled half-way by the next one)
             claims.next_session(db, store, key, reviewer=self.reviewer, take=True, tag=self.filter.tag, skip={sid}),
-            self._next_found, self.window.show_error,
+            self._next_found, self.host.show_error,
         )
 
     def _next_found(self, info: Any) -> None:
@@ -470,11 +472,11 @@ class ReviewController(QObject):
             self.window.statusBar().showMessage("No unreviewed session left", 8000)
             return
         self.marks.reviews.pop(info.id, None)
-        row = self.window.sessions.row_of(info.id)
+        row = self.host.sessions.row_of(info.id)
         if row is not None:  # listed: its row becomes the current one (and is shown)
-            self.window.session_list.select_row(row)
+            self.host.session_list.select_row(row)
         else:  # on a page not loaded yet: shown now, selected once its page arrives
-            self.window.show_again(info.id)
+            self.host.show_again(info.id)
         self._fetch_marks()
         self.focus_list()
 
@@ -492,5 +494,6 @@ class ReviewController(QObject):
     def copy_shown_id(self) -> None:
         from .actions import copy_id
 
-        if self.window.current_session_id is not None:
-            copy_id(self.window, self.window.current_session_id)
+        sid = self.host.shown()
+        if sid is not None:
+            copy_id(self.window, sid)

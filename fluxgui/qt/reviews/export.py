@@ -21,7 +21,7 @@ FILTERS = {"csv": "CSV — one row per reviewed session (*.csv)", "json": "JSON 
 
 def ask_and_export(c: Reviews) -> None:
     """Ask where (CSV or JSON by the filter chosen), then export."""
-    if c.db is None or c.key is None or c.window.stores.store is None:
+    if c.db is None or c.key is None or c.host.stores.store is None:
         c.window.statusBar().showMessage("Open a store with the review panel on first", 5000)
         return
     path, chosen = QFileDialog.getSaveFileName(c.window, "Export review results", "reviews.csv",
@@ -35,13 +35,13 @@ def ask_and_export(c: Reviews) -> None:
 def export_to(c: Reviews, path: str, fmt: str) -> None:
     """Write the results of the open store's reviews to ``path`` (``fmt``: csv or json);
     never onto the store or a folder it reads."""
-    store, db, key = c.window.stores.store, c.db, c.key
+    store, db, key = c.host.stores.store, c.db, c.key
     if store is None or db is None or key is None:
         return
     try:
         check_output(Path(path), store.local_paths())
     except Exception as exc:  # noqa: BLE001 - the refusal, shown
-        c.window.show_error(exc)
+        c.host.show_error(exc)
         return
 
     async def write() -> int:
@@ -49,8 +49,8 @@ def export_to(c: Reviews, path: str, fmt: str) -> None:
         write_atomic(path, text)
         return count
 
-    c.window.bridge.start(
+    c.host.bridge.start(
         "reviews:export", write(),
         lambda n: c.window.statusBar().showMessage(f"Wrote {plural(n, 'review')} to {path}", 8000),
-        c.window.show_error,
+        c.host.show_error,
     )

@@ -50,7 +50,7 @@ class ClaimLease(QObject):
         c = self.c
         if review is None or not review.claimed or review.claimed_by != c.reviewer:
             return False
-        if review.session_id != c.window.current_session_id or not review.claimed_until:
+        if review.session_id != c.host.shown() or not review.claimed_until:
             return False
         try:
             until = datetime.fromisoformat(review.claimed_until)
@@ -64,7 +64,7 @@ class ClaimLease(QObject):
         c, review = self.c, self.c.panel.review
         if c.db is None or c.key is None or review is None or not self.due(review):
             return
-        bridge = c.window.bridge
+        bridge = c.host.bridge
         if bridge.running("reviews:renew"):
             return
         key, sid = c.key, review.session_id
@@ -74,10 +74,10 @@ class ClaimLease(QObject):
     def _done(self, key: str, sid: str, ok: bool) -> None:
         if ok:
             self.renewed += 1
-            if key == self.c.key and sid == self.c.window.current_session_id:
+            if key == self.c.key and sid == self.c.host.shown():
                 self.c.reload_shown()
 
     def _failed(self, sid: str, error: Exception) -> None:
         if self._warned != sid:  # said once: the next minute's try may well fail alike
             self._warned = sid
-            self.c.window.show_error(error)
+            self.c.host.show_error(error)

@@ -81,17 +81,17 @@ class QueueKeys(QObject):
                                 " padding: 0 6px; border-radius: 3px; }")
         window.statusBar().addPermanentWidget(self.mark)
         self.mark.hide()
-        window.messagesShown.connect(lambda _sid: self.update_mark())
-        window.sessions.pageLoaded.connect(lambda _added, _more: self.update_mark())
-        window.sessions.modelReset.connect(self.update_mark)
+        host = controller.host
+        host.messages_shown.connect(lambda _sid: self.update_mark())
+        host.sessions.pageLoaded.connect(lambda _added, _more: self.update_mark())
+        host.sessions.modelReset.connect(self.update_mark)
 
     def update_mark(self) -> None:
         """The queue's position: the shown session's row of the listed sessions."""
         if not self._on:
             return
-        window = self._c.window
-        model = window.sessions
-        sid = window.current_session_id
+        model = self._c.host.sessions
+        sid = self._c.host.shown()
         row = model.row_of(sid) if sid is not None else None
         more = "+" if model.canFetchMore(QModelIndex()) else ""
         where = f"{row + 1} of {model.rowCount():,}{more}" if row is not None else f"– of {model.rowCount():,}{more}"

@@ -30,7 +30,7 @@ from fluxgui.core.roles import Store
 from ..branches import install_branch_bar
 from ..redaction import Redaction, install_redaction
 from ..replay import ReplayParts, install_replay
-from ..reviews import ReviewController, extend_menu, install_reviews
+from ..reviews import ReviewController, ReviewHost, extend_menu, install_reviews
 from ..bridge import AsyncBridge
 from ..conversation import ConversationPane
 from ..chat import ChatPanel
@@ -178,7 +178,12 @@ class MainWindow(Shell):
         self.doctor = DoctorController(self)
         install_actions(self)
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
-        self.reviews = install_reviews(self)
+        self.reviews = install_reviews(self, ReviewHost(
+            self.bridge, self.stores, self.sessions, self.session_view, self.session_list,
+            self.conversation, self.actions_by_name, self.messagesShown,
+            shown=lambda: self._session_id, selected=self.selected_session_ids,
+            show_error=self.show_error, show_again=self.show_again,
+        ), self.recent.settings, self.search_box)
         # Review, Doctor and Chat: one tabbed side dock whose panels fit any screen.
         self.side_docks = SideDocks(self, [self.reviews.dock, self.doctor.dock, self.chat_dock],
                                     wrap=[self.doctor.dock, self.chat_dock])
