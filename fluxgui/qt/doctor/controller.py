@@ -32,13 +32,26 @@ from .preflight_view import PreflightView
 from .problems_tab import ProblemsTab
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtCore import SignalInstance
+    from PySide6.QtWidgets import QMainWindow, QTableView
+
+    from ..bridge import AsyncBridge
+    from ..conversation import ConversationPane
+    from ..editing import Editor
+    from ..sessions import SessionListModel
+    from ..shell import BranchBar, Stores
 
 
 class DoctorController(QObject):
     """Owns the Doctor dock and keeps it, the markers and the badges in step with the
     shown session. Signals: ``checked(report)``, ``planned(plan)``, ``preflighted(result)``,
-    ``ledgered(result)``, ``failed(error)``."""
+    ``ledgered(result)``, ``failed(error)``.
+
+    It is given what it uses: the window (the dock's, the boxes' parent), the bridge, the
+    editor (repairs, Undo), the open store (``stores``), the session list (model and
+    view: the badges), the conversation pane (markers), the branch bar, the signals it
+    follows (a session shown, the store changed elsewhere), the shown session and Edit ›
+    Undo (``undo``)."""
 
     checked = Signal(object)
     planned = Signal(object)
@@ -46,9 +59,31 @@ class DoctorController(QObject):
     ledgered = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, window: Shell) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        bridge: AsyncBridge,
+        editor: Editor,
+        stores: Stores,
+        sessions: SessionListModel,
+        session_view: QTableView,
+        pane: ConversationPane,
+        branch_bar: BranchBar,
+        *,
+        messages_shown: SignalInstance,
+        store_changed: SignalInstance,
+        shown: Callable[[], str | None],
+        undo: Callable[[], None],
+    ) -> None:
         super().__init__(window)
         self._window = window
+        self._bridge = bridge
+        self._editor = editor
+        self._stores = stores
+        self._sessions = sessions
+        self._pane = pane
+        self._branch_bar = branch_bar
+        self._shown = shown
         self.report: SessionReport | None = None
         self.plan: Plan | None = None
         self.problems = ProblemsTab()
@@ -64,30 +99,30 @@ class DoctorController(QObject):
         self.dock.setWidget(self.tabs)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
-        self.badges = SessionBadges(window.session_view, window.sessions, window.bridge)
+        self.badges = SessionBadges(session_view, sessions, bridge)
         self.problems.previewRequested.connect(self.preview_repair)
         self.problems.applyRequested.connect(self.apply)
-        self.problems.undoRequested.connect(window.edits.undo)
+        self.problems.undoRequested.connect(undo)
         self.problems.rewindRequested.connect(self.preview_rewind)
         self.problems.consolidateRequested.connect(self._on_consolidate)
         self._consolidate: Callable[[str], object] | None = None
         self._still: Callable[[], bool] | None = None
-        self.problems.messageRequested.connect(window.conversation.select_message)
+        self.problems.messageRequested.connect(pane.select_message)
         self.preflight_view.runRequested.connect(self.run_preflight)
         self.ledger_view.runRequested.connect(self.run_ledger)
-        window.messagesShown.connect(lambda _sid: self.check_shown())
-        window.editor.applied.connect(self._on_edit)
-        window.watcher.changed.connect(self._on_store_changed)
-        window.sessions.modelReset.connect(lambda: self.badges.set_store(window.stores.store))
-        window.sessions.modelReset.connect(lambda: self.problems.set_status(""))  # another store
+        messages_shown.connect(lambda _sid: self.check_shown())
+        editor.applied.connect(self._on_edit)
+        store_changed.connect(self._on_store_changed)
+        sessions.modelReset.connect(lambda: self.badges.set_store(stores.store))
+        sessions.modelReset.connect(lambda: self.problems.set_status(""))  # another store
         # Undo only when there is an edit to take back (not while one is being written)
-        stack = window.editor.stack
+        stack = editor.stack
         stack.canUndoChanged.connect(lambda _can: self._update_undo())
-        window.editor.runningChanged.connect(lambda _running: self._update_undo())
+        editor.runningChanged.connect(lambda _running: self._update_undo())
         self._update_undo()
 
     def _update_undo(self) -> None:
-        editor = self._window.editor
+        editor = self._editor
         if not (shiboken6.isValid(editor.stack) and shiboken6.isValid(self.problems)):
             return  # the window is going
         self.problems.undo_button.setEnabled(editor.stack.canUndo() and not editor.running)
@@ -96,17 +131,17 @@ class DoctorController(QObject):
 
     @property
     def _store(self) -> Store | None:
-        return self._window.stores.store
+        return self._stores.store
 
     @property
     def _sid(self) -> str | None:
-        return self._window.current_session_id
+        return self._shown()
 
     def _branch(self) -> str | None:
         store, sid = self._store, self._sid
         if store is None or sid is None:
             return None
-        return self._window.branch_bar.branch_for(store, sid)
+        return self._branch_bar.branch_for(store, sid)
 
     # -- checking ----------------------------------------------------------------------------
 
@@ -120,8 +155,8 @@ class DoctorController(QObject):
         if store is None or sid is None:
             self._show(None)
             return
-        row = self._window.sessions.row_of(sid)
-        info = self._window.sessions.session_at(row) if row is not None else None
+        row = self._sessions.row_of(sid)
+        info = self._sessions.session_at(row) if row is not None else None
         large = info is not None and (info.messages > MAX_MESSAGES or not info.count_exact)
         if not self.dock.isVisible() and large:
             # A huge session is read whole only when the Doctor is open.
@@ -141,7 +176,7 @@ class DoctorController(QObject):
             wanted = {i for p in report.problems if p.code == "duplicate_output" for i in p.message_ids}
             return report, {m.id: m for m in messages if m.id in wanted}
 
-        self._window.bridge.start(
+        self._bridge.start(
             "doctor:check", check(),
             lambda r: self._on_checked(store, *r), self._on_failed,
         )
@@ -156,7 +191,7 @@ class DoctorController(QObject):
     def _show(self, report: SessionReport | None, outputs: dict[int, Message] | None = None) -> None:
         self.report = report
         self.problems.show_report(report, outputs=outputs)
-        self._window.conversation.set_markers(markers(report) if report is not None else {})
+        self._pane.set_markers(markers(report) if report is not None else {})
 
     def show_merged(
         self, session_id: str, finding: dict[str, Any] | None, stores: int,
@@ -217,7 +252,7 @@ class DoctorController(QObject):
         async def build() -> Plan:
             return make(store, sid, await read_messages(store, sid, branch=self._branch()))
 
-        self._window.bridge.start("doctor:plan", build(), self._on_planned, self._on_failed)
+        self._bridge.start("doctor:plan", build(), self._on_planned, self._on_failed)
 
     def _on_planned(self, plan: Plan) -> None:
         self.plan = plan
@@ -237,7 +272,7 @@ class DoctorController(QObject):
         self.plan = None
         self.problems.apply_button.setEnabled(False)
         self.problems.set_status(f"Writing: {plan.summary()}")
-        return self._window.editor.run(apply_plan(store, plan))
+        return self._editor.run(apply_plan(store, plan))
 
     # -- preflight and ledger --------------------------------------------------------------------
 
@@ -246,7 +281,7 @@ class DoctorController(QObject):
         if store is None or sid is None:
             return
         self.preflight_view.clear("Building the request…")
-        self._window.bridge.start(
+        self._bridge.start(
             "doctor:preflight",
             preflight(store, sid, limit=self.preflight_view.limit_value, branch=self._branch()),
             self._on_preflight, lambda e: self.preflight_view.clear(describe_error(e)),
@@ -261,7 +296,7 @@ class DoctorController(QObject):
         if store is None or sid is None:
             return
         model = self.ledger_view.model.text().strip() or None
-        self._window.bridge.start(
+        self._bridge.start(
             "doctor:ledger", ledger(store, sid, model=model, branch=self._branch()),
             self._on_ledger, lambda e: self.ledger_view.note.setText(describe_error(e)),
         )

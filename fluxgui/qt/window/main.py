@@ -175,7 +175,11 @@ class MainWindow(Shell):
         self.chat_panel = self.chat.panel
         self.chat_dock = self.chat.dock
         # The session doctor (issue 18): its dock, card markers and list badges.
-        self.doctor = DoctorController(self)
+        self.doctor = DoctorController(
+            self, self.bridge, self.editor, self.stores, self.sessions, self.session_view,
+            self.conversation, self.branch_bar, messages_shown=self.messagesShown,
+            store_changed=self.watcher.changed, shown=lambda: self._session_id, undo=self.edits.undo,
+        )
         install_actions(self)
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
         self.reviews = install_reviews(self, ReviewHost(
