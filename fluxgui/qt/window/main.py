@@ -43,7 +43,7 @@ from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
 from ..shell import Shell
 from ..watch import StoreWatcher
-from ..workspace import WorkspaceController, install_workspace
+from ..workspace import WorkspaceController, WorkspaceHost, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import install_actions
 from .placement import WindowPlacement
@@ -195,7 +195,12 @@ class MainWindow(Shell):
         self.help = HelpExtras(self, self.actions_by_name, self.recent.settings)
         self.conversation.copy_id_button.clicked.connect(self.reviews.copy_shown_id)
         # Several stores (issue 36): the store chips, the all-stores list, merged timelines.
-        self.workspace = install_workspace(self)
+        self.workspace = install_workspace(self, WorkspaceHost(
+            self.bridge, self.stores, self.sessions, self.session_view, self.session_list,
+            self.conversation, self.search_box, self.count_label, self.editor, self.doctor,
+            self.watcher.changed, self.edits.update_actions, self.show_error, self.expect_selection,
+            self.list_sessions, self.forget_shown, self.show_session,
+        ), self.actions_by_name)
         self.conversation.menu_hook = self.edits.conversation_menu
         # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
         self.replay = install_replay(ReplayParts(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .controller import WorkspaceController
+from .host import WorkspaceHost
 from .install import install_workspace
 
-__all__ = ["WorkspaceController", "install_workspace"]
+__all__ = ["WorkspaceController", "WorkspaceHost", "install_workspace"]

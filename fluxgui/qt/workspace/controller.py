@@ -2,7 +2,7 @@
 all-stores list (a Store column, the "split across N stores" badge), the merged timeline
 of a session held by several stores, and the File menu's workspace actions.
 
-The window's current store (``stores_of(window).store``) stays *the* store every other part
+The window's current store (``host.stores.store``) stays *the* store every other part
 uses (edits, live refresh, the search index, reviews, the doctor): it is the store of the
 chosen chip, or in the all-stores list the store of the selected session (its first
 store for one held by several). With one store the window is as it always was: the
@@ -12,7 +12,7 @@ chips are hidden and File › Open replaces the store; Add Store adds one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtWidgets import (
@@ -37,118 +37,96 @@ from .timeline_view import TimelineView
 from .window_files import WorkspaceFiles
 
 if TYPE_CHECKING:
-    from ..shell import Shell
-    from .members import Joining
+    from PySide6.QtWidgets import QMainWindow
 
+    from .host import WorkspaceHost
 
-class WorkspaceStores(Protocol):
-    """What the workspace uses of the window's store controller."""
-
-    workspace: WindowWorkspace
-    joining: Joining
-    joining_label: str | None
-    followers: list[Callable[[], None]]
-
-    @property
-    def store(self) -> Store | None: ...
-    @property
-    def opening(self) -> OpenedStore | None: ...
-    def make_current(self, store: Store, *, listed: bool = True) -> None: ...
-    def adopt(self, store: Store, opened: OpenedStore, how: Joining, label: str | None = None) -> None: ...
-    def open_request(self, request: OpenRequest) -> None: ...
-    def open_target(self, target: str, options: OpenOptions | None = None, *,
-                    session_id: str | None = None, label: str | None = None) -> None: ...
-    def open_file(self) -> None: ...
-    def open_folder(self) -> None: ...
-    def open_url(self) -> None: ...
-
-
-def stores_of(window: Shell) -> WorkspaceStores:
-    return cast("WorkspaceStores", window.stores)
 
 TIMELINE_KEY = "workspace-timeline"
 FIRST_KEY = "workspace-timeline-first"
 
 
 class WorkspaceController(QObject):
-    """See the module."""
+    """See the module. It is given the window (its title, the parent of its parts and
+    dialogs) and what it uses of the window (``host``, a :class:`~.host.WorkspaceHost`)."""
 
-    def __init__(self, window: Shell) -> None:
+    def __init__(self, window: QMainWindow, host: WorkspaceHost) -> None:
         super().__init__(window)
         self._window = window
-        self.members: WindowWorkspace = stores_of(window).workspace
+        self._host = host
+        self.members: WindowWorkspace = host.stores.workspace
         self.scope = ALL
         self._shown: list[tuple[str, int]] = []
         self.bar = StoreBar(window, self.add_menu)
         self.bar.scopeChosen.connect(self.choose)
         self.bar.renameAsked.connect(self.rename)
         self.bar.removeAsked.connect(self.remove)
-        self.model = WorkspaceListModel(window.bridge, self)
+        self.model = WorkspaceListModel(self._host.bridge, self)
         self.view = make_view(window, self.model)
         self.view.colour_of = self.members.colour  # type: ignore[attr-defined]
         self.view.selectionModel().currentRowChanged.connect(self._on_row)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page)
-        self.model.loadFailed.connect(window.show_error)
+        self.model.loadFailed.connect(self._host.show_error)
         self.timeline = TimelineView(self.members.colour, window)
-        self.editor = WorkspaceEditor(window.bridge, self._store_of, self)
+        self.editor = WorkspaceEditor(self._host.bridge, self._store_of, self)
         self.editor.applied.connect(self._on_edited)
-        self.editor.failed.connect(window.show_error)
+        self.editor.failed.connect(self._host.show_error)
         self.timeline.editAsked.connect(self.edit)
         self.timeline.undoAsked.connect(self.editor.undo)
         self.timeline.redoAsked.connect(self.editor.redo)
         self.timeline.compareAsked.connect(self.compare)
-        self.files = WorkspaceFiles(window, self)
+        self.files = WorkspaceFiles(window, host, self)
         self._auto = False
         #: the session to select once the all-stores list has it
         self._pending: str | None = None
         #: the session selected before the list was read again: selected again when it
         #: is on the first page, else nothing (it may be gone)
         self._keep: str | None = None
-        self._place(window)
-        stores_of(window).followers.append(self.follow)
+        self._place()
+        self._host.stores.followers.append(self.follow)
         # live refresh: the current store changed under a merged timeline shown
-        window.watcher.changed.connect(self._on_store_changed)
+        host.store_changed.connect(self._on_store_changed)
 
     # -- building ------------------------------------------------------------------
 
-    def _place(self, window: Shell) -> None:
+    def _place(self) -> None:
         """The chips above the list, the all-stores list in a stack with the session
         list, the merged timeline in a stack with the conversation."""
-        left = window.session_view.parentWidget()
+        left = self._host.session_view.parentWidget()
         layout = left.layout() if left is not None else None
         assert isinstance(layout, QBoxLayout)
         self.lists = QStackedWidget(left)
-        at = layout.indexOf(window.session_view)
-        layout.removeWidget(window.session_view)
-        self.lists.addWidget(window.session_view)
+        at = layout.indexOf(self._host.session_view)
+        layout.removeWidget(self._host.session_view)
+        self.lists.addWidget(self._host.session_view)
         self.lists.addWidget(self.view)
         layout.insertWidget(at, self.lists, 1)
         layout.insertWidget(at, self.bar)
         self.bar.hide()
-        splitter = window.conversation.parentWidget()
+        splitter = self._host.conversation.parentWidget()
         assert isinstance(splitter, QSplitter)
-        index = splitter.indexOf(window.conversation)
+        index = splitter.indexOf(self._host.conversation)
         self.panes = QStackedWidget()
         sizes = splitter.sizes()
         splitter.replaceWidget(index, self.panes)
-        self.panes.addWidget(window.conversation)
+        self.panes.addWidget(self._host.conversation)
         self.panes.addWidget(self.timeline)
         splitter.setSizes(sizes)
 
     def add_menu(self) -> QMenu:
         menu = QMenu("Add Store", self._window)
-        menu.addAction("Add &File…", lambda: self.add_with(stores_of(self._window).open_file))
-        menu.addAction("Add F&older…", lambda: self.add_with(stores_of(self._window).open_folder))
-        menu.addAction("Add &URL…", lambda: self.add_with(stores_of(self._window).open_url))
+        menu.addAction("Add &File…", lambda: self.add_with(self._host.stores.open_file))
+        menu.addAction("Add F&older…", lambda: self.add_with(self._host.stores.open_folder))
+        menu.addAction("Add &URL…", lambda: self.add_with(self._host.stores.open_url))
         return menu
 
     # -- the stores ----------------------------------------------------------------
 
     def add_with(self, opener: object) -> None:
         """Open a store with one of the Open actions, adding it to the workspace."""
-        stores = stores_of(self._window)
+        stores = self._host.stores
         stores.joining = "add"
         opening = stores.opening
         opener()  # type: ignore[operator]
@@ -157,7 +135,7 @@ class WorkspaceController(QObject):
 
     def add_target(self, target: str, label: str | None = None, options: OpenOptions | None = None) -> None:
         """Open ``target`` and add it to the workspace (``label``: the one it gets)."""
-        stores = stores_of(self._window)
+        stores = self._host.stores
         stores.joining, stores.joining_label = "add", label
         if options is None:
             stores.open_request(OpenRequest(target, label or target))
@@ -170,24 +148,23 @@ class WorkspaceController(QObject):
         """Open a workspace of ``entries`` (a file's, or the command line's targets) in
         place of the stores open; the all-stores list shows them, ``session_id`` (else
         the most recently active session) selected."""
-        window = self._window
         self._pending = session_id
         base = options or OpenOptions()
-        window.count_label.setText(f"Opening {plural(len(entries), 'store')}…")
+        self._host.count_label.setText(f"Opening {plural(len(entries), 'store')}…")
 
         def opened(workspace: Workspace) -> None:
             for n, m in enumerate(workspace.members):
                 shown = OpenedStore(m.opened_target or m.target, base.with_(**m.options), m.label)
-                stores_of(window).adopt(m.store, shown, "replace" if n == 0 else "add", entries[n].label)
+                self._host.stores.adopt(m.store, shown, "replace" if n == 0 else "add", entries[n].label)
             self.choose(ALL if len(workspace.members) > 1 else workspace.members[0].label)
 
-        window.bridge.start("open", Workspace.open(entries, base), opened, window.show_error)
+        self._host.bridge.start("open", Workspace.open(entries, base), opened, self._host.show_error)
 
     def follow(self) -> None:
         """A store became current: the chips follow the workspace's stores; the title
         says how many there are and which is current."""
         window = self._window
-        here = self.members.member_of(stores_of(window).store)
+        here = self.members.member_of(self._host.stores.store)
         if len(self.members) > 1 and here is not None:
             window.setWindowTitle(f"fluxgui — {len(self.members)} stores · {here.label}")
         shown = [(m.label, id(m.store)) for m in self.members.members]
@@ -198,8 +175,8 @@ class WorkspaceController(QObject):
         if len(self.members) < 2:  # one store left: its own list, as without a workspace
             self._show_lists(False)
             if every and here is not None:
-                window.expect_selection(None)
-                window.list_sessions(here.store)
+                self._host.expect_selection(None)
+                self._host.list_sessions(here.store)
             every = False
         if every:  # a store joined, left or was reopened: the list again, its row kept
             self.scope = ALL
@@ -212,37 +189,35 @@ class WorkspaceController(QObject):
 
     def choose(self, scope: str) -> None:
         """Show one store's sessions (its label) or every store's (``""``)."""
-        window = self._window
         self.scope = scope
         self.bar.choose(scope)
         if scope == ALL and len(self.members) > 1:
             self._show_lists(True)
             self._auto = True
-            self.model.set_workspace(self.members.service(), window.search_box.text().strip())
+            self.model.set_workspace(self.members.service(), self._host.search_box.text().strip())
             return
         self._show_lists(False)
         member = self.members.member(scope)
-        if member is not None and member.store is not stores_of(window).store:
-            window.expect_selection(None)
-            stores_of(window).make_current(member.store)
+        if member is not None and member.store is not self._host.stores.store:
+            self._host.expect_selection(None)
+            self._host.stores.make_current(member.store)
         elif member is not None:
-            window.list_sessions(member.store)
+            self._host.list_sessions(member.store)
 
     def _show_lists(self, every: bool) -> None:
         """The all-stores list (``every``) or the one store's; the search box follows."""
-        window = self._window
         was = self.lists.currentWidget() is self.view
-        self.lists.setCurrentWidget(self.view if every else window.session_view)
-        self.panes.setCurrentWidget(window.conversation)
+        self.lists.setCurrentWidget(self.view if every else self._host.session_view)
+        self.panes.setCurrentWidget(self._host.conversation)
         if was == every:
             return
-        box = window.search_box.searchRequested
+        box = self._host.search_box.searchRequested
         if every:
-            box.disconnect(window.sessions.set_search)
+            box.disconnect(self._host.sessions.set_search)
             box.connect(self.search)
         else:
             box.disconnect(self.search)
-            box.connect(window.sessions.set_search)
+            box.connect(self._host.sessions.set_search)
 
     def search(self, text: str) -> None:
         """The search box in the all-stores list: every store searched, the first hit
@@ -268,17 +243,16 @@ class WorkspaceController(QObject):
 
     def remove(self, label: str) -> None:
         """Take a store out of the workspace and close it (the last one stays)."""
-        window = self._window
         if len(self.members) < 2:
             return
         gone = self.members.remove(label)
         if gone is None:
             return
-        if gone.store is stores_of(window).store:
-            stores_of(window).make_current(self.members.members[0].store, listed=self.scope != ALL)
+        if gone.store is self._host.stores.store:
+            self._host.stores.make_current(self.members.members[0].store, listed=self.scope != ALL)
         else:
             self.follow()
-        window.bridge.start(f"close:{id(gone.store):x}", gone.store.close())
+        self._host.bridge.start(f"close:{id(gone.store):x}", gone.store.close())
 
     def _store_of(self, label: str) -> Store | None:
         member = self.members.member(label)
@@ -289,7 +263,7 @@ class WorkspaceController(QObject):
     def _on_page(self, rows: int, more: bool) -> None:
         text = self.model.search_text
         what = f"{plural(rows, 'session')}{'+' if more else ''} in {plural(len(self.members), 'store')}"
-        self._window.count_label.setText(f"{what} matching {text!r}" if text else what)
+        self._host.count_label.setText(f"{what} matching {text!r}" if text else what)
         if self._keep is not None:
             keep, self._keep = self._keep, None
             if self.select(keep):
@@ -301,7 +275,7 @@ class WorkspaceController(QObject):
             elif more:
                 self.model.fetchMore(QModelIndex())
             else:
-                self._window.show_error(SessionNotFound(f"no store of this workspace holds session {self._pending!r}"))
+                self._host.show_error(SessionNotFound(f"no store of this workspace holds session {self._pending!r}"))
                 self._pending = None
         if self._auto and rows:
             self._auto = False
@@ -323,14 +297,13 @@ class WorkspaceController(QObject):
         item = self.model.listed(current.row()) if current.isValid() else None
         if item is None:
             return
-        window = self._window
         first = self.members.member(item.labels[0])
-        if first is not None and first.store is not stores_of(window).store:
-            stores_of(window).make_current(first.store, listed=False)
+        if first is not None and first.store is not self._host.stores.store:
+            self._host.stores.make_current(first.store, listed=False)
         if len(item.labels) < 2:
-            self.panes.setCurrentWidget(window.conversation)
-            window.forget_shown()
-            window.show_session(item.id)
+            self.panes.setCurrentWidget(self._host.conversation)
+            self._host.forget_shown()
+            self._host.show_session(item.id)
             return
         self.show_merged(item.id)
 
@@ -343,7 +316,7 @@ class WorkspaceController(QObject):
             return None
         self.select_row(row)
         if len(item.labels) < 2:
-            rows: Any = self._window.session_list
+            rows: Any = self._host.session_list
             return rows.build_menu(item.id) if hasattr(rows, "build_menu") else None
         menu = QMenu(self._window)
         compare = menu.addMenu("Compare")
@@ -366,22 +339,21 @@ class WorkspaceController(QObject):
         """Show ``session_id``'s merged timeline over the stores holding it (the
         conversation pane behind it shows nothing: the window's edit actions have no
         message to act on)."""
-        window = self._window
         if self.panes.currentWidget() is not self.timeline:
             self.panes.setCurrentWidget(self.timeline)
-            window.forget_shown()
-            window.conversation.clear("")
-            window.edits.update_actions()
+            self._host.forget_shown()
+            self._host.conversation.clear("")
+            self._host.update_actions()
         if self.timeline.session_id != session_id:
             self.timeline.clear(f"Merging {session_id}…")
             # its first turns at once, the whole timeline (counts, split) after
-            self._window.bridge.start(
+            self._host.bridge.start(
                 FIRST_KEY, first_placed(self.members.service(), session_id),
-                lambda placed: self.timeline.show_first(session_id, placed), self._window.show_error,
+                lambda placed: self.timeline.show_first(session_id, placed), self._host.show_error,
             )
-        self._window.bridge.start(
+        self._host.bridge.start(
             TIMELINE_KEY, timeline(self.members.service(), session_id), self._on_timeline,
-            self._window.show_error,
+            self._host.show_error,
         )
 
     def reload(self) -> None:
@@ -403,7 +375,7 @@ class WorkspaceController(QObject):
     def _on_timeline(self, line: Timeline) -> None:
         self.timeline.show_timeline(line)
         # the doctor reports the workspace's own finding: split_session (fixed by Consolidate…)
-        self._window.doctor.show_merged(
+        self._host.doctor.show_merged(
             line.session_id, line.split_finding(), len(line.stores), lambda sid: self.files.consolidate([sid]),
             lambda: self.panes.currentWidget() is self.timeline and self.timeline.session_id == line.session_id)
         self.timeline.undo_button.setEnabled(self.editor.stack.canUndo())
@@ -418,7 +390,7 @@ class WorkspaceController(QObject):
         store_a, store_b = self._store_of(a), self._store_of(b)
         if sid is None or store_a is None or store_b is None:
             return None
-        return open_compare(self._window, self._window.bridge, store_a, sid, sid, store_b=store_b)
+        return open_compare(self._window, self._host.bridge, store_a, sid, sid, store_b=store_b)
 
     # -- editing the merged view -------------------------------------------------------
 
@@ -452,7 +424,7 @@ class WorkspaceController(QObject):
         prefix, tables), in its place in the workspace; then ``then()``."""
         from fluxgui.adapters.registry import open_store
 
-        window, member = self._window, self.members.member(label)
+        member = self.members.member(label)
         if member is None:
             return
         opened = member.opened
@@ -461,18 +433,17 @@ class WorkspaceController(QObject):
         def done(store: Store) -> None:
             old = member.store
             member.store, member.opened = store, OpenedStore(opened.target, options, opened.shown)
-            if old is stores_of(window).store:
-                stores_of(window).make_current(store, listed=self.scope != ALL)
-            window.bridge.start(f"close:{id(old):x}", old.close())
+            if old is self._host.stores.store:
+                self._host.stores.make_current(store, listed=self.scope != ALL)
+            self._host.bridge.start(f"close:{id(old):x}", old.close())
             if then is not None:
                 then()
 
-        window.bridge.start(f"writable:{label}", open_store(opened.target, options), done, window.show_error)
+        self._host.bridge.start(f"writable:{label}", open_store(opened.target, options), done, self._host.show_error)
 
     def _on_edited(self, label: str) -> None:
-        window = self._window
         if self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
         member = self.members.member(label)
-        if member is not None and member.store is stores_of(window).store:
-            window.sessions.refresh()
+        if member is not None and member.store is self._host.stores.store:
+            self._host.sessions.refresh()

@@ -15,22 +15,27 @@ from fluxgui.core.errors import FluxguiError
 from fluxgui.services.workspace import load_workspace, save_workspace
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QMainWindow
+
     from fluxgui.services.workspace.consolidate import MergePlan
 
     from .consolidate_dialog import ConsolidateDialog
+    from .host import WorkspaceHost
 
 FILTER = "fluxgui workspace (*.json);;All files (*)"
 
 
 class WorkspaceFiles:
-    """See the module (``controller``: the :class:`~.controller.WorkspaceController`)."""
+    """See the module (``window``: the dialogs' parent and its status bar; ``host``: what
+    the workspace uses of the window; ``controller``: the
+    :class:`~.controller.WorkspaceController`)."""
 
-    def __init__(self, window: Shell, controller: Any) -> None:
+    def __init__(self, window: QMainWindow, host: WorkspaceHost, controller: Any) -> None:
         self._window = window
+        self._host = host
         self._controller = controller
         self.dialog: ConsolidateDialog | None = None
-        window.editor.applied.connect(self._on_applied)
+        host.editor.applied.connect(self._on_applied)
 
     def open_dialog(self) -> None:
         path, _f = QFileDialog.getOpenFileName(self._window, "Open workspace", "", FILTER)
@@ -41,7 +46,7 @@ class WorkspaceFiles:
         try:
             entries = load_workspace(path)
         except FluxguiError as exc:
-            self._window.show_error(exc)
+            self._host.show_error(exc)
             return
         if entries:
             self._controller.open_entries(entries)
@@ -55,7 +60,7 @@ class WorkspaceFiles:
         try:
             save_workspace(path, self._controller.members.entries())
         except FluxguiError as exc:
-            self._window.show_error(exc)
+            self._host.show_error(exc)
             return
         self._window.statusBar().showMessage(f"Workspace saved to {path} (no password or key in it)", 10000)
 
@@ -66,7 +71,7 @@ class WorkspaceFiles:
 
         if self.dialog is not None:
             self.dialog.close()
-        dialog = ConsolidateDialog(self._controller.members.service(), self._window.bridge, self._window,
+        dialog = ConsolidateDialog(self._controller.members.service(), self._host.bridge, self._window,
                                    session_ids)
         self.dialog = dialog
         dialog.written.connect(lambda plan, d=dialog: self._keep(d, plan))
@@ -81,12 +86,12 @@ class WorkspaceFiles:
         if not any(s.written for s in plan.sessions):
             return
         coro = consolidation_change(dialog.written_into, plan, default_format(self._controller.members.service()))
-        if not self._window.editor.run(coro):
+        if not self._host.editor.run(coro):
             dialog.status.setText(dialog.status.text() + " (Not on the undo stack: another edit was being written.)")
 
     def _on_applied(self, change: object) -> None:
         from fluxgui.services.workspace.undoable import Consolidated
 
         dialog = self.dialog
-        if isinstance(change, Consolidated) and dialog is not None and self._window.editor.last_applied == "do":
+        if isinstance(change, Consolidated) and dialog is not None and self._host.editor.last_applied == "do":
             dialog.status.setText(dialog.status.text() + " Edit › Undo (Ctrl+Z) removes the sessions written.")
