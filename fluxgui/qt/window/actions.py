@@ -14,6 +14,7 @@ messages, Shift+Delete delete the session.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -26,7 +27,14 @@ from fluxgui.core.roles import Store
 from ..branches import branch_from_turn
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..conversation import ConversationPane
+    from ..editing import Editor
+    from ..sessions import SearchBox, SessionListModel
+    from ..settings import RecentStores
+    from ..shell import BranchBar, Comparing, Doctoring, Edits, SessionRows, Stores, Transfers
+    from .chat_dock import ChatDock
 
 
 Shortcut = QKeySequence | QKeySequence.StandardKey | str
@@ -35,7 +43,7 @@ UTC_TIMES_KEY = "view/timesUtc"
 
 
 def _action(
-    window: Shell,
+    window: QMainWindow,
     text: str,
     slot: Callable[[], object],
     shortcut: Shortcut | None = None,
@@ -51,42 +59,70 @@ def _action(
     return action
 
 
-def install_actions(window: Shell) -> dict[str, QAction]:
-    """Build the menu bar of ``window``; return its actions by name (tests use them)."""
-    actions: dict[str, QAction] = {}
+@dataclass(frozen=True)
+class MenuHost:
+    """What the menus call: the window's actions by name (filled here), the recent
+    stores and the settings, the controllers (open stores, edits, transfers, compare,
+    the doctor, the chat dock), the session list (rows and model), the search box, the
+    conversation pane, View › Reload, and what Branch from This Turn… uses (the editor,
+    the branch bar, the shown session, where errors are shown)."""
+
+    actions: dict[str, QAction]
+    recent: RecentStores
+    stores: Stores
+    edits: Edits
+    transfers: Transfers
+    comparing: Comparing
+    doctor: Doctoring
+    chat: ChatDock
+    session_list: SessionRows
+    sessions: SessionListModel
+    search_box: SearchBox
+    conversation: ConversationPane
+    reload: Callable[[], None]
+    editor: Editor
+    branch_bar: BranchBar
+    shown: Callable[[], str | None]
+    show_error: Callable[[BaseException], None]
+
+
+def install_actions(window: QMainWindow, host: MenuHost) -> dict[str, QAction]:
+    """Build the menu bar of ``window``; return its actions by name (tests use them:
+    ``host.actions``, filled)."""
+    actions = host.actions
     bar = window.menuBar()
 
     file_menu = bar.addMenu("&File")
-    actions["open"] = _action(window, "&Open…", window.stores.open_file, QKeySequence.StandardKey.Open,
+    actions["open"] = _action(window, "&Open…", host.stores.open_file, QKeySequence.StandardKey.Open,
                               "Open a SQLite session store")
     actions["open_folder"] = _action(
-        window, "Open &Folder…", window.stores.open_folder, "Ctrl+K, Ctrl+O",
+        window, "Open &Folder…", host.stores.open_folder, "Ctrl+K, Ctrl+O",
         "Open a folder of JSON session files (HelloAgent Store)",
     )
-    actions["open_url"] = _action(window, "Open &URL…", window.stores.open_url, "Ctrl+Shift+O",
+    actions["open_url"] = _action(window, "Open &URL…", host.stores.open_url, "Ctrl+Shift+O",
                                   "Open a database or Redis server by URL (PostgreSQL, Redis, …)")
     file_menu.addAction(actions["open"])
     file_menu.addAction(actions["open_folder"])
     file_menu.addAction(actions["open_url"])
     recent_menu = QMenu("Open &Recent", window)
-    recent_menu.aboutToShow.connect(lambda: _fill_recent(window, recent_menu))
+    recent_menu.aboutToShow.connect(lambda: _fill_recent(host, recent_menu))
     file_menu.addMenu(recent_menu)
-    actions["open_demo"] = _action(window, "Open &Demo Store", window.stores.open_demo)
+    actions["open_demo"] = _action(window, "Open &Demo Store", host.stores.open_demo)
     file_menu.addAction(actions["open_demo"])
     file_menu.addSeparator()
     actions["enter_key"] = _action(
-        window, "Enter Encryption &Key…", window.stores.enter_key,
+        window, "Enter Encryption &Key…", host.stores.enter_key,
         tip="Give the key of a store written by the Agents SDK's EncryptedSession "
         "(kept in memory only)",
     )
     actions["enter_key"].setEnabled(False)  # enabled for stores that hold encrypted items
     file_menu.addAction(actions["enter_key"])
     file_menu.addSeparator()
-    actions["export"] = _action(window, "&Export…", window.transfers.export_dialog, "Ctrl+Shift+S",
+    actions["export"] = _action(window, "&Export…", host.transfers.export_dialog, "Ctrl+Shift+S",
                                 "Export sessions as JSON, JSONL, Markdown or HTML")
-    actions["import"] = _action(window, "&Import…", window.transfers.import_dialog, "Ctrl+Shift+I",
+    actions["import"] = _action(window, "&Import…", host.transfers.import_dialog, "Ctrl+Shift+I",
                                 "Import exports and session files as new sessions")
-    actions["copy_to"] = _action(window, "Copy Sessions &To…", window.transfers.copy_dialog,
+    actions["copy_to"] = _action(window, "Copy Sessions &To…", host.transfers.copy_dialog,
                                  tip="Copy the selected sessions into another store")
     for name in ("export", "import", "copy_to"):
         file_menu.addAction(actions[name])
@@ -95,36 +131,36 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     file_menu.addAction(actions["quit"])
 
     edit_menu = bar.addMenu("&Edit")
-    actions["undo"] = _action(window, "&Undo", window.edits.undo, QKeySequence.StandardKey.Undo)
-    actions["redo"] = _action(window, "&Redo", window.edits.redo, "Ctrl+Shift+Z")
-    actions["edit_message"] = _action(window, "&Edit Message…", window.edits.edit_message, "F2",
+    actions["undo"] = _action(window, "&Undo", host.edits.undo, QKeySequence.StandardKey.Undo)
+    actions["redo"] = _action(window, "&Redo", host.edits.redo, "Ctrl+Shift+Z")
+    actions["edit_message"] = _action(window, "&Edit Message…", host.edits.edit_message, "F2",
                                       "Edit the selected message's text, role and metadata")
     actions["insert_before"] = _action(window, "Insert Message &Before…",
-                                       lambda: window.edits.insert_message("before"))
+                                       lambda: host.edits.insert_message("before"))
     actions["insert_after"] = _action(window, "&Insert Message After…",
-                                      lambda: window.edits.insert_message("after"), "Ctrl+Return",
+                                      lambda: host.edits.insert_message("after"), "Ctrl+Return",
                                       "Insert a message after the selected one (or at the end)")
-    actions["delete_messages"] = _action(window, "&Delete Messages", window.edits.delete_messages,
+    actions["delete_messages"] = _action(window, "&Delete Messages", host.edits.delete_messages,
                                          QKeySequence.StandardKey.Delete,
                                          "Delete the selected messages")
-    actions["pop_message"] = _action(window, "Remove &Last Message", window.edits.pop_message)
-    actions["fork"] = _action(window, "&Fork from Here…", window.edits.fork_here, "Ctrl+Shift+F",
+    actions["pop_message"] = _action(window, "Remove &Last Message", host.edits.pop_message)
+    actions["fork"] = _action(window, "&Fork from Here…", host.edits.fork_here, "Ctrl+Shift+F",
                               "A new session with the conversation up to the selected message")
     actions["branch_from_turn"] = _action(
         window, "&Branch from This Turn…", lambda: branch_from_turn(
-            window, window.stores.store, window.current_session_id, window.conversation,
-            window.editor, window.branch_bar, window.show_error,
+            window, host.stores.store, host.shown(), host.conversation,
+            host.editor, host.branch_bar, host.show_error,
         ),
         tip="A new branch of an AdvancedSQLiteSession session, before the selected user turn",
     )
-    actions["clear_session"] = _action(window, "C&lear Session…", window.edits.clear_session,
+    actions["clear_session"] = _action(window, "C&lear Session…", host.edits.clear_session,
                                        tip="Remove every message of the open session")
-    actions["delete_session"] = _action(window, "Delete &Session…", window.edits.delete_session,
+    actions["delete_session"] = _action(window, "Delete &Session…", host.edits.delete_session,
                                         "Shift+Del", "Delete the open session")
     actions["editing"] = _action(window, "&Allow Editing", lambda: None, "Ctrl+Shift+E",
                                  "Reopen the store writable (or read-only again)")
     actions["editing"].setCheckable(True)
-    actions["editing"].triggered.connect(window.stores.set_editing)
+    actions["editing"].triggered.connect(host.stores.set_editing)
     for name in ("undo", "redo"):
         edit_menu.addAction(actions[name])
     edit_menu.addSeparator()
@@ -137,20 +173,20 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     edit_menu.addSeparator()
     edit_menu.addAction(actions["editing"])
     edit_menu.addSeparator()
-    actions["copy"] = _action(window, "&Copy Text", window.conversation.menus.copy_text, QKeySequence.StandardKey.Copy,
+    actions["copy"] = _action(window, "&Copy Text", host.conversation.menus.copy_text, QKeySequence.StandardKey.Copy,
                               "Copy the selected message's text")
-    actions["copy_raw"] = _action(window, "Copy &Raw JSON", window.conversation.menus.copy_raw, "Ctrl+Shift+C",
+    actions["copy_raw"] = _action(window, "Copy &Raw JSON", host.conversation.menus.copy_raw, "Ctrl+Shift+C",
                                   "Copy the selected message as stored")
-    actions["find"] = _action(window, "&Find…", lambda: focus_search(window), QKeySequence.StandardKey.Find,
+    actions["find"] = _action(window, "&Find…", lambda: focus_search(host), QKeySequence.StandardKey.Find,
                               "Search sessions and messages")
     actions["find_in_conversation"] = _action(
-        window, "Find in C&onversation…", window.conversation.finding.open_find_bar, None,
+        window, "Find in C&onversation…", host.conversation.finding.open_find_bar, None,
         "Find text in the open conversation (Ctrl+F there)")
-    actions["find_next"] = _action(window, "Find &Next", lambda: window.session_list.find_step(),
+    actions["find_next"] = _action(window, "Find &Next", lambda: host.session_list.find_step(),
                                    "F3",
                                    "The next message containing the text looked for")
     actions["find_previous"] = _action(window, "Find Pre&vious",
-                                       lambda: window.session_list.find_step(backward=True),
+                                       lambda: host.session_list.find_step(backward=True),
                                        "Shift+F3",
                                        "The previous message containing the text looked for")
     for name in ("copy", "copy_raw"):
@@ -160,18 +196,18 @@ def install_actions(window: Shell) -> dict[str, QAction]:
         edit_menu.addAction(actions[name])
 
     view_menu = bar.addMenu("&View")
-    actions["sessions"] = _action(window, "Session &List", window.session_list.focus, "Ctrl+L")
-    actions["reload"] = _action(window, "&Reload", window.reload, QKeySequence.StandardKey.Refresh)
+    actions["sessions"] = _action(window, "Session &List", host.session_list.focus, "Ctrl+L")
+    actions["reload"] = _action(window, "&Reload", host.reload, QKeySequence.StandardKey.Refresh)
     if actions["reload"].shortcut().isEmpty():
         actions["reload"].setShortcut(QKeySequence("F5"))
     view_menu.addAction(actions["sessions"])
     view_menu.addAction(actions["reload"])
-    actions["compare"] = _action(window, "&Compare Sessions", window.comparing.compare_sessions, "Ctrl+D",
+    actions["compare"] = _action(window, "&Compare Sessions", host.comparing.compare_sessions, "Ctrl+D",
                                  "The two selected sessions (or a fork and its origin) side by side")
     view_menu.addAction(actions["compare"])
-    actions["plain_text"] = _plain_text_action(window)
+    actions["plain_text"] = _plain_text_action(window, host)
     view_menu.addAction(actions["plain_text"])
-    inspector = window.conversation.inspector
+    inspector = host.conversation.inspector
     actions["inspector"] = QAction("&Inspector", window)
     actions["inspector"].setCheckable(True)
     actions["inspector"].setChecked(True)
@@ -184,29 +220,29 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     actions["utc_times"] = QAction("Times in &UTC", window)
     actions["utc_times"].setCheckable(True)
     actions["utc_times"].setStatusTip("Show message and session times in UTC instead of the local zone")
-    utc = str(window.recent.settings.value(UTC_TIMES_KEY, "false")).lower() == "true"
+    utc = str(host.recent.settings.value(UTC_TIMES_KEY, "false")).lower() == "true"
     actions["utc_times"].setChecked(utc)
     set_time_zone("utc" if utc else "local")
-    actions["utc_times"].toggled.connect(lambda on: show_times_in_utc(window, on))
+    actions["utc_times"].toggled.connect(lambda on: show_times_in_utc(host, on))
     view_menu.addAction(actions["utc_times"])
     # Chat (issue 7): the dock's own toggle, so closing the dock unchecks it.
-    chat = window.chat_dock.toggleViewAction()
+    chat = host.chat.dock.toggleViewAction()
     chat.setText("C&hat")
     chat.setShortcut(QKeySequence("Ctrl+Shift+T"))
     chat.setStatusTip("Send a message to an agent in the open session")
-    chat.triggered.connect(window.chat.remember_visible)  # the user's choice, not a hide
+    chat.triggered.connect(host.chat.remember_visible)  # the user's choice, not a hide
     chat.toggled.connect(
-        lambda on: on and window.chat_panel.message.setFocus()
+        lambda on: on and host.chat.panel.message.setFocus()
     )
     actions["chat"] = chat
     window.addAction(chat)
     view_menu.addAction(chat)
     # The session doctor (issue 18): problems and repairs, Preflight, Ledger.
-    doctor = window.doctor.dock.toggleViewAction()
+    doctor = host.doctor.dock.toggleViewAction()
     doctor.setText("&Doctor")
     doctor.setShortcut(QKeySequence("Ctrl+Shift+H"))
     doctor.setStatusTip("What breaks resuming the open session, its repairs, preflight and ledger")
-    doctor.toggled.connect(lambda on: window.doctor.check_shown() if on else None)
+    doctor.toggled.connect(lambda on: host.doctor.check_shown() if on else None)
     actions["doctor"] = doctor
     window.addAction(doctor)
     view_menu.addAction(doctor)
@@ -214,7 +250,6 @@ def install_actions(window: Shell) -> dict[str, QAction]:
     help_menu = bar.addMenu("&Help")
     actions["about"] = _action(window, "&About fluxgui", lambda: _about(window))
     help_menu.addAction(actions["about"])
-    window.actions_by_name = actions
     return actions
 
 
@@ -222,20 +257,20 @@ def install_actions(window: Shell) -> dict[str, QAction]:
 PLAIN_TEXT = "ui/plain_text"
 
 
-def _plain_text_action(window: Shell) -> QAction:
+def _plain_text_action(window: QMainWindow, host: MenuHost) -> QAction:
     """View › Show Markdown as Plain Text: every assistant message exactly as written
     (remembered in the settings; a message's own context-menu toggle overrides it)."""
     action = QAction("Show Markdown as &Plain Text", window)
     action.setCheckable(True)
     action.setStatusTip("Show assistant messages exactly as written, not as Markdown")
-    settings = window.recent.settings
+    settings = host.recent.settings
     value = settings.value(PLAIN_TEXT, False)
     on = value is True or str(value).lower() == "true"
     action.setChecked(on)
-    window.conversation.menus.set_all_plain(on)
+    host.conversation.menus.set_all_plain(on)
 
     def toggled(checked: bool) -> None:
-        window.conversation.menus.set_all_plain(checked)
+        host.conversation.menus.set_all_plain(checked)
         settings.setValue(PLAIN_TEXT, bool(checked))
         settings.sync()
 
@@ -243,42 +278,42 @@ def _plain_text_action(window: Shell) -> QAction:
     return action
 
 
-def show_times_in_utc(window: Shell, on: bool) -> None:
+def show_times_in_utc(host: MenuHost, on: bool) -> None:
     """View › Times in UTC: every time shown in UTC (``on``) or the local zone, the
     choice kept in the settings."""
     set_time_zone("utc" if on else "local")
-    window.recent.settings.setValue(UTC_TIMES_KEY, "true" if on else "false")
-    pane = window.conversation
+    host.recent.settings.setValue(UTC_TIMES_KEY, "true" if on else "false")
+    pane = host.conversation
     pane.view.viewport().update()
     current = pane.current_message()
     if current is not None:
         pane.inspector.show_message(current, pane.raw_of(current))
-    model = window.sessions
+    model = host.sessions
     if model.rowCount():
         model.dataChanged.emit(
             model.index(0, 0), model.index(model.rowCount() - 1, model.columnCount() - 1)
         )
 
 
-def focus_search(window: Shell) -> None:
+def focus_search(host: MenuHost) -> None:
     """Ctrl+F: in the conversation, its find bar; elsewhere the session search."""
     focus = QApplication.focusWidget()
-    pane = window.conversation
+    pane = host.conversation
     if focus is not None and pane.isAncestorOf(focus) and pane.session_id is not None:
         pane.finding.open_find_bar()
         return
-    window.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
-    window.search_box.selectAll()
+    host.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    host.search_box.selectAll()
 
 
-def _fill_recent(window: Shell, menu: QMenu) -> None:
+def _fill_recent(host: MenuHost, menu: QMenu) -> None:
     menu.clear()
-    items = window.recent.entries()
+    items = host.recent.entries()
     for entry in items:
         action = menu.addAction(entry.label.replace("&", "&&"))
         action.setToolTip(entry.label)
         action.triggered.connect(
-            lambda _checked=False, e=entry: window.stores.open_recent(e.target, e.label, e.key_prefix)
+            lambda _checked=False, e=entry: host.stores.open_recent(e.target, e.label, e.key_prefix)
         )
     if not items:
         empty = menu.addAction("No recent stores")
@@ -286,10 +321,10 @@ def _fill_recent(window: Shell, menu: QMenu) -> None:
         return
     menu.addSeparator()
     clear = menu.addAction("Clear Recent Stores")
-    clear.triggered.connect(lambda _checked=False: window.recent.clear())
+    clear.triggered.connect(lambda _checked=False: host.recent.clear())
 
 
-def _about(window: Shell) -> None:
+def _about(window: QMainWindow) -> None:
     from fluxgui import __version__
 
     QMessageBox.about(

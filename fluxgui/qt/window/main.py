@@ -45,11 +45,11 @@ from ..shell import Shell
 from ..watch import StoreWatcher
 from ..workspace import WorkspaceController, WorkspaceHost, install_workspace
 from ..widgets import ErrorBar, NoticeBar
-from .actions import install_actions
+from .actions import MenuHost, install_actions
 from .placement import WindowPlacement
 from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
-from .edit_controller import EditController
+from .edit_controller import EditController, EditHost
 from .session_list import SessionList
 from .narrow import KeepConversationWide
 from .shortcuts import HelpExtras
@@ -137,7 +137,12 @@ class MainWindow(Shell):
         self.watcher.changed.connect(self._on_store_changed)
         self.stores = StoreController(self)
         self.mode_label.clicked.connect(self.stores.set_editing)
-        self.edits = EditController(self)
+        self.edits = EditController(self, EditHost(
+            self.editor, self.stores, self.sessions, self.session_view, self.conversation,
+            self.status, self.mode_label, self.error_bar, self.actions_by_name,
+            branch_bar=lambda: self.branch_bar, chat=lambda: self.chat, shown=lambda: self._session_id,
+            show_error=self.show_error, show_again=self.show_again,
+        ))
         self.transfers = TransferController(
             self, self.bridge, self.recent.settings, self.stores, self.sessions, self.edits,
             reviews=lambda: self.reviews, shown=lambda: self._session_id,
@@ -180,7 +185,11 @@ class MainWindow(Shell):
             self.conversation, self.branch_bar, messages_shown=self.messagesShown,
             store_changed=self.watcher.changed, shown=lambda: self._session_id, undo=self.edits.undo,
         )
-        install_actions(self)
+        install_actions(self, MenuHost(
+            self.actions_by_name, self.recent, self.stores, self.edits, self.transfers, self.comparing,
+            self.doctor, self.chat, self.session_list, self.sessions, self.search_box, self.conversation,
+            self.reload, self.editor, self.branch_bar, shown=lambda: self._session_id, show_error=self.show_error,
+        ))
         # Reviews (issue 17): the Review menu, dock, filter bar, list marks, queue keys.
         self.reviews = install_reviews(self, ReviewHost(
             self.bridge, self.stores, self.sessions, self.session_view, self.session_list,
