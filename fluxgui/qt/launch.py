@@ -319,8 +319,8 @@ async def _screenshot(app: Any, request: Launch, path: str) -> int:
         except TimeoutError:
             _err(f"{redact_url(request.target)} did not finish loading in {SCREENSHOT_TIMEOUT:.0f} s")
             return EXIT_KNOWN_ERROR
-        if window.open_error is not None:
-            _err(describe_error(window.open_error))
+        if window.stores.open_error is not None:
+            _err(describe_error(window.stores.open_error))
             return EXIT_KNOWN_ERROR
         if window.last_error is not None:  # e.g. --session names no session
             _err(describe_error(window.last_error))

@@ -1,25 +1,24 @@
-"""The main window as its controllers and parts see it, declared apart from the window.
+"""What the main window's controllers and parts use of it, declared apart from the window.
 
 :class:`~fluxgui.qt.window.main.MainWindow` builds the controllers (opening stores, edits,
-transfers, reviews, the doctor, the chat dock, …) and hands each the window. They must
-not import the window's module (it imports them: an import circle), so what they use of
-it is declared here: :class:`Shell`, the window's base class, names the widgets and
-the signals, and the other controllers by the small protocols below (only the calls one
-controller makes on another). This module imports no controller.
+transfers, reviews, the doctor, the chat dock, …) and hands each the objects it uses:
+the bridge, the session list, the conversation pane, a notice bar, a callable such as
+``show_error``…, or, where it uses many, a small frozen dataclass of them (its own
+module's, or :class:`OpenHost` here) — never the window itself. They must not import
+the window's module (it imports them: an import circle), so another controller is
+declared here by a small protocol (only the calls one controller makes on another).
+This module imports no controller.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QMainWindow
-
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QDockWidget, QLabel, QTableView, QToolButton, QWidget
+    from PySide6.QtWidgets import QDockWidget, QLabel
 
     from fluxgui.core.branches import BranchChange
     from fluxgui.core.ports import OpenOptions
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from .conversation import ConversationPane
     from .dialogs.opening import OpenedStore
     from .editing import Editor
-    from .sessions import SearchBox, SessionListModel
+    from .sessions import SessionListModel
     from .settings import RecentStores
     from .watch import StoreWatcher
     from .widgets import ErrorBar, NoticeBar
@@ -169,70 +168,37 @@ class AddConversations(Protocol):
     def store_opened(self, store: Store) -> None: ...
 
 
-class ChatBox(Protocol):
-    """The chat panel, where View › Chat puts the focus."""
-
-    @property
-    def message(self) -> QWidget: ...
-
-
-class Shell(QMainWindow):
-    """The main window's widgets, signals and controllers as the controllers use them
-    (set by :class:`~fluxgui.qt.window.main.MainWindow`)."""
-
-    #: the bridge has no task left (a store opened and its first screen is loaded, or
-    #: a load failed)
-    settled = Signal()
-    #: a session's messages are shown (its id)
-    messagesShown = Signal(str)
-    #: an export, import or copy finished (its TransferResult)
-    transferFinished = Signal(object)
+@dataclass(frozen=True)
+class OpenHost:
+    """What the store controller uses of the window: the bridge, the recent stores, the
+    bars above the panes (error, key, skipped files, other tables), the status bar's
+    count and store name, the actions by name (Enter Key), the parts told which store
+    is current (editor, watcher, search index, session list, conversation pane), the
+    edits, branch bar and Conversations bar (getters: made after it), and the window's
+    calls (the shown session, show an error, expect or forget a selection, forget the
+    shown session, list a store's sessions)."""
 
     bridge: AsyncBridge
     recent: RecentStores
-    actions_by_name: dict[str, QAction]
-    open_error: BaseException | None
-    last_error: BaseException | None
-    sessions: SessionListModel
-    session_view: QTableView
-    search_box: SearchBox
-    conversation: ConversationPane
-    editor: Editor
-    watcher: StoreWatcher
-    status: StatusArea
-    count_label: QLabel
-    mode_label: QToolButton
     error_bar: ErrorBar
     key_bar: NoticeBar
     problems_bar: NoticeBar
-    index_bar: NoticeBar
     tables_bar: NoticeBar
-    branch_bar: BranchBar
-    conversations_bar: AddConversations
+    count_label: QLabel
+    status: StatusArea
+    actions: dict[str, QAction]
+    editor: Editor
+    watcher: StoreWatcher
     indexing: StoreFollower
-    stores: Stores
-    edits: Edits
-    transfers: Transfers
-    comparing: Comparing
+    sessions: SessionListModel
     session_list: SessionRows
-    reviews: Reviewing
-    doctor: Doctoring
-    chat: Chatting
-    chat_dock: QDockWidget
-    chat_panel: ChatBox
-
-    if TYPE_CHECKING:  # the window's own calls (MainWindow)
-
-        @property
-        def current_session_id(self) -> str | None: ...
-        def selected_session_ids(self) -> list[str]: ...
-        def show_error(self, exc: BaseException) -> None: ...
-        def show_session(self, session_id: str) -> None: ...
-        def show_session_at_hit(self, session_id: str, message_id: int, text: str) -> None: ...
-        def show_again(self, session_id: str) -> None: ...
-        def expect_selection(self, session_id: str | None) -> None: ...
-        def forget_selection(self) -> None: ...
-        def forget_shown(self) -> None: ...
-        def list_sessions(self, store: Store) -> None: ...
-        def reload(self) -> None: ...
-        def chat_finished(self, session_id: str, *, copied: bool = False) -> None: ...
+    conversation: ConversationPane
+    edits: Callable[[], Edits]
+    branch_bar: Callable[[], BranchBar]
+    conversations_bar: Callable[[], AddConversations]
+    shown: Callable[[], str | None]
+    show_error: Callable[[BaseException], None]
+    expect_selection: Callable[[str | None], None]
+    forget_selection: Callable[[], None]
+    forget_shown: Callable[[], None]
+    list_sessions: Callable[[Store], None]

@@ -245,11 +245,11 @@ def test_a_wrong_key_says_so_and_the_locked_store_stays(qtbot, window, enc_db):
     _open(qtbot, window, enc_db, session_id="vault-1")
     locked_store = window.stores.store
     _give_key(qtbot, window, "not the key")
-    qtbot.waitUntil(lambda: window.open_error is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.stores.open_error is not None, timeout=20_000)
     _settle(qtbot, window)
-    assert isinstance(window.open_error, WrongKey)
+    assert isinstance(window.stores.open_error, WrongKey)
     line = window.error_bar.text()
-    assert window.error_bar.isVisible() and line == str(window.open_error)
+    assert window.error_bar.isVisible() and line == str(window.stores.open_error)
     assert "\n" not in line and "wrong key" in line
     assert "not the key" not in line
     # The locked store is still the open one, listed and shown as before.

@@ -216,7 +216,7 @@ def test_corrupt_file_shows_the_error_bar(qtbot, window, tmp_path, content):
     window.stores.open_target(str(path))
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
     qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
-    assert isinstance(window.open_error, TargetError)
+    assert isinstance(window.stores.open_error, TargetError)
     assert "broken.db" in window.error_bar.text()
     assert "\n" not in window.error_bar.text()
     assert window.stores.store is None
@@ -236,7 +236,7 @@ def test_error_bar_can_be_dismissed_and_a_store_opened_after_a_failure(qtbot, wi
     qtbot.waitUntil(lambda: not window.error_bar.isHidden(), timeout=10_000)
     _open_and_wait(qtbot, window, flux_db)
     assert window.error_bar.isHidden()
-    assert window.open_error is None
+    assert window.stores.open_error is None
     assert sorted(_ids(window.sessions)) == ["flux-a", "flux-b"]
 
 

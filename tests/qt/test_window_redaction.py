@@ -50,7 +50,7 @@ def test_a_failed_open_shows_no_secret(qtbot, window, url, caplog, tmp_path_fact
     # the port is found here, not at collection, so the test ids match in every worker
     url = url.replace("CLOSED", str(closed_port()))
     window.stores.open_target(url)
-    qtbot.waitUntil(lambda: window.open_error is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.stores.open_error is not None, timeout=20_000)
     shown = _everything_shown(window)
     assert "***" in window.error_bar.text()
     assert SECRET not in shown
@@ -83,7 +83,7 @@ def test_an_opened_url_keeps_its_secret_out_of_title_labels_and_settings(qtbot, 
 
     with qtbot.waitSignal(window.settled, timeout=20_000):
         window.stores.open_request(OpenRequest(url, url, remember=True))  # as Open URL does
-    assert window.open_error is None
+    assert window.stores.open_error is None
     shown = _everything_shown(window)
     assert "password=***" in shown
     assert SECRET not in shown

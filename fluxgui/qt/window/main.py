@@ -20,14 +20,14 @@ before.
 from __future__ import annotations
 
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from fluxgui.core.errors import KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
-from ..branches import install_branch_bar
+from ..branches import BranchBar, install_branch_bar
 from ..redaction import Redaction, install_redaction
 from ..replay import ReplayParts, install_replay
 from ..reviews import ReviewController, ReviewHost, extend_menu, install_reviews
@@ -41,7 +41,7 @@ from ..editing import Editor
 from ..errors import describe_error
 from ..sessions import SearchBox, SessionListModel
 from ..settings import RecentStores
-from ..shell import Shell
+from ..shell import OpenHost
 from ..watch import StoreWatcher
 from ..workspace import WorkspaceController, WorkspaceHost, install_workspace
 from ..widgets import ErrorBar, NoticeBar
@@ -60,14 +60,28 @@ from .store_controller import StoreController
 from .transfer_controller import TransferController
 
 
-class MainWindow(Shell):
+class MainWindow(QMainWindow):
     """Sessions list + conversation pane + status bar + error bar over one open store.
 
-    Its signals (``settled``, ``messagesShown``, ``transferFinished``) and what its
-    controllers use of it are declared by :class:`~fluxgui.qt.shell.Shell`."""
+    Each controller is given the objects it uses (see :mod:`fluxgui.qt.shell`), not
+    the window."""
 
-    # the controllers as the window itself uses them (the others see the narrow
-    # protocols Shell declares)
+    #: the bridge has no task left (a store opened and its first screen is loaded, or
+    #: a load failed)
+    settled = Signal()
+    #: a session's messages are shown (its id)
+    messagesShown = Signal(str)
+    #: an export, import or copy finished (its TransferResult)
+    transferFinished = Signal(object)
+
+    # the bars above the panes (made by _build_panes) and the controllers as the
+    # window itself uses them (the others see the narrow protocols of qt/shell.py)
+    error_bar: ErrorBar
+    key_bar: NoticeBar
+    problems_bar: NoticeBar
+    index_bar: NoticeBar
+    tables_bar: NoticeBar
+    branch_bar: BranchBar
     stores: StoreController
     edits: EditController
     transfers: TransferController
@@ -96,8 +110,6 @@ class MainWindow(Shell):
         self.recent = recent if recent is not None else RecentStores()
         #: the window's actions by name (the menus; tests trigger them)
         self.actions_by_name: dict[str, QAction] = {}
-        #: the known or unexpected error that stopped the last open (None: it worked)
-        self.open_error: BaseException | None = None
         #: the last error shown in the error bar
         self.last_error: BaseException | None = None
         self._session_id: str | None = None  # shown or loading
@@ -135,7 +147,14 @@ class MainWindow(Shell):
         # Live refresh: another process (an agent) writing to the store shows up here.
         self.watcher = StoreWatcher(self.bridge, self)
         self.watcher.changed.connect(self._on_store_changed)
-        self.stores = StoreController(self)
+        self.stores = StoreController(self, OpenHost(
+            self.bridge, self.recent, self.error_bar, self.key_bar, self.problems_bar, self.tables_bar,
+            self.count_label, self.status, self.actions_by_name, self.editor, self.watcher, self.indexing,
+            self.sessions, self.session_list, self.conversation, edits=lambda: self.edits,
+            branch_bar=lambda: self.branch_bar, conversations_bar=lambda: self.conversations_bar,
+            shown=lambda: self._session_id, show_error=self.show_error, expect_selection=self.expect_selection,
+            forget_selection=self.forget_selection, forget_shown=self.forget_shown, list_sessions=self.list_sessions,
+        ))
         self.mode_label.clicked.connect(self.stores.set_editing)
         self.edits = EditController(self, EditHost(
             self.editor, self.stores, self.sessions, self.session_view, self.conversation,

@@ -41,7 +41,9 @@ from ..settings import resolve_target_async
 from ..workspace.members import Joining, WindowWorkspace
 
 if TYPE_CHECKING:
-    from ..shell import Shell
+    from PySide6.QtWidgets import QMainWindow
+
+    from ..shell import OpenHost
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +63,15 @@ def skipped_files_text(problems: list[str] | tuple[str, ...], what: str = "file"
 
 
 class StoreController:
-    """Opens stores for a :class:`~.main.MainWindow` and keeps how the open one was opened."""
+    """Opens stores for a :class:`~.main.MainWindow` and keeps how the open one was opened:
+    ``window`` is the dialogs' parent (its title, its status bar), ``host`` what it uses
+    of the window (a :class:`~fluxgui.qt.shell.OpenHost`)."""
 
-    def __init__(self, window: Shell) -> None:
+    def __init__(self, window: QMainWindow, host: OpenHost) -> None:
         self._window = window
+        self._host = host
+        #: the known or unexpected error that stopped the last open (None: it worked)
+        self.open_error: BaseException | None = None
         #: the open store
         self.store: Store | None = None
         #: the open store's label (no secret in it)
@@ -121,20 +128,19 @@ class StoreController:
         store has opened, the open one stays; a failed open leaves it in place."""
         from fluxgui.adapters.registry import open_store
 
-        window = self._window
         opts = (options or OpenOptions()).with_(**changes)
         # An OpenAI Conversations server: the ids remembered for it are listed too.
-        opts = with_remembered(window.recent.settings, target, opts)
+        opts = with_remembered(self._host.recent.settings, target, opts)
         # Never a secret; a Conversations target by its server.
         shown = redact_text(label) if label else (
             conversations_label(target, opts.base_url) or redact_url(target)
         )
         self.opening = OpenedStore(target, opts, shown)
-        window.error_bar.clear()
-        window.open_error = None
-        window.count_label.setText(f"Opening {shown}…")
-        window.expect_selection(session_id)
-        window.bridge.start("open", open_store(target, opts), self._on_opened, self._on_open_failed)
+        self._host.error_bar.clear()
+        self.open_error = None
+        self._host.count_label.setText(f"Opening {shown}…")
+        self._host.expect_selection(session_id)
+        self._host.bridge.start("open", open_store(target, opts), self._on_opened, self._on_open_failed)
 
     def open_request(self, request: OpenRequest) -> None:
         """Open what a dialog, the recent list or a drop asked for; it joins the recent
@@ -170,7 +176,7 @@ class StoreController:
         else asked for. ``key_prefix`` (a Redis store's): the one given, else the one
         the recent list remembers for ``stored``."""
         window = self._window
-        recent = window.recent
+        recent = self._host.recent
         label = label or redact_url(stored)
         prefix = key_prefix or recent.key_prefix(stored)
         needs = recent.needs_password(stored)
@@ -179,7 +185,7 @@ class StoreController:
             # Asking for the password runs a nested event loop: not inside this task.
             QTimer.singleShot(0, window, lambda: self._open_stored(stored, target, label, prefix))
 
-        window.bridge.start("recent", resolve_target_async(stored, needs), found, window.show_error)
+        self._host.bridge.start("recent", resolve_target_async(stored, needs), found, self._host.show_error)
 
     def _open_stored(
         self, stored: str, target: str | None, label: str, prefix: str | None
@@ -194,7 +200,7 @@ class StoreController:
     def open_demo(self) -> None:
         demo = demo_store_path()
         if demo is None:
-            self._window.show_error(
+            self._host.show_error(
                 FluxguiError("the demo store is missing from this installation")
             )
             return
@@ -213,7 +219,7 @@ class StoreController:
             opened.target,
             opened.options.with_(writable=writable, **changes),
             label=self.label,
-            session_id=self._window.current_session_id,
+            session_id=self._host.shown(),
         )
 
     def set_editing(self, on: bool) -> None:
@@ -221,7 +227,7 @@ class StoreController:
         the undo stack is kept."""
         store = self.store
         if store is None or self.opened is None or on == store.can_write:
-            self._window.edits.update_mode()
+            self._host.edits().update_mode()
             return
         self.reopen(writable=on)  # with the key and key prefix it was opened with
 
@@ -270,13 +276,13 @@ class StoreController:
 
     def update_key_notice(self) -> None:
         store = self.store
-        action = self._window.actions_by_name.get("enter_key")
+        action = self._host.actions.get("enter_key")
         if action is not None:
             action.setEnabled(store is not None and store.needs_key)
         if self.locked:
-            self._window.key_bar.show_notice(KEY_NOTICE)
+            self._host.key_bar.show_notice(KEY_NOTICE)
         else:
-            self._window.key_bar.hide()
+            self._host.key_bar.hide()
 
     def update_problems(self) -> None:
         """Show (again) the skipped-files notice when the store's list of unreadable files
@@ -286,7 +292,7 @@ class StoreController:
         if problems == self.problems:
             return
         self.problems = problems
-        bar = self._window.problems_bar
+        bar = self._host.problems_bar
         if not problems:
             bar.hide()
             return
@@ -300,11 +306,10 @@ class StoreController:
     # -- outcomes --------------------------------------------------------------------
 
     def _on_opened(self, store: Store) -> None:
-        window = self._window
         if self.pending is not None:
             # The recent list now; a password to remember goes to the keyring on a
             # worker thread.
-            remember_opened(self.pending, window.recent)
+            remember_opened(self.pending, self._host.recent)
             self.pending = None
         opening, self.opening = self.opening, None
         if opening is not None:
@@ -315,7 +320,7 @@ class StoreController:
         closing = self.workspace.join(store, self.opened or OpenedStore(store.target, OpenOptions(), self.label),
                                       how, self.store, given)
         for old in closing:
-            window.bridge.start(
+            self._host.bridge.start(
                 f"close:{id(old):x}", old.close(),
                 failed=lambda error: log.warning("closing a store failed: %s", error),
             )
@@ -334,17 +339,17 @@ class StoreController:
         if member is not None and member.store is not self.store:
             self.label, self.opened = member.opened.shown, member.opened
         self.store = store
-        window.branch_bar.set_session(None, None)
-        window.forget_shown()
+        self._host.branch_bar().set_session(None, None)
+        self._host.forget_shown()
         # the store first and the app name last: Qt appends the display name ("fluxgui")
         # to a title that does not end with it, which repeated it (issue 37)
         window.setWindowTitle(f"{self.label} — fluxgui")
-        window.status.set_store(store, self.label, keys=self.key_count)
-        window.editor.set_store(store)
-        window.watcher.set_store(store)
-        window.indexing.set_store(store)
-        window.edits.update_mode()
-        window.conversations_bar.store_opened(store)
+        self._host.status.set_store(store, self.label, keys=self.key_count)
+        self._host.editor.set_store(store)
+        self._host.watcher.set_store(store)
+        self._host.indexing.set_store(store)
+        self._host.edits().update_mode()
+        self._host.conversations_bar().store_opened(store)
         self.update_key_notice()
         self.problems = ()
         self.update_problems()
@@ -354,43 +359,42 @@ class StoreController:
         else:
             window.statusBar().clearMessage()
         if store.can_write:
-            reason = window.edits.edit_reason()
+            reason = self._host.edits().edit_reason()
             if reason is not None:
                 window.statusBar().showMessage(
                     f"Writable, but its messages cannot be edited here: {reason}", 15000
                 )
         if listed:
-            window.list_sessions(store)
+            self._host.list_sessions(store)
         else:
-            window.sessions.set_store(store)
+            self._host.sessions.set_store(store)
         for follow in self.followers:
             follow()
 
     def _on_open_failed(self, error: Exception) -> None:
-        window = self._window
         request, self.pending = self.pending, None
         opening, self.opening = self.opening, None
         if not isinstance(error, SeveralStores):
             self.joining, self.joining_label = "replace", None
         if isinstance(error, SeveralStores) and opening is not None:
             # Several Agents SDK table pairs: ask which (the open one stays meanwhile).
-            window.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
+            self._host.count_label.setText(f"{len(error.pairs)} stores in {opening.shown}: choose one")
             self.choose_tables(opening, error.pairs, request, error.sessions)
             return
-        window.open_error = error
-        window.forget_selection()
+        self.open_error = error
+        self._host.forget_selection()
         if self.store is None:
-            window.count_label.setText("No store open")
-            window.conversation.clear("No store is open.")
+            self._host.count_label.setText("No store open")
+            self._host.conversation.clear("No store is open.")
         else:  # the store that was open stays (a wrong key, a failed reopen)
-            window.session_list.show_count(window.sessions.canFetchMore(QModelIndex()))
+            self._host.session_list.show_count(self._host.sessions.canFetchMore(QModelIndex()))
             self.update_key_notice()
-        window.show_error(error)
+        self._host.show_error(error)
 
     def update_tables_notice(self) -> None:
         """Say so when the database holds other Agents SDK stores (table pairs) than the
         one open; "Choose…" offers them all."""
-        store, bar = self.store, self._window.tables_bar
+        store, bar = self.store, self._host.tables_bar
         others = list(store.tables.others) if store is not None else []
         if not others:
             bar.hide()
@@ -432,11 +436,11 @@ class StoreController:
             dialog.deleteLater()
             if result != TableChooser.DialogCode.Accepted or chosen is None:
                 self.joining, self.joining_label = "replace", None
-                self._window.forget_selection()
+                self._host.forget_selection()
                 if self.store is None:
-                    self._window.count_label.setText("No store open")
+                    self._host.count_label.setText("No store open")
                 else:
-                    self._window.session_list.show_count(self._window.sessions.canFetchMore(QModelIndex()))
+                    self._host.session_list.show_count(self._host.sessions.canFetchMore(QModelIndex()))
                 return
             options = opening.options.with_(sessions_table=chosen[0], messages_table=chosen[1])
             self.open_target(opening.target, options, label=opening.shown)
