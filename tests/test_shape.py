@@ -264,6 +264,30 @@ def test_the_main_window_only_wires() -> None:
     assert not _forwards(window)
 
 
+#: the window's whole shape as controllers once saw it (qt/shell.py's former ``Shell``)
+SHELL = re.compile(r"\bShell\b")
+#: modules of qt/ still handed the whole window as a ``Shell`` (issue 35): none left; a
+#: module may only leave this set, never join it
+SHELL_USERS: frozenset[str] = frozenset()
+
+
+def test_controllers_get_narrow_objects_not_the_window() -> None:
+    """Each controller is given the parts it uses (or a small dataclass or protocol of
+    them), not the window: no module of qt/ but the window's own and qt/shell.py names
+    ``Shell``."""
+    allowed = {PACKAGE / "qt" / "window" / "main.py", PACKAGE / "qt" / "shell.py"}
+    users = {
+        str(path.relative_to(PACKAGE)) for path in (PACKAGE / "qt").rglob("*.py")
+        if path not in allowed and any(
+            SHELL.search(line.split("#", 1)[0]) for line in path.read_text(encoding="utf-8").splitlines()
+        )
+    }
+    assert SHELL.search("def __init__(self, window: Shell) -> None:")
+    assert not SHELL.search("class ShellSort:")
+    assert users <= SHELL_USERS, sorted(users - SHELL_USERS)
+    assert SHELL_USERS <= users, f"converted: drop {sorted(SHELL_USERS - users)} from SHELL_USERS"
+
+
 def test_a_forward_is_seen() -> None:
     cls = ast.parse(
         "class W:\n"
