@@ -1,7 +1,7 @@
 """The main window: sessions on the left, the selected conversation on the right.
 
-* :mod:`.main` — :class:`MainWindow`, the shell: layout, bars, status bar, wiring, and
-  the public methods (they delegate to the controllers below).
+* :mod:`.main` — :class:`MainWindow`, the shell: layout, bars, status bar, wiring (each
+  controller below is given the parts it uses, not the window), the public methods.
 * :mod:`.store_controller` — opening, reopening for editing, the encryption key, recent
   stores (their passwords off the UI thread), the key and skipped-files notices.
 * :mod:`.edit_controller` — edit commands (clear, delete, pop, edit, insert, fork), the

@@ -8,9 +8,10 @@ What the window *does* lives in its controllers, each one responsibility:
 :class:`~.compare_opening.CompareOpener` (a fork's origin, opening a comparison) and
 :class:`~.chat_dock.ChatDock`; the session list's behaviour is
 :class:`~.session_list.SessionList`'s, the status bar :class:`~.status.StatusArea`. The
-window keeps what they share — which session is shown — and wires them together; the
-menus, the shortcuts and the other parts call the controllers themselves
-(``window.stores.open_target``, ``window.edits.undo``, ``window.transfers.run_export``…).
+window keeps what they share — which session is shown — and wires them together: each
+controller is given the parts it uses (the bridge, the session list, another controller,
+a callable such as ``show_error``…, or a small dataclass of them: ``EditHost``,
+``MenuHost``, :class:`~fluxgui.qt.shell.OpenHost`…), never the window itself.
 
 Everything that touches the store goes through the :class:`~fluxgui.qt.bridge.AsyncBridge`.
 Selecting a session starts its load and so cancels the load of the session selected
