@@ -17,6 +17,7 @@ Printed (ms, median of ``--runs`` fresh opens):
 * ``ls`` first page (50 rows): one store (the baseline) vs the three merged, with the
   merged counts of rows in several stores read (``exact``) and not, and on stores
   already open (without the cost of opening three);
+* ``fluxgui ls`` as a command (its own process, ``--limit 50``): one store vs the three;
 * the split session's first screen (its first 100 items): one store's
   ``page_messages(limit=100)`` vs the merged timeline's first turns;
 * the split session whole: its three parts read one after another (``iter_messages``)
@@ -125,6 +126,19 @@ def stores(messages: int, sessions: int, split: int, regen: bool) -> list[Path]:
     return paths
 
 
+def _command_ms(runs: int, paths: list[Path]) -> float:
+    """The median wall time of ``fluxgui ls PATH… --limit 50`` in its own process."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "fluxgui", "ls", *map(str, paths), "--limit", "50"]
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
 async def _median(runs: int, fn) -> float:  # noqa: ANN001
     times = []
     for _ in range(runs):
@@ -214,6 +228,7 @@ async def main() -> None:
         ("split session, whole (3 parts read)", await _median(args.runs, parts_whole), await _median(args.runs, ws_whole)),
     ]
     await opened.close()
+    rows.append(("fluxgui ls (own process)", _command_ms(args.runs, paths[:1]), _command_ms(args.runs, paths)))
     print(f"{'':34}{'one store':>12}{'3 merged':>12}{'ratio':>8}")
     for label, one, merged in rows:
         ratio = f"{merged / one:.1f}×" if one else "-"
