@@ -85,14 +85,16 @@ async def _write(paths: list[Path], messages: int, sessions: int, split: int) ->
     for n in range(split // 2):
         pending[rng.randrange(len(paths))].append((SPLIT, _turn(rng, SPLIT, n)))
     for path, work in zip(paths, pending):
-        sessions_open: dict[str, SQLiteSession] = {}
+        # one session open at a time (each holds a connection: 10,000 would exhaust the files)
+        current: tuple[str, SQLiteSession] | None = None
         for sid, items in work:
-            s = sessions_open.get(sid)
-            if s is None:
-                s = sessions_open[sid] = SQLiteSession(sid, str(path))
-            await s.add_items(items)  # type: ignore[arg-type]
-        for s in sessions_open.values():
-            s.close()
+            if current is None or current[0] != sid:
+                if current is not None:
+                    current[1].close()
+                current = (sid, SQLiteSession(sid, str(path)))
+            await current[1].add_items(items)  # type: ignore[arg-type]
+        if current is not None:
+            current[1].close()
     # distinct times: the split session's turns in their order across the replicas
     for i, path in enumerate(paths):
         conn = sqlite3.connect(str(path))
