@@ -4,10 +4,11 @@ that elides, and colour mixing."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QColor, QPainter
+from PySide6.QtGui import QAction, QColor, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
+    QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -191,6 +192,39 @@ class NoticeBar(QFrame):
 
     def text(self) -> str:
         return self.label.text()
+
+
+class _CheckLabel(QLabel):
+    """The text of a :func:`wrapped_check`: a click on it clicks the check box."""
+
+    def __init__(self, text: str, check: QCheckBox) -> None:
+        super().__init__(text, check.parentWidget())
+        self._check = check
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.setBuddy(check)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if event.button() == Qt.MouseButton.LeftButton and self._check.isEnabled() \
+                and self.rect().contains(event.position().toPoint()):
+            self._check.click()
+        super().mouseReleaseEvent(event)
+
+
+def wrapped_check(check: QCheckBox, text: str) -> QWidget:
+    """``check`` (given no text of its own) with ``text`` beside it as a label that wraps:
+    a check box's own text never wraps, so a sentence would widen a narrow panel. A click
+    on the text clicks the box; the box's accessible name is the text."""
+    row = QWidget(check.parentWidget())
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    check.setText("")
+    check.setAccessibleName(text)
+    label = _CheckLabel(text, check)
+    label.setParent(row)
+    layout.addWidget(check, 0, Qt.AlignmentFlag.AlignTop)
+    layout.addWidget(label, 1)
+    return row
 
 
 def insert_beside(anchor: QWidget, widget: QWidget, offset: int = 0) -> None:

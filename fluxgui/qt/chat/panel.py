@@ -40,7 +40,8 @@ from fluxgui.core.roles import Store
 from ..conversation import MessageDelegate, MessageListModel, MessageListView
 from ..errors import describe_error
 from ..settings import AgentSettings
-from ..widgets import NoticeBar, stack
+from ..flow import flow_row
+from ..widgets import ElidedLabel, NoticeBar, stack
 from .agent_dialog import PROVIDER_LABELS, AgentDialog
 from .live_turn import LiveTurn
 from .send_keys import SendKeys
@@ -108,8 +109,8 @@ class ChatPanel(QWidget):
         self.last_result: Any = None
 
         # header: the agent, and its settings button
-        self.agent_label = QLabel(self)
-        self.agent_label.setTextFormat(Qt.TextFormat.PlainText)
+        # (elided in a narrow dock; the whole text in the tooltip)
+        self.agent_label = ElidedLabel(self)
         bold = self.agent_label.font()
         bold.setBold(True)
         self.agent_label.setFont(bold)
@@ -180,13 +181,8 @@ class ChatPanel(QWidget):
         self.send_button.setToolTip("Send the message (Ctrl+Return)")
         self.send_button.setDefault(True)
         self.send_button.clicked.connect(self.send)
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.addWidget(self.copy_box, 0)
-        buttons.addWidget(self.new_button, 0)
-        buttons.addStretch(1)
-        buttons.addWidget(self.stop_button, 0)
-        buttons.addWidget(self.send_button, 0)
+        # in a row that wraps in a narrow dock
+        buttons = flow_row(self, [self.copy_box, self.new_button, self.stop_button, self.send_button])
 
         stack(
             self, (8, 8, 8, 8), 6, head, self.readonly_bar, (self.tool_view, 1), (self.reply, 1),
@@ -431,9 +427,9 @@ class ChatPanel(QWidget):
             text = f"{c.name} · {c.model} · {provider}"
         if self.new_session is not None:
             text += f" · new session {self.new_session}"
-        self.agent_label.setText(text)
+        self.agent_label.set_full_text(text, tooltip=False)
         self.agent_label.setToolTip(
-            f"Temperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")
+            f"{text}\nTemperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")
         )
 
     def _update_buttons(self) -> None:
