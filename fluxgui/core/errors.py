@@ -44,6 +44,15 @@ class StoreUnavailable(FluxguiError):
     """A server could not be reached, refused the login, or the database is missing."""
 
 
+class ApiKeyRefused(StoreUnavailable):
+    """The server refused the API key (401), or no key was found (``missing``): the
+    window offers to enter another key and try again."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 class SessionNotFound(FluxguiError):
     """No session with that id."""
 

@@ -3,6 +3,8 @@ that elides, and colour mixing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
@@ -63,20 +65,43 @@ class ErrorBar(QFrame):
         self._label.setTextFormat(Qt.TextFormat.PlainText)
         self._label.setWordWrap(True)
         self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: the bar's one action (hidden unless :meth:`set_action` gave one)
+        self.action_button = QPushButton(self)
+        self.action_button.setObjectName("errorBarAction")
+        self.action_button.setAutoDefault(False)
+        self.action_button.clicked.connect(self._act)
+        self.action_button.hide()
+        self._action: Callable[[], object] | None = None
         close = QToolButton(self)
         close.setText("✕")
         close.setToolTip("Dismiss")
         close.setAutoRaise(True)
         close.clicked.connect(self.clear)
         layout.addWidget(self._label, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
     def show_error(self, text: str) -> None:
+        """Show ``text``; an action of the previous error goes (it was about that one)."""
+        self.set_action(None)
         self._label.setText(text)
         self.show()
 
+    def set_action(self, text: str | None, act: Callable[[], object] | None = None) -> None:
+        """A button on the bar (``text``) that runs ``act``: what the user can do about
+        the error shown ("Enter another key…"). ``None``: no button."""
+        self._action = act if text else None
+        self.action_button.setText(text or "")
+        self.action_button.setVisible(bool(text))
+
+    def _act(self) -> None:
+        act = self._action
+        if act is not None:
+            act()
+
     def clear(self) -> None:
+        self.set_action(None)
         self._label.clear()
         self.hide()
 
