@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..screen_fit import fit_to_screen
 from .buttons import ok_cancel
 from .keyring_state import ask_keyring_available
 from .url_view import UrlView
@@ -56,6 +57,7 @@ class PasswordDialog(QDialog):
             ask_keyring_available(self, self._set_offer)
         else:
             self._set_offer(offer_remember)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _set_offer(self, offer: bool) -> None:
         self._offer_remember = offer
