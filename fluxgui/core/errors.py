@@ -82,6 +82,11 @@ class ProviderError(FluxguiError):
     stream. Nothing was saved (a retry does not duplicate the user's message)."""
 
 
+class ProviderKeyRefused(ProviderError):
+    """The test chat's provider refused the API key (401): the chat panel offers to
+    enter another key and send again."""
+
+
 class KeyNeeded(FluxguiError):
     """The store holds encrypted items (Agents SDK ``EncryptedSession``) and no key was
     given."""
