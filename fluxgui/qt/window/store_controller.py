@@ -64,6 +64,9 @@ def skipped_files_text(problems: list[str] | tuple[str, ...], what: str = "file"
 class StoreController:
     """Opens stores for a :class:`~.main.MainWindow` and keeps how the open one was opened."""
 
+    #: the open that failed last and its request: to try again (another API key)
+    failed: tuple[OpenedStore, OpenRequest | None] | None = None
+
     def __init__(self, window: Shell) -> None:
         self._window = window
         #: the open store
@@ -379,6 +382,7 @@ class StoreController:
             self.choose_tables(opening, error.pairs, request, error.sessions)
             return
         window.open_error = error
+        self.failed = (opening, request) if opening is not None else None
         window.forget_selection()
         if self.store is None:
             window.count_label.setText("No store open")
