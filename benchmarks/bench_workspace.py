@@ -17,12 +17,19 @@ Printed (ms, median of ``--runs`` fresh opens):
 * ``ls`` first page (50 rows): one store (the baseline) vs the three merged, with the
   merged counts of rows in several stores read (``exact``) and not, and on stores
   already open (without the cost of opening three);
+* ``fluxgui ls`` as a command (its own process, ``--limit 50``): one store vs the three;
 * the split session's first screen (its first 100 items): one store's
   ``page_messages(limit=100)`` vs the merged timeline's first turns;
 * the split session whole: its three parts read one after another (``iter_messages``)
   vs the merged timeline;
 * consolidation of the split session into a new store (``--dest``, default a new SQLite
-  file) vs ``copy`` of one store's part of it, in items per second.
+  file) vs ``copy`` of one store's part of it, in items per second;
+* with ``--all-into URL``: consolidation of every session of the three stores (the
+  issue's 3 × 100,000 items) into that store vs ``copy`` of every session of the three,
+  one store after another, into a second store of the same kind (``URL`` names a
+  Postgres server, e.g. ``postgresql://root@127.0.0.1:5432``: databases
+  ``fluxgui_bench36_merge`` and ``fluxgui_bench36_copy`` are made afresh each run), in
+  items per second.
 """
 
 from __future__ import annotations
@@ -78,14 +85,16 @@ async def _write(paths: list[Path], messages: int, sessions: int, split: int) ->
     for n in range(split // 2):
         pending[rng.randrange(len(paths))].append((SPLIT, _turn(rng, SPLIT, n)))
     for path, work in zip(paths, pending):
-        sessions_open: dict[str, SQLiteSession] = {}
+        # one session open at a time (each holds a connection: 10,000 would exhaust the files)
+        current: tuple[str, SQLiteSession] | None = None
         for sid, items in work:
-            s = sessions_open.get(sid)
-            if s is None:
-                s = sessions_open[sid] = SQLiteSession(sid, str(path))
-            await s.add_items(items)  # type: ignore[arg-type]
-        for s in sessions_open.values():
-            s.close()
+            if current is None or current[0] != sid:
+                if current is not None:
+                    current[1].close()
+                current = (sid, SQLiteSession(sid, str(path)))
+            await current[1].add_items(items)  # type: ignore[arg-type]
+        if current is not None:
+            current[1].close()
     # distinct times: the split session's turns in their order across the replicas
     for i, path in enumerate(paths):
         conn = sqlite3.connect(str(path))
@@ -119,6 +128,19 @@ def stores(messages: int, sessions: int, split: int, regen: bool) -> list[Path]:
     return paths
 
 
+def _command_ms(runs: int, paths: list[Path]) -> float:
+    """The median wall time of ``fluxgui ls PATH… --limit 50`` in its own process."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "fluxgui", "ls", *map(str, paths), "--limit", "50"]
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
 async def _median(runs: int, fn) -> float:  # noqa: ANN001
     times = []
     for _ in range(runs):
@@ -146,6 +168,7 @@ async def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--regen", action="store_true")
     ap.add_argument("--dest", help="the store to consolidate into (default: a new SQLite file)")
+    ap.add_argument("--all-into", metavar="URL", help="also consolidate every session into a Postgres server")
     args = ap.parse_args()
     paths = await asyncio.to_thread(stores, args.messages, args.sessions, args.split, args.regen)
     entries = [Entry(str(p)) for p in paths]
@@ -207,6 +230,7 @@ async def main() -> None:
         ("split session, whole (3 parts read)", await _median(args.runs, parts_whole), await _median(args.runs, ws_whole)),
     ]
     await opened.close()
+    rows.append(("fluxgui ls (own process)", _command_ms(args.runs, paths[:1]), _command_ms(args.runs, paths)))
     print(f"{'':34}{'one store':>12}{'3 merged':>12}{'ratio':>8}")
     for label, one, merged in rows:
         ratio = f"{merged / one:.1f}×" if one else "-"
@@ -233,6 +257,48 @@ async def main() -> None:
     print(f"consolidate {written:,} items: {written / merge_s:,.0f} items/s; "
           f"copy of one store's {result.messages:,}: {result.messages / copy_s:,.0f} items/s "
           f"({(written / merge_s) / (result.messages / copy_s):.2f}× copy's speed)")
+
+    if args.all_into:
+        await all_into(args.all_into.rstrip("/"), entries, paths)
+
+
+async def _fresh_database(server: str, name: str) -> str:
+    import asyncpg
+
+    admin = await asyncpg.connect(server.replace("postgresql+asyncpg://", "postgresql://") + "/postgres")
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    return f"{server}/{name}"
+
+
+async def all_into(server: str, entries: list[Entry], paths: list[Path]) -> None:
+    """Every session of the three stores consolidated into a Postgres database, against
+    ``copy`` of every session of each store into another."""
+    merge_url = await _fresh_database(server, "fluxgui_bench36_merge")
+    copy_url = await _fresh_database(server, "fluxgui_bench36_copy")
+    ws = await Workspace.open(entries, keyring=False)
+    dest = await open_store(merge_url, create="agents")
+    start = time.perf_counter()
+    done = await write_merge(ws, dest)
+    merge_s = time.perf_counter() - start
+    written = sum(s.written for s in done.sessions)
+    await dest.close()
+    await ws.close()
+    copied = 0
+    copy_dest = await open_store(copy_url, create="agents")
+    start = time.perf_counter()
+    for path in paths:
+        source = await open_store(str(path))
+        copied += (await copy_sessions(source, copy_dest, rename=True)).messages
+        await source.close()
+    copy_s = time.perf_counter() - start
+    await copy_dest.close()
+    print(f"consolidate every session into Postgres: {written:,} items in {merge_s:.1f} s, "
+          f"{written / merge_s:,.0f} items/s; copy of the three stores' {copied:,}: {copy_s:.1f} s, "
+          f"{copied / copy_s:,.0f} items/s ({(written / merge_s) / (copied / copy_s):.2f}× copy's speed)")
 
 
 if __name__ == "__main__":

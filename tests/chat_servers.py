@@ -19,6 +19,9 @@ Each server runs ``http.server`` in a thread on 127.0.0.1 and records every requ
 ``tool``       (OpenAI) the first request is answered with a call of the tool
                ``lookup``; later ones stream ``reply``
 
+With ``api_key`` given, a request without ``Authorization: Bearer API_KEY`` is refused
+as ``401`` is, whatever the mode (a wrong key, then the right one).
+
 ``closed_port()`` gives a port nothing listens on (connection refused).
 """
 
@@ -47,12 +50,14 @@ def split_reply(reply: str, chunks: int) -> list[str]:
 class ChatServer:
     """One loopback server; use as a context manager. ``kind`` is "openai" or "ollama"."""
 
-    def __init__(self, kind: str = "openai", mode: str = "ok", *, reply: str = "Hello there, friend.", chunks: int = 4) -> None:
+    def __init__(self, kind: str = "openai", mode: str = "ok", *, reply: str = "Hello there, friend.", chunks: int = 4,
+                 api_key: str | None = None) -> None:
         assert kind in ("openai", "ollama"), kind
         self.kind = kind
         self.mode = mode
         self.reply = reply
         self.chunks = chunks
+        self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
         self.received = threading.Event()   # a request arrived
         self.first_sent = threading.Event()  # "stall": the first piece went out
@@ -113,9 +118,13 @@ class ChatServer:
         if h.path != expected:
             self._send_json(h, 404, {"error": f"no route {h.path}"})
             return
-        if self.mode == "401":
+        refused = self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}"
+        if self.mode == "401" or refused:
+            # (as the API does, the refusal echoes the key's start and end)
+            given = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
+            echoed = f"{given[:8]}****{given[-4:]}" if refused else "sk-wrong."
             self._send_json(h, 401, {"error": {
-                "message": "Incorrect API key provided: sk-wrong.", "type": "invalid_request_error",
+                "message": f"Incorrect API key provided: {echoed}", "type": "invalid_request_error",
                 "param": None, "code": "invalid_api_key",
             }})
             return

@@ -41,8 +41,9 @@ def add_window_review_options(parser: argparse.ArgumentParser) -> None:
     on that review database, the store's reviews filed under that name."""
     parser.add_argument("--reviews", metavar="URL", help="open the review panel on this review database "
                         "(a SQLAlchemy URL or a SQLite path; default: the one in the settings)")
-    parser.add_argument("--store-label", metavar="NAME", help="file the store's reviews under NAME "
-                        "(opens the review panel)")
+    parser.add_argument("--store-label", metavar="NAME", action="append", help="file the store's reviews "
+                        "under NAME (opens the review panel); with several TARGETs, the label of each in "
+                        "the workspace, once per TARGET in order")
 
 
 def add_export_review_options(parser: argparse.ArgumentParser) -> None:

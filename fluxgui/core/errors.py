@@ -44,6 +44,15 @@ class StoreUnavailable(FluxguiError):
     """A server could not be reached, refused the login, or the database is missing."""
 
 
+class ApiKeyRefused(StoreUnavailable):
+    """The server refused the API key (401), or no key was found (``missing``): the
+    window offers to enter another key and try again."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 class SessionNotFound(FluxguiError):
     """No session with that id."""
 
@@ -71,6 +80,11 @@ class Conflict(FluxguiError):
 class ProviderError(FluxguiError):
     """The test chat's model provider failed: server down, key refused, timeout, a broken
     stream. Nothing was saved (a retry does not duplicate the user's message)."""
+
+
+class ProviderKeyRefused(ProviderError):
+    """The test chat's provider refused the API key (401): the chat panel offers to
+    enter another key and send again."""
 
 
 class KeyNeeded(FluxguiError):

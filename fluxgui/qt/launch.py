@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.redact import redact_url
+from fluxgui.core.text import plural
 from fluxgui.services.credentials import is_url
 from fluxgui.core.demo import demo_store_path
 
@@ -126,14 +127,16 @@ class Launch:
         )
 
 
-def workspace_entries(targets: list[str], file: str | None) -> list[Entry]:
+def workspace_entries(targets: list[str], file: str | None, labels: list[str] | None = None) -> list[Entry]:
     """The stores to open as a workspace: several targets, or a workspace file's (and
-    the targets given with it); none for one target."""
+    the targets given with it), labelled by ``labels`` in order (the rest by their file
+    names); none for one target."""
     from fluxgui.services.workspace import Entry, load_workspace
 
     entries = load_workspace(Path(file)) if file else []
     if file or len(targets) > 1:
-        entries += [Entry(t) for t in targets]
+        names = list(labels or [])
+        entries += [Entry(t, names[i] if i < len(names) else None) for i, t in enumerate(targets)]
     return entries
 
 
@@ -150,6 +153,13 @@ def open_options(args: argparse.Namespace) -> OpenOptions:
 
 def launch(args: argparse.Namespace) -> int:
     """Open the window for ``args`` (the window parser's namespace); return the exit code."""
+    given = getattr(args, "target", None)
+    targets = [given] if isinstance(given, str) else list(given or [])
+    labels = list(getattr(args, "store_label", None) or [])
+    if len(labels) > max(1, len(targets)):
+        _err(f"{plural(len(labels), '--store-label')} for {plural(len(targets), 'TARGET')}: "
+             "give one per TARGET, in order")
+        return EXIT_KNOWN_ERROR
     screenshot: str | None = getattr(args, "screenshot", None)
     if screenshot:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -159,12 +169,12 @@ def launch(args: argparse.Namespace) -> int:
             _err(f"{problem}; {hint()}")
             return EXIT_KNOWN_ERROR
 
-    given = getattr(args, "target", None)
-    targets = [given] if isinstance(given, str) else list(given or [])
     target: str | None = targets[0] if targets else None
-    workspace = workspace_entries(targets, getattr(args, "workspace", None))
+    workspace = workspace_entries(targets, getattr(args, "workspace", None), labels)
     if workspace:
         target = workspace[0].target
+    # one store: its reviews filed under the label (as ever); a workspace: each store's label
+    store_label = labels[0] if labels and not workspace else None
     label: str | None = None
     recent: RecentUrl | None = None
     if not target and not screenshot:
@@ -197,7 +207,7 @@ def launch(args: argparse.Namespace) -> int:
     app.setQuitOnLastWindowClosed(False)  # we close the store before the loop ends
 
     request = Launch(target or "", open_options(args), args.session, label, recent,
-                     getattr(args, "reviews", None), getattr(args, "store_label", None),
+                     getattr(args, "reviews", None), store_label,
                      tuple(workspace))
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

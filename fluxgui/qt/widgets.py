@@ -3,11 +3,14 @@ that elides, and colour mixing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QColor, QPainter
+from PySide6.QtGui import QAction, QColor, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
+    QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -62,20 +65,43 @@ class ErrorBar(QFrame):
         self._label.setTextFormat(Qt.TextFormat.PlainText)
         self._label.setWordWrap(True)
         self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: the bar's one action (hidden unless :meth:`set_action` gave one)
+        self.action_button = QPushButton(self)
+        self.action_button.setObjectName("errorBarAction")
+        self.action_button.setAutoDefault(False)
+        self.action_button.clicked.connect(self._act)
+        self.action_button.hide()
+        self._action: Callable[[], object] | None = None
         close = QToolButton(self)
         close.setText("✕")
         close.setToolTip("Dismiss")
         close.setAutoRaise(True)
         close.clicked.connect(self.clear)
         layout.addWidget(self._label, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
     def show_error(self, text: str) -> None:
+        """Show ``text``; an action of the previous error goes (it was about that one)."""
+        self.set_action(None)
         self._label.setText(text)
         self.show()
 
+    def set_action(self, text: str | None, act: Callable[[], object] | None = None) -> None:
+        """A button on the bar (``text``) that runs ``act``: what the user can do about
+        the error shown ("Enter another key…"). ``None``: no button."""
+        self._action = act if text else None
+        self.action_button.setText(text or "")
+        self.action_button.setVisible(bool(text))
+
+    def _act(self) -> None:
+        act = self._action
+        if act is not None:
+            act()
+
     def clear(self) -> None:
+        self.set_action(None)
         self._label.clear()
         self.hide()
 
@@ -191,6 +217,39 @@ class NoticeBar(QFrame):
 
     def text(self) -> str:
         return self.label.text()
+
+
+class _CheckLabel(QLabel):
+    """The text of a :func:`wrapped_check`: a click on it clicks the check box."""
+
+    def __init__(self, text: str, check: QCheckBox) -> None:
+        super().__init__(text, check.parentWidget())
+        self._check = check
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.setBuddy(check)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if event.button() == Qt.MouseButton.LeftButton and self._check.isEnabled() \
+                and self.rect().contains(event.position().toPoint()):
+            self._check.click()
+        super().mouseReleaseEvent(event)
+
+
+def wrapped_check(check: QCheckBox, text: str) -> QWidget:
+    """``check`` (given no text of its own) with ``text`` beside it as a label that wraps:
+    a check box's own text never wraps, so a sentence would widen a narrow panel. A click
+    on the text clicks the box; the box's accessible name is the text."""
+    row = QWidget(check.parentWidget())
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    check.setText("")
+    check.setAccessibleName(text)
+    label = _CheckLabel(text, check)
+    label.setParent(row)
+    layout.addWidget(check, 0, Qt.AlignmentFlag.AlignTop)
+    layout.addWidget(label, 1)
+    return row
 
 
 def insert_beside(anchor: QWidget, widget: QWidget, offset: int = 0) -> None:

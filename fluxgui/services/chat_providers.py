@@ -26,7 +26,7 @@ from flux.models.base import Model, ModelRequest, ModelResponse, StreamChunk, To
 from flux.models.ollama import OllamaModel
 from flux.models.openai_provider import OpenAIModel
 
-from fluxgui.core.errors import ProviderError, show_id
+from fluxgui.core.errors import ProviderError, ProviderKeyRefused, show_id
 from fluxgui.core.redact import redact_url
 
 from .offline_model import OfflineModel
@@ -275,7 +275,7 @@ def as_provider_error(exc: BaseException, where: str, timeout: float) -> Provide
     names = {type(e).__name__ for e in chain}
     status = _status(chain)
     if status == 401:
-        return ProviderError(f"the endpoint refused the API key ({where})")
+        return ProviderKeyRefused(f"the endpoint refused the API key ({where})")
     if names & {"APITimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout",
                 "WriteTimeout", "PoolTimeout", "TimeoutError"}:
         return ProviderError(f"{where} did not answer within {timeout:g} s")

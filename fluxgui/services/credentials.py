@@ -32,6 +32,7 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from fluxgui.core.quiet import quietly
 from fluxgui.core.redact import join_secrets, redact_url, split_secrets
 
 log = logging.getLogger(__name__)
@@ -242,13 +243,13 @@ async def keyring_available_async() -> bool:
 
 
 async def get_password_async(url_key: str) -> str | None:
-    """:func:`get_password` on a worker thread."""
-    return await asyncio.to_thread(get_password, url_key)
+    """:func:`get_password` on a worker thread (the password in no log line)."""
+    return await quietly(lambda: get_password(url_key))
 
 
 async def set_password_async(url_key: str, password: str) -> bool:
-    """:func:`set_password` on a worker thread."""
-    return await asyncio.to_thread(set_password, url_key, password)
+    """:func:`set_password` on a worker thread (the password in no log line)."""
+    return await quietly(lambda: set_password(url_key, password))
 
 
 async def delete_password_async(url_key: str) -> bool:
@@ -265,8 +266,8 @@ async def api_key_for_async(provider: str) -> str | None:
 
 
 async def file_password_async(target: str) -> bool:
-    """:func:`file_password` on a worker thread."""
-    return await asyncio.to_thread(file_password, target)
+    """:func:`file_password` on a worker thread (the target's password in no log line)."""
+    return await quietly(lambda: file_password(target))
 
 
 #: keyring writes started by :func:`file_password_soon` and not finished yet (a task

@@ -48,6 +48,10 @@ def test_slices_give_json_loads_value(monkeypatch: pytest.MonkeyPatch) -> None:
         for ascii_only in (True, False):
             text = json.dumps(value, ensure_ascii=ascii_only)
             assert loads_gently(text) == json.loads(text), text[:200]
-    for bad in ('{"a": "' + "x" * 100, '{"a": "' + "x" * 100 + '\\q"}', '[' + '"' + "y" * 100 + '"'):
+    plain = {"big": "z" * 300, "other": "w" * 200 + "\n"}  # one string without an escape, one with
+    assert loads_gently(json.dumps(plain)) == plain
+    # a raw control character is refused as json.loads refuses it, escape or none around it
+    for bad in ('{"a": "' + "x" * 100, '{"a": "' + "x" * 100 + '\\q"}', '[' + '"' + "y" * 100 + '"',
+                '{"a": "' + "x" * 100 + '\x01"}', '{"a": "' + "x" * 100 + '\x01\\n"}'):
         with pytest.raises(ValueError):
             loads_gently(bad)

@@ -119,6 +119,32 @@ def test_the_command_line_opens_several_targets_as_a_workspace(replicas, tmp_pat
     assert workspace_entries(one.target, one.workspace) == []
 
 
+def test_store_labels_name_the_workspace_stores_in_order(qtbot, window, replicas):
+    import subprocess
+    import sys
+
+    from fluxgui.cli import build_window_parser
+    from fluxgui.qt.launch import workspace_entries
+
+    args = build_window_parser().parse_args(
+        [*map(str, replicas.paths), "--store-label", "replica-a", "--store-label", "replica-b"])
+    entries = workspace_entries(args.target, args.workspace, args.store_label)
+    assert [e.label for e in entries] == ["replica-a", "replica-b", None]
+    ws = window.workspace
+    ws.open_entries(entries)
+    qtbot.waitUntil(lambda: len(ws.members) == 3, timeout=30_000)
+    assert [ws.bar.chips.item(i).text() for i in range(1, ws.bar.chips.count())] == [
+        "replica-a", "replica-b", "conversations.db"]
+    # more labels than targets: one line, exit 3, no window
+    done = subprocess.run(
+        [sys.executable, "-m", "fluxgui", str(replicas.paths[0]), "--store-label", "x", "--store-label", "y"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines() == [
+        "fluxgui: error: 2 --store-labels for 1 TARGET: give one per TARGET, in order"]
+
+
 def test_a_workspace_opens_at_the_session_asked_for_or_says_no_store_holds_it(qtbot, window, replicas):
     from fluxgui.core.errors import SessionNotFound
     from fluxgui.services.workspace import Entry

@@ -186,3 +186,34 @@ def test_a_bad_workspace_file_is_one_line(tmp_path):
     bad.write_text("not json")
     with pytest.raises(TargetError, match="is not JSON"):
         load_workspace(bad)
+
+
+def _open_files() -> set[str]:
+    import os
+
+    fds = Path("/proc/self/fd")
+    found = set()
+    for fd in fds.iterdir():
+        try:
+            found.add(os.readlink(fd))
+        except OSError:
+            pass
+    return found
+
+
+async def test_a_store_that_fails_to_open_leaves_none_of_the_others_open(tmp_path):
+    from fluxgui.core.errors import FluxguiError
+
+    reps = await agents_replicas(tmp_path)
+    before = _open_files()
+    bad = tmp_path / "not-a-store.db"
+    bad.write_bytes(b"this is not SQLite" * 100)
+    with pytest.raises(FluxguiError):
+        await _open([reps.paths[0], bad, reps.paths[1]])
+    # the two good stores opened side by side with the bad one: both closed again
+    assert {p for p in _open_files() - before if p.endswith(".db")} == set()
+    ws = await _open(reps.paths)  # and they open as ever
+    try:
+        assert ws.labels == LABELS
+    finally:
+        await ws.close()

@@ -30,6 +30,7 @@ import openai
 from openai import AsyncOpenAI
 
 from fluxgui.core.errors import (
+    ApiKeyRefused,
     Conflict,
     FluxguiError,
     InvalidItem,
@@ -192,7 +193,7 @@ class ConversationsBackend:
         status, code = exc.status_code, _code(exc)
         if isinstance(exc, openai.AuthenticationError):
             # Never the server's message: it echoes the start of the key.
-            return StoreUnavailable(
+            return ApiKeyRefused(
                 f"{where} refused the API key (401{_of(code)}): give a valid key with "
                 "OPENAI_API_KEY or the keyring"
             )

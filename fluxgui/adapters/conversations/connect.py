@@ -6,10 +6,9 @@ or an unreachable server shows on the first read (the listing), in one line.
 
 from __future__ import annotations
 
-import asyncio
-
 from fluxgui.core.errors import TargetError
 from fluxgui.core.ports import OpenOptions
+from fluxgui.core.quiet import quietly
 
 from ..handle import OpenStore
 from .client import ConversationsBackend
@@ -29,6 +28,6 @@ async def open_conversations(target: str, options: OpenOptions) -> OpenStore:
         raise TargetError("--api-timeout must be at least 1 second")
     ids = conversation_ids(options.conversations, options.ids_file)
     # The keyring may block for seconds: never on the caller's (UI) thread.
-    key = options.api_key if options.api_key else await asyncio.to_thread(find_api_key, None)
+    key = options.api_key if options.api_key else await quietly(lambda: find_api_key(None))
     backend = ConversationsBackend(key, base_url, writable=options.writable, timeout=timeout)
     return conversations_store(backend, shown(base_url), ids)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from fluxgui.core.errors import StoreUnavailable, TargetError, show_id
+from fluxgui.core.errors import ApiKeyRefused, TargetError, show_id
 from fluxgui.core.redact import redact_url
 
 #: what every target starts with
@@ -109,9 +109,10 @@ def find_api_key(given: str | None) -> str:
     when there is none. Blocking (the keyring may wait): call it in a worker thread."""
     key = given or os.environ.get(API_KEY_ENV) or _keyring_key()
     if not key:
-        raise StoreUnavailable(
+        raise ApiKeyRefused(
             "no API key for the OpenAI Conversations API: set OPENAI_API_KEY, or file the "
-            f"key in the system keyring (service {KEYRING[0]!r}, name {KEYRING[1]!r})"
+            f"key in the system keyring (service {KEYRING[0]!r}, name {KEYRING[1]!r})",
+            missing=True,
         )
     return key
 

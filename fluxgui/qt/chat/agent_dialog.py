@@ -16,6 +16,7 @@ from fluxgui.services import credentials
 
 from ..dialogs.buttons import ok_cancel
 from ..dialogs.keyring_state import run_for
+from ..screen_fit import fit_to_screen
 from .agent_fields import AgentFields
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class AgentDialog(QDialog):
         layout.addWidget(buttons)
         self.setMinimumWidth(440)
         f.provider_changed()
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _on_provider(self, provider: str) -> None:
         if provider == "openai":

@@ -22,6 +22,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
+    QDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fluxgui.core.errors import ProviderKeyRefused
 from fluxgui.core.model import Message
 from fluxgui.core.text import plural
 from fluxgui.services import credentials
@@ -38,9 +40,11 @@ from fluxgui.services.chat_events import event_message, new_session_id
 from fluxgui.core.roles import Store
 
 from ..conversation import MessageDelegate, MessageListModel, MessageListView
+from ..dialogs.passwords import PasswordDialog
 from ..errors import describe_error
 from ..settings import AgentSettings
-from ..widgets import NoticeBar, stack
+from ..flow import flow_row
+from ..widgets import ElidedLabel, NoticeBar, stack
 from .agent_dialog import PROVIDER_LABELS, AgentDialog
 from .live_turn import LiveTurn
 from .send_keys import SendKeys
@@ -68,12 +72,13 @@ async def _chat_with_key(
     copy: bool,
     branch: str | None,
     new: bool,
+    key: str | None = None,
 ) -> ChatResult:
     """The chat, with the provider's API key looked up first (the keyring on a worker
-    thread, never on the UI thread)."""
+    thread, never on the UI thread) unless ``key`` (one entered for this run) is given."""
     from fluxgui.services.chat import chat
 
-    key = await credentials.api_key_for_async(config.provider)
+    key = key or await credentials.api_key_for_async(config.provider)
     return await chat(
         store, session_id, text, replace(config, api_key=key),
         on_event=on_event, copy=copy, branch=branch, new=new,
@@ -133,8 +138,8 @@ class ChatPanel(QWidget):
         self.last_result: Any = None
 
         # header: the agent, and its settings button
-        self.agent_label = QLabel(self)
-        self.agent_label.setTextFormat(Qt.TextFormat.PlainText)
+        # (elided in a narrow dock; the whole text in the tooltip)
+        self.agent_label = ElidedLabel(self)
         bold = self.agent_label.font()
         bold.setBold(True)
         self.agent_label.setFont(bold)
@@ -205,13 +210,17 @@ class ChatPanel(QWidget):
         self.send_button.setToolTip("Send the message (Ctrl+Return)")
         self.send_button.setDefault(True)
         self.send_button.clicked.connect(self.send)
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.addWidget(self.copy_box, 0)
-        buttons.addWidget(self.new_button, 0)
-        buttons.addStretch(1)
-        buttons.addWidget(self.stop_button, 0)
-        buttons.addWidget(self.send_button, 0)
+        # shown when the provider refused the API key: ask for another, send again
+        self.key_button = QPushButton("Enter Another Key…", self)
+        self.key_button.setToolTip("Enter an API key for this run (and, if you like, the keyring) and send again")
+        self.key_button.clicked.connect(self.enter_key)
+        self.key_button.hide()
+        #: a key entered after a refusal (memory only), and whether to file it once it worked
+        self._key: str | None = None
+        self._remember_key = False
+        # in a row that wraps in a narrow dock
+        buttons = flow_row(self, [self.key_button, self.copy_box, self.new_button, self.stop_button,
+                                  self.send_button])
 
         stack(
             self, (8, 8, 8, 8), 6, head, self.readonly_bar, (self.tool_view, 1), (self.reply, 1),
@@ -239,6 +248,7 @@ class ChatPanel(QWidget):
     def set_config(self, config: AgentConfig) -> None:
         """Use ``config`` and remember it for the open store (never its API key)."""
         self._config = config
+        self._key, self._remember_key = None, False  # (a key entered was for the endpoint before)
         if self._target is not None:
             self._settings.save(self._target, config.to_settings())
         self._update_header()
@@ -307,6 +317,7 @@ class ChatPanel(QWidget):
         self._copy = self.copy_box.isChecked() and self.new_session is None
         self.error_label.clear()
         self.error_label.hide()
+        self.key_button.hide()
         self.reply.clear()
         self.clear_tools()
         self._set_status(
@@ -325,6 +336,7 @@ class ChatPanel(QWidget):
                 on_event=lambda event: self._on_event(generation, event),
                 copy=self._copy,
                 new=self.new_session is not None,
+                key=self._key,
                 branch=(
                     self._pane.branch
                     if sid == self._shown() else None
@@ -402,6 +414,9 @@ class ChatPanel(QWidget):
             return
         self._set_running(False)
         self.last_result = result
+        if self._remember_key and self._key:  # the key entered worked: file it, as asked
+            credentials.api_key_soon(self._key)
+            self._remember_key = False
         reply = result.reply
         if not self._streamed and reply:  # a provider that does not stream
             from fluxgui.services.chat import ChatEvent
@@ -426,7 +441,21 @@ class ChatPanel(QWidget):
         self._set_running(False)
         self._set_status("")
         self._show_error(describe_error(error))  # the typed message stays for a retry
+        self.key_button.setVisible(isinstance(error, ProviderKeyRefused))
         self.failed.emit(self.error_label.text())
+
+    def enter_key(self) -> bool:
+        """Enter Another Key…: ask for the API key (the password prompt, with the keyring's
+        offer) and send the typed message again with it; ``False`` when cancelled. The key
+        stays in memory; it goes to the keyring once a chat with it worked, when asked."""
+        dialog = PasswordDialog(self, self.config.base_url or "OpenAI", offer_remember=None, secret="API key")
+        try:
+            if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.password().strip():
+                return False
+            self._key, self._remember_key = dialog.password().strip(), dialog.remember_password()
+        finally:
+            dialog.deleteLater()
+        return self.send()
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(" ".join(text.split()))
@@ -456,9 +485,9 @@ class ChatPanel(QWidget):
             text = f"{c.name} · {c.model} · {provider}"
         if self.new_session is not None:
             text += f" · new session {self.new_session}"
-        self.agent_label.setText(text)
+        self.agent_label.set_full_text(text, tooltip=False)
         self.agent_label.setToolTip(
-            f"Temperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")
+            f"{text}\nTemperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")
         )
 
     def _update_buttons(self) -> None:

@@ -9,6 +9,7 @@ from fluxgui.core.diff import Comparison
 from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
+from ..screen_fit import fit_to_screen
 from .view import CompareView
 
 
@@ -27,6 +28,7 @@ class CompareDialog(QDialog):
         layout.addWidget(buttons)
         self.view.compared.connect(self._retitle)
         self.resize(1100, 720)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _retitle(self, comparison: Comparison) -> None:
         a = " ".join(comparison.a.label.split())[:60]

@@ -16,6 +16,8 @@ from fluxgui.core.bodies import split_chunks
 from fluxgui.core.display import size_label
 from fluxgui.core.visible import visible
 
+from ..screen_fit import fit_to_screen
+
 #: characters appended per tick of the filling timer
 FILL_CHARS = 60_000
 
@@ -48,6 +50,7 @@ class TextViewer(QDialog):
             self.status.setText(f"Reading the whole message ({size_label(size or 0)}) from the store…")
         else:
             self.set_text(text)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     @property
     def filled(self) -> bool:

@@ -16,6 +16,8 @@ from fluxgui.core.errors import UnreadableItems
 from fluxgui.core.jsontext import display_id
 from fluxgui.core.text import plural
 
+from ..screen_fit import fit_to_screen, room
+
 
 def undo_keys() -> str:
     """The Undo shortcut as this platform writes it (``Ctrl+Z``, ``⌘Z``)."""
@@ -38,12 +40,14 @@ def _confirm_box(
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
-    # Wide enough that the sentences do not wrap after every few words.
+    # Wide enough that the sentences do not wrap after every few words — within the
+    # screen (a small one at 2×: the box never gets wider than the screen).
+    wide = min(box.fontMetrics().averageCharWidth() * 58, room(box).width() * 2 // 3)
     for name in ("qt_msgbox_label", "qt_msgbox_informativelabel"):
         label = box.findChild(QLabel, name)
         if label is not None:
-            label.setMinimumWidth(box.fontMetrics().averageCharWidth() * 58)
-    return box
+            label.setMinimumWidth(wide)
+    return fit_to_screen(box)
 
 
 def confirm_button(box: QMessageBox) -> QAbstractButton:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from fluxgui.adapters.registry import DEFAULT_TTL
 
+from ..screen_fit import fit_to_screen
 from .buttons import ok_cancel
 
 #: the longest TTL the spin box takes (a QSpinBox holds a C int)
@@ -115,6 +116,7 @@ class KeyDialog(QDialog):
         self.key_edit.textChanged.connect(self._update)
         self._update()
         self.key_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     @property
     def ok_button(self) -> QPushButton:

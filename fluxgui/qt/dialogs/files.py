@@ -12,6 +12,8 @@ import sys
 from PySide6.QtCore import QEvent, QMimeData, QObject, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QWidget
 
+from ..screen_fit import fit_to_screen
+
 SQLITE_FILTER = "SQLite databases (*.db *.sqlite *.sqlite3 *.db3)"
 ALL_FILTER = "All files (*)"
 
@@ -34,7 +36,7 @@ def make_file_dialog(parent: QWidget | None = None, directory: str = "") -> QFil
     dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
     dialog.setNameFilters([SQLITE_FILTER, ALL_FILTER])
     dialog.selectNameFilter(SQLITE_FILTER)
-    return dialog
+    return fit_to_screen(dialog)
 
 
 def open_file_dialog(parent: QWidget | None = None, directory: str = "") -> str | None:
@@ -53,7 +55,7 @@ def make_folder_dialog(parent: QWidget | None = None, directory: str = "") -> QF
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
     dialog.setFileMode(QFileDialog.FileMode.Directory)
     dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-    return dialog
+    return fit_to_screen(dialog)
 
 
 def open_folder_dialog(parent: QWidget | None = None, directory: str = "") -> str | None:

@@ -51,6 +51,7 @@ from fluxgui.core.jsontext import (
 )
 from fluxgui.core.model import Message
 
+from ..screen_fit import fit_to_screen
 from .buttons import StandardButton, ok_cancel
 
 FLUX_ROLES = ("user", "assistant", "system", "tool")
@@ -192,6 +193,7 @@ class MessageEditDialog(QDialog):
         self._style_status()
         self.resize(640, 480)
         self.check()
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     # -- building ------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from fluxgui.services.database_urls import (
     valid_drivername,
 )
 
+from ..screen_fit import fit_to_screen
 from .buttons import StandardButton, ok_cancel
 from .files import open_file_dialog
 from .keyring_state import ask_keyring_available
@@ -182,6 +183,7 @@ class OpenUrlDialog(QDialog):
         self._on_driver_changed()
         if initial:
             self.prefill(initial)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     # -- reading the form --------------------------------------------------------------
 

@@ -151,3 +151,20 @@ def remember_opened(request: OpenRequest, recent: RecentStores) -> None:
         credentials.api_key_soon(request.options.api_key or "")
     elif request.remember and credentials.is_url(request.target):
         credentials.file_password_soon(request.target)
+
+
+def ask_api_key(parent: QWidget | None, opened: OpenedStore, request: OpenRequest | None = None) -> OpenRequest | None:
+    """The request to open ``opened`` again with another API key (a server refused the
+    one given, or found none): asked for as a password is, with the offer to file it in
+    the keyring; ``None`` when cancelled. The key goes into the request's options only
+    (memory), and to the keyring once the store has opened when the user asks."""
+    dialog = PasswordDialog(parent, opened.shown, offer_remember=None, secret="API key")
+    try:
+        if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.password().strip():
+            return None
+        label = request.label if request is not None else opened.shown
+        options = opened.options.with_(api_key=dialog.password().strip())
+        return OpenRequest(opened.target, label, dialog.remember_password(),
+                           key_prefix=opened.options.key_prefix, options=options)
+    finally:
+        dialog.deleteLater()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..screen_fit import fit_to_screen
 from .buttons import ok_cancel
 from .keyring_state import ask_keyring_available
 from .url_view import UrlView
@@ -21,7 +22,8 @@ class PasswordDialog(QDialog):
 
     ``offer_remember``: whether to offer "Remember password in the system keyring";
     ``None`` offers it once the keyring says it can take one (asked off the UI thread
-    when the answer could wait)."""
+    when the answer could wait). ``secret`` names what is asked ("API key" for a
+    server's key): the title, the label and the offer say it."""
 
     def __init__(
         self,
@@ -29,17 +31,18 @@ class PasswordDialog(QDialog):
         display_url: str,
         *,
         offer_remember: bool | None = False,
+        secret: str = "password",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Password needed")
+        self.setWindowTitle(f"{secret[:1].upper()}{secret[1:]} needed")
         self.setModal(True)
-        label = QLabel("&Password for", self)
+        label = QLabel(f"&{secret[:1].upper()}{secret[1:]} for", self)
         self.url_field = UrlView(self)  # a URL is data: plain text, never markup
         self.url_field.setText(display_url)
         self.password_edit = QLineEdit(self)
         self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
         label.setBuddy(self.password_edit)
-        self.remember_check = QCheckBox("Remember password in the system keyring", self)
+        self.remember_check = QCheckBox(f"Remember {secret} in the system keyring", self)
         self._offer_remember = False
         self._set_offer(False)
         buttons = ok_cancel(self)
@@ -54,6 +57,7 @@ class PasswordDialog(QDialog):
             ask_keyring_available(self, self._set_offer)
         else:
             self._set_offer(offer_remember)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _set_offer(self, offer: bool) -> None:
         self._offer_remember = offer

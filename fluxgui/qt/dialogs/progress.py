@@ -7,6 +7,8 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from fluxgui.core.text import plural
 
+from ..screen_fit import fit_to_screen
+
 
 class TransferProgress(QProgressDialog):
     """Progress of an export, import or copy, with Cancel (shown after half a second)."""
@@ -22,6 +24,7 @@ class TransferProgress(QProgressDialog):
         self.setAutoClose(False)
         self.setAutoReset(False)
         self.setValue(0)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def update_progress(self, done: int, total: int) -> None:
         self.advanced.emit(done, total)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QLabel, QListWidget, QListWidgetItem, QVB
 from fluxgui.core.text import bounded_plural
 from fluxgui.core.visible import visible
 
+from ..screen_fit import fit_to_screen
 from .buttons import StandardButton, ok_cancel
 
 
@@ -57,6 +58,7 @@ class TableChooser(QDialog):
         layout.addWidget(self.list, 1)
         layout.addWidget(buttons)
         self.resize(520, 300)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def choose(self, row: int) -> None:
         self.list.setCurrentRow(row)

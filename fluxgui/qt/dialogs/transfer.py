@@ -33,6 +33,7 @@ from fluxgui.core.export import SUFFIXES
 from fluxgui.core.ports import OpenOptions
 from fluxgui.core.text import plural, session_label
 
+from ..screen_fit import fit_to_screen
 from .buttons import ok_cancel
 from .opening import ask_url
 
@@ -159,10 +160,8 @@ class ExportDialog(QDialog):
         self.path_edit.setText(str(self._folder / self._proposed))
         # "Every session" must not keep the open session's file name (issue 37)
         self.scope_group.buttonToggled.connect(lambda _b, on: self._on_scope() if on else None)
-        # 560 wide, or the screen's width (2× on a small screen): never cut off
-        screen = (parent.screen() if parent is not None else None) or self.screen()
-        room = screen.availableGeometry().width() - 40 if screen is not None else 560
-        self.resize(max(self.minimumSizeHint().width(), min(560, room)), self.sizeHint().height())
+        self.resize(max(self.minimumSizeHint().width(), 560), self.sizeHint().height())
+        fit_to_screen(self)  # smaller on a small screen (2×): never cut off
 
     def _default_name(self) -> str:
         base = "export"
@@ -286,6 +285,7 @@ class CopyDialog(QDialog):
         self.target_edit.textChanged.connect(self._update)
         self._update()
         self.resize(600, self.sizeHint().height())
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _browse(self) -> None:
         path, _filter = QFileDialog.getSaveFileName(

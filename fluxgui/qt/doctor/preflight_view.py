@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.core.visible import visible
+from fluxgui.qt.flow import flow_row
 from fluxgui.services.doctor.preflight import Preflight
 from fluxgui.services.doctor.text import describe_item
 
@@ -56,13 +57,14 @@ class PreflightView(QWidget):
         self.problems = QLabel("", self)
         self.problems.setWordWrap(True)
         self.problems.setTextFormat(Qt.TextFormat.PlainText)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Limit:", self))
-        top.addWidget(self.limit)
-        top.addWidget(self.run_button)
-        top.addStretch(1)
+        limit = QWidget(self)
+        limit_row = QHBoxLayout(limit)
+        limit_row.setContentsMargins(0, 0, 0, 0)
+        limit_row.addWidget(QLabel("Limit:", limit))
+        limit_row.addWidget(self.limit)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        # the button goes under the limit in a narrow dock
+        layout.addWidget(flow_row(self, [limit, self.run_button]))
         layout.addWidget(self.heading)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.total)

@@ -21,7 +21,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -37,6 +36,9 @@ from fluxgui.core.visible import visible
 from fluxgui.services.doctor.problems import LABELS, Problem, SessionReport
 from fluxgui.services.doctor.repairs import CANCEL_TEXT, REPAIRABLE, Plan
 from fluxgui.services.doctor.text import describe
+
+from fluxgui.qt.flow import flow_row
+from fluxgui.qt.widgets import wrapped_check
 
 from .output_choice import OutputChoice, differing
 
@@ -70,11 +72,15 @@ class ProblemsTab(QWidget):
         self._keep: dict[tuple[int, ...], int] = {}
         self.cancel_text = QLineEdit(CANCEL_TEXT, self)
         self.cancel_text.setToolTip("What the output that completes an orphan call says")
-        self.drop_calls = QCheckBox("Drop orphan calls instead of completing them", self)
+        self.cancel_text.setCursorPosition(0)  # its start shown in a narrow dock
+        self.drop_calls = QCheckBox(self)
+        # the sentence wraps in a narrow dock (a check box's own text cannot)
+        self.drop_row = wrapped_check(self.drop_calls, "Drop orphan calls instead of completing them")
         self.preview = QPlainTextEdit(self)
         self.preview.setObjectName("doctorPreview")
         self.preview.setReadOnly(True)
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # its lines wrap at the dock's width: a narrow dock does not scroll them sideways
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.preview.setFont(mono)
@@ -97,18 +103,16 @@ class ProblemsTab(QWidget):
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
 
-        buttons = QHBoxLayout()
-        for b in (self.preview_button, self.apply_button, self.undo_button, self.rewind_button,
-                  self.consolidate_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        # the buttons wrap to a second row in a narrow dock
+        buttons = flow_row(self, [self.preview_button, self.apply_button, self.undo_button,
+                                  self.rewind_button, self.consolidate_button])
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.list, 2)
         layout.addWidget(self.choice)
         layout.addWidget(self.cancel_text)
-        layout.addWidget(self.drop_calls)
-        layout.addLayout(buttons)
+        layout.addWidget(self.drop_row)
+        layout.addWidget(buttons)
         layout.addWidget(self.status)
         layout.addWidget(self.preview, 3)
 
@@ -175,7 +179,7 @@ class ProblemsTab(QWidget):
         self.consolidate_button.setVisible(session_id is not None and split)
         # no repair of one store applies: its controls make room for Consolidate…
         for w in (self.preview_button, self.apply_button, self.rewind_button, self.cancel_text,
-                  self.drop_calls, self.preview):
+                  self.drop_row, self.preview):
             w.setVisible(session_id is None)
 
     def _item(self, p: Problem) -> QListWidgetItem:

@@ -29,6 +29,7 @@ from fluxgui.services.redaction import Detectors
 from fluxgui.services.redaction.review import Review, kind_label, review_findings
 
 from ..bridge import AsyncBridge
+from ..screen_fit import fit_to_screen
 
 KEY = "redaction-review"
 
@@ -82,6 +83,7 @@ class ReviewDialog(QDialog):
         self.resize(640, 420)
         self.finished.connect(lambda _r: bridge.cancel(KEY))
         bridge.start(KEY, review_findings(store, detectors, session_ids), self._show, self._failed)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _show(self, review: Review) -> None:
         self.review = review

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 from fluxgui.core.errors import show_id
 from fluxgui.core.text import plural
 
+from ..screen_fit import fit_to_screen
+
 if TYPE_CHECKING:
     from fluxgui.core.roles import Store
 
@@ -185,6 +187,7 @@ class EvalExportDialog(QDialog):
         layout.addWidget(self.buttons)
         self.setMinimumWidth(520)
         self.setMinimumHeight(self.sizeHint().height())  # never squeezed (a small screen, 2× scale)
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _fit_suffix(self) -> None:
         text = self.path.text().strip()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from fluxgui.core.errors import show_id
 from fluxgui.core.text import plural
 
+from ..screen_fit import fit_to_screen
 from ..widgets import ElidedLabel
 
 #: characters of a call's arguments or an output shown in one log line
@@ -117,6 +118,7 @@ class ReplayProgress(QDialog):
         self._answer = ""
         self._done = 0
         self.fork: str | None = None
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     # -- events ------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from fluxgui.core.errors import show_id
 
 from ..chat.agent_fields import AgentFields
 from ..dialogs.buttons import ok_cancel
+from ..screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
     from fluxgui.services.chat import AgentConfig
@@ -81,6 +82,7 @@ class ReplayDialog(QDialog):
         # Never squeezed below what the form needs: a window is first sized to at most 2/3
         # of a small screen (2× scale), and the form's own minimum forgets the wrapped intro.
         self.setMinimumHeight(self.sizeHint().height())
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def agent(self) -> AgentConfig:
         """The agent as set in the form (never an API key: the provider finds it)."""

@@ -23,6 +23,8 @@ from fluxgui.services.reviews import UNREVIEWED, Claimed, Edit, Review
 from fluxgui.services.reviews import claims
 from fluxgui.services.reviews.listing import FilteredPages
 
+from ..screen_fit import fit_to_screen
+
 if TYPE_CHECKING:
     from .host import Reviews
 
@@ -68,7 +70,7 @@ def whole_store(c: Reviews) -> bool:
 def confirm(c: Reviews, edit: Edit | None, found: list[str]) -> None:
     """Ask before changing ``found`` (non-modal for the loop: the answer runs it)."""
     c.window.statusBar().clearMessage()
-    box = QMessageBox(c.window)
+    box = fit_to_screen(QMessageBox(c.window))
     box.setObjectName("bulkConfirm")
     box.setIcon(QMessageBox.Icon.Question)
     box.setWindowTitle("Change matching sessions")
@@ -110,6 +112,7 @@ def run(c: Reviews, edit: Edit | None, ids: list[str]) -> None:
     progress = QProgressDialog(f"{describe(edit)} {plural(len(ids), 'session')}…", "Cancel",
                                0, len(ids), c.window)
     progress.setObjectName("bulkProgress")
+    fit_to_screen(progress)
     progress.setWindowTitle("Review")
     progress.setWindowModality(Qt.WindowModality.WindowModal)
     progress.setMinimumDuration(300)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCompleter,
@@ -27,11 +28,15 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.core.display import esc, short_time
+from fluxgui.qt.flow import FlowLayout, flow_row
+from fluxgui.qt.widgets import ElidedLabel
 from fluxgui.services.reviews import STATES, Criterion, Note, Review, Rubric
 
 #: the chosen review state and score buttons, drawn in the highlight colour
 CHOSEN = ("QToolButton:checked { background-color: palette(highlight); color: palette(highlighted-text);"
           " border: 1px solid palette(highlight); border-radius: 3px; padding: 2px 4px; }")
+#: the widest a tag's button text gets (logical pixels; the whole tag is in its tooltip)
+TAG_WIDTH = 140
 STATE_LABELS = {"unreviewed": "Unreviewed", "in-review": "In review", "reviewed": "Reviewed", "flagged": "Flagged"}
 
 
@@ -82,7 +87,9 @@ class ReviewPanel(QWidget):
         outer.setContentsMargins(6, 6, 6, 6)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
-        # the panel may be narrower than its rows (a small screen, 2×): they scroll
+        # The panel may be narrow (a small screen, 2×): its rows of buttons wrap and its
+        # sentences wrap, so it scrolls only up and down (a sideways bar would be a row
+        # that does not reflow: tests/qt/test_side_panels_reflow.py).
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         body = QWidget(scroll)
         layout = QVBoxLayout(body)
@@ -92,6 +99,7 @@ class ReviewPanel(QWidget):
         self._body = body
 
         where = QFormLayout()
+        where.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.reviewer = QLineEdit(body)
         self.reviewer.setToolTip("Your name on every change (settings; default: the OS user name)")
         self.database = QLineEdit(body)
@@ -107,8 +115,8 @@ class ReviewPanel(QWidget):
         layout.addLayout(where)
 
         head = QHBoxLayout()
-        self.title = QLabel("No session", body)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # a long session id loses its start (ids differ at their end), whole in the tooltip
+        self.title = ElidedLabel(body, text="No session", mode=Qt.TextElideMode.ElideLeft)
         bold = self.title.font()
         bold.setBold(True)
         self.title.setFont(bold)
@@ -122,6 +130,7 @@ class ReviewPanel(QWidget):
         claim_row = QHBoxLayout()
         self.claim = QLabel("", body)
         self.claim.setObjectName("reviewClaim")
+        self.claim.setWordWrap(True)
         self.take_over = QToolButton(body)
         self.take_over.setText("Take over")
         self.take_over.setToolTip("Another reviewer holds this session: take their claim, so that "
@@ -132,8 +141,6 @@ class ReviewPanel(QWidget):
         claim_row.addWidget(self.take_over)
         layout.addLayout(claim_row)
 
-        states = QHBoxLayout()
-        states.setSpacing(2)
         self.state_group = QButtonGroup(self)
         self.state_buttons: dict[str, QToolButton] = {}
         for state in STATES:
@@ -143,19 +150,26 @@ class ReviewPanel(QWidget):
             button.clicked.connect(lambda _c=False, s=state: self.stateRequested.emit(s))
             self.state_group.addButton(button)
             self.state_buttons[state] = button
-            states.addWidget(button)
         self.state_group.setExclusive(True)
-        layout.addLayout(states)
+        layout.addWidget(flow_row(body, list(self.state_buttons.values()), spacing=2))
 
-        self.scorecard = QGroupBox("Scorecard (1–9 pick, Tab next criterion)", body)
+        self.scorecard = QGroupBox("Scorecard", body)
+        self.scorecard.setToolTip("Keys 1–9 pick a score of the marked criterion, Tab moves to the next")
         self.score_form = QFormLayout(self.scorecard)
+        self.score_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
+        keys = QLabel("1–9 pick, Tab next criterion", self.scorecard)
+        keys.setWordWrap(True)
+        keys.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.score_form.addRow(keys)
         layout.addWidget(self.scorecard)
 
         tags = QGroupBox("Tags", body)
         tags_layout = QVBoxLayout(tags)
-        self.tag_row = QHBoxLayout()
-        self.tag_row.addStretch(1)
-        tags_layout.addLayout(self.tag_row)
+        tag_buttons = flow_row(tags, [])
+        tag_layout = tag_buttons.layout()
+        assert isinstance(tag_layout, FlowLayout)
+        self.tag_row: FlowLayout = tag_layout
+        tags_layout.addWidget(tag_buttons)
         self.tag_edit = QLineEdit(tags)
         self.tag_edit.setPlaceholderText("add a tag (T)")
         self.tags_model = QStringListModel(self)
@@ -199,14 +213,14 @@ class ReviewPanel(QWidget):
         if rubric == self.rubric:
             return
         self.rubric = rubric
-        while self.score_form.rowCount():
-            self.score_form.removeRow(0)
+        while self.score_form.rowCount() > 1:  # (the first row: the keys' hint)
+            self.score_form.removeRow(1)
         self._score_groups.clear()
         self._score_labels = []
         for c in rubric.criteria:
-            row = QWidget(self.scorecard)
-            h = QHBoxLayout(row)
-            h.setContentsMargins(0, 0, 0, 0)
+            row = flow_row(self.scorecard, [])
+            h = row.layout()
+            assert h is not None
             group = QButtonGroup(row)
             group.setExclusive(True)
             for n, value in enumerate(c.choices(), 1):
@@ -217,7 +231,6 @@ class ReviewPanel(QWidget):
                 b.clicked.connect(lambda _c=False, crit=c, v=value: self.scoreRequested.emit(crit.name, v))
                 group.addButton(b)
                 h.addWidget(b)
-            h.addStretch(1)
             label = QLabel(c.label or c.name, self.scorecard)
             self._score_labels.append(label)
             self._score_groups[c.name] = group
@@ -235,7 +248,7 @@ class ReviewPanel(QWidget):
             self.tag_edit.clear()  # a tag half-typed for the previous session is not this one's
         self.review = review
         self.setEnabled(session_id is not None and review is not None)
-        self.title.setText(session_id or "No session")
+        self.title.set_full_text(session_id or "No session")
         self.take_over.setVisible(review is not None and review.claimed and review.claimed_by != me)
         if review is None:
             return
@@ -254,14 +267,15 @@ class ReviewPanel(QWidget):
             for b in group.buttons():
                 b.setChecked(name in review.scores and b.property("choice") == value)
             group.setExclusive(True)
-        while self.tag_row.count() > 1:
+        while self.tag_row.count():
             item = self.tag_row.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
         for n, tag in enumerate(review.tags):
             b = QToolButton(self)
-            b.setText(f"#{tag} ×")
+            # a long tag is elided in its middle: the button stays narrower than the panel
+            b.setText(self.fontMetrics().elidedText(f"#{tag}", Qt.TextElideMode.ElideMiddle, TAG_WIDTH) + " ×")
             b.setToolTip(f"Remove the tag {tag}")
             b.clicked.connect(lambda _c=False, t=tag: self.tagRemoved.emit(t))
             self.tag_row.insertWidget(n, b)

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..screen_fit import fit_to_screen
+
 if TYPE_CHECKING:
     from .host import Reviews
 
@@ -56,7 +58,7 @@ def cheat_sheet(parent: QWidget) -> QDialog:
     label = QLabel(f"<table>{rows}</table>", dialog)
     label.setTextFormat(Qt.TextFormat.RichText)
     layout.addWidget(label)
-    return dialog
+    return fit_to_screen(dialog)
 
 
 def _typing(widget: QObject | None) -> bool:

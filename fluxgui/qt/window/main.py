@@ -25,7 +25,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
-from fluxgui.core.errors import KeyNeeded, SessionNotFound
+from fluxgui.core.errors import ApiKeyRefused, KeyNeeded, SessionNotFound
 from fluxgui.core.roles import Store
 
 from ..branches import BranchBar, install_branch_bar
@@ -47,6 +47,7 @@ from ..watch import StoreWatcher
 from ..workspace import WorkspaceController, WorkspaceHost, install_workspace
 from ..widgets import ErrorBar, NoticeBar
 from .actions import MenuHost, install_actions
+from .api_key import offer_another_key
 from .placement import WindowPlacement
 from .chat_dock import ChatDock
 from .compare_opening import CompareOpener
@@ -429,6 +430,8 @@ class MainWindow(QMainWindow):
         self.error_bar.show_error(describe_error(exc))
         if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
             self.stores.update_key_notice()
+        elif isinstance(exc, ApiKeyRefused):  # the bar offers "Enter Another Key…"
+            offer_another_key(self.error_bar, self, self.stores, exc, on_open=exc is self.stores.open_error)
 
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""

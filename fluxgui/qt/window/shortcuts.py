@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from ..screen_fit import fit_to_screen
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
@@ -91,9 +93,8 @@ class ShortcutsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.search)
         layout.addWidget(self.table, 1)
-        screen = window.screen()
-        area = screen.availableGeometry() if screen is not None else None
-        self.resize(min(620, area.width() - 40) if area else 620, min(560, area.height() - 60) if area else 560)
+        self.resize(620, 560)
+        fit_to_screen(self)  # smaller on a small screen (2×): never cut off
 
     def filter(self, text: str) -> None:
         words = text.lower().split()

@@ -67,6 +67,9 @@ class StoreController:
     ``window`` is the dialogs' parent (its title, its status bar), ``host`` what it uses
     of the window (a :class:`~fluxgui.qt.shell.OpenHost`)."""
 
+    #: the open that failed last and its request: to try again (another API key)
+    failed: tuple[OpenedStore, OpenRequest | None] | None = None
+
     def __init__(self, window: QMainWindow, host: OpenHost) -> None:
         self._window = window
         self._host = host
@@ -382,6 +385,7 @@ class StoreController:
             self.choose_tables(opening, error.pairs, request, error.sessions)
             return
         self.open_error = error
+        self.failed = (opening, request) if opening is not None else None
         self._host.forget_selection()
         if self.store is None:
             self._host.count_label.setText("No store open")

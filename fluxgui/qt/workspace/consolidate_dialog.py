@@ -24,6 +24,7 @@ from fluxgui.services.workspace.into import consolidate_into, preview_into
 
 from ..bridge import AsyncBridge
 from ..errors import describe_error
+from ..screen_fit import fit_to_screen
 
 KEY = "workspace-consolidate"
 ACTIONS = {
@@ -103,6 +104,7 @@ class ConsolidateDialog(QDialog):
         self.resize(720, 420)
         self._running = False
         self._changed()
+        fit_to_screen(self)  # never larger than its screen (issue 37)
 
     def _browse(self) -> None:
         path, _f = QFileDialog.getSaveFileName(self, "Consolidate into", "", "SQLite (*.db *.sqlite);;All files (*)",

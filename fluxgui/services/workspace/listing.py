@@ -5,7 +5,8 @@ activity) and the pages are merged k ways by last activity, so the first page co
 about what one store's first page costs, whatever the stores hold. A session id in
 several stores is one row naming them all: the first time an id comes up is in the
 store where it was active last (every store's list is newest first), and its other
-stores are found for a whole page at once (``reader.sessions_by_ids``).
+stores are found for a whole page at once (``reader.sessions_by_ids``). The stores are
+asked side by side (first pages, then a page's holders).
 
 A row's ``messages`` is what its merged timeline holds (copies once): for an id in one
 store that store's count; for one in several, its timeline is read (``exact``) or the
@@ -14,6 +15,7 @@ largest store's count is shown as a lower bound.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -98,8 +100,7 @@ async def merged_sessions(
             serial += 1
             heapq.heappush(heap, (-_activity(info), i, serial, info))
 
-    for i in range(len(streams)):
-        await pull(i)
+    await asyncio.gather(*(pull(i) for i in range(len(streams))))  # (each store its own wait)
     emitted: set[str] = set()
     while heap:
         batch: list[str] = []
@@ -122,8 +123,9 @@ async def rows_for(
     rows = {sid: WorkspaceSession(sid) for sid in ids}
     if not ids:
         return []
-    for m in workspace.members:
-        for info in await m.store.reader.sessions_by_ids(list(ids)):
+    found = await asyncio.gather(*(m.store.reader.sessions_by_ids(list(ids)) for m in workspace.members))
+    for m, infos in zip(workspace.members, found):
+        for info in infos:
             row = rows.get(info.id)
             if row is not None and m.label not in row.labels:
                 row.stores.append((m.label, info))

@@ -7,6 +7,8 @@ them hold a session. Nothing in a store knows about the others.
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,22 +69,31 @@ class Workspace:
     ) -> Workspace:
         """Open every entry's store with ``options`` (the command's: keys, writable)
         and the entry's own options over them; a label not given is made
-        (:func:`.labels.default_labels`). A store that fails to open closes the ones
-        opened before it and raises."""
+        (:func:`.labels.default_labels`). The stores open side by side; when one fails
+        to open, the others are closed (or not opened) and its error is raised."""
         base = options or OpenOptions()
         labels = default_labels([e.target for e in entries], [e.label for e in entries])
-        members: list[Member] = []
+
+        async def one(entry: Entry, label: str) -> Member:
+            kept = {k: v for k, v in entry.options.items() if k in KEPT_OPTIONS}
+            target = await _with_keyring_password(entry.target) if keyring else entry.target
+            store = await open_store(target, base.with_(**kept))
+            return Member(label, entry.target, store, kept, target if target != entry.target else None)
+
+        tasks = [asyncio.ensure_future(one(entry, label)) for entry, label in zip(entries, labels)]
         try:
-            for entry, label in zip(entries, labels):
-                kept = {k: v for k, v in entry.options.items() if k in KEPT_OPTIONS}
-                target = await _with_keyring_password(entry.target) if keyring else entry.target
-                store = await open_store(target, base.with_(**kept))
-                members.append(Member(label, entry.target, store, kept,
-                                      target if target != entry.target else None))
-        except BaseException:
+            # every open ends (one cancelled half-way could leave its connection open)
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+        except BaseException:  # (this task cancelled)
+            for task in tasks:
+                task.cancel()
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+        failed = [d for d in done if isinstance(d, BaseException)]
+        members = [d for d in done if isinstance(d, Member)]
+        if failed:
             for m in members:
                 await m.store.close()
-            raise
+            raise failed[0]
         return cls(members)
 
     @property
