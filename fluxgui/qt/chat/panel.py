@@ -106,15 +106,8 @@ class ChatPanel(QWidget):
     runningChanged = Signal(bool)
 
     def __init__(
-        self,
-        bridge: AsyncBridge,
-        settings: QSettings,
-        stores: Stores,
-        pane: ConversationPane,
-        *,
-        shown: Callable[[], str | None],
-        confirm_send: Callable[[str], bool],
-        finished: Callable[..., None],
+        self, bridge: AsyncBridge, settings: QSettings, stores: Stores, pane: ConversationPane, *,
+        shown: Callable[[], str | None], confirm_send: Callable[[str], bool], finished: Callable[..., None],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
