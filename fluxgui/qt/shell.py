@@ -157,7 +157,7 @@ class Chatting(Protocol):
 
 
 class StoreFollower(Protocol):
-    """A part told which store is open (the search index, the Conversations bar)."""
+    """A part told which store is open (the search index)."""
 
     def set_store(self, store: Store | None) -> None: ...
 
