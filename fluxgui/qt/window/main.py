@@ -436,6 +436,7 @@ class MainWindow(QMainWindow):
     async def aclose(self) -> None:
         """Cancel running loads and close the store (call before the loop stops)."""
         await self.watcher.aclose()
+        await self.workspace.watchers.aclose()
         await self.reviews.aclose()
         self.indexing.stop()
         self.sessions.set_store(None)

@@ -34,6 +34,7 @@ from .list_model import WorkspaceListModel
 from .members import WindowWorkspace
 from .store_bar import ALL, StoreBar
 from .timeline_view import TimelineView
+from .watching import MemberWatchers
 from .window_files import WorkspaceFiles
 
 if TYPE_CHECKING:
@@ -84,9 +85,11 @@ class WorkspaceController(QObject):
         #: the session selected before the list was read again: selected again when it
         #: is on the first page, else nothing (it may be gone)
         self._keep: str | None = None
+        self.watchers = MemberWatchers(self)
+        self.watchers.changed.connect(self._on_members_changed)
         self._place()
         self._host.stores.followers.append(self.follow)
-        # live refresh: the current store changed under a merged timeline shown
+        # live refresh: the current store by the window's watcher, the others by these
         host.store_changed.connect(self._on_store_changed)
 
     # -- building ------------------------------------------------------------------
@@ -169,6 +172,7 @@ class WorkspaceController(QObject):
             window.setWindowTitle(f"fluxgui — {len(self.members)} stores · {here.label}")
         shown = [(m.label, id(m.store)) for m in self.members.members]
         if shown == self._shown:
+            self._watch()  # (another store may have become current)
             return
         self._shown = shown
         every = self.lists.currentWidget() is self.view
@@ -186,6 +190,7 @@ class WorkspaceController(QObject):
         self.bar.setVisible(len(self.members) > 1)
         self.bar.set_stores([(m.label, self.members.colour(m.label), None) for m in self.members.members],
                             self.scope if len(self.members) > 1 else ALL)
+        self._watch()
 
     def choose(self, scope: str) -> None:
         """Show one store's sessions (its label) or every store's (``""``)."""
@@ -209,6 +214,7 @@ class WorkspaceController(QObject):
         was = self.lists.currentWidget() is self.view
         self.lists.setCurrentWidget(self.view if every else self._host.session_view)
         self.panes.setCurrentWidget(self._host.conversation)
+        self._watch()
         if was == every:
             return
         box = self._host.search_box.searchRequested
@@ -368,8 +374,27 @@ class WorkspaceController(QObject):
         if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
 
+    def _watch(self) -> None:
+        """While the all-stores list shows, every store but the current one (the window
+        watches that) is watched; else none."""
+        current = self._host.stores.store
+        every = self.lists.currentWidget() is self.view and len(self.members) > 1
+        self.watchers.watch([(m.label, m.store) for m in self.members.members if every and m.store is not current])
+
     def _on_store_changed(self) -> None:
-        if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
+        """The window's watcher: the current store changed."""
+        here = self.members.member_of(self._host.stores.store)
+        if self.lists.currentWidget() is self.view and here is not None:
+            self.watchers.tell(here.label)  # (told once with the other stores' changes)
+        elif self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
+            self.show_merged(self.timeline.session_id)
+
+    def _on_members_changed(self, _labels: list[str]) -> None:
+        """Stores of the workspace changed: the all-stores list (and the merged timeline
+        shown) read again, the selected row kept."""
+        if self.lists.currentWidget() is self.view:
+            self.reload()
+        elif self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
 
     def _on_timeline(self, line: Timeline) -> None:
@@ -435,6 +460,7 @@ class WorkspaceController(QObject):
             member.store, member.opened = store, OpenedStore(opened.target, options, opened.shown)
             if old is self._host.stores.store:
                 self._host.stores.make_current(store, listed=self.scope != ALL)
+            self._watch()  # (the new store watched, the old one no longer)
             self._host.bridge.start(f"close:{id(old):x}", old.close())
             if then is not None:
                 then()
