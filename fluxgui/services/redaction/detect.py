@@ -5,7 +5,7 @@ two would, the one starting first, then the longer, is kept). Each rule runs on 
 and only on a text holding one of its triggers (the rules of a family after one search
 for all their triggers; case-blind triggers in the text's ASCII letters lowered); an
 anchored rule's pattern is tried only where the text's shape (:func:`.rules.shape`)
-holds its anchor. What the rules find is what each finds searching the whole text
+holds its anchor, a windowed one only in the windows its shape gives. What the rules find is what each finds searching the whole text
 (tests/services/test_redaction_prefilter.py). Kinds chosen: any of :data:`GROUPS`
 (``all``: every one).
 """
@@ -113,6 +113,10 @@ class Detectors:
                 if shaped is None:
                     shaped = shape(text)
                 matches: Iterable[re.Match[str]] = _anchored(regex, text, shaped, rule.anchor)
+            elif rule.windows is not None:
+                if shaped is None:
+                    shaped = shape(text)
+                matches = (m for a, b in rule.windows(text, shaped) for m in regex.finditer(text, a, b))
             else:
                 matches = regex.finditer(text)
             for match in matches:

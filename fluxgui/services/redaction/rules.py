@@ -56,14 +56,20 @@ class Rule:
     #: letters, two digits): the pattern is tried only there, a string search finds
     #: (``""``: ``re`` searches the whole text)
     anchor: str = ""
+    #: where the pattern is searched (``None``: the whole text): ``windows(text, shaped)``
+    #: gives spans of the text, in order, apart, outside of which the pattern matches
+    #: nothing and which no match crosses (``shaped``: the text's :func:`shape`)
+    windows: Callable[[str, str], Iterable[tuple[int, int]]] | None = None
 
 
-#: :func:`shape`'s classes: a digit is ``0``, a capital ``A``, a small letter ``a``, any
-#: other character ``.`` (one character for one, so positions stay)
-_SHAPES = bytes(
-    ord("0") if 48 <= c <= 57 else ord("A") if 65 <= c <= 90 else ord("a") if 97 <= c <= 122
-    else ord(".") for c in range(256)
-)
+#: :func:`shape`'s classes: a digit is ``0``, a capital ``A``, a small letter, ``_`` and
+#: ``/`` are ``a``; ``+ ( . -`` stay; a space and ``)`` are a space; any other character
+#: (non-ASCII ones too) is ``!``. One character for one, so positions stay. (What a number
+#: is glued to: ``0 A a + . -``; what a number is made of: ``0 + ( . -`` and spaces.)
+_SHAPE_OF = {**{c: "0" for c in "0123456789"}, **{c: "A" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"},
+             **{c: "a" for c in "abcdefghijklmnopqrstuvwxyz_/"}, "+": "+", "(": "(", ".": ".", "-": "-",
+             " ": " ", ")": " "}
+_SHAPES = bytes(ord(_SHAPE_OF.get(chr(c), "!")) for c in range(256))
 _SHAPES_STR = {c: chr(_SHAPES[c]) for c in range(128)}
 _SHAPES_TABLE = str.maketrans(_SHAPES_STR)
 
