@@ -58,6 +58,8 @@ def _texts() -> list[str]:
     ibans = [f"pay to {v} now" for v in IBANS]
     single = planted + ibans + EDGES + list(CLEAN)
     pages = [SEP.join(single), SEP.join("é " + t for t in single), SEP.join(reversed(single))]
+    # (a text from 2,000 characters is searched through its shape: numbers at its start)
+    pages += [t + " and more" * 250 for t in ("4155552671 is mine", "(4111-11-11-1111-1111) paid", "+14155552671")]
     return single + pages
 
 

@@ -25,6 +25,9 @@ GROUPS = ("secrets", "pii", "custom")
 CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
 _DIGIT = re.compile(r"\d").search
 _PLACEHOLDER = re.compile(r"\[[A-Z0-9_]+_\d+\]")
+#: a text shorter than this is searched by an anchored or windowed rule's pattern itself
+#: (its shape and the searches in it cost more than they save)
+_SHAPED = 2000
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
@@ -109,10 +112,12 @@ class Detectors:
                     digit = _DIGIT(text) is not None
                 if not digit:
                     continue
-            if rule.anchor:
+            if len(text) < _SHAPED and (rule.anchor or rule.windows is not None):
+                matches: Iterable[re.Match[str]] = regex.finditer(text)  # (a short text: no gain)
+            elif rule.anchor:
                 if shaped is None:
                     shaped = shape(text)
-                matches: Iterable[re.Match[str]] = _anchored(regex, text, shaped, rule.anchor)
+                matches = _anchored(regex, text, shaped, rule.anchor)
             elif rule.windows is not None:
                 if shaped is None:
                     shaped = shape(text)
