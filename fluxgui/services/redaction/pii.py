@@ -170,10 +170,10 @@ class Numbers:
 #: digit, ``+`` or ``(`` after a character no number is glued to (``!``, a space, ``(``),
 #: not an ISO date, five characters of a number after it (the pattern's own tests, each
 #: with a literal first, which re finds fast)
-_REGION_STARTS = (
-    re.compile(r"0(?<=[! (]0)(?!000-00-00)[0 (.\-]{5}"),
-    re.compile(r"\+(?<=[! (]\+)[0 (.\-]{5}"),
-    re.compile(r"\((?<=[! (]\()[0 (.\-]{5}"),
+_REGION_STARTS = (  # (with its first character: a text without it is not searched)
+    ("0", re.compile(r"0(?<=[! (]0)(?!000-00-00)[0 (.\-]{5}")),
+    ("+", re.compile(r"\+(?<=[! (]\+)[0 (.\-]{5}")),
+    ("(", re.compile(r"\((?<=[! (]\()[0 (.\-]{5}")),
 )
 #: what a number's region holds no character of (in the shape)
 _NOT_NUMBER = re.compile(r"[Aa!]")
@@ -185,7 +185,7 @@ def number_windows(text: str, shaped: str) -> Iterator[tuple[int, int]]:
     lies in one run, so the pattern searched in these runs finds what it finds in the
     whole text."""
     starts = sorted(
-        {m.start() for pattern in _REGION_STARTS for m in pattern.finditer(shaped)}
+        {m.start() for first, pattern in _REGION_STARTS if first in shaped for m in pattern.finditer(shaped)}
         | ({0} if shaped[:1] in ("0", "+", "(") else set())
     )
     done = 0
