@@ -144,18 +144,31 @@ class Detectors:
         return _disjoint(found) if disjoint and len(found) > 1 else found
 
 
-def _gate(rule: Rule) -> str | re.Pattern[str] | None:
+#: characters from the rarest in conversations, code and JSON to the commonest (roughly):
+#: a gate first looks for the rarest character all its triggers hold, a one-character
+#: search many times faster than a search for a word
+_RARITY = "`^~|<>=\\QJZXKVYWUGOBFHLNPRMDCTIESA/zqjxkvbpygwfmucldrhsnioate{}[]_-:.,'\"() 0123456789"
+
+#: what a text must hold for a rule to run: that character (``""``: none chosen), then
+#: that word or a match of that pattern
+Gate = tuple[str, "str | re.Pattern[str]"]
+
+
+def _gate(rule: Rule) -> Gate | None:
     """What a text must hold for ``rule`` to run: its one trigger, or a pattern of its
-    triggers (in lower case for a rule whose triggers are looked for so)."""
+    triggers (in lower case for a rule whose triggers are looked for so), after the
+    rarest character every trigger holds."""
     triggers = sorted({t.lower() if rule.lower else t for t in rule.triggers}, key=len, reverse=True)
     if not triggers:
         return None
+    shared = set(triggers[0]).intersection(*triggers[1:])
+    rare = min(shared, key=lambda c: _RARITY.find(c) if c in _RARITY else -1, default="")
     if len(triggers) == 1:
-        return triggers[0]
-    return re.compile("|".join(map(re.escape, triggers)))
+        return rare, triggers[0]
+    return rare, re.compile("|".join(map(re.escape, triggers)))
 
 
-def _own_gate(rule: Rule, families: dict[str, list[Rule]]) -> str | re.Pattern[str] | None:
+def _own_gate(rule: Rule, families: dict[str, list[Rule]]) -> Gate | None:
     """``rule``'s gate, ``None`` when its family's search already is its own."""
     members = families.get(rule.family, [])
     if len(members) == 1 or (members and {t for r in members for t in r.triggers} == set(rule.triggers)):
@@ -163,12 +176,15 @@ def _own_gate(rule: Rule, families: dict[str, list[Rule]]) -> str | re.Pattern[s
     return _gate(rule)
 
 
-def _holds(hay: str, gate: str | re.Pattern[str] | None) -> bool:
+def _holds(hay: str, gate: Gate | None) -> bool:
     if gate is None:
         return True
-    if isinstance(gate, str):
-        return gate in hay
-    return gate.search(hay) is not None
+    rare, test = gate
+    if rare and rare not in hay:
+        return False
+    if isinstance(test, str):
+        return test in hay
+    return test.search(hay) is not None
 
 
 def _lower(text: str) -> str:
