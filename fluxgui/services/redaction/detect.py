@@ -124,12 +124,13 @@ class Detectors:
                 matches = (m for a, b in rule.windows(text, shaped) for m in regex.finditer(text, a, b))
             else:
                 matches = regex.finditer(text)
+            check, kind = rule.check, rule.kind
             for match in matches:
-                if rule.check is None:
-                    s, e = match.span("v") if "(?P<v>" in rule.pattern else match.span()
-                    found.append(Finding(s, e, rule.kind))
+                if check is None:
+                    s, e = match.span("v") if "v" in regex.groupindex else match.span()
+                    found.append(Finding(s, e, kind))
                 else:
-                    found.extend(Finding(f.start, f.end, f.kind or rule.kind) for f in rule.check(match))
+                    found.extend(Finding(f.start, f.end, f.kind or kind) for f in check(match))
         if self.custom is not None:
             found.extend(self.custom.find(text))
         if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
