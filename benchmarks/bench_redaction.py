@@ -2,7 +2,7 @@
 and ``scan`` against a full read of every message.
 
     .venv/bin/python benchmarks/bench_redaction.py [--sessions 1000] [--messages 100000]
-                                                  [--runs 3] [--regen]
+                                                  [--runs 3] [--regen] [--parts export,scan]
 
 The store (Agents SDK SQLite, ``benchmarks/data/redaction-<messages>.db``) is written by
 ``agents.SQLiteSession.add_items`` (user and assistant messages of ordinary text, tool
@@ -151,7 +151,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--regen", action="store_true")
+    parser.add_argument("--parts", default="export,scan", help="export, scan or both (default)")
     args = parser.parse_args()
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     data = HERE / "data"
     data.mkdir(exist_ok=True)
     path = data / f"redaction-{args.messages}.db"
@@ -159,36 +161,38 @@ def main() -> int:
         path.unlink(missing_ok=True)
     build(path, args.sessions, args.messages)
 
-    # Each pair (baseline, redacted) runs back to back, run after run: a machine whose
-    # load changes slows both alike.
-    with tempfile.TemporaryDirectory(dir=data) as tmp:
-        out = Path(tmp) / "out.jsonl"
-        pairs = []
-        for _ in range(args.runs):
-            first = asyncio.run(_export(path, out, False))
-            size_plain = out.stat().st_size
-            pairs.append((first, asyncio.run(_export(path, out, True))))
-        text = out.read_text(encoding="utf-8")
-    plain = statistics.median(p for p, _r in pairs)
-    redacted = statistics.median(r for _p, r in pairs)
-    ratio = statistics.median(p / r for p, r in pairs)
-    leaks = sum(text.count(p) for p in ("@example.com", "4111 1111", "sk-proj-Ab3dE"))
-    reads = []
-    for _ in range(args.runs):
-        full = asyncio.run(_read(path, False))[0]
-        t, findings = asyncio.run(_read(path, True))
-        reads.append((full, t))
-    read = statistics.median(f for f, _s in reads)
-    scanned = statistics.median(s for _f, s in reads)
-    scan_ratio = statistics.median(s / f for f, s in reads)
     n = args.messages
     print(f"redaction benchmark: {n:,} messages in {args.sessions:,} sessions (median of {args.runs})")
-    print(f"  {'export JSONL, unredacted (baseline)':<42} {plain:7.2f} s  {n / plain:>9,.0f} msg/s  {size_plain / 1e6:.1f} MB")
-    print(f"  {'export JSONL, redacted (secrets,pii)':<42} {redacted:7.2f} s  {n / redacted:>9,.0f} msg/s  "
-          f"speed {ratio:.2f}x of unredacted (target >= 0.5x); values left: {leaks}")
-    print(f"  {'full read, every message (baseline)':<42} {read:7.2f} s  {n / read:>9,.0f} msg/s")
-    print(f"  {'scan (secrets,pii)':<42} {scanned:7.2f} s  {n / scanned:>9,.0f} msg/s  "
-          f"{scan_ratio:.2f}x the full read (target <= 3x); {findings:,} findings")
+    # Each pair (baseline, redacted) runs back to back, run after run: a machine whose
+    # load changes slows both alike.
+    if "export" in parts:
+        with tempfile.TemporaryDirectory(dir=data) as tmp:
+            out = Path(tmp) / "out.jsonl"
+            pairs = []
+            for _ in range(args.runs):
+                first = asyncio.run(_export(path, out, False))
+                size_plain = out.stat().st_size
+                pairs.append((first, asyncio.run(_export(path, out, True))))
+            text = out.read_text(encoding="utf-8")
+        plain = statistics.median(p for p, _r in pairs)
+        redacted = statistics.median(r for _p, r in pairs)
+        ratio = statistics.median(p / r for p, r in pairs)
+        leaks = sum(text.count(p) for p in ("@example.com", "4111 1111", "sk-proj-Ab3dE"))
+        print(f"  {'export JSONL, unredacted (baseline)':<42} {plain:7.2f} s  {n / plain:>9,.0f} msg/s  {size_plain / 1e6:.1f} MB")
+        print(f"  {'export JSONL, redacted (secrets,pii)':<42} {redacted:7.2f} s  {n / redacted:>9,.0f} msg/s  "
+              f"speed {ratio:.2f}x of unredacted (target >= 0.5x); values left: {leaks}")
+    if "scan" in parts:
+        reads = []
+        for _ in range(args.runs):
+            full = asyncio.run(_read(path, False))[0]
+            t, findings = asyncio.run(_read(path, True))
+            reads.append((full, t))
+        read = statistics.median(f for f, _s in reads)
+        scanned = statistics.median(s for _f, s in reads)
+        scan_ratio = statistics.median(s / f for f, s in reads)
+        print(f"  {'full read, every message (baseline)':<42} {read:7.2f} s  {n / read:>9,.0f} msg/s")
+        print(f"  {'scan (secrets,pii)':<42} {scanned:7.2f} s  {n / scanned:>9,.0f} msg/s  "
+              f"{scan_ratio:.2f}x the full read (target <= 3x); {findings:,} findings")
     return 0
 
 

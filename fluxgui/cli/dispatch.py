@@ -94,9 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.version:
             print(f"fluxgui {version()}")
             return 0
+        from .redact_args import window_detectors
+
+        redact = window_detectors(args)  # (checked before Qt starts)
         from fluxgui.qt.launch import launch
 
-        return launch(args)
+        return launch(args, redact=redact)
     except FluxguiError as exc:
         print(f"fluxgui: error: {error_line(exc)}", file=sys.stderr)
         return EXIT_KNOWN_ERROR

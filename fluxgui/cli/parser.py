@@ -393,6 +393,7 @@ def build_window_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", metavar="ID", help="open this session")
     parser.add_argument("--writable", action="store_true", help="open the store for editing (default: read-only)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="render the window offscreen to a PNG and exit")
+    add_redact_options(parser, window=True)
     add_window_review_options(parser)
     parser.add_argument("-V", "--version", action="store_true", help="print fluxgui's version and exit")
     add_store_options(parser)

@@ -1,5 +1,6 @@
 """``--redact KINDS`` and ``--redact-rules FILE`` (``show``, ``export``, ``copy``,
-``merge``), and the redactor they make for one command's output.
+``merge``, and the window: View › Redact on from the start, a ``--screenshot``
+rendered redacted), and the redactor they make for one command's output.
 
 The work is :mod:`fluxgui.services.redaction`'s; what a redacted output left out
 (encrypted items no key opened, compaction content, items a detector failed on) is said
@@ -10,14 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import Known
 
 if TYPE_CHECKING:
     from fluxgui.core.model import Message
-    from fluxgui.services.redaction import Redactor
+    from fluxgui.services.redaction import Detectors, Redactor
 
 KINDS_HELP = (
     "replace what is found of these kinds by placeholders ([EMAIL_1], [OPENAI_KEY_1], …), "
@@ -25,10 +26,16 @@ KINDS_HELP = (
 )
 
 
-def add_redact_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+def add_redact_options(
+    parser: argparse.ArgumentParser, *, required: bool = False, window: bool = False
+) -> None:
     """The redaction options (``scan`` needs no ``--redact``: it looks for every kind
-    unless told)."""
-    parser.add_argument("--redact", metavar="KINDS", required=required, help=KINDS_HELP)
+    unless told; ``window``: the window's, View › Redact on from the start)."""
+    kinds_help = (
+        "open with View › Redact on for these kinds: secrets, pii, custom (comma-separated) or "
+        "all; a --screenshot then renders the conversation redacted"
+    ) if window else KINDS_HELP
+    parser.add_argument("--redact", metavar="KINDS", required=required, help=kinds_help)
     parser.add_argument(
         "--redact-rules", metavar="FILE",
         help="custom rules: JSON {\"patterns\": [{\"name\", \"regex\"}], \"terms\": […]} "
@@ -68,6 +75,18 @@ def redactor_for(args: argparse.Namespace, *, default: str | None = None) -> Red
             f"{settings_rules_path()})"
         )
     return redactor
+
+
+def window_detectors(args: argparse.Namespace) -> Callable[[], Detectors] | None:
+    """What makes the detectors of the window's View › Redact when ``--redact`` is given
+    (``None``: not given); checked now, before a window opens or a screenshot is
+    rendered: a bad KINDS, rules file or region is a one-line error, and nothing is
+    rendered unredacted."""
+    redactor = redactor_for(args)
+    if redactor is None:
+        return None
+    detectors = redactor.detectors
+    return lambda: detectors
 
 
 async def redacted_pages(

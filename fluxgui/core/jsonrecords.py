@@ -83,6 +83,13 @@ class RowPage:
         read = self.read
         return [read(r) for r in self.rows]
 
+    def texts(self) -> list[tuple[Any, ...]]:
+        """Each row's columns holding its text and items (what redaction searches:
+        flux's content, metadata and item; the Agents SDK's item)."""
+        if self.layout == "flux":
+            return list(map(itemgetter(1, 2, 3), self.rows))
+        return list(zip(map(itemgetter(1), self.rows)))
+
     def chars(self) -> int:
         """About how much text the rows hold (their stored text columns)."""
         cols = (2, 3) if self.layout == "flux" else (1,)

@@ -4,7 +4,9 @@
 when no window can be opened (no display, or Qt's platform plugin cannot load:
 :mod:`fluxgui.qt.display`) it prints one line and returns 3 before Qt is asked to start.
 ``--screenshot FILE.png`` renders the window offscreen once everything has loaded, saves
-it and returns 0.
+it and returns 0. ``--redact KINDS`` opens it with View › Redact on (the detectors made
+and checked by the command line before Qt starts): a screenshot then shows the
+conversation redacted.
 
 Without a TARGET the window reopens the last store when it can without asking; a URL's
 password for that comes from the keyring, looked up on a worker thread once the window
@@ -32,6 +34,9 @@ from .display import display_problem
 from .errors import describe_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from fluxgui.services.redaction import Detectors
     from fluxgui.services.workspace import Entry
 
     from .window import MainWindow
@@ -105,6 +110,9 @@ class Launch:
     store_label: str | None = None
     #: several stores (``fluxgui A B C``, ``--workspace FILE``): opened as a workspace
     workspace: tuple[Entry, ...] = ()
+    #: ``--redact KINDS``: View › Redact on from the start, with the detectors this makes
+    #: (a screenshot then shows the conversation redacted)
+    redact: Callable[[], Detectors] | None = None
 
     async def resolved(self) -> Launch:
         """This launch with the recent URL's password put back (looked up on a worker
@@ -119,6 +127,9 @@ class Launch:
         return replace(self, target=found, label=self.recent.label, recent=None)
 
     def open_in(self, window: MainWindow) -> None:
+        if self.redact is not None:  # (before the store opens: no page is shown unredacted)
+            window.redaction.detectors = self.redact
+            window.actions_by_name["redact"].setChecked(True)
         if self.workspace:
             window.workspace.open_entries(list(self.workspace), self.options, self.session_id)
             return
@@ -151,8 +162,9 @@ def open_options(args: argparse.Namespace) -> OpenOptions:
     )
 
 
-def launch(args: argparse.Namespace) -> int:
-    """Open the window for ``args`` (the window parser's namespace); return the exit code."""
+def launch(args: argparse.Namespace, *, redact: Callable[[], Detectors] | None = None) -> int:
+    """Open the window for ``args`` (the window parser's namespace); return the exit code.
+    ``redact``: View › Redact on from the start, with these detectors (``--redact``)."""
     given = getattr(args, "target", None)
     targets = [given] if isinstance(given, str) else list(given or [])
     labels = list(getattr(args, "store_label", None) or [])
@@ -208,7 +220,7 @@ def launch(args: argparse.Namespace) -> int:
 
     request = Launch(target or "", open_options(args), args.session, label, recent,
                      getattr(args, "reviews", None), store_label,
-                     tuple(workspace))
+                     tuple(workspace), redact)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     from .collector import MainThreadCollector

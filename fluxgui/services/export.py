@@ -36,7 +36,7 @@ Transform = Callable[[list[Message]], list[Message]]
 #: for each stored row of a page (its text columns), whether ``transform`` leaves it as it
 #: is (such rows keep the fast path straight from the rows; the others are read as
 #: Messages)
-Unchanged = Callable[[list[list[Any]]], list[bool]]
+Unchanged = Callable[[Sequence[Sequence[Any]]], list[bool]]
 from .transfer_common import (
     Progress,
     TransferResult,
@@ -307,10 +307,9 @@ def _transformed(
     if unchanged is None:
         writer.messages(transform(page.messages()))
         return
-    columns = _TEXT_COLUMNS[page.layout]
     kept: list[Any] = []
     read: list[Any] = []
-    same = unchanged([[row[i] for i in columns] for row in page.rows])
+    same = unchanged(page.texts())
     for row, keep in zip(page.rows, same):
         if keep:
             if read:
@@ -326,10 +325,6 @@ def _transformed(
         writer.rows(RowPage(page.layout, kept, page.read, page.utc))
     if read:
         writer.messages(transform([page.read(r) for r in read]))
-
-
-#: the columns of a stored row holding its text and items, by layout (see RowPage)
-_TEXT_COLUMNS = {"flux": (1, 2, 3), "agents": (1,)}
 
 
 def _run_calls(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:

@@ -202,3 +202,32 @@ def test_a_huge_item_is_copied_whole_and_redacted(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: "at the end:" in QGuiApplication.clipboard().text(), timeout=30_000)
     copied = QGuiApplication.clipboard().text()
     assert KEY not in copied and "at the end: [OPENAI_KEY_1]" in copied
+
+
+def test_the_edit_menus_copy_actions_give_the_redacted_text_and_json(qtbot, window, tmp_path):
+    """Edit › Copy Text and Copy Raw JSON, on every message of a session holding each
+    planted value in assistant text, tool arguments and metadata: with View › Redact on
+    neither copy holds a value, and the message's placeholders are there instead."""
+    from PySide6.QtGui import QGuiApplication
+
+    from redaction_corpus import PEM_BODY, PLANTED
+
+    items = [*agents_items("assistant"), *agents_items("args"), *agents_items("metadata")]
+    path = write_agents_store(tmp_path / "copies.db", {SID: [items]})
+    _open(qtbot, window, path)
+    pane = window.conversation
+    with qtbot.waitSignal(pane.loaded, timeout=20_000):
+        window.actions_by_name["redact"].setChecked(True)
+    values = [v for k, v, _s in PLANTED if k not in ("TICKET", "TERM", "PRIVATE_KEY")] + PEM_BODY
+    clipboard = QGuiApplication.clipboard()
+    copied_any = 0
+    for m in list(pane.model.messages):
+        pane.select_message(m.id)
+        for action in ("copy", "copy_raw"):
+            clipboard.setText("")
+            window.actions_by_name[action].trigger()
+            qtbot.waitUntil(lambda: clipboard.text() != "", timeout=10_000)
+            copied = clipboard.text()
+            assert not [v for v in values if v in copied], (action, m.label)
+            copied_any += "_1]" in copied or "_2]" in copied
+    assert copied_any > len(values)  # (the placeholders were copied, not nothing)

@@ -2,18 +2,22 @@
 
 ``find(text)`` gives every finding in ``text``, left to right, none overlapping (where
 two would, the one starting first, then the longer, is kept). Each rule runs on its own,
-and only on a text holding one of its triggers. Kinds chosen: any of
-:data:`GROUPS` (``all``: every one).
+and only on a text holding one of its triggers (the rules of a family after one search
+for all their triggers; case-blind triggers in the text's ASCII letters lowered); an
+anchored rule's pattern is tried only where the text's shape (:func:`.rules.shape`)
+holds its anchor, a windowed one only in the windows its shape gives. What the rules find is what each finds searching the whole text
+(tests/services/test_redaction_prefilter.py). Kinds chosen: any of :data:`GROUPS`
+(``all``: every one).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from . import pii, secrets
 from .custom import CustomRules
-from .rules import Finding, Rule
+from .rules import Finding, Rule, shape
 
 GROUPS = ("secrets", "pii", "custom")
 #: kinds known by what stands before the value, not by its own shape: once found, the
@@ -21,6 +25,9 @@ GROUPS = ("secrets", "pii", "custom")
 CONTEXTUAL = frozenset({"BEARER_TOKEN", "URL_PASSWORD", "URL_SECRET", "AWS_SECRET_KEY"})
 _DIGIT = re.compile(r"\d").search
 _PLACEHOLDER = re.compile(r"\[[A-Z0-9_]+_\d+\]")
+#: a text shorter than this is searched by an anchored or windowed rule's pattern itself
+#: (its shape and the searches in it cost more than they save)
+_SHAPED = 2000
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
@@ -58,9 +65,18 @@ class Detectors:
         self.custom = custom if custom and "custom" in self.groups else None
         # A rule runs on a text holding one of its triggers: one substring test, or for
         # several triggers one search of their alternation (re finds a literal prefix
-        # fast: AKIA|ASIA|… is one pass, not four)
+        # fast: AKIA|ASIA|… is one pass, not four); the rules of a family first share
+        # one search of all their triggers (one pass for sk- and sk-ant-)
+        families: dict[str, list[Rule]] = {}
+        for r in self.rules:
+            if r.family:
+                families.setdefault(r.family, []).append(r)
+        self._families = {
+            name: _gate(Rule("", "", "", triggers=tuple(t for r in members for t in r.triggers), lower=members[0].lower))
+            for name, members in families.items()
+        }
         self._compiled = [
-            (r, re.compile(r.pattern, r.flags), _gate(r)) for r in self.rules
+            (r, re.compile(r.pattern, r.flags), _own_gate(r, families)) for r in self.rules
         ]
         self._aws = "secrets" in self.groups
         #: no finding is shorter (but a custom one)
@@ -74,29 +90,47 @@ class Detectors:
             return found
         low: str | None = None
         digit: bool | None = None
+        shaped: str | None = None
+        families: dict[str, bool] = {}
         for rule, regex, gate in self._compiled:
             if rule.triggers:
                 hay = text
                 if rule.lower:
                     if low is None:
-                        low = text.lower()
+                        low = _lower(text)
                     hay = low
-                if isinstance(gate, str):
-                    if gate not in hay:
+                if rule.family:
+                    present = families.get(rule.family)
+                    if present is None:
+                        present = families[rule.family] = _holds(hay, self._families[rule.family])
+                    if not present:
                         continue
-                elif gate is not None and gate.search(hay) is None:
+                if gate is not None and not _holds(hay, gate):
                     continue
             if rule.digits:
                 if digit is None:
                     digit = _DIGIT(text) is not None
                 if not digit:
                     continue
-            for match in regex.finditer(text):
-                if rule.check is None:
-                    s, e = match.span("v") if "(?P<v>" in rule.pattern else match.span()
-                    found.append(Finding(s, e, rule.kind))
+            if len(text) < _SHAPED and (rule.anchor or rule.windows is not None):
+                matches: Iterable[re.Match[str]] = regex.finditer(text)  # (a short text: no gain)
+            elif rule.anchor:
+                if shaped is None:
+                    shaped = shape(text)
+                matches = _anchored(regex, text, shaped, rule.anchor)
+            elif rule.windows is not None:
+                if shaped is None:
+                    shaped = shape(text)
+                matches = (m for a, b in rule.windows(text, shaped) for m in regex.finditer(text, a, b))
+            else:
+                matches = regex.finditer(text)
+            check, kind = rule.check, rule.kind
+            for match in matches:
+                if check is None:
+                    s, e = match.span("v") if "v" in regex.groupindex else match.span()
+                    found.append(Finding(s, e, kind))
                 else:
-                    found.extend(Finding(f.start, f.end, f.kind or rule.kind) for f in rule.check(match))
+                    found.extend(Finding(f.start, f.end, f.kind or kind) for f in check(match))
         if self.custom is not None:
             found.extend(self.custom.find(text))
         if self._aws and any(f.kind == "AWS_ACCESS_KEY" for f in found):
@@ -111,15 +145,70 @@ class Detectors:
         return _disjoint(found) if disjoint and len(found) > 1 else found
 
 
-def _gate(rule: Rule) -> str | re.Pattern[str] | None:
+#: characters from the rarest in conversations, code and JSON to the commonest (roughly):
+#: a gate first looks for the rarest character all its triggers hold, a one-character
+#: search many times faster than a search for a word
+_RARITY = "`^~|<>=\\QJZXKVYWUGOBFHLNPRMDCTIESA/zqjxkvbpygwfmucldrhsnioate{}[]_-:.,'\"() 0123456789"
+
+#: what a text must hold for a rule to run: that character (``""``: none chosen), then
+#: that word or a match of that pattern
+Gate = tuple[str, "str | re.Pattern[str]"]
+
+
+def _gate(rule: Rule) -> Gate | None:
     """What a text must hold for ``rule`` to run: its one trigger, or a pattern of its
-    triggers (in lower case for a rule whose triggers are looked for so)."""
-    triggers = [t.lower() if rule.lower else t for t in rule.triggers]
+    triggers (in lower case for a rule whose triggers are looked for so), after the
+    rarest character every trigger holds."""
+    triggers = sorted({t.lower() if rule.lower else t for t in rule.triggers}, key=len, reverse=True)
     if not triggers:
         return None
+    shared = set(triggers[0]).intersection(*triggers[1:])
+    rare = min(shared, key=lambda c: _RARITY.find(c) if c in _RARITY else -1, default="")
     if len(triggers) == 1:
-        return triggers[0]
-    return re.compile("|".join(map(re.escape, sorted(triggers, key=len, reverse=True))))
+        return rare, triggers[0]
+    return rare, re.compile("|".join(map(re.escape, triggers)))
+
+
+def _own_gate(rule: Rule, families: dict[str, list[Rule]]) -> Gate | None:
+    """``rule``'s gate, ``None`` when its family's search already is its own."""
+    members = families.get(rule.family, [])
+    if len(members) == 1 or (members and {t for r in members for t in r.triggers} == set(rule.triggers)):
+        return None
+    return _gate(rule)
+
+
+def _holds(hay: str, gate: Gate | None) -> bool:
+    if gate is None:
+        return True
+    rare, test = gate
+    if rare and rare not in hay:
+        return False
+    if isinstance(test, str):
+        return test in hay
+    return test.search(hay) is not None
+
+
+def _lower(text: str) -> str:
+    """``text`` in lower case, for the triggers (ASCII words): the ASCII letters lowered
+    (other text's ``lower()`` is many times slower, and no trigger needs it)."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("ascii", "replace").lower().decode("ascii")
+
+
+def _anchored(regex: re.Pattern[str], text: str, shaped: str, anchor: str) -> Iterator[re.Match[str]]:
+    """What ``regex.finditer(text)`` gives, for a pattern whose every match starts where
+    ``shaped`` (the text's shape) holds ``anchor``: the pattern is tried at those places
+    only, in order, each after the last match's end."""
+    find = shaped.find
+    at = find(anchor)
+    while at >= 0:
+        match = regex.match(text, at)
+        if match is not None:
+            yield match
+            at = find(anchor, max(match.end(), at + 1))
+        else:
+            at = find(anchor, at + 1)
 
 
 def _disjoint(found: list[Finding]) -> list[Finding]:

@@ -166,6 +166,40 @@ class Numbers:
             yield Finding(start, end, "PHONE")
 
 
+#: in a text's shape (rules.shape), where the region pattern of ``rules()`` may start: a
+#: digit, ``+`` or ``(`` after a character no number is glued to (``!``, a space, ``(``),
+#: not an ISO date, five characters of a number after it (the pattern's own tests, each
+#: with a literal first, which re finds fast)
+_REGION_STARTS = (  # (with its first character: a text without it is not searched)
+    ("0", re.compile(r"0(?<=[! (]0)(?!000-00-00)[0 (.\-]{5}")),
+    ("+", re.compile(r"\+(?<=[! (]\+)[0 (.\-]{5}")),
+    ("(", re.compile(r"\((?<=[! (]\()[0 (.\-]{5}")),
+)
+#: what a number's region holds no character of (in the shape)
+_NOT_NUMBER = re.compile(r"[Aa!]")
+
+
+def number_windows(text: str, shaped: str) -> Iterator[tuple[int, int]]:
+    """The runs of number characters (digits, spaces, ``+ ( ) . -``) in which the region
+    pattern may match (a start as it needs: :data:`_REGION_STARTS`), in order: a match
+    lies in one run, so the pattern searched in these runs finds what it finds in the
+    whole text."""
+    starts = sorted(
+        {m.start() for first, pattern in _REGION_STARTS if first in shaped for m in pattern.finditer(shaped)}
+        | ({0} if shaped[:1] in ("0", "+", "(") else set())
+    )
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        # (the run's start: after the last character of no number before it; the end of
+        # the last run is one, so the searches stop there)
+        begin = max(shaped.rfind("!", done, at), shaped.rfind("a", done, at), shaped.rfind("A", done, at)) + 1
+        end_match = _NOT_NUMBER.search(shaped, at)
+        done = end_match.start() if end_match is not None else len(shaped)
+        yield begin, done
+
+
 def _iban(match: re.Match[str]) -> Iterator[Finding]:
     from stdnum import iban
 
@@ -190,12 +224,17 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
             _email, triggers=("@",),
         ),
         # ([0-9], not \d: a class re searches several times faster)
-        Rule("IBAN", "pii", r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True),
+        # (tried only where two capitals and two digits start, found by a string search
+        # in the text's shape: re's search for a capital is slow)
+        Rule(
+            "IBAN", "pii", r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,9}(?![A-Za-z0-9])", _iban, digits=True,
+            anchor="AA00",
+        ),
         # (not glued to an id, not an ISO date: both told by re itself, checked after the
         # first character so that re still skips fast to the next digit)
         Rule(
             "NUMBER", "pii",
             r"[+(0-9](?<![A-Za-z0-9_+/.\-][+(0-9])(?![0-9]{3}-[0-9]{2}-[0-9]{2})[0-9 ().\-]{5,40}",
-            numbers, digits=True,
+            numbers, digits=True, windows=number_windows,
         ),
     )

@@ -23,7 +23,8 @@ import json
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Callable
+from itertools import accumulate
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,8 +39,9 @@ from .rules import Finding, mask
 #: an escape in JSON text (of the same length once blanked)
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)", re.S)
 #: in stored text, what a row's fast path may not keep: an escape other than \" (it may
-#: change what is found), an envelope's key, a compaction item's type
-_NOT_PLAIN = re.compile(r'\\[^"]|__enc__|compaction')
+#: change what is found), an envelope's key, a compaction item's type (each looked for
+#: on its own: re finds a literal fast, not the alternation's first characters)
+_NOT_PLAIN = (re.compile(r'\\[^"]'), re.compile("__enc__"), re.compile("compaction"))
 #: between two rows searched as one text: ends any word, any number, any address
 _ROW_SEP = "\n\x00\n"
 
@@ -51,6 +53,27 @@ class Left:
     sealed: int = 0
     compaction: int = 0
     failed: list[str] = field(default_factory=list)  # the items' labels
+
+
+def _pieces(rows: Sequence[Sequence[Any]], out: list[bool]) -> tuple[list[str], Sequence[int]]:
+    """The text of each row to search (its columns joined) and the row it belongs to;
+    a row holding something but text is marked ``False`` in ``out``. (One text column
+    of strings, the Agents SDK's rows, is taken as it is: no work per row in Python.)"""
+    if all(len(texts) == 1 for texts in rows):
+        column = [texts[0] for texts in rows]
+        if all(type(t) is str for t in column):
+            return column, range(len(rows))
+    pieces: list[str] = []
+    which: list[int] = []
+    for n, texts in enumerate(rows):
+        shown = [t for t in texts if t is not None]
+        if not all(isinstance(t, str) for t in shown):
+            out[n] = False
+            continue
+        if shown:
+            pieces.append(_ROW_SEP.join(shown) if len(shown) > 1 else shown[0])
+            which.append(n)
+    return pieces, which
 
 
 class Redactor:
@@ -208,12 +231,12 @@ class Redactor:
     def _parts(self, m: Message) -> tuple[str, Any, Any]:
         return self.text(m.text), self.value(m.metadata), self.value(m.raw)
 
-    def unchanged(self, texts: list[Any]) -> bool:
+    def unchanged(self, texts: Sequence[Any]) -> bool:
         """Whether a stored row whose text columns are ``texts`` comes out of
         :meth:`message` as it is (see :meth:`unchanged_rows`)."""
         return self.unchanged_rows([texts])[0]
 
-    def unchanged_rows(self, rows: list[list[Any]]) -> list[bool]:
+    def unchanged_rows(self, rows: Sequence[Sequence[Any]]) -> list[bool]:
         """For each stored row (its text columns), whether it comes out of
         :meth:`message` as it is: every column a ``str`` without escapes but ``\\"`` (a
         string in JSON text is then that text's own substring, quotes aside, and what is
@@ -223,30 +246,14 @@ class Redactor:
         no finding crosses but a private key's block or a custom pattern, and such a
         finding marks every row it touches), which saves the cost of a search per row."""
         out = [True] * len(rows)
-        pieces: list[str] = []
-        starts: list[int] = []
-        which: list[int] = []
-        at = 0
-        for n, texts in enumerate(rows):
-            shown = [t for t in texts if t is not None]
-            if not all(isinstance(t, str) for t in shown):
-                out[n] = False
-                continue
-            if not shown:
-                continue
-            piece = _ROW_SEP.join(shown) if len(shown) > 1 else shown[0]
-            pieces.append(piece)
-            starts.append(at)
-            which.append(n)
-            at += len(piece) + len(_ROW_SEP)
+        pieces, which = _pieces(rows, out)
+        starts = list(accumulate([len(p) + len(_ROW_SEP) for p in pieces], initial=0))
         if not pieces:
             return out
         whole = _ROW_SEP.join(pieces)
         # what sends a row to the Message path whatever is found: an escape but \", an
         # envelope, a compaction item (each looked for once in the whole text)
-        spans = [m.span() for m in _NOT_PLAIN.finditer(whole)] if (
-            "\\" in whole or "__enc__" in whole or "compaction" in whole
-        ) else []
+        spans = [m.span() for pattern in _NOT_PLAIN for m in pattern.finditer(whole)]
         try:
             found = self.detectors.find(whole, disjoint=False)
             known = self._known_re

@@ -98,15 +98,10 @@ async def scan_store(
         yield found
 
 
-#: the columns of a stored row holding its text and items, by layout
-_TEXT_COLUMNS = {"flux": (1, 2, 3), "agents": (1,)}
-
-
 def _to_read(redactor: Redactor, page: list[Message] | RowPage) -> list[Message]:
     """The rows of ``page`` that may hold a finding, as Messages (a page the store read
     as Messages: all of it)."""
     if not isinstance(page, RowPage):
         return page
-    columns = _TEXT_COLUMNS[page.layout]
-    same = redactor.unchanged_rows([[row[i] for i in columns] for row in page.rows])
+    same = redactor.unchanged_rows(page.texts())
     return [page.read(row) for row, keep in zip(page.rows, same) if not keep]

@@ -118,11 +118,11 @@ def aws_neighbours(text: str) -> Iterator[Finding]:
 
 
 RULES = (
-    Rule("ANTHROPIC_KEY", "secrets", r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("sk-ant-",)),
-    Rule("OPENAI_KEY", "secrets", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}" + _E, _mixed, triggers=("sk-",)),
+    Rule("ANTHROPIC_KEY", "secrets", r"sk-ant-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("sk-ant-",), family="sk"),
+    Rule("OPENAI_KEY", "secrets", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}" + _E, _mixed, triggers=("sk-",), family="sk"),
     Rule(
         "AWS_ACCESS_KEY", "secrets", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])", _aws_id,
-        triggers=("AKIA", "ASIA", "ABIA", "ACCA"),
+        triggers=("AKIA", "ASIA", "ABIA", "ACCA"), family="A",
     ),
     Rule(
         "AWS_SECRET_KEY", "secrets",
@@ -132,15 +132,15 @@ RULES = (
     ),
     Rule(
         "GITHUB_TOKEN", "secrets", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _E, _token,
-        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), family="g",
     ),
-    Rule("GITLAB_TOKEN", "secrets", r"glpat-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("glpat-",)),
+    Rule("GITLAB_TOKEN", "secrets", r"glpat-[A-Za-z0-9_\-]{20,}" + _E, _token, triggers=("glpat-",), family="g"),
     Rule("SLACK_TOKEN", "secrets", r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E, _token, triggers=("xox",)),
     Rule(
         "STRIPE_KEY", "secrets", r"_(?:live|test)_[A-Za-z0-9]{16,}" + _E, _stripe,
         triggers=("_live_", "_test_"),
     ),
-    Rule("GOOGLE_API_KEY", "secrets", r"AIza[0-9A-Za-z_\-]{35}" + _E, _token, triggers=("AIza",)),
+    Rule("GOOGLE_API_KEY", "secrets", r"AIza[0-9A-Za-z_\-]{35}" + _E, _token, triggers=("AIza",), family="A"),
     Rule("JWT", "secrets", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E, _jwt, triggers=("eyJ",)),
     Rule(
         "PRIVATE_KEY", "secrets",
