@@ -16,6 +16,8 @@ per turn, where any does.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from fluxgui.core.roles import Store, refuse
@@ -109,6 +111,7 @@ async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
 async def compare_sessions(
     store_a: Store, session_a: str, store_b: Store | None = None, session_b: str | None = None,
     *, branch_a: str | None = None, branch_b: str | None = None, max_messages: int = MAX_MESSAGES,
+    transform: Callable[[list[Message]], list[Message]] | None = None,
 ) -> Comparison:
     """Compare session ``session_a`` of ``store_a`` with ``session_b`` of ``store_b``.
 
@@ -117,13 +120,16 @@ async def compare_sessions(
     branches is read on ``main`` where none is named, and the comparison names it). Both sessions are read
     whole and held in memory while they are compared; a side with more than
     ``max_messages`` messages raises :class:`SessionTooLarge`, an unknown session
-    :class:`~fluxgui.core.errors.SessionNotFound`.
+    :class:`~fluxgui.core.errors.SessionNotFound`. ``transform`` changes both sides'
+    messages before they are compared (in a worker thread; the window's View › Redact).
     """
     store_b = store_a if store_b is None else store_b
     session_b = session_a if session_b is None else session_b
     # One side after the other: both may be the same store (one connection).
     messages_a, usage_a, shown_a = await _read_side(store_a, session_a, branch_a, max_messages)
     messages_b, usage_b, shown_b = await _read_side(store_b, session_b, branch_b, max_messages)
+    if transform is not None:
+        messages_a, messages_b = await asyncio.to_thread(lambda: (transform(messages_a), transform(messages_b)))
     comparison = compare_messages(
         messages_a,
         messages_b,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
 
 from fluxgui.core.diff import Comparison
+from fluxgui.core.model import Message
 from fluxgui.core.roles import Store
 
 from ..bridge import AsyncBridge
@@ -19,6 +22,8 @@ class CompareDialog(QDialog):
     def __init__(self, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare sessions")
+        #: both sides are shown redacted (View › Redact was on when it opened)
+        self.redacted = False
         self.view = CompareView(bridge, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -33,7 +38,7 @@ class CompareDialog(QDialog):
     def _retitle(self, comparison: Comparison) -> None:
         a = " ".join(comparison.a.label.split())[:60]
         b = " ".join(comparison.b.label.split())[:60]
-        self.setWindowTitle(f"Compare {a} ↔ {b}")
+        self.setWindowTitle(f"Compare {a} ↔ {b}" + (" (redacted)" if self.redacted else ""))
 
     def done(self, result: int) -> None:
         self.view.cancel()
@@ -50,13 +55,18 @@ def open_compare(
     store_b: Store | None = None,
     branch_a: str | None = None,
     branch_b: str | None = None,
+    shown_anew: Callable[[], Callable[[list[Message]], list[Message]]] | None = None,
 ) -> CompareDialog:
     """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
     and ``store_b``), start the comparison and return the window. It deletes itself when
-    closed."""
+    closed. ``shown_anew``: the conversation pane's, while View › Redact is on — the
+    comparison is shown redacted too (its own placeholders, the same on both sides)."""
     dialog = CompareDialog(bridge, parent)
     dialog.setModal(False)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
-    dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b)
+    transform = shown_anew() if shown_anew is not None else None
+    dialog.redacted = transform is not None
+    dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
+                        transform=transform)
     return dialog

@@ -13,6 +13,8 @@ F7 / Shift+F7 (and the buttons) go to the next / previous turn that is not the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from fluxgui.core.compare_rows import side_text, summary_text
 from fluxgui.core.diff import Comparison
+from fluxgui.core.model import Message
 from fluxgui.services.compare import compare_sessions
 from fluxgui.core.roles import Store
 
@@ -118,16 +121,19 @@ class CompareView(QWidget):
         *,
         branch_a: str | None = None,
         branch_b: str | None = None,
+        transform: Callable[[list[Message]], list[Message]] | None = None,
     ) -> None:
         """Compare two sessions (``store_b`` defaults to ``store_a``) off the UI thread;
-        ``compared`` or ``failed`` follows. A comparison still loading is cancelled."""
+        ``compared`` or ``failed`` follows. A comparison still loading is cancelled.
+        ``transform``: both sides' messages go through it first (View › Redact)."""
         self.summary.setText("Comparing…")
         self.header_a.set_full_text(f"A: {session_a}" + (f" @ {branch_a}" if branch_a else ""))
         b_id = session_a if session_b is None else session_b
         self.header_b.set_full_text(f"B: {b_id}" + (f" @ {branch_b}" if branch_b else ""))
         self._bridge.start(
             self._key,
-            compare_sessions(store_a, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b),
+            compare_sessions(store_a, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
+                             transform=transform),
             self._on_compared,
             self._on_compare_failed,
         )

@@ -101,6 +101,9 @@ class ConversationPane(QWidget):
         #: what each loaded page goes through before it is shown (in a worker thread;
         #: View › Redact: the messages redacted, as many as given); ``None``: as stored
         self.shown: Callable[[list[Message]], list[Message]] | None = None
+        #: while :attr:`shown` redacts: makes a redaction of its own for another view of
+        #: the store's text (a comparison), its placeholders numbered from 1
+        self.shown_anew: Callable[[], Callable[[list[Message]], list[Message]]] | None = None
         # Turn numbers: user messages before the first loaded one (None: being counted)
         # and each loaded user message's number (None: to be worked out again).
         self._turn_base: int | None = None

@@ -62,6 +62,7 @@ class ViewRedaction(QObject):
             return
         self._shown, self._for = None, None
         self.pane.shown = self.page if on else None
+        self.pane.shown_anew = self.anew if on else None
         self.notice.setVisible(on)
         if self.pane.session_id is not None:
             self.pane.paging.reload(keep_position=True)
@@ -75,6 +76,10 @@ class ViewRedaction(QObject):
         if self._shown is None or self._for != key:
             self._shown, self._for = ShownRedaction(self.detectors()), key
         return self._shown
+
+    def anew(self) -> Callable[[list[Message]], list[Message]]:
+        """A redaction of its own (a comparison's: both sides, one numbering)."""
+        return ShownRedaction(self.detectors()).page
 
     def page(self, messages: list[Message]) -> list[Message]:
         """A page redacted (in a worker thread)."""

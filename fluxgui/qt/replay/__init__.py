@@ -61,7 +61,8 @@ class ReplayParts:
         self._show_error = show_error
         self.reviews = reviews
         self.replays = ReplayController(
-            window, bridge, editor, stores, settings, shown=shown, show_error=show_error
+            window, bridge, editor, stores, settings, shown=shown, show_error=show_error,
+            redaction=lambda: pane.shown_anew,
         )
         self.eval_dialog: EvalExportDialog | None = None
 

@@ -63,8 +63,11 @@ class ReplayController(QObject):
         *,
         shown: Callable[[], str | None],
         show_error: Callable[[BaseException], None],
+        redaction: Callable[[], Callable[[], Callable[[list[Message]], list[Message]]] | None] = lambda: None,
     ) -> None:
         super().__init__(parent)
+        #: the conversation pane's ``shown_anew`` (View › Redact on: the comparison redacted)
+        self._redaction = redaction
         self._parent = parent
         self._bridge = bridge
         self._editor = editor
@@ -241,7 +244,7 @@ class ReplayController(QObject):
         if self.compare is not None:
             self.compare.raise_()
             return self.compare
-        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork)
+        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork, shown_anew=self._redaction())
         dialog.setWindowTitle(f"Replay of {show_id(sid)} from turn {turn}")
         note = QLabel(usage_note(outcome), dialog)
         inner = dialog.view.layout()

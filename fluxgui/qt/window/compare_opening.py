@@ -92,11 +92,12 @@ class CompareOpener:
         elif len(ids) == 1 and ids[0] == shown and shown_branch not in (None, MAIN):
             # An AdvancedSQLiteSession session shown on another branch: main against it.
             return open_compare(
-                self._parent, self._bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch
+                self._parent, self._bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch,
+                shown_anew=self._pane.shown_anew,
             )
         elif len(ids) == 1 and self.origin is not None and ids[0] == shown:
             a, b = str(self.origin["session_id"]), ids[0]
         else:
             self._show_error(FluxguiError(NOTHING_TO_COMPARE))
             return None
-        return open_compare(self._parent, self._bridge, store, a, b)
+        return open_compare(self._parent, self._bridge, store, a, b, shown_anew=self._pane.shown_anew)

@@ -243,6 +243,7 @@ class MainWindow(QMainWindow):
             self, self.bridge, self.stores, self.conversation, self.transfers,
             shown=lambda: self._session_id, selected=self.selected_session_ids,
         ), self.actions_by_name)
+        self.actions_by_name["redact"].toggled.connect(lambda _on: self.workspace.redaction_changed())
         self.conversation.currentMessageChanged.connect(lambda _m: self.edits.update_actions())
         self.edits.update_actions()
         # Files dropped anywhere on the window open (local files only; nothing is fetched).

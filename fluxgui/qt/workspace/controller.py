@@ -24,7 +24,7 @@ from fluxgui.core.ports import OpenOptions
 from fluxgui.core.roles import Store
 from fluxgui.core.text import plural
 from fluxgui.services.workspace import Entry, Workspace
-from fluxgui.services.workspace.screen import first_placed
+from fluxgui.services.workspace.screen import first_placed, redacted_placed, redacted_timeline
 from fluxgui.services.workspace.timeline import Placed, Timeline, timeline
 
 from ..dialogs.opening import OpenedStore, OpenRequest
@@ -350,17 +350,25 @@ class WorkspaceController(QObject):
             self._host.forget_shown()
             self._host.conversation.clear("")
             self._host.update_actions()
+        anew = self._host.conversation.shown_anew  # (View › Redact: shown redacted too)
         if self.timeline.session_id != session_id:
             self.timeline.clear(f"Merging {session_id}…")
             # its first turns at once, the whole timeline (counts, split) after
             self._host.bridge.start(
-                FIRST_KEY, first_placed(self.members.service(), session_id),
+                FIRST_KEY, redacted_placed(first_placed(self.members.service(), session_id), anew and anew()),
                 lambda placed: self.timeline.show_first(session_id, placed), self._host.show_error,
             )
         self._host.bridge.start(
-            TIMELINE_KEY, timeline(self.members.service(), session_id), self._on_timeline,
-            self._host.show_error,
+            TIMELINE_KEY, redacted_timeline(timeline(self.members.service(), session_id), anew and anew()),
+            self._on_timeline, self._host.show_error,
         )
+
+    def redaction_changed(self) -> None:
+        """View › Redact turned on or off: the merged timeline shown is read again."""
+        sid = self.timeline.session_id
+        if self.panes.currentWidget() is self.timeline and sid is not None:
+            self.timeline.clear(f"Merging {sid}…")
+            self.show_merged(sid)
 
     def reload(self) -> None:
         """View › Reload in the all-stores list: every store's list read again, the
@@ -415,7 +423,8 @@ class WorkspaceController(QObject):
         store_a, store_b = self._store_of(a), self._store_of(b)
         if sid is None or store_a is None or store_b is None:
             return None
-        return open_compare(self._window, self._host.bridge, store_a, sid, sid, store_b=store_b)
+        return open_compare(self._window, self._host.bridge, store_a, sid, sid, store_b=store_b,
+                            shown_anew=self._host.conversation.shown_anew)
 
     # -- editing the merged view -------------------------------------------------------
 
@@ -428,6 +437,10 @@ class WorkspaceController(QObject):
         window, sid = self._window, self.timeline.session_id
         store = self._store_of(placed.store)
         if store is None or sid is None:
+            return
+        if self._host.conversation.shown is not None:  # (View › Redact) the cards show placeholders
+            QMessageBox.information(window, "Edit message", "The timeline is shown redacted: "
+                                    "turn off View › Redact to edit a message as stored.")
             return
         if not store.can_write:  # read-only, as stores open: offer to reopen it for editing
             asked = QMessageBox.question(
