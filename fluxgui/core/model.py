@@ -7,6 +7,7 @@ shape or malformed JSON becomes ``kind="other"`` with its raw text kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -203,12 +204,22 @@ def unix_time(value: Any) -> float | None:
     return None if text is None else datetime.fromisoformat(text).timestamp()
 
 
+#: SQLite's ``CURRENT_TIMESTAMP`` (and ISO 8601 without a zone or a fraction)
+_PLAIN_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
 @lru_cache(maxsize=1024)
 def _iso_text(value: str, utc: bool) -> str | None:
     # Cached: neighbouring rows share their one-second timestamps.
     text = value.strip()
     if not text:
         return None
+    if _PLAIN_TIME.fullmatch(text):  # (most rows: the string is the answer, once it is a date)
+        try:
+            datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return f"{text[:10]}T{text[11:]}{'+00:00' if utc else ''}"
     try:
         dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:

@@ -325,6 +325,25 @@ def test_iso_time_keeps_an_explicit_zone():
     assert datetime.fromisoformat(out_z).utcoffset() == timedelta(0)
 
 
+def test_iso_time_of_text_is_what_datetime_writes():
+    """The plain ``YYYY-MM-DD HH:MM:SS`` path gives, character for character, what
+    ``datetime`` parses and writes — and ``None`` for what it refuses."""
+    texts = ["2024-05-06 07:08:09", "2024-05-06T07:08:09", " 2024-05-06 07:08:09\n", "2024-02-29 00:00:00",
+             "2023-02-29 00:00:00", "2024-13-01 00:00:00", "2024-01-01 24:00:00", "2024-01-01 23:60:00",
+             "0001-01-01 00:00:00", "9999-12-31 23:59:59", "2024-05-06 07:08:09.5", "2024-05-06 07:08:09Z",
+             "2024-05-06 07:08:09+05:30", "\u0662\u0660\u0662\u0664-05-06 07:08:09", "2024-05-06_07:08:09", ""]
+    for text in texts:
+        for utc in (True, False):
+            stripped = text.strip()
+            try:
+                dt = datetime.fromisoformat(stripped[:-1] + "+00:00" if stripped.endswith("Z") else stripped)
+            except ValueError:
+                want = None
+            else:
+                want = (dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None and utc else dt).isoformat()
+            assert iso_time(text, utc=utc) == want, (text, utc)
+
+
 def test_iso_time_datetime_and_epoch():
     naive = datetime(2024, 1, 2, 3, 4, 5, 678901)
     assert datetime.fromisoformat(iso_time(naive, utc=True)) == naive.replace(tzinfo=timezone.utc)
