@@ -191,3 +191,23 @@ async def test_a_limited_search_stopped_before_the_lower_half_began_opens_no_con
         assert all_ended(halves) and halves[0].connections == 0  # it waited DELAY first
     finally:
         await backend.close()
+
+
+async def test_a_split_search_leaves_the_store_files_as_they_were(
+    tmp_path: Path, halves: list[scansplit.LowerHalf]
+) -> None:
+    # flux writes WAL; with no -wal beside it the store opens read-write, so that SQLite
+    # removes the -wal and -shm it makes: the second reader opens it so too
+    folder = tmp_path / "store"
+    folder.mkdir()
+    path = folder / "store.db"
+    await write_sqlite("flux", path)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert set(before) == {"store.db"}
+    store = await open_store(str(path))
+    try:
+        found = await scan(store, "then more")
+        assert found.hits and halves and halves[-1].connections == 1
+    finally:
+        await store.close()
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
