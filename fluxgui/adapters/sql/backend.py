@@ -134,5 +134,10 @@ class Backend(ABC):
         """The local files that hold the database (none for a server)."""
         return []
 
+    def second_reader(self) -> str | None:
+        """A URI another ``sqlite3`` connection reads this database by, read-only (SQLite
+        files; ``None``: none can be had, as on a server)."""
+        return None
+
     @abstractmethod
     async def close(self) -> None: ...

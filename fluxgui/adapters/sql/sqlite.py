@@ -144,6 +144,7 @@ class SqliteBackend(Backend):
         self.writable = writable
         self._tables: dict[str, list[str]] | None = None
         self._copy: Path | None = None  # a private copy being read instead of ``path``
+        self._uri: str | None = None  # what opened it (the file it reads: ``path`` or the copy)
         self._text = TextMode(conn)
 
     @classmethod
@@ -194,6 +195,7 @@ class SqliteBackend(Backend):
                 # Reading the schema proves the file is a database and not encrypted/corrupt.
                 backend = cls(conn, path, writable)
                 backend._copy = copy
+                backend._uri = open_uri.replace("mode=rwc", "mode=rw")
                 backend._tables = await backend._read_tables()
             except (sqlite3.Error, FluxguiError) as exc:
                 await conn.close()
@@ -279,6 +281,11 @@ class SqliteBackend(Backend):
 
     def local_paths(self) -> list[Path]:
         return [self.path]
+
+    def second_reader(self) -> str | None:
+        # The same file as this connection reads, the same way (``query_only`` set by the
+        # reader: a writable store's file is read, never written, by it).
+        return self._uri
 
     def location(self) -> str:
         from fluxgui.core.storekey import path_location

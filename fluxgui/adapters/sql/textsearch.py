@@ -146,12 +146,17 @@ async def candidates(
     SQLite plans no such guess: it walks the key backwards, testing each row, and the
     rows stream from the newest — with a ``limit``, that many and one more at a time: it
     stops reading there (a batch of 500 made it read on, through the whole table for a
-    text with fewer matches)."""
+    text with fewer matches); a big table's lower half is read meanwhile by a second
+    connection (:mod:`.scansplit`)."""
     order = " ORDER BY id DESC"
     if backend.dialect == "sqlite":
-        sql = f"SELECT {columns} FROM {table} WHERE {cond}{order}"
-        size = 500 if limit is None else limit + 1
-        async with contextlib.aclosing(_messages(backend, sql, params, convert, size)) as batches:
+        from .scansplit import newest_first  # (two connections read a big table's halves)
+
+        async def as_batch(rows: list[tuple[Any, ...]]) -> list[tuple[str, Message]]:
+            return await as_messages(rows, convert)
+
+        scan = newest_first(backend, table, columns, cond, params, as_batch, limit)
+        async with contextlib.aclosing(scan) as batches:
             async for batch in batches:
                 yield batch
         return
