@@ -7,16 +7,22 @@ commands therefore do no work themselves: Undo writes ``change.inverse()``, Redo
 change again, each also one transaction, and the stack moves only when the write
 succeeded. A write that fails (the store changed meanwhile, the server went away) leaves
 the stack where it was and the window re-reads what the store really holds.
+
+In a workspace the stack outlives a change of the current store: each command remembers
+its store's target, and undoing (or redoing) one of another store of the workspace makes
+that store current first (:attr:`Editor.workspace_store`, :attr:`Editor.switch_to`). A
+store that is no longer open takes its commands with it: the stack is emptied then.
 """
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from fluxgui.core.errors import FluxguiError
 from fluxgui.services import edits
 from fluxgui.services.edits import AnyChange
 from fluxgui.core.roles import Store
@@ -29,9 +35,11 @@ KEY = "edit"
 class ChangeCommand(QUndoCommand):
     """A change already written to the store (undo/redo are done by :class:`Editor`)."""
 
-    def __init__(self, change: AnyChange) -> None:
+    def __init__(self, change: AnyChange, target: str | None = None) -> None:
         super().__init__(change.label)
         self.change = change
+        #: the target of the store it was written to (``None``: a store of its own)
+        self.target = target
 
     def redo(self) -> None:  # the write happened before the stack moved
         pass
@@ -59,6 +67,10 @@ class Editor(QObject):
         self._target: str | None = None
         self.stack = QUndoStack(self)
         self._pending: tuple[str, ChangeCommand | None] | None = None
+        #: the open store of the workspace with this target (``None``: none is open)
+        self.workspace_store: Callable[[str], Store | None] = lambda _target: None
+        #: makes a store of the workspace the current one (set by the window)
+        self.switch_to: Callable[[Store], None] | None = None
         #: what the last change applied was: "do", "undo" or "redo"
         self.last_applied = "do"
 
@@ -76,9 +88,11 @@ class Editor(QObject):
 
     def set_store(self, store: Store | None) -> None:
         """Edit ``store`` from now on. The undo stack stays when the same target is
-        reopened (read-only ↔ writable) and is emptied for another target."""
+        reopened (read-only ↔ writable) or another store of the workspace becomes current
+        while this one stays open, and is emptied else."""
         target = store.target if store is not None else None
-        if target != self._target:
+        if target != self._target and (store is None or self._target is None
+                                       or self.workspace_store(self._target) is None):
             self.stack.clear()
         self._store, self._target = store, target
         if self._pending is not None:
@@ -109,14 +123,42 @@ class Editor(QObject):
         command = self.stack.command(index) if 0 <= index < self.stack.count() else None
         return isinstance(command, ChangeCommand) and isinstance(command.change, edits.OwnStoreChange)
 
-    def undo(self) -> bool:
-        store = self._store
-        if self._pending is not None or not self.stack.canUndo():
+    def elsewhere_next(self, *, undo: bool) -> bool:
+        """What Undo (or Redo) would write now is a change of another store of the
+        workspace, open and writable: it needs no editing on in the current one."""
+        index = self.stack.index() - (1 if undo else 0)
+        command = self.stack.command(index) if 0 <= index < self.stack.count() else None
+        if not isinstance(command, ChangeCommand) or command.target in (None, self._target):
             return False
-        if store is None and not self.own_store_next(undo=True):
+        other = self.workspace_store(command.target)
+        return other is not None and other.can_write
+
+    def _own_store_of(self, command: ChangeCommand) -> bool:
+        """Make the store ``command`` was written to the current one when another store of
+        the workspace is; ``False`` (the stack emptied, ``failed`` told) when it is no
+        longer open."""
+        if command.target is None or command.target == self._target:
+            return True
+        other = self.workspace_store(command.target)
+        if other is None or self.switch_to is None:
+            what = command.text()
+            self.stack.clear()  # (deletes the commands)
+            self.failed.emit(FluxguiError(f"{what!r} was written to a store that is no longer open: "
+                                          "it cannot be undone or redone here"))
+            return False
+        self.switch_to(other)
+        return self._target == command.target
+
+    def undo(self) -> bool:
+        if self._pending is not None or not self.stack.canUndo():
             return False
         command = self.stack.command(self.stack.index() - 1)
         assert isinstance(command, ChangeCommand)
+        if not self._own_store_of(command):
+            return False
+        store = self._store
+        if store is None and not self.own_store_next(undo=True):
+            return False
         self._set_pending(("undo", command))
         self._bridge.start(
             KEY, edits.undo(store, command.change), self._on_written, self._on_write_failed
@@ -124,13 +166,15 @@ class Editor(QObject):
         return True
 
     def redo(self) -> bool:
-        store = self._store
         if self._pending is not None or not self.stack.canRedo():
-            return False
-        if store is None and not self.own_store_next(undo=False):
             return False
         command = self.stack.command(self.stack.index())
         assert isinstance(command, ChangeCommand)
+        if not self._own_store_of(command):
+            return False
+        store = self._store
+        if store is None and not self.own_store_next(undo=False):
+            return False
         self._set_pending(("redo", command))
         self._bridge.start(
             KEY, edits.redo(store, command.change), self._on_written, self._on_write_failed
@@ -150,7 +194,8 @@ class Editor(QObject):
         self._set_pending(None)
         self.last_applied = what
         if what == "do":
-            self.stack.push(ChangeCommand(result))
+            own = isinstance(result, edits.OwnStoreChange)
+            self.stack.push(ChangeCommand(result, None if own else self._target))
             self.applied.emit(result)
         elif what == "undo":
             # What was written may differ from the inverse asked for (a Conversations

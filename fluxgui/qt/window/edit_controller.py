@@ -151,8 +151,8 @@ class EditController:
             ),
             can_clear=writable and edits.blocked_reason(self._host.stores.store, need="clear") is None,
             can_fork=writable and edits.blocked_reason(self._host.stores.store, need="fork") is None,
-            own_undo=not editor.running and editor.own_store_next(undo=True),
-            own_redo=not editor.running and editor.own_store_next(undo=False),
+            own_undo=not editor.running and (editor.own_store_next(undo=True) or editor.elsewhere_next(undo=True)),
+            own_redo=not editor.running and (editor.own_store_next(undo=False) or editor.elsewhere_next(undo=False)),
         )
         for name, on in edits.enabled_actions(state).items():
             if name in actions:
@@ -195,12 +195,12 @@ class EditController:
 
     def undo(self) -> None:
         editor = self._host.editor
-        if editor.can_edit or editor.own_store_next(undo=True):
+        if editor.can_edit or editor.own_store_next(undo=True) or editor.elsewhere_next(undo=True):
             editor.undo()
 
     def redo(self) -> None:
         editor = self._host.editor
-        if editor.can_edit or editor.own_store_next(undo=False):
+        if editor.can_edit or editor.own_store_next(undo=False) or editor.elsewhere_next(undo=False):
             editor.redo()
 
     def clear_session(self, session_id: str | None = None) -> None:

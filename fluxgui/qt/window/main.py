@@ -231,6 +231,8 @@ class MainWindow(QMainWindow):
             self.watcher.changed, self.edits.update_actions, self.show_error, self.expect_selection,
             self.list_sessions, self.forget_shown, self.show_session,
         ), self.actions_by_name)
+        self.editor.workspace_store = self.workspace.members.store_with_target
+        self.editor.switch_to = self.workspace.switch_to
         self.conversation.menu_hook = self.edits.conversation_menu
         # Replay from Here… (after the edit actions) and File › Export Eval Dataset… (issue 38).
         self.replay = install_replay(ReplayParts(

@@ -260,6 +260,17 @@ class WorkspaceController(QObject):
             self.follow()
         self._host.bridge.start(f"close:{id(gone.store):x}", gone.store.close())
 
+    def switch_to(self, store: Store) -> None:
+        """Make ``store`` current for an undo of its change: the chips follow; the
+        all-stores list stays."""
+        member = self.members.member_of(store)
+        if member is None or member.store is self._host.stores.store:
+            return
+        if self.lists.currentWidget() is self.view:
+            self._host.stores.make_current(store, listed=False)
+        else:
+            self.choose(member.label)
+
     def _store_of(self, label: str) -> Store | None:
         member = self.members.member(label)
         return member.store if member is not None else None

@@ -58,6 +58,10 @@ class WindowWorkspace:
     def member(self, label: str) -> WindowMember | None:
         return next((m for m in self.members if m.label == label), None)
 
+    def store_with_target(self, target: str) -> Store | None:
+        """The open store opened from ``target`` (the window's undo of its change)."""
+        return next((m.store for m in self.members if m.store.target == target), None)
+
     def colour(self, label: str) -> str:
         labels = self.labels
         return COLOURS[labels.index(label) % len(COLOURS)] if label in labels else "#888888"
