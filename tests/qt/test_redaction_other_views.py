@@ -93,9 +93,11 @@ def test_the_merged_timeline_is_shown_redacted_and_refuses_edits(qtbot, window, 
     window.actions_by_name["redact"].setChecked(True)
     qtbot.waitUntil(lambda: ws.timeline.line is not None and "[OPENAI_KEY_1]" in texts(), timeout=20_000)
     assert KEY not in texts() and EMAIL not in texts() and "[EMAIL_1]" in texts()
+    assert "Shown redacted" in ws.timeline.header.text() and not ws.timeline.edit_button.isEnabled()
     told: list[str] = []
     monkeypatch.setattr(QMessageBox, "information", staticmethod(lambda _p, _t, text: told.append(text)))
     ws.edit(ws.timeline.model.placed[-1])
     assert told and "shown redacted" in told[0]
     window.actions_by_name["redact"].setChecked(False)
     qtbot.waitUntil(lambda: ws.timeline.line is not None and KEY in texts(), timeout=20_000)
+    assert "Shown redacted" not in ws.timeline.header.text() and ws.timeline.edit_button.isEnabled()

@@ -362,6 +362,7 @@ class WorkspaceController(QObject):
             self._host.conversation.clear("")
             self._host.update_actions()
         anew = self._host.conversation.shown_anew  # (View › Redact: shown redacted too)
+        self.timeline.redacted = anew is not None
         if self.timeline.session_id != session_id:
             self.timeline.clear(f"Merging {session_id}…")
             # its first turns at once, the whole timeline (counts, split) after

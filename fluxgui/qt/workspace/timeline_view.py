@@ -140,6 +140,8 @@ class TimelineView(QWidget):
         self.setObjectName("mergedTimeline")
         self.session_id: str | None = None
         self.line: Timeline | None = None
+        #: the timeline is shown redacted (View › Redact): the header says so, Edit waits
+        self.redacted = False
         self.header = QLabel(self)
         self.header.setObjectName("mergedHeader")
         self.header.setWordWrap(True)
@@ -204,7 +206,10 @@ class TimelineView(QWidget):
             head += f"<br><span style='color:#c0392b'>Split: {html.escape(finding['detail'])}</span>"
         if line.uncertain:
             head += f"<br><span style='color:#d9822b'>⚠ Some turns have the same time in several stores: their {UNCERTAIN}.</span>"
+        if self.redacted:
+            head += "<br><i>Shown redacted (View › Redact): placeholders stand for secrets and personal data.</i>"
         self.header.setText(head)
+        self.edit_button.setEnabled(not self.redacted)
         menu = self.compare_button.menu()
         menu.clear()
         for i, a in enumerate(line.stores):
