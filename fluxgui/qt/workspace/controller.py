@@ -86,11 +86,11 @@ class WorkspaceController(QObject):
         #: is on the first page, else nothing (it may be gone)
         self._keep: str | None = None
         self.watchers = MemberWatchers(self)
-        self.watchers.changed.connect(self._on_members_changed)
+        self.watchers.changed.connect(self._on_changed)
         self._place()
         self._host.stores.followers.append(self.follow)
         # live refresh: the current store by the window's watcher, the others by these
-        host.store_changed.connect(self._on_store_changed)
+        host.store_changed.connect(self._on_changed)
 
     # -- building ------------------------------------------------------------------
 
@@ -391,31 +391,26 @@ class WorkspaceController(QObject):
         item = self.model.listed(row) if row >= 0 else None
         self._keep = item.id if item is not None else None
         self.model.set_workspace(self.members.service(), self.model.search_text)
+        self._timeline_again()
+
+    def _timeline_again(self) -> None:
+        """The merged timeline shown (if one is) read again."""
         if self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
             self.show_merged(self.timeline.session_id)
 
     def _watch(self) -> None:
         """While the all-stores list shows, every store but the current one (the window
         watches that) is watched; else none."""
-        current = self._host.stores.store
-        every = self.lists.currentWidget() is self.view and len(self.members) > 1
-        self.watchers.watch([(m.label, m.store) for m in self.members.members if every and m.store is not current])
+        every = self.lists.currentWidget() is self.view
+        self.watchers.follow(self.members.members, self._host.stores.store, every=every)
 
-    def _on_store_changed(self) -> None:
-        """The window's watcher: the current store changed."""
-        here = self.members.member_of(self._host.stores.store)
-        if self.lists.currentWidget() is self.view and here is not None:
-            self.watchers.tell(here.label)  # (told once with the other stores' changes)
-        elif self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
-            self.show_merged(self.timeline.session_id)
-
-    def _on_members_changed(self, _labels: list[str]) -> None:
-        """Stores of the workspace changed: the all-stores list (and the merged timeline
-        shown) read again, the selected row kept."""
+    def _on_changed(self, *_labels: object) -> None:
+        """A store of the workspace changed (the window's watcher tells of the current
+        one): the all-stores list and the merged timeline shown are read again."""
         if self.lists.currentWidget() is self.view:
             self.reload()
-        elif self.panes.currentWidget() is self.timeline and self.timeline.session_id is not None:
-            self.show_merged(self.timeline.session_id)
+        else:
+            self._timeline_again()
 
     def _on_timeline(self, line: Timeline) -> None:
         self.timeline.show_timeline(line)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -60,17 +61,20 @@ class MemberWatchers(QObject):
             self._watchers[key] = (label, watcher)
             watcher.set_store(store)
 
-    def tell(self, label: str) -> None:
-        """A change seen elsewhere (the current store's own watcher), told with the rest."""
-        if label not in self._changed:
-            self._changed.append(label)
-        if not self._settle.isActive():
-            self._settle.start()
+    def follow(self, members: Sequence[Any], current: Store | None, *, every: bool) -> None:
+        """Watch the ``members`` (``label``, ``store``) but the ``current`` store while
+        ``every`` store's sessions are listed (and more than one is open); else none."""
+        shown = every and len(members) > 1
+        self.watch([(m.label, m.store) for m in members if shown and m.store is not current])
 
     def _on_changed(self, key: int) -> None:
         held = self._watchers.get(key)
-        if held is not None:
-            self.tell(held[0])
+        if held is None:
+            return
+        if held[0] not in self._changed:
+            self._changed.append(held[0])
+        if not self._settle.isActive():
+            self._settle.start()
 
     def _tell(self) -> None:
         labels, self._changed = self._changed, []
