@@ -10,7 +10,7 @@ exact and escapes the characters a terminal might obey.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fluxgui.core.visible import visible
@@ -78,11 +78,21 @@ def print_message(out: TextIO, m: Message) -> None:
     badges = "".join(f" [{b}]" for b in message_badges(m))
     out.write(f"{one_line(m.label, 80)} {one_line(m.created_at or '-', 60)} {one_line(m.role, 60)}{kind}{badges}\n")
     text = f"(compacted history: {compaction_summary(m)}; opaque)" if is_compaction(m) else m.text
-    out.writelines(f"    {line}\n" for line in visible(text or "").split("\n"))
+    out.writelines(f"    {line}\n" for line in lines(visible(text or "")))
     for call in message_calls(m):  # OpenAI-chat-style calls a flux row keeps in its metadata
         ident = f" {one_line(call.call_id, 80)}" if call.call_id else ""
         out.write(f"    [tool call {one_line(call.name or '?', 80)}{ident}]\n")
-        out.writelines(f"      {line}\n" for line in visible(call.arguments).split("\n"))
+        out.writelines(f"      {line}\n" for line in lines(visible(call.arguments)))
+
+
+def lines(text: str) -> Iterator[str]:
+    """``text.split("\n")``, a line at a time (a 50 MB message is not held again as a
+    list of its lines)."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
 
 
 def size(n: int) -> str:

@@ -61,3 +61,17 @@ def test_bidi_controls_in_ids_are_markers_in_ls_and_in_a_markdown_export(tmp_pat
     # --json keeps the ids exact (escaped)
     ids = sorted(s["id"] for s in strict(run_cli("ls", "--json", str(db)).stdout)["sessions"])
     assert ids == sorted(BIDI_IDS)
+
+
+def test_show_prints_every_line_of_a_message_as_split_would(tmp_path: Path) -> None:
+    """``show`` writes a message's lines one at a time (a huge one is not held again as a
+    list of lines): the printed body is the text's lines, empty ones and the last kept."""
+    from fluxgui.cli.output import lines
+
+    for text in ["", "a", "a\n", "\n", "a\nb", "a\n\nb\n", "\n\n", "x" * 10 + "\n" * 3]:
+        assert list(lines(text)) == text.split("\n"), text
+    path = tmp_path / "agents.db"
+    body = "first\n\nthird\n"
+    write_agents(path, {"s": [{"role": "user", "content": body}]})
+    out = ok_lines(run_cli("show", str(path), "s"))
+    assert out[-4:] == ["    first", "    ", "    third", "    "] and out[-5].startswith("#1 ")
