@@ -150,7 +150,10 @@ async def window_run(path: Path, trace: float | None) -> dict[str, Any]:
     start(probe)
     t0 = time.perf_counter()
     window.show_session("huge")
-    await until(lambda: pane.session_id == "huge" and pane.loaded_count > 0 and not window.bridge.busy)
+    await until(lambda: pane.session_id == "huge" and pane.loaded_count > 0)
+    await first_paint(pane.view.viewport())
+    out["first_cards"] = time.perf_counter() - t0  # (the background checks may still run)
+    await until(lambda: not window.bridge.busy)
     await first_paint(pane.view.viewport())
     out["first_screen"] = time.perf_counter() - t0
 
@@ -290,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                 ok1, ok2 = r["first_screen"] <= FIRST_SCREEN_S, r["stall"] <= STALL_MS
                 print(f"  {'window: first screen of session huge':<44} {r['first_screen'] * 1000:>8.0f} ms"
                       f"   target ≤ {FIRST_SCREEN_S * 1000:.0f} ms → {'OK' if ok1 else 'OVER'}")
+                print(f"  {'window: its first cards painted':<44} {r['first_cards'] * 1000:>8.0f} ms"
+                      "   (the figure above waits for every background task too)")
                 print(f"  {'window: longest stall (until idle 2 s)':<44} {r['stall']:>8.1f} ms"
                       f"   target ≤ {STALL_MS:.0f} ms → {'OK' if ok2 else 'OVER'}"
                       f" ({r['over_frame']} stalls > 16 ms)")
