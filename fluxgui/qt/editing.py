@@ -116,24 +116,28 @@ class Editor(QObject):
         self._bridge.start(KEY, coro, self._on_written, self._on_write_failed)
         return True
 
+    def _next(self, *, undo: bool) -> ChangeCommand | None:
+        """The command Undo (or Redo) would write now (``None``: none)."""
+        index = self.stack.index() - (1 if undo else 0)
+        command = self.stack.command(index) if 0 <= index < self.stack.count() else None
+        return command if isinstance(command, ChangeCommand) else None
+
     def own_store_next(self, *, undo: bool) -> bool:
         """What Undo (or Redo) would write now is a change of a store of its own (a
         consolidation's destination): it needs neither the window's store nor editing on."""
-        index = self.stack.index() - (1 if undo else 0)
-        command = self.stack.command(index) if 0 <= index < self.stack.count() else None
-        return isinstance(command, ChangeCommand) and isinstance(command.change, edits.OwnStoreChange)
+        command = self._next(undo=undo)
+        return command is not None and isinstance(command.change, edits.OwnStoreChange)
 
     def elsewhere_next(self, *, undo: bool) -> bool:
         """What Undo (or Redo) would write now is a change of another store of the
         workspace, open and writable: it needs no editing on in the current one."""
-        index = self.stack.index() - (1 if undo else 0)
-        command = self.stack.command(index) if 0 <= index < self.stack.count() else None
-        if not isinstance(command, ChangeCommand) or command.target in (None, self._target):
+        command = self._next(undo=undo)
+        if command is None or command.target in (None, self._target):
             return False
         other = self.workspace_store(command.target)
         return other is not None and other.can_write
 
-    def _own_store_of(self, command: ChangeCommand) -> bool:
+    def _go_to_store_of(self, command: ChangeCommand) -> bool:
         """Make the store ``command`` was written to the current one when another store of
         the workspace is; ``False`` (the stack emptied, ``failed`` told) when it is no
         longer open."""
@@ -150,35 +154,24 @@ class Editor(QObject):
         return self._target == command.target
 
     def undo(self) -> bool:
-        if self._pending is not None or not self.stack.canUndo():
-            return False
-        command = self.stack.command(self.stack.index() - 1)
-        assert isinstance(command, ChangeCommand)
-        if not self._own_store_of(command):
-            return False
-        store = self._store
-        if store is None and not self.own_store_next(undo=True):
-            return False
-        self._set_pending(("undo", command))
-        self._bridge.start(
-            KEY, edits.undo(store, command.change), self._on_written, self._on_write_failed
-        )
-        return True
+        return self._step(undo=True)
 
     def redo(self) -> bool:
-        if self._pending is not None or not self.stack.canRedo():
-            return False
-        command = self.stack.command(self.stack.index())
-        assert isinstance(command, ChangeCommand)
-        if not self._own_store_of(command):
+        return self._step(undo=False)
+
+    def _step(self, *, undo: bool) -> bool:
+        """Write the inverse of the command before the stack's index (``undo``) or the
+        command at it again; the stack moves once it is written."""
+        command = self._next(undo=undo)
+        if self._pending is not None or command is None or not self._go_to_store_of(command):
             return False
         store = self._store
-        if store is None and not self.own_store_next(undo=False):
+        if store is None and not isinstance(command.change, edits.OwnStoreChange):
             return False
-        self._set_pending(("redo", command))
-        self._bridge.start(
-            KEY, edits.redo(store, command.change), self._on_written, self._on_write_failed
-        )
+        what = "undo" if undo else "redo"
+        self._set_pending((what, command))
+        write = edits.undo if undo else edits.redo
+        self._bridge.start(KEY, write(store, command.change), self._on_written, self._on_write_failed)
         return True
 
     def _set_pending(self, pending: tuple[str, ChangeCommand | None] | None) -> None:
