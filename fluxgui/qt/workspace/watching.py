@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from fluxgui.core.roles import Store
 
 from ..watch import StoreWatcher
+
+if TYPE_CHECKING:
+    from .members import WindowMember
 
 #: changes within this many milliseconds of the first are told once
 SETTLE_MS = 150
@@ -61,7 +64,7 @@ class MemberWatchers(QObject):
             self._watchers[key] = (label, watcher)
             watcher.set_store(store)
 
-    def follow(self, members: Sequence[Any], current: Store | None, *, every: bool) -> None:
+    def follow(self, members: Sequence[WindowMember], current: Store | None, *, every: bool) -> None:
         """Watch the ``members`` (``label``, ``store``) but the ``current`` store while
         ``every`` store's sessions are listed (and more than one is open); else none."""
         shown = every and len(members) > 1
