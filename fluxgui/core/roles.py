@@ -18,7 +18,7 @@ This module is pure Python: the layers above depend on it, the adapters implemen
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeAlias
@@ -47,6 +47,8 @@ ROLES: dict[str, str] = {
 
 #: pages of messages to write, as they are read (from a store, or from a file)
 Pages: TypeAlias = "AsyncIterator[list[Message]] | Iterator[list[Message]]"
+#: what a page of messages goes through before it is shown or written (redaction)
+PageTransform: TypeAlias = "Callable[[list[Message]], list[Message]]"
 
 Role = Literal[
     "editor", "writer", "forks", "branches", "usage", "feed", "text_filter", "server_index", "rows"

@@ -17,10 +17,9 @@ per turn, where any does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import PageTransform, Store, refuse
 from fluxgui.core.diff import Comparison, TurnDiff, compare_messages
 from fluxgui.core.display import kind_label
 from fluxgui.core.errors import BranchNotFound, FluxguiError, show_id
@@ -111,7 +110,7 @@ async def _collect(pages: Any, session_id: str, limit: int) -> list[Message]:
 async def compare_sessions(
     store_a: Store, session_a: str, store_b: Store | None = None, session_b: str | None = None,
     *, branch_a: str | None = None, branch_b: str | None = None, max_messages: int = MAX_MESSAGES,
-    transform: Callable[[list[Message]], list[Message]] | None = None,
+    transform: PageTransform | None = None,
 ) -> Comparison:
     """Compare session ``session_a`` of ``store_a`` with ``session_b`` of ``store_b``.
 

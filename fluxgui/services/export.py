@@ -23,16 +23,13 @@ from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync
 from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionPage
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 
 from .outputs import check_output
 
 #: a session's review, by session id: the lines a transcript shows under its title, and
 #: the record JSON and JSONL carry (``None``: none)
 Annotate = Callable[[str], Awaitable[tuple[list[str], dict[str, Any] | None]]]
-#: a change made to each page of messages before it is written (redaction: run in the
-#: writer's thread; it may leave messages out)
-Transform = Callable[[list[Message]], list[Message]]
 #: for each stored row of a page (its text columns), whether ``transform`` leaves it as it
 #: is (such rows keep the fast path straight from the rows; the others are read as
 #: Messages)
@@ -71,15 +68,16 @@ async def export_to_stream(
     progress: Progress | None = None,
     title: str = "",
     annotate: Annotate | None = None,
-    transform: Transform | None = None,
+    transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
     each session's review results, when asked for: the lines the Markdown and HTML
     transcripts show under its title, the record JSON and JSONL carry. ``transform``
-    changes each page before it is written (redaction); ``unchanged(rows)`` tells the
-    stored rows it would leave as they are."""
+    changes each page before it is written (redaction: in the writer's thread, and it may
+    leave messages out); ``unchanged(rows)`` tells the stored rows it would leave as they
+    are."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -182,7 +180,7 @@ class _Run:
         self._rows = self._chars = 0  # read so far
         self._group: list[SessionInfo] = []
         self._grouped = 0
-        self.transform: Transform | None = None
+        self.transform: PageTransform | None = None
         self.unchanged: Unchanged | None = None
 
     async def add(self, info: SessionInfo) -> None:
@@ -299,7 +297,7 @@ class _Pipeline:
 
 
 def _transformed(
-    writer: ExportWriter, transform: Transform, unchanged: Unchanged | None, page: list[Message] | RowPage
+    writer: ExportWriter, transform: PageTransform, unchanged: Unchanged | None, page: list[Message] | RowPage
 ) -> None:
     if not isinstance(page, RowPage):
         writer.messages(transform(page))
@@ -343,7 +341,7 @@ async def export_sessions(
     title: str = "",
     force: bool = False,
     annotate: Annotate | None = None,
-    transform: Transform | None = None,
+    transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
@@ -411,7 +409,7 @@ async def _export_through(
     progress: Progress | None,
     title: str,
     annotate: Annotate | None = None,
-    transform: Transform | None = None,
+    transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there

@@ -16,14 +16,14 @@ when unknown). Export is :mod:`fluxgui.services.export`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
-from fluxgui.core.roles import Pages, Store, refuse
+from fluxgui.core.roles import PageTransform, Pages, Store, refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -298,7 +298,7 @@ async def copy_sessions(
     rename: bool = False,
     progress: Progress | None = None,
     drop_unreadable: bool = False,
-    transform: Callable[[list[Message]], list[Message]] | None = None,
+    transform: PageTransform | None = None,
 ) -> TransferResult:
     """Copy sessions (None: all) from ``source`` into ``dest``, converting the format
     where they differ; one transaction per session. The sessions are listed first (an
@@ -330,7 +330,7 @@ async def copy_sessions(
 
 
 async def _changed(
-    pages: AsyncIterator[list[Message]], transform: Callable[[list[Message]], list[Message]]
+    pages: AsyncIterator[list[Message]], transform: PageTransform
 ) -> AsyncGenerator[list[Message], None]:
     """``pages``, each changed by ``transform`` in a worker thread (empty ones left out)."""
     async for page in pages:

@@ -8,8 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
 
 from fluxgui.core.diff import Comparison
-from fluxgui.core.model import Message
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
 from ..screen_fit import fit_to_screen
@@ -55,7 +54,7 @@ def open_compare(
     store_b: Store | None = None,
     branch_a: str | None = None,
     branch_b: str | None = None,
-    shown_anew: Callable[[], Callable[[list[Message]], list[Message]]] | None = None,
+    shown_anew: Callable[[], PageTransform] | None = None,
 ) -> CompareDialog:
     """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
     and ``store_b``), start the comparison and return the window. It deletes itself when

@@ -13,8 +13,6 @@ F7 / Shift+F7 (and the buttons) go to the next / previous turn that is not the s
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
@@ -29,9 +27,8 @@ from PySide6.QtWidgets import (
 
 from fluxgui.core.compare_rows import side_text, summary_text
 from fluxgui.core.diff import Comparison
-from fluxgui.core.model import Message
 from fluxgui.services.compare import compare_sessions
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
 from ..widgets import ElidedLabel
@@ -121,7 +118,7 @@ class CompareView(QWidget):
         *,
         branch_a: str | None = None,
         branch_b: str | None = None,
-        transform: Callable[[list[Message]], list[Message]] | None = None,
+        transform: PageTransform | None = None,
     ) -> None:
         """Compare two sessions (``store_b`` defaults to ``store_a``) off the UI thread;
         ``compared`` or ``failed`` follows. A comparison still loading is cancelled.

@@ -27,7 +27,7 @@ from fluxgui.core.pairing import ToolPairs
 from fluxgui.core.text import plural, session_label
 from fluxgui.core.visible import visible
 from fluxgui.services.live import PAGE_SIZE
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
@@ -100,10 +100,10 @@ class ConversationPane(QWidget):
         self.menu_hook: Callable[[QMenu, Message | None], None] | None = None
         #: what each loaded page goes through before it is shown (in a worker thread;
         #: View › Redact: the messages redacted, as many as given); ``None``: as stored
-        self.shown: Callable[[list[Message]], list[Message]] | None = None
+        self.shown: PageTransform | None = None
         #: while :attr:`shown` redacts: makes a redaction of its own for another view of
         #: the store's text (a comparison), its placeholders numbered from 1
-        self.shown_anew: Callable[[], Callable[[list[Message]], list[Message]]] | None = None
+        self.shown_anew: Callable[[], PageTransform] | None = None
         # Turn numbers: user messages before the first loaded one (None: being counted)
         # and each loaded user message's number (None: to be worked out again).
         self._turn_base: int | None = None

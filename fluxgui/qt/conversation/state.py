@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.pairing import ToolPairs
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 from fluxgui.services.find import Found
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class PaneState(Protocol):
     find_bar: FindBar
 
     menu_hook: Callable[[QMenu, Message | None], None] | None
-    shown: Callable[[list[Message]], list[Message]] | None  # a page's transform (redaction)
+    shown: PageTransform | None  # a page's transform (redaction)
     viewer: Any
 
     @property

@@ -20,6 +20,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QToolTip
 
 from fluxgui.core.model import Message
+from fluxgui.core.roles import PageTransform
 from fluxgui.services.redaction import Detectors
 from fluxgui.services.redaction.review import ShownRedaction, kind_label
 
@@ -77,7 +78,7 @@ class ViewRedaction(QObject):
             self._shown, self._for = ShownRedaction(self.detectors()), key
         return self._shown
 
-    def anew(self) -> Callable[[list[Message]], list[Message]]:
+    def anew(self) -> PageTransform:
         """A redaction of its own (a comparison's: both sides, one numbering)."""
         return ShownRedaction(self.detectors()).page
 

@@ -22,7 +22,7 @@ from .progress import ReplayProgress, usage_line
 from .settings_dialog import ReplayDialog
 
 if TYPE_CHECKING:
-    from fluxgui.core.roles import Store
+    from fluxgui.core.roles import PageTransform, Store
     from fluxgui.services.replay import ReplayOptions
     from fluxgui.services.replay.support import ReplayOutcome
 
@@ -63,7 +63,7 @@ class ReplayController(QObject):
         *,
         shown: Callable[[], str | None],
         show_error: Callable[[BaseException], None],
-        redaction: Callable[[], Callable[[], Callable[[list[Message]], list[Message]]] | None] = lambda: None,
+        redaction: Callable[[], Callable[[], PageTransform] | None] = lambda: None,
     ) -> None:
         super().__init__(parent)
         #: the conversation pane's ``shown_anew`` (View › Redact on: the comparison redacted)

@@ -8,15 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fluxgui.core.errors import KeyNeeded, TargetError
 from fluxgui.core.files import part_name
-from fluxgui.core.model import Message
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import PageTransform, Store
 
 from ..doctor.reading import read_messages
 from ..outputs import check_output
@@ -102,7 +101,7 @@ def _review_meta(review: Any) -> dict[str, Any]:
 async def collect(
     store: Store, session_ids: Sequence[str] = (), *, flt: EvalFilter | None = None,
     reviews: Any = None, key: str = "", label: str | None = None,
-    transform: Callable[[list[Message]], list[Message]] | None = None,
+    transform: PageTransform | None = None,
 ) -> tuple[list[EvalItem], EvalResult]:
     """The items of the chosen sessions, and the counts. ``transform`` changes each
     session's messages before their items are made (redaction)."""
@@ -131,7 +130,7 @@ async def collect(
 async def export_eval(
     store: Store, path: Path, fmt: str, session_ids: Sequence[str] = (), *,
     flt: EvalFilter | None = None, reviews: Any = None, key: str = "", label: str | None = None,
-    force: bool = False, transform: Callable[[list[Message]], list[Message]] | None = None,
+    force: bool = False, transform: PageTransform | None = None,
 ) -> EvalResult:
     """Write the eval dataset of the chosen sessions to ``path`` (see the module);
     ``transform``: see :func:`collect`."""

@@ -24,12 +24,13 @@ import re
 import threading
 from bisect import bisect_right
 from itertools import accumulate
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fluxgui.adapters.encryption import is_envelope
 from fluxgui.core.model import Message
+from fluxgui.core.roles import PageTransform
 
 from . import secrets
 from .detect import CONTEXTUAL, Detectors, _disjoint
@@ -300,6 +301,6 @@ class Redactor:
             )
         return out
 
-    def transform(self) -> Callable[[list[Message]], list[Message]]:
+    def transform(self) -> PageTransform:
         """:meth:`page`, as the message transform an export or a copy takes."""
         return self.page

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.model import Message
-from fluxgui.core.roles import Store, refuse
+from fluxgui.core.roles import PageTransform, Store, refuse
 from fluxgui.services.doctor.repeats import content_key
 
 from .listing import session_rows
@@ -174,7 +174,7 @@ async def _ids(workspace: Workspace, session_ids: Sequence[str] | None) -> list[
 
 
 async def _pages(
-    messages: list[Message], transform: Callable[[list[Message]], list[Message]] | None = None
+    messages: list[Message], transform: PageTransform | None = None
 ) -> AsyncIterator[list[Message]]:
     for start in range(0, len(messages), PAGE):
         page = messages[start : start + PAGE]
@@ -193,7 +193,7 @@ def _times(line: Timeline) -> tuple[str | None, str | None]:
 async def write_merge(
     workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
     *, on_conflict: OnConflict = "skip", progress: Callable[[int, int], None] | None = None,
-    transform: Callable[[list[Message]], list[Message]] | None = None,
+    transform: PageTransform | None = None,
 ) -> MergePlan:
     """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
     every session) into ``dest``, one transaction per session. Each session is planned

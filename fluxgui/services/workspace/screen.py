@@ -7,11 +7,11 @@ Either can be shown redacted (:func:`redacted_placed`, :func:`redacted_timeline`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from contextlib import aclosing
 from dataclasses import replace
 
-from fluxgui.core.model import Message
+from fluxgui.core.roles import PageTransform
 
 from .timeline import Placed, Timeline, merged_turns
 from .workspace import Workspace
@@ -32,10 +32,8 @@ async def first_placed(workspace: Workspace, session_id: str, limit: int = FIRST
     return out
 
 
-Transform = Callable[[list[Message]], list[Message]]
 
-
-async def redacted_placed(placed: Awaitable[list[Placed]], transform: Transform | None) -> list[Placed]:
+async def redacted_placed(placed: Awaitable[list[Placed]], transform: PageTransform | None) -> list[Placed]:
     """The first screen's items, their messages through ``transform`` (View › Redact; in a
     worker thread) when one is given."""
     out = await placed
@@ -45,7 +43,7 @@ async def redacted_placed(placed: Awaitable[list[Placed]], transform: Transform 
     return [replace(p, message=m) for p, m in zip(out, messages)]
 
 
-async def redacted_timeline(line: Awaitable[Timeline], transform: Transform | None) -> Timeline:
+async def redacted_timeline(line: Awaitable[Timeline], transform: PageTransform | None) -> Timeline:
     """A whole merged timeline, every turn's messages through ``transform`` (one
     redaction: a value has one placeholder all through) when one is given."""
     done = await line
