@@ -11,6 +11,7 @@ deployment would have left. Nothing else is touched.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import sqlite3
 from dataclasses import dataclass, field
@@ -176,3 +177,8 @@ def user_texts(items: list[Any]) -> list[str]:
     """The user texts of items (Agents SDK) or messages (flux), in order."""
     return [i["content"] for i in items if isinstance(i, dict) and i.get("role") == "user"
             and isinstance(i.get("content"), str)]
+
+
+def digests(paths: list[Path]) -> list[str]:
+    """The SHA-256 of each file (a store left byte-identical)."""
+    return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]

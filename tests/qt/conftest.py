@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qt_helpers import AGENTS_SESSIONS, FLUX_SESSIONS, run_on, write_agents_store, write_flux_store
+from qt_helpers import AGENTS_SESSIONS, FLUX_SESSIONS, run_async, run_on, write_agents_store, write_flux_store
+from workspace_helpers import agents_replicas
 
 
 @pytest.fixture(autouse=True)
@@ -140,3 +141,9 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         del win
         gc.collect()
+
+
+@pytest.fixture
+def replicas(tmp_path: Path) -> Any:
+    """Three replicas written by ``agents.SQLiteSession`` (tests/workspace_helpers.py)."""
+    return run_async(agents_replicas(tmp_path / "reps"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from qt_helpers import OFFSCREEN_NOISE, run_async
-from test_workspace_window import open_workspace, replicas  # noqa: F401 - the fixture
+from test_workspace_window import open_workspace
 from doctor_helpers import answer, user
 from workspace_helpers import agents_add, minute
 
@@ -21,7 +21,7 @@ def _ids(ws: Any) -> set[str]:
     return {ws.model.listed(r).id for r in range(ws.model.rowCount())}
 
 
-def test_every_store_is_watched_while_the_all_stores_list_shows(qtbot, window, replicas):  # noqa: F811
+def test_every_store_is_watched_while_the_all_stores_list_shows(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     current = window.stores.store
     # the current store has the window's own watcher; the other two have one each
@@ -35,7 +35,7 @@ def test_every_store_is_watched_while_the_all_stores_list_shows(qtbot, window, r
     qtbot.waitUntil(lambda: "late_a" in _ids(ws), timeout=10_000)
 
 
-def test_the_merged_timeline_shown_follows_a_write_to_another_store(qtbot, window, replicas):  # noqa: F811
+def test_the_merged_timeline_shown_follows_a_write_to_another_store(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     assert ws.select("user_123")  # (as a click on its row: its merged timeline shows)
     qtbot.waitUntil(lambda: ws.timeline.session_id == "user_123" and ws.timeline.line is not None, timeout=20_000)
@@ -45,7 +45,7 @@ def test_the_merged_timeline_shown_follows_a_write_to_another_store(qtbot, windo
     assert [p.message.text for p in ws.timeline.model.placed][-2:] == ["turn 5 on b", "ok"]
 
 
-def test_one_stores_list_watches_only_that_store(qtbot, window, replicas):  # noqa: F811
+def test_one_stores_list_watches_only_that_store(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     qtbot.waitUntil(lambda: len(ws.watchers.watched) == 2)
     ws.choose("b/conversations.db")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from qt_helpers import OFFSCREEN_NOISE, run_async
-from test_workspace_window import open_workspace, replicas  # noqa: F401 - the fixture
+from test_workspace_window import open_workspace
 from workspace_helpers import agents_items
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
@@ -35,7 +35,7 @@ def _pop_in_a(qtbot: Any, window: Any, ws: Any) -> None:
     _settle(qtbot, window)
 
 
-def test_an_edit_in_one_store_is_undone_after_another_became_current(qtbot, window, replicas):  # noqa: F811
+def test_an_edit_in_one_store_is_undone_after_another_became_current(qtbot, window, replicas):
     path_a = replicas.paths[0]
     before = run_async(agents_items(path_a, "user_123"))
     ws = open_workspace(qtbot, window, replicas.paths)
@@ -60,7 +60,7 @@ def test_an_edit_in_one_store_is_undone_after_another_became_current(qtbot, wind
     assert run_async(agents_items(path_a, "user_123")) == before[:-1]
 
 
-def test_a_store_that_leaves_the_workspace_takes_its_edits_off_the_stack(qtbot, window, replicas):  # noqa: F811
+def test_a_store_that_leaves_the_workspace_takes_its_edits_off_the_stack(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     _pop_in_a(qtbot, window, ws)
     ws.choose(B)

@@ -5,25 +5,15 @@ written to its own store only (and undone), the search over every store."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 from qt_helpers import OFFSCREEN_NOISE, run_async
-from workspace_helpers import PO, agents_items, agents_replicas, user_texts
+from workspace_helpers import PO, agents_items, digests, user_texts
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def replicas(tmp_path: Path) -> Any:
-    return run_async(agents_replicas(tmp_path / "reps"))
 
 
 def open_workspace(qtbot: Any, window: Any, paths: list[Path], **options: Any) -> Any:
@@ -107,21 +97,21 @@ def test_an_edit_in_the_merged_view_changes_only_its_own_store_and_undoes(qtbot,
     qtbot.waitUntil(lambda: reopened == [True], timeout=20_000)
     assert ws.members.member("b/conversations.db").store.can_write
     assert not ws.members.member("a/conversations.db").store.can_write
-    before = {p: _digest(p) for p in replicas.paths}
+    before = {p: digests([p])[0] for p in replicas.paths}
     original = run_async(agents_items(replicas.paths[1], "user_123"))
     with qtbot.waitSignal(ws.editor.applied, timeout=20_000):
         assert ws.editor.update(second, "user_123", {"role": "user", "content": "edited in b"})
     after = run_async(agents_items(replicas.paths[1], "user_123"))
     assert "edited in b" in user_texts(after)
-    assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
-    assert _digest(replicas.paths[2]) == before[replicas.paths[2]]
+    assert digests([replicas.paths[0]])[0] == before[replicas.paths[0]]
+    assert digests([replicas.paths[2]])[0] == before[replicas.paths[2]]
     qtbot.waitUntil(lambda: any(p.message.text == "edited in b" for p in ws.timeline.model.placed), timeout=20_000)
     # Ctrl+Z on the cards undoes it (the merged view's stack, not the window's)
     ws.timeline.cards.setFocus()
     with qtbot.waitSignal(ws.editor.applied, timeout=20_000):
         qtbot.keyClick(ws.timeline.cards, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert run_async(agents_items(replicas.paths[1], "user_123")) == original
-    assert _digest(replicas.paths[0]) == before[replicas.paths[0]]
+    assert digests([replicas.paths[0]])[0] == before[replicas.paths[0]]
 
 
 def test_the_search_box_searches_every_store_and_names_where_each_hit_is(qtbot, window, replicas):

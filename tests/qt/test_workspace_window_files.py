@@ -6,26 +6,15 @@ and a second run writes nothing; ``fluxgui A B C`` opens a workspace."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from qt_helpers import OFFSCREEN_NOISE, run_async
 from test_workspace_window import open_workspace
-from workspace_helpers import PO, agents_items, agents_replicas, user_texts
+from workspace_helpers import PO, agents_items, digests, user_texts
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
-
-
-@pytest.fixture
-def replicas(tmp_path: Path) -> Any:
-    return run_async(agents_replicas(tmp_path / "reps"))
-
-
-def _digests(paths: list[Path]) -> list[str]:
-    return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
 
 
 def test_a_saved_workspace_holds_no_key_and_reopens_the_same_stores(qtbot, window, replicas, tmp_path, monkeypatch):
@@ -60,7 +49,7 @@ def test_a_saved_workspace_holds_no_key_and_reopens_the_same_stores(qtbot, windo
 
 def test_consolidation_previews_refuses_a_source_writes_in_order_and_changes_no_source(qtbot, window, replicas, tmp_path):
     ws = open_workspace(qtbot, window, replicas.paths)
-    before = _digests(replicas.paths)
+    before = digests(replicas.paths)
     dialog = ws.files.consolidate()
     # a store of the workspace is refused
     dialog.dest.setText(str(replicas.paths[1]))
@@ -85,7 +74,7 @@ def test_consolidation_previews_refuses_a_source_writes_in_order_and_changes_no_
     for sid in replicas.routes:
         assert user_texts(run_async(agents_items(merged, sid))) == replicas.texts(sid), sid
     assert PO in user_texts(run_async(agents_items(merged, "user_123")))[0]
-    assert _digests(replicas.paths) == before
+    assert digests(replicas.paths) == before
     # Cancel before the write has run: nothing is written (a new file is made whole or not at all)
     other = tmp_path / "cancelled.db"
     dialog.dest.setText(str(other))
@@ -99,12 +88,12 @@ def test_consolidation_previews_refuses_a_source_writes_in_order_and_changes_no_
     assert not other.exists()
     dialog.dest.setText(str(merged))
     # again: everything is already there, nothing is written
-    once = hashlib.sha256(merged.read_bytes()).hexdigest()
+    once = digests([merged])[0]
     with qtbot.waitSignal(dialog.planned, timeout=30_000) as again:
         dialog.preview_button.click()
     assert again.args[0].count("same") == len(replicas.routes)
     assert not dialog.write_button.isEnabled()
-    assert hashlib.sha256(merged.read_bytes()).hexdigest() == once
+    assert digests([merged])[0] == once
     dialog.close()
 
 

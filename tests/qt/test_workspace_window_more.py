@@ -5,25 +5,14 @@ doctor panel reports a split session of the merged view as ``split_session``."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Any
 
 import pytest
 from qt_helpers import OFFSCREEN_NOISE, run_async
 from test_workspace_window import open_workspace
-from workspace_helpers import PO, agents_items, agents_replicas, user_texts
+from workspace_helpers import PO, agents_items, digests, user_texts
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
-
-
-@pytest.fixture
-def replicas(tmp_path: Path) -> Any:
-    return run_async(agents_replicas(tmp_path / "reps"))
-
-
-def _digests(paths: list[Path]) -> list[str]:
-    return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
 
 
 def _texts(path: Path, sid: str) -> list[str]:
@@ -35,7 +24,7 @@ def test_undo_removes_exactly_the_sessions_a_consolidation_wrote_and_redo_writes
     from fluxgui.services.workspace.into import consolidate_into
 
     ws = open_workspace(qtbot, window, replicas.paths)
-    before = _digests(replicas.paths)
+    before = digests(replicas.paths)
     merged = tmp_path / "merged.db"
     # sticky_7 is consolidated already (outside the window): the dialog skips it
     run_async(consolidate_into(ws.members.service(), str(merged), ["sticky_7"]))
@@ -74,7 +63,7 @@ def test_undo_removes_exactly_the_sessions_a_consolidation_wrote_and_redo_writes
     with qtbot.waitSignal(editor.applied, timeout=30_000):
         undo.trigger()
     assert _texts(merged, "user_123") == []
-    assert _digests(replicas.paths) == before
+    assert digests(replicas.paths) == before
     dialog.close()
 
 
