@@ -147,3 +147,15 @@ def window(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Iterator[Any]:
 def replicas(tmp_path: Path) -> Any:
     """Three replicas written by ``agents.SQLiteSession`` (tests/workspace_helpers.py)."""
     return run_async(agents_replicas(tmp_path / "reps"))
+
+
+@pytest.fixture
+def conversations_api(monkeypatch: Any) -> Iterator[Any]:
+    """The loopback OpenAI Conversations API (tests/conversations_server.py), with no
+    ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` of the machine's in the way."""
+    from conversations_server import ConversationsServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with ConversationsServer() as server:
+        yield server

@@ -27,12 +27,9 @@ WRONG = "sk-wrong-key-for-this-server-424242"
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ConversationsServer() as s:
-        s.seed("conv_a", texts(3, "a"))
-        yield s
+def server(conversations_api):
+    conversations_api.seed("conv_a", texts(3, "a"))
+    return conversations_api
 
 
 def _request(server: ConversationsServer, key: str | None) -> OpenRequest:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from chaos_proxy import ChaosProxy
-from conversations_server import API_KEY, ConversationsServer, texts
+from conversations_server import API_KEY, texts
 from helpers import run_cli
 from qt_helpers import OFFSCREEN_NOISE
 
@@ -26,12 +26,10 @@ GATEWAY_KEY = "gateway-token-98765-abcdef"
 
 
 @pytest.fixture
-def proxy(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ConversationsServer() as server, ChaosProxy(server) as p:
-        server.seed("conv_a", texts(3, "a"))
-        server.seed("conv_b", texts(241, "b"))
+def proxy(conversations_api):
+    with ChaosProxy(conversations_api) as p:
+        conversations_api.seed("conv_a", texts(3, "a"))
+        conversations_api.seed("conv_b", texts(241, "b"))
         yield p
 
 

@@ -25,11 +25,8 @@ SCHEME = "openai-conversations:"
 
 
 @pytest.fixture
-def server(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with ConversationsServer() as s:
-        yield s
+def server(conversations_api):
+    return conversations_api
 
 
 def _settle(qtbot: Any, window: Any) -> None:
