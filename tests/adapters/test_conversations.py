@@ -40,6 +40,9 @@ def bare(item: dict[str, Any]) -> dict[str, Any]:
 async def test_messages_are_what_the_sdk_reads_in_order(conv_server):
     items = texts(7) + [
         {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": 1}'},
+        # a field the client's model names otherwise (async_): read under the API's name
+        {"type": "function_call", "call_id": "c2", "name": "later", "arguments": "{}",
+         "async": True},
         {"type": "function_call_output", "call_id": "c1", "output": "42"},
         {"type": "compaction", "encrypted_content": "gAAAAB" * 40},
     ]
@@ -49,6 +52,7 @@ async def test_messages_are_what_the_sdk_reads_in_order(conv_server):
         got = await all_messages(store, cid)
         assert [m.raw for m in got] == expected
         assert [m.kind for m in got][-3:] == ["tool_call", "tool_output", "compaction"]
+        assert got[-3].raw["async"] is True and "async_" not in got[-3].raw
         assert [m.ref for m in got] == [i["id"] for i in expected]
         # Message ids are stable numbers: the same item, the same id, in any read.
         again = await store.reader.page_messages(cid, limit=3)

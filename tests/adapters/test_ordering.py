@@ -174,16 +174,14 @@ def _flux_expectation(url: str, rows: list[tuple[int, str]]) -> Written:
 
 
 def _agents_expectation(
-    url: str, sessions: list[tuple[str, Any]], items: list[tuple[int, str, Any]], by_time: bool
+    url: str, sessions: list[tuple[str, Any]], items: list[tuple[int, str, Any]]
 ) -> Written:
     count = {sid: 0 for sid, _ in sessions}
-    latest: dict[str, tuple[Any, int]] = {}
-    for row_id, sid, created in items:
+    latest: dict[str, int] = {}
+    for row_id, sid, _created in items:
         count[sid] = count.get(sid, 0) + 1
-        key = (created, row_id) if by_time else (row_id, row_id)
-        if sid not in latest or key > latest[sid]:
-            latest[sid] = key
-    activity = {sid: (updated, latest.get(sid, (None, 0))[1]) for sid, updated in sessions}
+        latest[sid] = max(latest.get(sid, 0), row_id)
+    activity = {sid: (updated, latest.get(sid, 0)) for sid, updated in sessions}
     return Written(url, activity, count)
 
 
@@ -212,7 +210,6 @@ async def written(target) -> Written:
                 url,
                 sqlite_rows(path, "SELECT session_id, updated_at FROM agent_sessions"),
                 sqlite_rows(path, "SELECT id, session_id, created_at FROM agent_messages"),
-                by_time=False,
             )
     else:
         if fmt == "flux":
@@ -226,7 +223,6 @@ async def written(target) -> Written:
                 url,
                 await _pg_rows(url, "SELECT session_id, updated_at FROM agent_sessions"),
                 await _pg_rows(url, "SELECT id, session_id, created_at FROM agent_messages"),
-                by_time=True,
             )
     expectation.rank = await _rank(backend, url, list(expectation.count))
     # The activity key ends with the session id's place: the last tie-break.
@@ -378,8 +374,7 @@ async def test_flux_sqlite_id_order_reads_only_the_page(tmp_path):
 
 async def test_agents_postgres_sessions_with_equal_update_times(pg_url):
     """Sessions whose ``updated_at`` ties (written in one transaction: an import, a batch)
-    are ordered by their latest item, by ``(created_at, id)`` as ``SQLAlchemySession``
-    reads it; a session's key is the same in every order's pages and in ``session_info``
+    are ordered by their latest item, by ``id`` as ``SQLAlchemySession`` reads it; a session's key is the same in every order's pages and in ``session_info``
     (the latest item is looked up only for tied sessions)."""
     await _write_agents_pg(pg_url)
     # The library wrote every row; then groups of sessions get one update time, as when
@@ -397,7 +392,6 @@ async def test_agents_postgres_sessions_with_equal_update_times(pg_url):
         pg_url,
         await _pg_rows(pg_url, "SELECT session_id, updated_at FROM agent_sessions"),
         await _pg_rows(pg_url, "SELECT id, session_id, created_at FROM agent_messages"),
-        by_time=True,
     )
     expectation.rank = await _rank("postgres", pg_url, list(expectation.count))
     expectation.activity = {sid: (*key, expectation.rank[sid]) for sid, key in expectation.activity.items()}

@@ -27,6 +27,7 @@ from openai.types.responses import (
 from openai.types.responses.response_reasoning_item import Summary
 
 from fluxgui.adapters import open_store
+from fluxgui.services.edits import insert_message
 
 
 def _dump(model) -> dict:
@@ -402,6 +403,38 @@ async def test_sqlalchemy_session_raw_items_equal_get_items(sa_url):
                 latest = await store.reader.latest_messages(sid, n)
                 assert [m.raw for m in latest] == await sa_read(sa_url, sid, n)
         await assert_search_agrees_with_shown_text(store, ["日本語", "ZÜRICH", "zürich", "22 °c", "FORECAST"])
+
+
+async def test_sqlalchemy_session_rows_read_by_id_whatever_their_times(sa_url):
+    """``SQLAlchemySession`` reads a session by ``id`` (openai-agents 0.25; 0.24 read it
+    by ``(created_at, id)``): rows whose times disagree with their ids (a clock set back,
+    a transaction that began first and committed last) read in the library's order,
+    in pages and from the end, and an edit keeps that order."""
+    from datetime import datetime
+
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    items = await sa_write(sa_url, "clock", [AGENT_ITEMS[:3], AGENT_ITEMS[3:]])
+    engine = create_async_engine(sa_url)
+    try:
+        async with engine.begin() as conn:
+            # the first three rows stored a day later than the rest
+            await conn.execute(text(
+                "UPDATE agent_messages SET created_at = :t WHERE id IN "
+                "(SELECT id FROM agent_messages ORDER BY id LIMIT 3)"), {"t": datetime(2099, 1, 2)})
+    finally:
+        await engine.dispose()
+    assert await sa_read(sa_url, "clock") == items
+    async with await open_store(sa_url, writable=True) as store:
+        assert [m.raw for m in await all_messages(store, "clock", batch=2)] == items
+        for n in (2, 5):
+            latest = await store.reader.latest_messages("clock", n)
+            assert [m.raw for m in latest] == await sa_read(sa_url, "clock", n) == items[-n:]
+        second = (await all_messages(store, "clock"))[1]
+        note = {"role": "user", "content": "put in after the second item"}
+        await insert_message(store, "clock", note, anchor=second.id)
+    assert await sa_read(sa_url, "clock") == [*items[:2], note, *items[2:]]
 
 
 # --------------------------------------------------------------------------- fluxgui writes, libraries read

@@ -1,7 +1,8 @@
 """Conversation items as messages, and messages as the items the Agents SDK writes.
 
 An item is read as ``OpenAIConversationsSession.get_items`` returns it: the client's
-model dumped with ``exclude_unset=True``. Its id (``msg_…``) is a string; a
+model dumped with ``exclude_unset=True`` under the API's own field names
+(``by_alias``: ``async``, not the client's ``async_``). Its id (``msg_…``) is a string; a
 :class:`~fluxgui.core.model.Message` needs a number, so ``Message.id`` is a stable 63-bit
 hash of the item id (the same on every machine and in every run) and ``ref`` the item id
 itself; ``sort_key`` is ``(item id,)``, the API's paging cursor.
@@ -56,7 +57,7 @@ def dump(model: Any) -> dict[str, Any]:
     """An item of the client's page as the SDK's ``get_items`` gives it."""
     if isinstance(model, dict):
         return model
-    out: dict[str, Any] = model.model_dump(exclude_unset=True)
+    out: dict[str, Any] = model.model_dump(exclude_unset=True, by_alias=True)
     return out
 
 

@@ -32,7 +32,7 @@ class TableEditor:
 
     ``table`` and ``sessions_table`` are quoted names (``sessions_table`` ``None`` when
     the format has none); ``columns`` are the stored columns besides ``id`` and
-    ``session_id``; ``order`` the columns that order a session's rows.
+    ``session_id``. Every format orders a session's rows by ``id``.
     """
 
     def __init__(
@@ -42,14 +42,12 @@ class TableEditor:
         table: str,
         table_name: str,
         columns: Sequence[str],
-        order: Sequence[str],
         sessions_table: str | None = None,
     ) -> None:
         self.place = place
         self.table = table
         self.table_name = table_name
         self.columns = tuple(columns)
-        self.order = tuple(order)
         self.sessions_table = sessions_table
 
     def sealed(self, sid: str, values: Row) -> Row:
@@ -65,14 +63,10 @@ class TableEditor:
     def _row(self, values: tuple[Any, ...]) -> Row:
         return dict(zip(("id", *self.columns), values, strict=True))
 
-    def _order_by(self, desc: bool = False) -> str:
-        way = " DESC" if desc else ""
-        return ", ".join(c + way for c in self.order)
-
     async def rows(self, tx: Tx, sid: str) -> list[Row]:
         got = await tx.fetchall(
             f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s "
-            f"ORDER BY {self._order_by()}",
+            "ORDER BY id",
             {"s": sid},
         )
         return [self._row(r) for r in got]
@@ -99,35 +93,25 @@ class TableEditor:
     async def rows_after(self, tx: Tx, sid: str, anchor: Row, *, inclusive: bool) -> list[Row]:
         """The rows of the session after ``anchor`` in stored order (and it, if inclusive)."""
         op = ">=" if inclusive else ">"
-        if self.order == ("id",):
-            cond, params = f"id {op} :i", {"i": anchor["id"]}
-        else:  # (created_at, id)
-            cond = f"(created_at > :c OR (created_at = :c AND id {op} :i))"
-            params = {"c": anchor["created_at"], "i": anchor["id"]}
         got = await tx.fetchall(
-            f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s AND {cond} "
-            f"ORDER BY {self._order_by()}",
-            {"s": sid, **params},
+            f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s AND id {op} :i "
+            "ORDER BY id",
+            {"s": sid, "i": anchor["id"]},
         )
         return [self._row(r) for r in got]
 
     async def row_before(self, tx: Tx, sid: str, anchor: Row) -> Row | None:
-        if self.order == ("id",):
-            cond, params = "id < :i", {"i": anchor["id"]}
-        else:
-            cond = "(created_at < :c OR (created_at = :c AND id < :i))"
-            params = {"c": anchor["created_at"], "i": anchor["id"]}
         got = await tx.fetchall(
-            f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s AND {cond} "
-            f"ORDER BY {self._order_by(desc=True)} LIMIT 1",
-            {"s": sid, **params},
+            f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s AND id < :i "
+            "ORDER BY id DESC LIMIT 1",
+            {"s": sid, "i": anchor["id"]},
         )
         return self._row(got[0]) if got else None
 
     async def last_row(self, tx: Tx, sid: str) -> Row | None:
         got = await tx.fetchall(
             f"SELECT {self._select()} FROM {self.table} WHERE session_id = :s "
-            f"ORDER BY {self._order_by(desc=True)} LIMIT 1",
+            "ORDER BY id DESC LIMIT 1",
             {"s": sid},
         )
         return self._row(got[0]) if got else None
@@ -317,7 +301,7 @@ class TableEditor:
                 )
             before = await self.session_row(tx, sid)
             rows = [found[int(i)] for i in dict.fromkeys(int(i) for i in ids)]
-            rows.sort(key=lambda r: tuple(r[c] for c in self.order))
+            rows.sort(key=lambda r: int(r["id"]))
             return Change(sid, label, tuple(rows), (), before, await self.touched(tx, sid, before))
 
         return await self.run(build)

@@ -164,7 +164,6 @@ class FluxEditor(SqlEditor):
             table=TABLE,
             table_name=TABLE,
             columns=("role", "content", "metadata", "created_at"),
-            order=("id",),
         )
 
     def edit_values(self, spec: dict[str, Any], *, original: Message | None = None) -> Row:

@@ -55,17 +55,12 @@ async def fork(
                 "VALUES (:s, :c, :u)",
                 {"s": target, "c": after.created_at, "u": after.updated_at},
             )
-        if editor.order == ("id",):
-            cond, params = "id <= :i", {"i": anchor["id"]}
-        else:
-            cond = "(created_at < :c OR (created_at = :c AND id <= :i))"
-            params = {"c": anchor["created_at"], "i": anchor["id"]}
         cols = ", ".join(editor.columns)
         await tx.execute(
             f"INSERT INTO {editor.table} (session_id, {cols}) "
-            f"SELECT :t, {cols} FROM {editor.table} WHERE session_id = :s AND {cond} "
-            f"ORDER BY {editor._order_by()}",
-            {"t": target, "s": sid, **params},
+            f"SELECT :t, {cols} FROM {editor.table} WHERE session_id = :s AND id <= :i "
+            "ORDER BY id",
+            {"t": target, "s": sid, "i": anchor["id"]},
         )
         await record_fork(tx, target, sid, at_id)
         added = await editor.rows(tx, target)

@@ -2,7 +2,7 @@
 
 A repair (the session doctor's) drops some rows, puts new ones right after others and
 moves some right before others, all in one transaction and undone as one edit. Stores
-order a session by id (or by ``(created_at, id)``), so a row put in the middle moves
+order a session by id, so a row put in the middle moves
 every row after it to a new id (same values, same time), as
 :meth:`~.editor.TableEditor.insert_row` does for one; a moved row keeps its values, its
 time included, and takes a new id in that run like the rows around it.
@@ -11,7 +11,7 @@ time included, and takes a new id in that run like the rows around it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fluxgui.core.changes import Change, Row
 from fluxgui.core.errors import FluxguiError, SessionNotFound, show_id
@@ -49,10 +49,8 @@ async def rewrite(
         removed = {i: found[i] for i in drop}
         added: list[Row] = []
         if insert or moving:
-            order = editor.order
-
-            def key(row: Row) -> tuple[Any, ...]:
-                return tuple(row[c] for c in order)
+            def key(row: Row) -> int:
+                return int(row["id"])
 
             # Where the new run starts: right after the first anchor, or at the first row
             # something moves before, whichever is earlier.
@@ -60,7 +58,7 @@ async def rewrite(
             starts += [(key(found[t]), 0, found[t]) for t in targets]
             _key, after_it, first = min(starts, key=lambda s: (s[0], s[1]))
             tail = await editor.rows_after(tx, sid, first, inclusive=not after_it)
-            _check_moves(moving, found, {int(r["id"]) for r in tail}, order)
+            _check_moves(moving, {int(r["id"]) for r in tail})
             after: dict[int, list[Row]] = {}
             for anchor, values in insert:
                 row = {**editor.sealed(sid, values), "created_at": found[int(anchor)]["created_at"]}
@@ -82,7 +80,7 @@ async def rewrite(
                 run.extend(after.get(rid, []))
             ids = await editor.new_ids(tx, len(run))
             added = [replace_id(row, new_id) for row, new_id in zip(run, ids, strict=True)]
-        rows = sorted(removed.values(), key=lambda r: tuple(r[c] for c in editor.order))
+        rows = sorted(removed.values(), key=lambda r: int(r["id"]))
         return Change(
             sid, label, tuple(rows), tuple(added), before, await editor.touched(tx, sid, before)
         )
@@ -90,19 +88,11 @@ async def rewrite(
     return await editor.run(build)
 
 
-def _check_moves(
-    moving: dict[int, int], found: dict[int, Row], tail: set[int], order: Sequence[str]
-) -> None:
-    """A row moves back only, and (where times order a session) among rows of its time,
-    so that it keeps every value and still reads where it was put."""
-    for mid, target in moving.items():
+def _check_moves(moving: dict[int, int], tail: set[int]) -> None:
+    """A row moves back only (it takes a new id after the row it goes before)."""
+    for mid in moving:
         if mid not in tail:
             raise FluxguiError(f"message {mid} can only move back, before a message stored before it")
-        if "created_at" in order and found[mid]["created_at"] != found[target]["created_at"]:
-            raise FluxguiError(
-                f"message {mid} cannot move before message {target}: they were stored at "
-                "different times, and the store orders a session by time"
-            )
 
 
 __all__ = ["Insertion", "rewrite"]

@@ -144,7 +144,7 @@ class AdvancedForks(SqlForks):
         branch = branch or MAIN
         editor = self.editor.table_editor()
         structure_ids = TableEditor(
-            self.place, table=STRUCTURE, table_name=STRUCTURE, columns=(), order=("id",)
+            self.place, table=STRUCTURE, table_name=STRUCTURE, columns=()
         )
         label = f"Fork session {show_id(sid)} at message {at}"
 

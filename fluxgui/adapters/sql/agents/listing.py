@@ -3,7 +3,7 @@
 ``agent_sessions`` (one row per session: ``created_at``, ``updated_at``) and
 ``agent_messages`` (one JSON item per row), both names configurable. Written by
 ``agents.SQLiteSession`` / ``AsyncSQLiteSession`` (SQLite, ordered by ``id``) and
-``SQLAlchemySession`` (any URL, ordered by ``(created_at, id)``). This layer lists
+``SQLAlchemySession`` (any URL), every one ordered by ``id``. This layer lists
 sessions; :mod:`.reading` reads their items, :mod:`.writing` writes them.
 """
 
@@ -36,8 +36,8 @@ ADVANCED_EDITS = (
 
 class AgentsTables:
     """Where an Agents SDK store is: its back-end and its two tables (names as given and
-    quoted), and how it orders a session (``SQLiteSession`` by ``id``,
-    ``SQLAlchemySession`` by ``(created_at, id)``)."""
+    quoted). Every writer reads a session by ``id`` (``SQLAlchemySession`` since
+    openai-agents 0.25; 0.24 read it by ``(created_at, id)``)."""
 
     def __init__(
         self,
@@ -55,7 +55,8 @@ class AgentsTables:
         self.S = quote_ident(sessions_table)
         self.M = quote_ident(messages_table)
         self.utc = place.backend.utc_times
-        self.by_time = place.backend.dialect != "sqlite"
+        #: ``updated_at`` in microseconds (not SQLite's seconds): sessions rarely tie
+        self.ties_rare = place.backend.dialect != "sqlite"
 
     def key_parts(self) -> dict[str, str | None]:
         """The two tables (their names are the store's, a database may hold several)."""
@@ -146,8 +147,7 @@ class AgentsListing(ListingReader[Backend]):
         self._S = tables.S
         self._M = tables.M
         self._utc = tables.utc
-        # SQLiteSession reads by id; SQLAlchemySession by (created_at, id).
-        self._by_time = tables.by_time
+        self._ties_rare = tables.ties_rare
 
     def _info(self, row: tuple[Any, ...]) -> SessionInfo:
         sid, created, updated, last_id, count = row
@@ -162,30 +162,29 @@ class AgentsListing(ListingReader[Backend]):
     def _last_id(self, alias: str) -> str:
         """The id of the session's latest item (0 when it has none): it orders sessions
         whose ``updated_at`` ties (one-second resolution on SQLite)."""
-        order = "m.created_at DESC, m.id DESC" if self._by_time else "m.id DESC"
         return (
             f"COALESCE((SELECT m.id FROM {self._M} m WHERE m.session_id = {alias}.session_id "
-            f"ORDER BY {order} LIMIT 1), 0)"
+            "ORDER BY m.id DESC LIMIT 1), 0)"
         )
 
     def _tie_break(self, alias: str, tied: str) -> str:
         """The second part of a session's activity key, as SQL: its latest item's id.
 
-        Ordered by ``(created_at, id)`` (``SQLAlchemySession``), that id costs a read of
-        every item sharing the session's latest ``created_at`` — the whole session when
-        one transaction wrote it (an import, a fork, a batch): 65 ms for 100,000 items.
-        So there it is looked up only where it decides something, for a session whose
-        ``updated_at`` (microseconds on Postgres) equals another's (``tied``, an SQL
-        condition), and is 0 otherwise: the order is the same, each key is the same
-        wherever it is read (pages of every order, :meth:`session_info`)."""
-        if not self._by_time:
+        Where ``updated_at`` has microseconds (not SQLite) that id is looked up only where
+        it decides something, for a session whose ``updated_at`` equals another's
+        (``tied``, an SQL condition), and is 0 otherwise: the order is the same, each key
+        is the same wherever it is read (pages of every order, :meth:`session_info`). A
+        table that openai-agents 0.24 made is indexed by ``(session_id, created_at)``,
+        not ``id``: there that id costs a read of the whole session (65 ms for 100,000
+        items), paid only for the rare tie."""
+        if not self._ties_rare:
             return self._last_id(alias)
         return f"CASE WHEN {tied} THEN {self._last_id(alias)} ELSE 0 END"
 
     def _ties_join(self, alias: str) -> tuple[str, str]:
         """A join naming the ``updated_at`` values that two sessions or more share (one
         pass over the sessions table) and the condition that ``alias`` has one."""
-        if not self._by_time:
+        if not self._ties_rare:
             return "", "1 = 1"
         return (
             f"""LEFT JOIN (SELECT updated_at AS tied_at FROM {self._S} WHERE updated_at IS NOT NULL

@@ -72,10 +72,11 @@ def _plain_rows(rows: list[tuple[Any, ...]]) -> bool:
     return ENVELOPE_MARK not in items
 
 
-def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool, by_time: bool) -> Message:
+def _read_plain(row: tuple[Any, ...], *, session_id: str, utc: bool) -> Message:
     """A row of :func:`_plain_rows` as :meth:`AgentsReader._message` reads it."""
-    key = (row[2], int(row[0])) if by_time else (int(row[0]),)
-    return stored_message(row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=key)
+    return stored_message(
+        row[0], row[1], row[2], session_id=session_id, cipher=None, utc=utc, sort_key=(int(row[0]),)
+    )
 
 
 class AgentsReader(AgentsListing):
@@ -134,7 +135,7 @@ class AgentsReader(AgentsListing):
         )
         if row is None:
             return None
-        return (row[1], int(row[0])) if self._by_time else (int(row[0]),)
+        return (int(row[0]),)
 
     async def pick_key(self, session_id: str) -> None:
         """Before sealing for ``session_id`` with a key ring: find which key opens its
@@ -154,10 +155,9 @@ class AgentsReader(AgentsListing):
 
     def message(self, row: tuple[Any, ...], session_id: str) -> Message:
         row_id, data, created = row[0], row[1], row[2]
-        key = (created, int(row_id)) if self._by_time else (int(row_id),)
         return stored_message(
             row_id, data, created, session_id=session_id, cipher=self.keys.cipher, utc=self._utc,
-            sort_key=key,
+            sort_key=(int(row_id),),
         )
 
     async def messages(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message]:
@@ -255,18 +255,11 @@ class AgentsReader(AgentsListing):
         params: Params = {"s": session_id, "n": limit}
         order = "DESC" if backward else "ASC"
         op = "<" if backward else ">"
-        if self._by_time:
-            order_by = f"created_at {order}, id {order}"
-            bound = ""
-            if anchor is not None:
-                params["c"], params["i"] = anchor
-                bound = f" AND (created_at {op} :c OR (created_at = :c AND id {op} :i))"
-        else:
-            order_by = f"id {order}"
-            bound = ""
-            if anchor is not None:
-                params["i"] = anchor[0]
-                bound = f" AND id {op} :i"
+        order_by = f"id {order}"
+        bound = ""
+        if anchor is not None:
+            params["i"] = anchor[0]
+            bound = f" AND id {op} :i"
         data = agents_columns(self.backend, params, whole_up_to)
         rows = await self.backend.fetchall(
             f"""SELECT id, {data} FROM {self._M}
@@ -284,12 +277,10 @@ class AgentsReader(AgentsListing):
     def row_table(self) -> str:
         return self._M
 
-    @property
-    def row_order(self) -> str:
-        return "created_at, id" if self._by_time else "id"
+    row_order = "id"
 
     def row_anchor(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (row[2], int(row[0])) if self._by_time else (int(row[0]),)
+        return (int(row[0]),)
 
     async def row_page(self, rows: list[tuple[Any, ...]], session_id: str) -> list[Message] | RowPage:
         """Rows ``(id, message_data, created_at, …)`` of a session as a page to export:
@@ -298,7 +289,7 @@ class AgentsReader(AgentsListing):
         from fluxgui.core.jsonrecords import RowPage
 
         if self.keys.cipher is None and not self.keys.encrypted and _plain_rows(rows):
-            read = partial(_read_plain, session_id=session_id, utc=self._utc, by_time=self._by_time)
+            read = partial(_read_plain, session_id=session_id, utc=self._utc)
             return RowPage("agents", rows, read, self._utc)
         return await self.messages(rows, session_id)
 
@@ -318,15 +309,8 @@ class AgentsReader(AgentsListing):
         envelopes: in an encrypted store they are decrypted (in the worker thread) and
         counted too."""
         self.place.check_branch(branch)
-        params: Params = {"s": session_id}
-        if self._by_time:
-            params["c"], params["i"] = anchor
-            before = "(created_at < :c OR (created_at = :c AND id < :i))"
-            order = "created_at, id"
-        else:
-            params["i"] = anchor[0]
-            before = "id < :i"
-            order = "id"
+        params: Params = {"s": session_id, "i": anchor[0]}
+        before, order = "id < :i", "id"
         if self.backend.dialect == "sqlite" and not self.keys.reads_encrypted:
             since = await self._last_compaction(session_id, params, before, order)
             if since is not None:

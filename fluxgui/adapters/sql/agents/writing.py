@@ -125,7 +125,6 @@ class AgentsEditor(SqlEditor):
             table=t.M,
             table_name=t.messages_table,
             columns=("message_data", "created_at"),
-            order=("created_at", "id") if t.by_time else ("id",),
             sessions_table=t.S,
         )
         if self.keys.cipher is not None:
