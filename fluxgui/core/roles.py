@@ -168,6 +168,9 @@ class Writer(Protocol):
         self, session_id: str, pages: Pages, *, created_at: str | None = None,
         updated_at: str | None = None, rename: bool = False,
     ) -> tuple[str, int]: ...
+    async def created_change(self, session_id: str) -> Change:
+        """The session as the change that wrote it (nothing before, its rows after), read
+        and nothing written: what an undo stack keeps for a session written elsewhere."""
     async def apply_change(self, change: Any) -> Any: ...
 
 

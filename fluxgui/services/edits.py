@@ -353,22 +353,3 @@ def mode_description(writable: bool, reason: str | None) -> tuple[str, str]:
             f"messages cannot be edited here: {reason} (click for read-only)"
         )
     return "read-only", "Nothing is written to the store (click to allow editing)"
-
-
-async def written_change(store: Store, session_id: str, what: str) -> Change:
-    """The session ``session_id`` of ``store`` as the change that wrote it, for an undo
-    stack: the stores offer no way to read a session's rows as a change but deleting it,
-    so it is deleted and written straight back (the same rows, ids and times; tried twice,
-    then said). ``what`` names the session in that sentence ("the replay's fork")."""
-    writer = store.writer or refuse(store, "writer")
-    gone: Change = await writer.delete_session(session_id)
-    try:
-        back: Change = await writer.apply_change(gone.inverse())
-    except Exception:  # noqa: BLE001 - once more, then say what happened
-        try:
-            back = await writer.apply_change(gone.inverse())
-        except Exception as exc:
-            raise FluxguiError(
-                f"{what} {show_id(session_id)} was deleted to be put on the undo stack and "
-                f"could not be written back: {exc}") from exc
-    return back

@@ -101,6 +101,17 @@ class ConversationsWriter:
     async def clear_session(self, session_id: str) -> int:
         return len((await self.clear_messages(session_id)).removed)
 
+    async def created_change(self, session_id: str) -> Change:
+        """The conversation as the change that made it (undone: deleted), read."""
+        self.place.check_writable()
+        await self.reader.require_session(session_id)
+        items = await self._all_items(session_id)
+        return Change(
+            session_id, f"Write conversation {_label_id(session_id)}",
+            added=tuple(change_rows(items, None)),
+            session_before=None, session_after=SessionRow(None, None),
+        )
+
     # -- undo and redo -------------------------------------------------------------
 
     async def apply_change(self, change: Any) -> Any:

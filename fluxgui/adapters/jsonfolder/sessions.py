@@ -77,6 +77,13 @@ def delete(folder: Folder, sid: str, label: str) -> Change:
         return Change(sid, label, _rows(doc["history"]), (), before, None)
 
 
+def as_written(folder: Folder, sid: str, label: str) -> Change:
+    """The session as the change that wrote it (no file before, its file after): read."""
+    with folder._write_lock:
+        name, doc, _st = _current(folder, sid)
+        return Change(sid, label, (), _rows(doc["history"]), None, _state(name, doc))
+
+
 def fork(folder: Folder, sid: str, at_id: int, new_id: str | None, label: str) -> Change:
     """A new file holding the history up to and including message ``at_id``, with the
     origin document's other keys; ``new_id`` taken → ``Conflict``, ``None`` → the first

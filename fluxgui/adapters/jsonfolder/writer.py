@@ -16,7 +16,7 @@ from fluxgui.core.model import Message
 from fluxgui.core.roles import Pages
 
 from ..parts import Place
-from .sessions import apply, clear, delete, fork
+from .sessions import apply, as_written, clear, delete, fork
 from .entries import entry_from_flux, entry_from_message, local_now, naive_local
 from .folder import Folder
 from .names import file_stem
@@ -70,6 +70,11 @@ class FolderWriter:
         self.place.check_writable()
         label = f"Delete session {label_id(session_id)}"
         return await _write(delete, self._folder, session_id, label)
+
+    async def created_change(self, session_id: str) -> Change:
+        """The session as the change that wrote it, read (for an undo stack)."""
+        self.place.check_writable()
+        return await _write(as_written, self._folder, session_id, f"Write session {label_id(session_id)}")
 
     async def apply_change(self, change: Any) -> Any:
         """Write ``change`` again, or its inverse (undo), if the file still fits it."""

@@ -148,6 +148,20 @@ async def delete(space: Keyspace, sid: str, label: str) -> Change:
     return await _empty(space, sid, label, keep_hash=False)
 
 
+async def as_written(space: Keyspace, sid: str, label: str) -> Change:
+    """The session as the change that wrote it (no keys before, its keys after): read
+    under WATCH, nothing written."""
+
+    async def body(pipe: Any) -> Change:
+        await space.check_types(pipe, sid, space.session_keys(sid))
+        now = await _read(space, pipe, sid)
+        if now is None or now.extra is None:
+            raise SessionNotFound(f"unknown session id {show_id(sid)} in {space.target}")
+        return Change(sid, label, (), _rows(now.extra["items"]), None, _public(now))
+
+    return await _transact(space, sid, list(space.session_keys(sid)), body)
+
+
 def _resealed(
     space: Keyspace, origin: str, target: str, items: list[Any], drop: bool
 ) -> list[Any]:

@@ -248,6 +248,11 @@ class RedisWriter:
         self.space.check_key()
         return await sessions.delete(self.space, session_id, f"Delete session {label_id(session_id)}")
 
+    async def created_change(self, session_id: str) -> Change:
+        """The session as the change that wrote it, read (for an undo stack)."""
+        self.place.check_writable()
+        return await sessions.as_written(self.space, session_id, f"Write session {label_id(session_id)}")
+
     async def apply_change(self, change: Any) -> Any:
         """Write ``change`` again, or its inverse (undo), if the keys still fit it."""
         self.place.check_writable()

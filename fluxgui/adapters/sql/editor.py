@@ -291,6 +291,16 @@ class TableEditor:
 
         return await self.run(build)
 
+    async def as_written(self, sid: str, label: str) -> Change:
+        """The session as the change that wrote it (no row before, its rows after): read
+        in one transaction, nothing written."""
+
+        async def body(tx: Tx) -> Change:
+            rows = await self._require_rows(tx, sid)
+            return Change(sid, label, (), tuple(rows), None, await self.session_row(tx, sid))
+
+        return await self.place.backend.transaction(body)
+
     async def delete_rows(self, sid: str, ids: Sequence[int], label: str) -> Change:
         async def build(tx: Tx) -> Change:
             found = await self.rows_by_id(tx, sid, ids)

@@ -166,6 +166,10 @@ class SqlWriter(OnEditor, ABC):
             session_id, f"Delete session {label_id(session_id)}"
         )
 
+    async def created_change(self, session_id: str) -> Change:
+        """The session as the change that wrote it, read (for an undo stack)."""
+        return await self.editor.table().as_written(session_id, f"Write session {label_id(session_id)}")
+
     async def apply_change(self, change: Any) -> Any:
         """Write a change again (redo) or its ``inverse()`` (undo), if it still fits."""
         return await self.editor.table().replay(change)

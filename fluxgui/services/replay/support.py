@@ -3,9 +3,8 @@ turns follow), and the replay's fork as one undoable change for its undo stack.
 
 A replay writes its fork in several steps (the fork, then one write per turn), so no
 single :class:`~fluxgui.core.changes.Change` of the store says "this session was made".
-:func:`fork_as_change` gets one from the store itself: it deletes the fork and writes it
-back exactly (its rows with their own ids and times), both to their end, and returns the
-write-back. Its inverse deletes the whole fork (Undo), applying it again restores it
+:func:`fork_as_change` reads one from the store itself (the writer's ``created_change``:
+the fork's rows with their own ids and times, nothing written). Its inverse deletes the whole fork (Undo), applying it again restores it
 (Redo), as for any edit. The original session is never touched.
 """
 
@@ -15,13 +14,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from fluxgui.core.aio import run_to_end
 from fluxgui.core.changes import Change, label_id
 from fluxgui.core.errors import ProviderError
-from fluxgui.core.roles import Store
+from fluxgui.core.roles import Store, refuse
 
 from ..doctor.reading import read_messages
-from ..edits import written_change
 from .record import recorded_turns
 from .run import ReplayEvent, ReplayOptions, ReplayReport, replay
 
@@ -112,5 +109,5 @@ def replay_label(session_id: str, from_turn: int, fork: str) -> str:
 
 async def fork_as_change(store: Store, fork: str, label: str) -> Change:
     """The replay's fork ``fork`` as one change that made it (see the module)."""
-    made = await run_to_end(written_change(store, fork, "the replay's fork"))
+    made = await (store.writer or refuse(store, "writer")).created_change(fork)
     return replace(made, label=label)

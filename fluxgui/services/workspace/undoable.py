@@ -3,9 +3,8 @@
 :func:`consolidate_undoable` writes the merged sessions into the destination as
 :func:`~.into.consolidate_into` does, then takes each session it wrote (only those: a
 session skipped as already consolidated, or in conflict, is not part of it) as the
-:class:`~fluxgui.core.changes.Change` that made it — the destination's writer deletes it
-and applies that deletion's inverse, which writes it back exactly (the same rows), the way
-a replay's fork joins the undo stack. The window writes with ``consolidate_into`` (its dialog shows the progress and
+:class:`~fluxgui.core.changes.Change` that made it, read by the destination's writer
+(``created_change``: nothing is written), the way a replay's fork joins the undo stack. The window writes with ``consolidate_into`` (its dialog shows the progress and
 may cancel) and then puts :func:`consolidation_change` on its undo stack. The
 :class:`Consolidated` change writes itself into
 its own store (not the window's): its inverse deletes exactly those sessions, the change
@@ -21,7 +20,6 @@ from fluxgui.core.changes import Change, label_id
 from fluxgui.core.roles import Store, refuse
 from fluxgui.core.text import plural
 
-from ..edits import written_change
 from .consolidate import MergePlan, OnConflict
 from .into import consolidate_into, default_format
 from .workspace import Workspace
@@ -76,7 +74,8 @@ async def consolidation_change(target: str, plan: MergePlan, default: str = "age
     if written:
         async with writable_store(target, fmt=None, default=default) as dest:
             for sid in written:
-                changes.append(await written_change(dest, sid, "the consolidated session"))
+                writer = dest.writer or refuse(dest, "writer")
+                changes.append(await writer.created_change(sid))
     return Consolidated(target, consolidation_label(target, len(changes)), tuple(changes), default)
 
 
