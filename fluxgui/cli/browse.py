@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fluxgui.core.roles import Store, refuse
@@ -106,6 +107,8 @@ async def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             store, args.session_id, limit=args.limit, branch=branch if advanced else None
         )
         pages = redacted_pages(pages, redactor)
+        if redactor is not None:  # (the id as the redacted output shows it)
+            info = replace(info, id=redactor.session_id(info.id))
         if args.json:
             head: dict[str, Any] = {"format": store.format, "session": info.to_dict()}
             if advanced:

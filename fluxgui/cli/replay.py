@@ -105,6 +105,7 @@ async def _export_eval(args: argparse.Namespace, out: TextIO) -> int:
             store, Path(args.output), args.eval, args.session_ids, flt=flt, reviews=reviews, key=key,
             label=args.store_label, force=args.force,
             transform=redactor.page if redactor is not None else None,
+            transform_id=redactor.session_id if redactor is not None else None,
         )
     finally:
         if reviews is not None:

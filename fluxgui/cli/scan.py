@@ -30,7 +30,8 @@ async def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
             if not args.json and found.findings:
                 out.write(f"session {one_line(found.session_id, 200)}: {plural(len(found.findings), 'finding')}\n")
                 for f in found.findings:
-                    out.write(f"  {f.kind:<16} {one_line(f.message_id, 40):<12} {f.placeholder:<20} {one_line(f.masked, 80)}\n")
+                    where = one_line(f.message_id, 40) if f.message_id is not None else "(session id)"
+                    out.write(f"  {f.kind:<16} {where:<12} {f.placeholder:<20} {one_line(f.masked, 80)}\n")
     finally:
         await store.close()
     total = sum(len(s.findings) for s in sessions)

@@ -57,6 +57,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     redactor = redactor_for(args)
     transform = redactor.page if redactor is not None else None
     unchanged = redactor.unchanged_rows if redactor is not None else None
+    transform_id = redactor.session_id if redactor is not None else None
     store = await open_target(args)
     reviews = annotate = None
     try:
@@ -70,7 +71,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_to_stream(
                 store, out, fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, annotate=annotate, transform=transform,
-                unchanged=unchanged,
+                unchanged=unchanged, transform_id=transform_id,
             )
             out.flush()
             where, report = "standard output", sys.stderr
@@ -78,7 +79,7 @@ async def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             result = await export_sessions(
                 store, Path(args.output), fmt, session_ids=args.session_ids or None,
                 metadata=not args.no_metadata, force=args.force, annotate=annotate,
-                transform=transform, unchanged=unchanged,
+                transform=transform, unchanged=unchanged, transform_id=transform_id,
             )
             where, report = one_line(args.output, 400), out
     finally:
@@ -174,6 +175,7 @@ async def cmd_copy(args: argparse.Namespace, out: TextIO) -> int:
                     source, dest, args.session_ids or None, rename=args.rename,
                     drop_unreadable=args.drop_unreadable,
                     transform=redactor.page if redactor is not None else None,
+                    transform_id=redactor.session_id if redactor is not None else None,
                 )
             where = dest.target
     finally:

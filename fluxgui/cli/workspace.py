@@ -122,9 +122,10 @@ async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
 
     redactor = redactor_for(args)
     placed = redacted_placed(placed, redactor)
+    shown_id = redactor.session_id(line.session_id) if redactor is not None else line.session_id
     if args.json:
         head: dict[str, Any] = {
-            "session": {"id": line.session_id, "messages": line.total, "folded": line.folded,
+            "session": {"id": shown_id, "messages": line.total, "folded": line.folded,
                         "split": line.split, "order_uncertain": line.uncertain},
             "stores": [{"store": s, "messages": line.counts[s]} for s in line.stores],
         }
@@ -136,7 +137,7 @@ async def cmd_show_several(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     counts = ", ".join(f"{s}: {line.counts[s]}" for s in line.stores)
     out.write(
-        f"session {one_line(line.session_id, 200)} — {plural(line.total, 'message')} from "
+        f"session {one_line(shown_id, 200)} — {plural(line.total, 'message')} from "
         f"{plural(len(line.stores), 'store')} ({one_line(counts, 400)}; "
         f"{line.folded} folded)\n"
     )
@@ -217,19 +218,22 @@ async def cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
     from .redact_args import redactor_for, report_left
 
     redactor = redactor_for(args)
+    transform_id = redactor.session_id if redactor is not None else None
     workspace = await open_workspace(args)
     try:
         if args.dry_run:
             async with dest_for_plan(args, workspace) as dest:
-                plan = await plan_merge(workspace, dest, args.sessions, on_conflict=args.on_conflict)
-            print_plan(out, args, plan, written=False)
+                plan = await plan_merge(
+                    workspace, dest, args.sessions, on_conflict=args.on_conflict, transform_id=transform_id,
+                )
+            print_plan(out, args, plan, written=False, shown_id=transform_id)
             return 0
         async with dest_for_write(args, workspace) as dest:
             done = await write_merge(
                 workspace, dest, args.sessions, on_conflict=args.on_conflict,
-                transform=redactor.page if redactor is not None else None,
+                transform=redactor.page if redactor is not None else None, transform_id=transform_id,
             )
-        print_plan(out, args, done, written=True)
+        print_plan(out, args, done, written=True, shown_id=transform_id)
         report_left(redactor)
     finally:
         await workspace.close()

@@ -4,7 +4,7 @@ and its report."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TextIO
 
@@ -59,10 +59,17 @@ async def dest_for_write(args: argparse.Namespace, workspace: Workspace) -> Asyn
         yield store
 
 
-def print_plan(out: TextIO, args: argparse.Namespace, plan: MergePlan, *, written: bool) -> None:
+def print_plan(
+    out: TextIO, args: argparse.Namespace, plan: MergePlan, *, written: bool,
+    shown_id: Callable[[str], str] | None = None,
+) -> None:
     """Per session: what is (or would be) done and where its items come from; then the
-    counts."""
+    counts. ``shown_id``: each session's id as it is shown (``--redact``: redacted, as
+    the id it is written under is)."""
     where = plan.dest or args.dest
+    if shown_id is not None:
+        for s in plan.sessions:
+            s.session_id = shown_id(s.session_id)
     if args.json:
         doc = plan.to_dict()
         doc["into"] = where

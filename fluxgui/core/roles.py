@@ -49,6 +49,9 @@ ROLES: dict[str, str] = {
 Pages: TypeAlias = "AsyncIterator[list[Message]] | Iterator[list[Message]]"
 #: what a page of messages goes through before it is shown or written (redaction)
 PageTransform: TypeAlias = "Callable[[list[Message]], list[Message]]"
+#: what a session's id goes through where a redacted output writes it (its header, each
+#: record's ``session_id``, the id a copy writes it under): the same redaction as its pages
+IdTransform: TypeAlias = "Callable[[str], str]"
 
 Role = Literal[
     "editor", "writer", "forks", "branches", "usage", "feed", "text_filter", "server_index", "rows"

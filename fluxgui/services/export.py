@@ -14,6 +14,7 @@ import contextlib
 import os
 import stat
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,7 +24,7 @@ from fluxgui.core.files import hold, part_name, part_pattern, remove_stale, sync
 from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.model import Message, SessionInfo
 from fluxgui.core.ports import SessionPage
-from fluxgui.core.roles import PageTransform, Store
+from fluxgui.core.roles import IdTransform, PageTransform, Store
 
 from .outputs import check_output
 
@@ -70,6 +71,7 @@ async def export_to_stream(
     annotate: Annotate | None = None,
     transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
+    transform_id: IdTransform | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``out``
     (not atomic: see :func:`export_sessions` for files). ``annotate(session_id)`` gives
@@ -77,7 +79,9 @@ async def export_to_stream(
     transcripts show under its title, the record JSON and JSONL carry. ``transform``
     changes each page before it is written (redaction: in the writer's thread, and it may
     leave messages out); ``unchanged(rows)`` tells the stored rows it would leave as they
-    are."""
+    are; ``transform_id`` changes each session's id wherever it is written (its header,
+    each JSONL record's ``session_id``, a transcript's title: redaction, in the writer's
+    thread too, just before the session's pages)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {', '.join(EXPORT_FORMATS)})")
     infos = await resolve(store, session_ids) if session_ids else None
@@ -97,7 +101,7 @@ async def export_to_stream(
     # straight from them, or reads them as Messages. Small sessions are read a group at
     # a time (one query for many), which keeps the round trips to the database few.
     run = _Run(store, writer, progress, total, annotate, listing.read_ahead if listing else None)
-    run.transform, run.unchanged = transform, unchanged
+    run.transform, run.unchanged, run.transform_id = transform, unchanged, transform_id
     try:
         async with contextlib.aclosing(sessions) as listed:
             async for info in listed:
@@ -182,6 +186,7 @@ class _Run:
         self._grouped = 0
         self.transform: PageTransform | None = None
         self.unchanged: Unchanged | None = None
+        self.transform_id: IdTransform | None = None
 
     async def add(self, info: SessionInfo) -> None:
         """Export the session ``info`` (next in order): with the group of small ones
@@ -216,7 +221,10 @@ class _Run:
     async def _sessions(self, infos: list[SessionInfo], found: dict[str, list[Message] | RowPage]) -> None:
         """Write these sessions, in this order (their pages in ``found``, or read now)."""
         for info in infos:
-            self.pipe.add(self.writer.session, info)
+            if self.transform_id is not None:
+                self.pipe.add(_session, self.writer, self.transform_id, info)
+            else:
+                self.pipe.add(self.writer.session, info)
             if self.annotate is not None:
                 self.pipe.add(self.writer.notes, *await self.annotate(info.id))
             if info.id in found:
@@ -296,6 +304,12 @@ class _Pipeline:
                 writing.exception()
 
 
+def _session(writer: ExportWriter, transform_id: IdTransform, info: SessionInfo) -> None:
+    """The session's header, its id through ``transform_id`` (every place the writer
+    writes it, the rows' fast path too, takes it from here)."""
+    writer.session(replace(info, id=transform_id(info.id)))
+
+
 def _transformed(
     writer: ExportWriter, transform: PageTransform, unchanged: Unchanged | None, page: list[Message] | RowPage
 ) -> None:
@@ -343,6 +357,7 @@ async def export_sessions(
     annotate: Annotate | None = None,
     transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
+    transform_id: IdTransform | None = None,
 ) -> TransferResult:
     """Write the sessions ``session_ids`` (None: every session) of ``store`` to ``path``.
 
@@ -363,7 +378,7 @@ async def export_sessions(
     if output.kind == "stream":
         return await _export_through(
             store, output.path, fmt, session_ids, metadata, progress, title, annotate, transform,
-            unchanged,
+            unchanged, transform_id,
         )
     real = output.path
     folder = real.parent
@@ -383,7 +398,7 @@ async def export_sessions(
             result = await export_to_stream(
                 store, out, fmt, session_ids=session_ids, metadata=metadata,
                 progress=progress, title=title, annotate=annotate, transform=transform,
-                unchanged=unchanged,
+                unchanged=unchanged, transform_id=transform_id,
             )
             await in_thread(_flush, out)
             if output.kind == "file":  # replacing a file: keep its permissions
@@ -411,6 +426,7 @@ async def _export_through(
     annotate: Annotate | None = None,
     transform: PageTransform | None = None,
     unchanged: Unchanged | None = None,
+    transform_id: IdTransform | None = None,
 ) -> TransferResult:
     """Export into a character device or a FIFO: written as it goes (not atomic: there
     is no file to replace), the node itself left as it is."""
@@ -424,7 +440,7 @@ async def _export_through(
         result = await export_to_stream(
             store, out, fmt, session_ids=session_ids, metadata=metadata,
             progress=progress, title=title, annotate=annotate, transform=transform,
-            unchanged=unchanged,
+            unchanged=unchanged, transform_id=transform_id,
         )
         await in_thread(out.flush)
     except OSError as exc:

@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fluxgui.adapters.registry import conversations_location, open_store
-from fluxgui.core.roles import PageTransform, Pages, Store, refuse
+from fluxgui.core.roles import IdTransform, PageTransform, Pages, Store, refuse
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.imports import ImportSession, read_sessions
 from fluxgui.core.model import Message
@@ -299,6 +299,7 @@ async def copy_sessions(
     progress: Progress | None = None,
     drop_unreadable: bool = False,
     transform: PageTransform | None = None,
+    transform_id: IdTransform | None = None,
 ) -> TransferResult:
     """Copy sessions (None: all) from ``source`` into ``dest``, converting the format
     where they differ; one transaction per session. The sessions are listed first (an
@@ -306,13 +307,16 @@ async def copy_sessions(
     opened in a session that would get a new id — see :mod:`.sealed`; with
     ``drop_unreadable`` they are left out when others open — raises before anything is
     written). ``transform`` changes each page before it is written (redaction, which
-    leaves sealed items out itself)."""
+    leaves sealed items out itself); ``transform_id`` each session's id, the one it is
+    written under (redaction: two that come out the same are a taken id, as two ids
+    alike are; ``result.written`` holds the ids changed, never the source's)."""
     if session_ids:
         infos = await resolve(source, session_ids)
     else:
         infos = [info async for info in session_infos(source, None)]
     (dest.writer or refuse(dest, "writer")).check_importable()
-    await check_free_ids(dest, [i.id for i in infos], rename=rename)
+    written_as = [transform_id(i.id) if transform_id is not None else i.id for i in infos]
+    await check_free_ids(dest, written_as, rename=rename)
     dropping = (
         set() if transform is not None
         else await sealed_in_copy(source, dest, infos, rename=rename, drop=drop_unreadable)
@@ -325,7 +329,8 @@ async def copy_sessions(
         if transform is not None:
             pages = _changed(pages, transform)
         chosen = without_sealed(pages) if n in dropping else pages
-        await write_one(dest, info, counted.wrap(chosen), result, rename=rename)
+        as_written = replace(info, id=written_as[n]) if written_as[n] != info.id else info
+        await write_one(dest, as_written, counted.wrap(chosen), result, rename=rename)
     return result
 
 

@@ -181,6 +181,7 @@ class TransferController:
                 progress=progress, title=title, annotate=annotate,
                 transform=redactor.page if redactor is not None else None,
                 unchanged=redactor.unchanged_rows if redactor is not None else None,
+                transform_id=redactor.session_id if redactor is not None else None,
             ),
             lambda r: f"Exported {_counted(r)}{' redacted' if redactor is not None else ''} to {target}"
             + "".join(f"; {n}" for n in [*r.notes, *(redactor.notes() if redactor is not None else [])]),

@@ -15,7 +15,7 @@ from typing import Any
 
 from fluxgui.core.errors import KeyNeeded, TargetError
 from fluxgui.core.files import part_name
-from fluxgui.core.roles import PageTransform, Store
+from fluxgui.core.roles import IdTransform, PageTransform, Store
 
 from ..doctor.reading import read_messages
 from ..outputs import check_output
@@ -101,10 +101,11 @@ def _review_meta(review: Any) -> dict[str, Any]:
 async def collect(
     store: Store, session_ids: Sequence[str] = (), *, flt: EvalFilter | None = None,
     reviews: Any = None, key: str = "", label: str | None = None,
-    transform: PageTransform | None = None,
+    transform: PageTransform | None = None, transform_id: IdTransform | None = None,
 ) -> tuple[list[EvalItem], EvalResult]:
     """The items of the chosen sessions, and the counts. ``transform`` changes each
-    session's messages before their items are made (redaction)."""
+    session's messages before their items are made (redaction); ``transform_id`` the
+    session id each item carries (its ``session_id`` and its metadata's)."""
     flt = flt or EvalFilter()
     if flt.active and reviews is None:
         raise ValueError("a review filter needs the review database")
@@ -118,7 +119,8 @@ async def collect(
         if transform is not None:
             messages = await asyncio.to_thread(transform, list(messages))
         meta = {"store": label or store.target, **_review_meta(found.get(sid))}
-        got = await asyncio.to_thread(session_items, sid, messages, items=store.traits.items, metadata=meta)
+        shown = sid if transform_id is None else await asyncio.to_thread(transform_id, sid)
+        got = await asyncio.to_thread(session_items, shown, messages, items=store.traits.items, metadata=meta)
         items += got.items
         result.sessions += 1
         result.assistant_turns += got.assistant_turns
@@ -130,15 +132,16 @@ async def collect(
 async def export_eval(
     store: Store, path: Path, fmt: str, session_ids: Sequence[str] = (), *,
     flt: EvalFilter | None = None, reviews: Any = None, key: str = "", label: str | None = None,
-    force: bool = False, transform: PageTransform | None = None,
+    force: bool = False, transform: PageTransform | None = None, transform_id: IdTransform | None = None,
 ) -> EvalResult:
     """Write the eval dataset of the chosen sessions to ``path`` (see the module);
-    ``transform``: see :func:`collect`."""
+    ``transform``, ``transform_id``: see :func:`collect`."""
     if fmt not in EVAL_FORMATS:
         raise ValueError(f"unknown eval format {fmt!r} (use {', '.join(EVAL_FORMATS)})")
     output = check_output(path, store.local_paths(), force=force)
     items, result = await collect(
-        store, session_ids, flt=flt, reviews=reviews, key=key, label=label, transform=transform
+        store, session_ids, flt=flt, reviews=reviews, key=key, label=label, transform=transform,
+        transform_id=transform_id,
     )
     text = "".join(render(items, fmt, yaml=not str(path).lower().endswith(".json")))
     result.bytes = await asyncio.to_thread(_write, output.path, text, output.kind == "stream")

@@ -6,7 +6,8 @@
   that ``phonenumbers`` finds valid at its ``STRICT_GROUPING`` leniency, national
   numbers read in the region given (default ``US``). A bare run of digits, a date, a
   time, an IP address or a number glued to letters (``ORD-2024-000123``, ``id-5551234``)
-  is not taken.
+  is not taken; but an international number (``+`` and its digits) after a ``-``,
+  ``_`` or ``:`` that ends a word is, when valid (a key such as ``user-+14155550123``).
 * Card: 13 to 19 digits (in groups of spaces or dashes) that pass the Luhn check and
   start as a card network's numbers do.
 * IBAN: a country code, two check digits and the account, valid by its checksum
@@ -150,6 +151,10 @@ class Numbers:
         for start, end in spans:
             yield Finding(offset + start, offset + end, "PHONE")
 
+    def glued(self, match: re.Match[str]) -> Iterator[Finding]:
+        """An international number after ``user-`` (a key made of an id and a number)."""
+        yield from self.phones(match.group(), match.start())
+
     def after_word(self, whole: str, start: int, end: int) -> Iterator[Finding]:
         """A bare number right after "phone", "tel", "call", "mobile", …."""
         import phonenumbers
@@ -236,5 +241,9 @@ def rules(region: str = DEFAULT_REGION) -> tuple[Rule, ...]:
             "NUMBER", "pii",
             r"[+(0-9](?<![A-Za-z0-9_+/.\-][+(0-9])(?![0-9]{3}-[0-9]{2}-[0-9]{2})[0-9 ().\-]{5,40}",
             numbers, digits=True, windows=number_windows,
+        ),
+        Rule(
+            "PHONE", "pii", r"\+(?<=[A-Za-z0-9][_:\-]\+)[1-9][0-9]{6,14}(?![0-9A-Za-z_/\-]|[.:][0-9])",
+            numbers.glued, triggers=("-+", "_+", ":+"),
         ),
     )

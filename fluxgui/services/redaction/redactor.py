@@ -3,7 +3,9 @@ output.
 
 One Redactor serves one command's (or one window action's) whole output, every session
 in it: the same value gets the same placeholder everywhere (``[EMAIL_1]`` for one
-address, ``[EMAIL_2]`` for the next), so a conversation stays readable.
+address, ``[EMAIL_2]`` for the next), so a conversation stays readable. A session's
+id goes through it too (:meth:`Redactor.session_id`) wherever a redacted output writes
+one: an id keyed by user (``alice@example.com``) is a finding like any other.
 
 A message is redacted as a whole: its text, its metadata and its stored item (``raw``),
 every string inside them in place (a JSON value stays a value of its type; a string
@@ -30,7 +32,7 @@ from typing import Any
 
 from fluxgui.adapters.encryption import is_envelope
 from fluxgui.core.model import Message
-from fluxgui.core.roles import PageTransform
+from fluxgui.core.roles import IdTransform, PageTransform
 
 from . import secrets
 from .detect import CONTEXTUAL, Detectors, _disjoint
@@ -171,6 +173,12 @@ class Redactor:
         parts.append(text[at:])
         return "".join(parts)
 
+    def session_id(self, session_id: str) -> str:
+        """A session's id as a redacted output writes it: redacted as text is (a store
+        keyed by user, ``alice@example.com``, gets the same ``[EMAIL_1]`` as that address
+        in a message); an id with no finding is returned as it is."""
+        return self.text(session_id)
+
     def value(self, value: Any, name: str = "") -> Any:
         """A JSON value with every string in it redacted (keys of objects too); a string
         holding a JSON object or array is redacted inside and stays JSON text."""
@@ -304,3 +312,8 @@ class Redactor:
     def transform(self) -> PageTransform:
         """:meth:`page`, as the message transform an export or a copy takes."""
         return self.page
+
+    def transform_id(self) -> IdTransform:
+        """:meth:`session_id`, as the id transform an export or a copy takes beside
+        :meth:`transform`."""
+        return self.session_id

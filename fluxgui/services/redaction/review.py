@@ -143,10 +143,25 @@ async def review_findings(
     (see the module's docstring). Pages are looked at in a worker thread."""
     import asyncio
 
-    from .scan import _session_ids, _to_read, placeholders_of
+    from .scan import ScanFailed, _session_ids, _to_read, placeholders_of, scan_id
 
     redactor = Redactor(detectors)
     review = Review()
+
+    def add(sid: str, label: str, seen: list[str]) -> None:
+        for name in seen:
+            kind, masked = redactor.given[name]
+            found = review.kinds.setdefault(kind, KindFound(kind))
+            found.count += 1
+            found.messages.add((sid, label))
+            if masked not in found.examples and len(found.examples) < EXAMPLES:
+                found.examples.append(masked)
+
+    def look_id(sid: str) -> None:  # (a session's id is redacted too: its findings count)
+        try:
+            add(sid, "", [f.placeholder for f in scan_id(redactor, sid).findings])
+        except ScanFailed:
+            review.failed.append(f"{sid} (its id)")
 
     def look(sid: str, page: Any) -> None:
         for m in _to_read(redactor, page):
@@ -154,17 +169,12 @@ async def review_findings(
             if seen is None:
                 review.failed.append(f"{sid} {m.label}")
                 continue
-            for name in seen:
-                kind, masked = redactor.given[name]
-                found = review.kinds.setdefault(kind, KindFound(kind))
-                found.count += 1
-                found.messages.add((sid, m.label))
-                if masked not in found.examples and len(found.examples) < EXAMPLES:
-                    found.examples.append(masked)
+            add(sid, m.label, seen)
 
     rows = store.rows
     async for sid in _session_ids(store, session_ids):
         review.sessions += 1
+        await asyncio.to_thread(look_id, sid)
         pages: Any = rows.iter_row_pages(sid) if rows is not None else store.reader.iter_messages(sid)
         async for page in pages:
             await asyncio.to_thread(look, sid, page)

@@ -2,7 +2,10 @@
 
 Each finding is reported once per message: its kind, the message, the placeholder a
 redacted output of this scan would give it, and its masked form (``sk-…a1f3``,
-``j…@example.com``). A detector failing on an item raises
+``j…@example.com``). A session's id is looked at too (a store keyed by user:
+``alice@example.com``): what is found in it is reported first, with no message
+(``message_id`` ``None``), and the session is named by its redacted id, never the whole
+value. A detector failing on an item raises
 :class:`~fluxgui.core.errors.FluxguiError` naming it (a scan that cannot look at
 everything must not say "nothing found").
 """
@@ -24,7 +27,7 @@ from .redactor import Redactor
 @dataclass
 class ScanFinding:
     kind: str
-    message_id: str
+    message_id: str | None  # None: found in the session's id
     placeholder: str
     masked: str
 
@@ -34,7 +37,7 @@ class ScanFinding:
 
 @dataclass
 class SessionFindings:
-    session_id: str
+    session_id: str  # redacted
     findings: list[ScanFinding] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +73,23 @@ def placeholders_of(redactor: Redactor, m: Message) -> list[str] | None:
     return None if len(redactor.left.failed) > failed else list(dict.fromkeys(seen))
 
 
+def scan_id(redactor: Redactor, session_id: str) -> SessionFindings:
+    """A session's findings so far: the ones in its id, under its redacted id."""
+    seen: list[str] = []
+    redactor.seen = seen
+    try:
+        shown = redactor.session_id(session_id)
+    except Exception:  # noqa: BLE001 - said without the id (it may be what is sought)
+        raise ScanFailed("a detector failed on a session's id") from None
+    finally:
+        redactor.seen = None
+    found = SessionFindings(shown)
+    for name in dict.fromkeys(seen):
+        kind, masked = redactor.given[name]
+        found.findings.append(ScanFinding(kind, None, name, masked))
+    return found
+
+
 def scan_page(redactor: Redactor, session: SessionFindings, page: list[Message]) -> None:
     """Add the findings of a page of messages to ``session`` (blocking: pure Python)."""
     for m in page:
@@ -85,10 +105,10 @@ async def scan_store(
     store: Store, redactor: Redactor, session_ids: Sequence[str] | None = None
 ) -> AsyncIterator[SessionFindings]:
     """Each session's findings (all sessions, or the ones named), in the store's
-    order (the least recently active first, as an export writes them)."""
+    order (the least recently active first, as an export writes them), its id's first."""
     rows = store.rows
     async for sid in _session_ids(store, session_ids):
-        found = SessionFindings(sid)
+        found = scan_id(redactor, sid)
         if rows is not None:  # rows with nothing to find are not read as Messages
             async for row_page in rows.iter_row_pages(sid):
                 scan_page(redactor, found, _to_read(redactor, row_page))

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.model import Message
-from fluxgui.core.roles import PageTransform, Store, refuse
+from fluxgui.core.roles import IdTransform, PageTransform, Store, refuse
 from fluxgui.services.doctor.repeats import content_key
 
 from .listing import session_rows
@@ -124,23 +124,26 @@ async def _renamed_copy(dest: Store, session_id: str, merged: list[Message]) -> 
 
 async def plan_session(
     workspace: Workspace, dest: Store | None, session_id: str, on_conflict: OnConflict,
+    transform_id: IdTransform | None = None,
 ) -> tuple[SessionMerge, Timeline]:
-    """The plan of one session, and its merged timeline."""
+    """The plan of one session, and its merged timeline. ``transform_id`` gives the id
+    it is written under (redaction), the one looked for in ``dest``."""
     line = await timeline(workspace, session_id)
+    dest_id = transform_id(session_id) if transform_id is not None else session_id
     plan = SessionMerge(
         session_id, line.stores, line.from_store(), line.total, line.folded, line.split,
-        written_as=session_id,
+        written_as=dest_id,
     )
     if dest is None:
         return plan, line
-    if not await dest.reader.sessions_by_ids([session_id]):
+    if not await dest.reader.sessions_by_ids([dest_id]):
         return plan, line
     merged = line.messages()
-    if await _same(dest, session_id, merged):
+    if await _same(dest, dest_id, merged):
         plan.action = "same"
         return plan, line
     if on_conflict == "rename":
-        earlier = await _renamed_copy(dest, session_id, merged)
+        earlier = await _renamed_copy(dest, dest_id, merged)
         plan.action, plan.written_as = ("same", earlier) if earlier else ("rename", None)
     else:
         plan.action, plan.written_as = "conflict", None
@@ -149,15 +152,16 @@ async def plan_session(
 
 async def plan_merge(
     workspace: Workspace, dest: Store | None, session_ids: Sequence[str] | None = None,
-    *, on_conflict: OnConflict = "skip",
+    *, on_conflict: OnConflict = "skip", transform_id: IdTransform | None = None,
 ) -> MergePlan:
     """The plan of consolidating ``session_ids`` (default: every session of the
-    workspace) into ``dest`` (``None``: a store not made yet, everything is written)."""
+    workspace) into ``dest`` (``None``: a store not made yet, everything is written);
+    ``transform_id``: see :func:`write_merge`."""
     if dest is not None:
         check_not_member(workspace, dest)
     plan = MergePlan(dest.target if dest is not None else "")
     for sid in await _ids(workspace, session_ids):
-        item, _line = await plan_session(workspace, dest, sid, on_conflict)
+        item, _line = await plan_session(workspace, dest, sid, on_conflict, transform_id)
         plan.sessions.append(item)
     return plan
 
@@ -193,14 +197,16 @@ def _times(line: Timeline) -> tuple[str | None, str | None]:
 async def write_merge(
     workspace: Workspace, dest: Store, plan: MergePlan | Sequence[str] | None = None,
     *, on_conflict: OnConflict = "skip", progress: Callable[[int, int], None] | None = None,
-    transform: PageTransform | None = None,
+    transform: PageTransform | None = None, transform_id: IdTransform | None = None,
 ) -> MergePlan:
     """Consolidate the sessions of ``plan`` (a plan previewed, or session ids; ``None``:
     every session) into ``dest``, one transaction per session. Each session is planned
     again against the destination as it is now (another run may have written it since),
     from the one read of its timeline that is written: nothing is written twice. Returns
     the plan as done. ``progress(done, total)`` is told after each session.
-    ``transform`` changes each page before it is written (redaction)."""
+    ``transform`` changes each page before it is written (redaction); ``transform_id``
+    each session's id, the one it is written under and looked for in ``dest`` (an id
+    held there already, or written before in this run, is a conflict as any is)."""
     writer = dest.writer or refuse(dest, "writer")
     writer.check_importable()
     check_not_member(workspace, dest)
@@ -210,11 +216,12 @@ async def write_merge(
         ids = await _ids(workspace, plan)
     done = MergePlan(dest.target)
     for sid in ids:
-        item, line = await plan_session(workspace, dest, sid, on_conflict)
+        item, line = await plan_session(workspace, dest, sid, on_conflict, transform_id)
         if item.action in ("write", "rename") and line.total:
             first, last = _times(line)
+            dest_id = transform_id(sid) if transform_id is not None else item.session_id
             new_id, n = await writer.import_session(
-                item.session_id, _pages(line.messages(), transform), created_at=first, updated_at=last,
+                dest_id, _pages(line.messages(), transform), created_at=first, updated_at=last,
                 rename=item.action == "rename",
             )
             item.written_as, item.written = new_id, n
