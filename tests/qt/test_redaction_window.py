@@ -231,3 +231,26 @@ def test_the_edit_menus_copy_actions_give_the_redacted_text_and_json(qtbot, wind
             assert not [v for v in values if v in copied], (action, m.label)
             copied_any += "_1]" in copied or "_2]" in copied
     assert copied_any > len(values)  # (the placeholders were copied, not nothing)
+
+
+def test_export_redacted_writes_the_session_ids_redacted(qtbot, window, tmp_path):
+    """A store keyed by user: the review counts the address in the id, and the export
+    writes the id with the placeholder the address gets in the text."""
+    alice = "alice@example.com"
+    path = write_agents_store(tmp_path / "keyed.db", {
+        alice: [[{"role": "user", "content": f"write to {alice}"}]],
+        "conv-clean": [[{"role": "user", "content": "hi"}]],
+    })
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.stores.open_target(str(path), session_id=alice)
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
+    review = _review(qtbot, window)
+    assert review.rows()["EMAIL"].text(1) == "2"  # the id and the message
+    for fmt in ("jsonl", "html"):
+        out = tmp_path / f"out.{fmt}"
+        with qtbot.waitSignal(window.transferFinished, timeout=30_000):
+            window.redaction.run_export(out, fmt, None, [])
+        text = out.read_text(encoding="utf-8")
+        assert "alice@" not in text and "conv-clean" in text and "[EMAIL_1]" in text
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {r["session_id"]: r["text"] for r in records} == {"[EMAIL_1]": "write to [EMAIL_1]", "conv-clean": "hi"}

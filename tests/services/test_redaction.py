@@ -50,6 +50,18 @@ def test_phone_numbers_are_read_in_the_region_given():
     assert [f.kind for f in gb.find("ring 020 7946 0958")] == ["PHONE"]
 
 
+def test_an_international_number_glued_to_a_key_is_a_phone_number():
+    """A session keyed ``user-+14155550123``: the number after ``user-`` is found (in an
+    id and in text alike); a number glued to an id without ``+``, a short one, or one
+    glued on both sides is not."""
+    r = Redactor(Detectors(["pii"]))
+    assert r.session_id("user-+14155550123") == "user-[PHONE_1]"
+    assert r.text("user_+14155550123 wrote from +14155550123") == "user_[PHONE_1] wrote from [PHONE_1]"
+    assert r.session_id("tenant:+442071838750") == "tenant:[PHONE_2]"
+    for clean in ("ORD-2024-000123", "id-5551234", "user-+12345", "a-+14155550123x", "conv-42"):
+        assert r.session_id(clean) == clean
+
+
 def test_placeholders_are_consistent_within_one_output():
     r = Redactor(_all())
     a = r.text("mail jane.doe@example.com or bob@example.org")
