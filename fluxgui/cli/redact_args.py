@@ -1,6 +1,7 @@
 """``--redact KINDS`` and ``--redact-rules FILE`` (``show``, ``export``, ``copy``,
 ``merge``, and the window: View › Redact on from the start, a ``--screenshot``
-rendered redacted), and the redactor they make for one command's output.
+rendered redacted), and the redactor they make for one command's output. A session's id
+goes through it too wherever the output writes one (``Redactor.session_id``).
 
 The work is :mod:`fluxgui.services.redaction`'s; what a redacted output left out
 (encrypted items no key opened, compaction content, items a detector failed on) is said
@@ -126,8 +127,8 @@ def add_scan(sub: object, name: str, command: object, target_help: str) -> None:
     scan = command(  # type: ignore[operator]
         sub, name,
         "List what redaction would find in a store's sessions (secrets, personal data, your "
-        "own rules), per session, each value masked (sk-…a1f3, j…@example.com), never "
-        "whole. Exit 0 when nothing is found, 1 when anything is, 3 on an error: usable "
+        "own rules), their ids too, per session, each value masked (sk-…a1f3, j…@example.com), "
+        "never whole, each session named by its redacted id. Exit 0 when nothing is found, 1 when anything is, 3 on an error: usable "
         "as a pre-commit or CI check of exported fixtures.",
         ["fluxgui scan sessions.db", "fluxgui scan exported/ conv-42 --json",
          "fluxgui scan fixtures.db --redact secrets"],

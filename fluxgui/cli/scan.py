@@ -1,6 +1,7 @@
-"""``scan``: what redaction would find in a store's sessions, masked, per session; exit
-0 when nothing is found, 1 when anything is, 3 on an error (a detector failing on an
-item is one: the scan did not see everything)."""
+"""``scan``: what redaction would find in a store's sessions (their ids too), masked, per
+session, each named by its redacted id; exit 0 when nothing is found, 1 when anything
+is, 3 on an error (a detector failing on an item is one: the scan did not see
+everything)."""
 
 from __future__ import annotations
 
