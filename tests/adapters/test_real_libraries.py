@@ -491,6 +491,33 @@ async def test_fluxgui_flux_style_dicts_become_sdk_items(tmp_path):
     assert [d["content"] for d in view] == [m["content"] for m in msgs]
 
 
+async def test_fluxgui_makes_the_indexes_sqlalchemy_session_makes(pg_url):
+    """The tables fluxgui makes on Postgres (``create="agents"``) carry the indexes the
+    installed ``SQLAlchemySession`` makes on its own (0.25: ``(session_id, id)``)."""
+    async with await open_store(pg_url, create="agents") as store:
+        await store.writer.add_messages("pg", AGENT_ITEMS[:1])
+    session = SQLAlchemySession.from_url(
+        "pg", url=pg_url, create_tables=True, sessions_table="sdk_sessions", messages_table="sdk_messages"
+    )
+    try:
+        await session.add_items(AGENT_ITEMS[:1])
+    finally:
+        await session.engine.dispose()
+    conn = await asyncpg.connect(pg_url.replace("+asyncpg", ""))
+    try:
+        rows = await conn.fetch("SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = 'public'")
+    finally:
+        await conn.close()
+
+    def made(prefix: str) -> set[str]:
+        return {
+            r["indexdef"].replace(f"{prefix}_", "T_") for r in rows if r["tablename"].startswith(f"{prefix}_")
+        }
+
+    assert made("agent") == made("sdk")
+    assert any("(session_id, id)" in d for d in made("sdk"))
+
+
 async def test_fluxgui_writes_agents_postgres_as_sqlalchemy_session_reads(pg_url):
     async with await open_store(pg_url, create="agents") as store:
         await store.writer.add_messages("pg", AGENT_ITEMS[:5])

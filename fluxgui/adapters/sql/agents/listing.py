@@ -80,7 +80,6 @@ class AgentsTables:
                     FOREIGN KEY (session_id) REFERENCES {S} (session_id) ON DELETE CASCADE)""",
                 f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, id)",
             ]
-        idx = quote_ident(f"idx_{self.messages_table}_session_time")
         return [
             f"""CREATE TABLE IF NOT EXISTS {S} (
                 session_id VARCHAR NOT NULL PRIMARY KEY,
@@ -91,7 +90,7 @@ class AgentsTables:
                 session_id VARCHAR NOT NULL REFERENCES {S} (session_id) ON DELETE CASCADE,
                 message_data TEXT NOT NULL,
                 created_at TIMESTAMP WITHOUT TIME ZONE DEFAULT CURRENT_TIMESTAMP NOT NULL)""",
-            f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, created_at)",
+            f"CREATE INDEX IF NOT EXISTS {idx} ON {M} (session_id, id)",
         ]
 
 
