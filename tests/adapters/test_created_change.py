@@ -121,11 +121,8 @@ async def test_redis(redis_prefix):
 
     try:
         await session.add_items(agents_items())  # type: ignore[arg-type]
-        store = await open_store(REDIS_URL, OpenOptions(key_prefix=redis_prefix, writable=True))
-        try:
+        async with await open_store(REDIS_URL, OpenOptions(key_prefix=redis_prefix, writable=True)) as store:
             await _read_as_change_then_undo_and_redo(store, read, stamp)
-        finally:
-            await store.close()
     finally:
         await client.aclose()
 
