@@ -7,7 +7,9 @@ message.
 What it refuses, each with the real API's sentence:
 
 * a function/custom tool call with no output after it ("No tool output found for
-  function call call_…");
+  function call call_…"), unless it is an external async call still running
+  (``"async": true``, status completed or none: the API takes it so, as openai-agents
+  0.25's replay says);
 * an output whose call_id no earlier call has ("No tool call found for function call
   output with call_id …");
 * a reasoning item not followed by the model's next item ("Item 'rs_…' of type
@@ -63,7 +65,9 @@ def input_error(items: list[Any]) -> tuple[str, str] | None:
             if not follows:
                 return (f"Item '{item.get('id')}' of type 'reasoning' was provided without its "
                         "required following item.", "input")
-        if kind in CALLS:
+        pending = (kind in ("function_call", "custom_tool_call") and item.get("async") is True
+                   and item.get("status") in (None, "completed"))
+        if kind in CALLS and not pending:  # (an async call still running needs no output yet)
             later = items[i + 1 :]
             out = CALLS[kind]
             if not any(isinstance(x, dict) and x.get("type") == out and x.get("call_id") == item.get("call_id") for x in later):

@@ -167,6 +167,32 @@ async def test_approval_orphans(tmp_path):
         await store.close()
 
 
+async def test_a_pending_async_call_is_no_orphan(tmp_path):
+    """An external async call still running (``"async": true``, no output yet) is kept by
+    the SDK when it reads the session (openai-agents 0.25) and taken by the API: the
+    doctor reports nothing, the preflight is what the SDK sends (the call in it); the
+    same call without ``async`` is an orphan the API refuses."""
+    path = tmp_path / "agents.db"
+    async_call = {"type": "function_call", "call_id": "call_LATER", "name": "ship_order",
+                  "arguments": '{"order": 42}', "async": True, "status": "completed"}
+    sync_call = {k: v for k, v in async_call.items() if k != "async"}
+    head = [{"role": "user", "content": "Ship order 42 and tell me when."}]
+    for sid, call in (("pending", async_call), ("orphan", sync_call)):
+        session = SQLiteSession(sid, str(path))
+        await session.add_items([*head, call])
+        session.close()
+    async with await open_store(str(path), writable=True) as store:
+        with ResponsesServer() as server:
+            pending = SQLiteSession("pending", str(path))
+            assert (await check_session(store, "pending")).problems == ()
+            assert await preflight_equals_sent(store, server, "pending", pending) is None
+            assert async_call in (await preflight(store, "pending")).input
+            orphan = SQLiteSession("orphan", str(path))
+            assert [p.code for p in (await check_session(store, "orphan")).problems] == ["orphan_call"]
+            pending.close()
+            orphan.close()
+
+
 async def test_flux_chat_convention(tmp_path):
     from doctor_helpers import add_flux
     from flux.sessions import SQLiteSession as FluxSession

@@ -81,7 +81,7 @@ def _pair_problems(seq: Sequence[Message]) -> list[tuple[int, Problem]]:
         for call in calls_of(m):
             seen.add((call.call_id, call.type))
             at = answered.get((call.call_id, call.type))
-            if at is None or at < i:
+            if (at is None and not call.pending) or (at is not None and at < i):
                 found.append((i, Problem(
                     "orphan_call", (m.id,),
                     f"{_label(call.type)} {quoted(call.call_id)}"

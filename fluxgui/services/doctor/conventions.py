@@ -9,6 +9,11 @@
   "name"}``), and a ``tool`` message names the call it answers in
   ``metadata.tool_call_id``. The same keys at the top of a chat-style item count too; an
   Agents SDK item a flux row keeps in ``metadata.agents_item`` is read as an item.
+
+A function or custom tool call marked ``"async": true`` (status ``completed`` or none) is
+an external call still running: openai-agents 0.25 keeps it without an output when it
+reads a session and the API takes it so (``drop_orphan_function_calls``'s
+``preserve_pending_async_calls``): it is no orphan (:attr:`Call.pending`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class Call:
     type: str
     output_type: str
     name: str = ""
+    #: an external async call still running: needs no output yet (see the module)
+    pending: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,11 @@ def calls_of(m: Message) -> list[Call]:
         if key is None:
             return []
         name = _text(item.get("name")) or _text(item.get("server_label")) or ""
-        return [Call(key, str(kind), out, name)]
+        pending = (
+            kind in ("function_call", "custom_tool_call") and item.get("async") is True
+            and item.get("status") in (None, "completed")
+        )
+        return [Call(key, str(kind), out, name, pending)]
     fields = _chat_fields(m)
     listed = fields.get("tool_calls")
     if not isinstance(listed, list):
