@@ -136,7 +136,8 @@ class ReplayController(QObject):
             self._show_error(FluxguiError(
                 f"message {message.id} opens no turn of {show_id(sid)}: replay from a user message"))
             return
-        dialog = ReplayDialog(sid, turn, self._agent_config(), self._parent)
+        ids = self._show_ids()  # (View › Redact: the session named redacted)
+        dialog = ReplayDialog(sid, turn, self._agent_config(), self._parent, shown_id=ids(sid) if ids else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.start(store, sid, turn, dialog.options(), count))
         self.dialog = dialog
@@ -160,7 +161,7 @@ class ReplayController(QObject):
         """Replay ``sid`` from ``turn`` with ``options``, its progress in a dialog."""
         from fluxgui.services.replay.support import replay_until
 
-        progress = ReplayProgress(sid, turn, count, self._parent)
+        progress = ReplayProgress(sid, turn, count, self._parent, say=self._show_ids())
         progress.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         progress.destroyed.connect(lambda *_, p=progress: self._forget("progress", p))
         progress.cancelRequested.connect(self.cancel)
