@@ -194,6 +194,14 @@ def test_the_workspace_list_and_merged_timeline_show_ids_redacted(qtbot, window,
     assert ALICE not in header and f"<b>{shown}</b>" in header
     texts = "\n".join(p.message.text for p in ws.timeline.model.placed)
     assert f"from {shown}" in texts and ALICE not in texts
+    consolidate = ws.files.consolidate([ALICE])  # (its plan keeps the real id)
+    consolidate.dest.setText(str(tmp_path / "merged.db"))
+    with qtbot.waitSignal(consolidate.planned, timeout=30_000) as planned:
+        consolidate.preview_button.click()
+    assert [p.session_id for p in planned.args[0].sessions] == [ALICE]
+    assert consolidate.windowTitle() == f"Consolidate {shown}"
+    assert consolidate.table.item(0, 0).text().startswith(shown)
+    consolidate.close()
     window.actions_by_name["redact"].setChecked(False)
     assert ws.model.index(ws.model.row_of(ALICE), ws.model.ID).data() == ALICE
     qtbot.waitUntil(lambda: ws.timeline.line is not None and ALICE in ws.timeline.header.text(), timeout=20_000)
