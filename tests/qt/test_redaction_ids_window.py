@@ -205,3 +205,28 @@ def test_the_workspace_list_and_merged_timeline_show_ids_redacted(qtbot, window,
     window.actions_by_name["redact"].setChecked(False)
     assert ws.model.index(ws.model.row_of(ALICE), ws.model.ID).data() == ALICE
     qtbot.waitUntil(lambda: ws.timeline.line is not None and ALICE in ws.timeline.header.text(), timeout=20_000)
+
+
+def test_an_id_a_detector_fails_on_is_not_shown(qtbot, window, tmp_path):
+    """Fail closed: an id the detectors break on is shown (and copied) as a note, never
+    as stored; the other ids are redacted as usual."""
+    from fluxgui.qt.shown_ids import NOT_SHOWN
+    from fluxgui.services.redaction import Detectors
+
+    class Failing(Detectors):
+        def find(self, text: str, *, disjoint: bool = True) -> Any:
+            if "BOOM" in text:
+                raise RuntimeError("detector broke")
+            return super().find(text, disjoint=disjoint)
+
+    path = write_agents_store(tmp_path / "boom.db", {
+        "BOOM-bob@example.com": [[{"role": "user", "content": "hi"}]],
+        ALICE: [[{"role": "user", "content": "hello"}]],
+    })
+    _open(qtbot, window, path)
+    window.redaction.detectors = lambda: Failing(("secrets", "pii"))
+    _redact(qtbot, window, True)
+    shown, tip = _listed(window, "BOOM-bob@example.com")
+    assert shown == NOT_SHOWN and "bob@" not in tip
+    assert _copied(qtbot, _menu_copy(window, "BOOM-bob@example.com")) == NOT_SHOWN
+    assert re.fullmatch(r"\[EMAIL_\d+\]", _listed(window, ALICE)[0])
