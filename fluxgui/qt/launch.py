@@ -6,7 +6,7 @@ when no window can be opened (no display, or Qt's platform plugin cannot load:
 ``--screenshot FILE.png`` renders the window offscreen once everything has loaded, saves
 it and returns 0. ``--redact KINDS`` opens it with View › Redact on (the detectors made
 and checked by the command line before Qt starts): a screenshot then shows the
-conversation redacted.
+conversation and the session ids redacted.
 
 Without a TARGET the window reopens the last store when it can without asking; a URL's
 password for that comes from the keyring, looked up on a worker thread once the window

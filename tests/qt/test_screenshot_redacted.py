@@ -130,3 +130,24 @@ def test_a_redact_that_cannot_apply_is_one_line_and_no_file(tmp_path, planted_db
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fluxgui: error: ") and needle in lines[0], proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("session", [[], ["--session", "alice@example.com"]], ids=["first-row", "keyed-session"])
+def test_a_screenshot_with_redact_shows_no_raw_session_id(tmp_path, session):
+    """A store keyed by user: the session list, the conversation's title, every label and
+    tooltip the grab holds show the ids redacted (the same placeholder as in the text)."""
+    alice, phone = "alice@example.com", "user-+14155550123"
+    db = write_agents_store(tmp_path / "keyed.db", {
+        alice: [[{"role": "user", "content": f"write to {alice}"}]],
+        phone: [[{"role": "user", "content": "call me"}]],
+        "conv-clean": [[{"role": "user", "content": "hi"}]],
+    })
+    out = tmp_path / "keyed.png"
+    proc, shown = _shoot(tmp_path, str(db), *session, "--redact", "all", "--screenshot", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file() and shown["redact_on"]
+    whole = "\n".join(shown["texts"])
+    assert alice not in whole and "14155550123" not in whole
+    assert "[EMAIL_1]" in whole and "user-[PHONE_1]" in whole and "conv-clean" in whole
+    if session:  # the conversation shown is alice's: its title and its text, one placeholder
+        assert shown["texts"][0].count("[EMAIL_1]") >= 1 and "write to [EMAIL_1]" in shown["texts"][0]

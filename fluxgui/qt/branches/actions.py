@@ -134,7 +134,7 @@ def branch_from_turn(
     name, ok = QInputDialog.getText(
         parent,
         "Branch from this turn",
-        f"A new branch of session {sid} with the items before turn {turn};\n"
+        f"A new branch of session {pane.ids.text(sid)} with the items before turn {turn};\n"
         "the session switches to it. Its name (empty: chosen for you):",
         QLineEdit.EchoMode.Normal,
         "",

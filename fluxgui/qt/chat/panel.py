@@ -455,7 +455,7 @@ class ChatPanel(QWidget):
         self.error_label.show()
 
     def _set_status(self, text: str) -> None:
-        self.status.setText(text)
+        self.status.setText(self._pane.ids.say(text))  # (View › Redact: a session it names too)
         self.status.setVisible(bool(text))
 
     def _set_running(self, running: bool) -> None:
@@ -477,7 +477,7 @@ class ChatPanel(QWidget):
             provider = PROVIDER_LABELS.get(c.provider, c.provider)
             text = f"{c.name} · {c.model} · {provider}"
         if self.new_session is not None:
-            text += f" · new session {self.new_session}"
+            text += f" · new session {self._pane.ids.text(self.new_session)}"
         self.agent_label.set_full_text(text, tooltip=False)
         self.agent_label.setToolTip(
             f"{text}\nTemperature {c.temperature}" + (f"\nBase URL: {c.base_url}" if c.base_url else "")

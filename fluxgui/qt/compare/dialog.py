@@ -55,17 +55,20 @@ def open_compare(
     branch_a: str | None = None,
     branch_b: str | None = None,
     shown_anew: Callable[[], PageTransform] | None = None,
+    show_id: Callable[[str], str] | None = None,
 ) -> CompareDialog:
     """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
     and ``store_b``), start the comparison and return the window. It deletes itself when
     closed. ``shown_anew``: the conversation pane's, while View › Redact is on — the
-    comparison is shown redacted too (its own placeholders, the same on both sides)."""
+    comparison is shown redacted too (the window's placeholders, the same on both sides);
+    ``show_id``: how the window shows session ids then (the title, the headers)."""
     dialog = CompareDialog(bridge, parent)
     dialog.setModal(False)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     transform = shown_anew() if shown_anew is not None else None
     dialog.redacted = transform is not None
+    dialog.view.show_id = show_id
     dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
                         transform=transform)
     return dialog

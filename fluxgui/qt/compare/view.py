@@ -13,6 +13,9 @@ F7 / Shift+F7 (and the buttons) go to the next / previous turn that is not the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
@@ -48,6 +51,9 @@ class CompareView(QWidget):
         self._bridge = bridge
         self._key = f"compare:{id(self)}"
         self.comparison: Comparison | None = None
+        #: how the sides' session ids are shown (View › Redact: redacted, as their
+        #: messages are); ``None``: as they are
+        self.show_id: Callable[[str], str] | None = None
 
         self.summary = QLabel("Nothing compared yet.")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
@@ -124,9 +130,9 @@ class CompareView(QWidget):
         ``compared`` or ``failed`` follows. A comparison still loading is cancelled.
         ``transform``: both sides' messages go through it first (View › Redact)."""
         self.summary.setText("Comparing…")
-        self.header_a.set_full_text(f"A: {session_a}" + (f" @ {branch_a}" if branch_a else ""))
+        self.header_a.set_full_text(f"A: {self._id(session_a)}" + (f" @ {branch_a}" if branch_a else ""))
         b_id = session_a if session_b is None else session_b
-        self.header_b.set_full_text(f"B: {b_id}" + (f" @ {branch_b}" if branch_b else ""))
+        self.header_b.set_full_text(f"B: {self._id(b_id)}" + (f" @ {branch_b}" if branch_b else ""))
         self._bridge.start(
             self._key,
             compare_sessions(store_a, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
@@ -138,12 +144,18 @@ class CompareView(QWidget):
     def cancel(self) -> None:
         self._bridge.cancel(self._key)
 
+    def _id(self, text: str) -> str:
+        return self.show_id(text) if self.show_id is not None else text
+
     def _on_compared(self, result: Comparison) -> None:
+        if self.show_id is not None:  # the sides named as the window shows ids
+            result = replace(result, a=replace(result.a, session_id=self._id(result.a.session_id)),
+                             b=replace(result.b, session_id=self._id(result.b.session_id)))
         self.show_comparison(result)
         self.compared.emit(result)
 
     def _on_compare_failed(self, error: Exception) -> None:
-        self.summary.setText(f"Could not compare: {error}")
+        self.summary.setText(f"Could not compare: {self._id(str(error))}")
         self.failed.emit(error)
 
     # -- showing -------------------------------------------------------------------

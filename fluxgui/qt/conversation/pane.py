@@ -31,6 +31,7 @@ from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
+from ..shown_ids import ShownIds
 from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
 from .find_bar import FindBar
@@ -101,9 +102,12 @@ class ConversationPane(QWidget):
         #: what each loaded page goes through before it is shown (in a worker thread;
         #: View › Redact: the messages redacted, as many as given); ``None``: as stored
         self.shown: PageTransform | None = None
-        #: while :attr:`shown` redacts: makes a redaction of its own for another view of
-        #: the store's text (a comparison), its placeholders numbered from 1
+        #: while :attr:`shown` redacts: makes a redaction for another view of the store's
+        #: text (a comparison, a merged timeline), its placeholders the window's
         self.shown_anew: Callable[[], PageTransform] | None = None
+        #: session ids as the window shows them (View › Redact: through its redactor)
+        self.ids = ShownIds(self)
+        self.ids.changed.connect(self._show_title)
         # Turn numbers: user messages before the first loaded one (None: being counted)
         # and each loaded user message's number (None: to be worked out again).
         self._turn_base: int | None = None
@@ -284,10 +288,16 @@ class ConversationPane(QWidget):
         self._at_end = True
         self._earlier_failed = False
         self._empty()
-        self.title.set_full_text(
-            visible(session_id, keep_layout=False, pictures=False) if session_id else session_label("")
-        )
+        self._show_title()
         self._show_placeholder("Loading messages…")
+
+    def _show_title(self) -> None:
+        """The title line: the session's id as the window shows ids (redacted or not)."""
+        sid = self._session_id
+        if sid is None:
+            return
+        shown = self.ids.text(sid)
+        self.title.set_full_text(visible(shown, keep_layout=False, pictures=False) if shown else session_label(""))
 
     def _empty(self) -> None:
         """No messages, no find, no current message (a session about to load, or none)."""

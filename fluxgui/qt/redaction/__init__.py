@@ -112,8 +112,8 @@ def install_redaction(parts: Redaction, actions: dict[str, QAction]) -> Redactio
     redact = QAction("Re&dact", window)
     redact.setCheckable(True)
     redact.setShortcut(QKeySequence("Ctrl+Alt+R"))
-    redact.setStatusTip("Show the conversation with secrets and personal data replaced by placeholders "
-                        "(copies take the redacted text)")
+    redact.setStatusTip("Show the conversation and the session ids with secrets and personal data "
+                        "replaced by placeholders (copies take the redacted text)")
     redact.toggled.connect(parts.view.set_on)
     window.addAction(redact)
     actions["redact"] = redact

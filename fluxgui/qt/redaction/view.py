@@ -6,6 +6,11 @@ While it is on, every page the conversation pane loads goes through a
 the inspector and the Copy actions see the redacted message. Hovering a card tells the
 placeholders in it, their kinds and masked values (the placeholder under the pointer
 first). Turning it off reloads the session as stored.
+
+While it is on the window has one :class:`~fluxgui.services.redaction.Redactor`: every
+session shown, every comparison and merged timeline opened, and the session ids the
+window shows (``pane.ids``, :mod:`fluxgui.qt.shown_ids`) go through it, so one value has
+one placeholder wherever the window shows it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from PySide6.QtWidgets import QLabel, QToolTip
 
 from fluxgui.core.model import Message
 from fluxgui.core.roles import PageTransform
-from fluxgui.services.redaction import Detectors
+from fluxgui.services.redaction import Detectors, Redactor
 from fluxgui.services.redaction.review import ShownRedaction, kind_label
 
 from ..conversation.model import MESSAGE_ROLE
@@ -42,6 +47,8 @@ class ViewRedaction(QObject):
         self.detectors = detectors
         self._shown: ShownRedaction | None = None
         self._for: tuple[int, str | None] | None = None
+        #: the window's redactor while on (its numbering: every view, every session id)
+        self.redactor: Redactor | None = None
         pane.view.viewport().installEventFilter(self)
         #: says the conversation is shown redacted (above the messages, while on)
         self.notice = QLabel(
@@ -62,8 +69,10 @@ class ViewRedaction(QObject):
         if on == self.on:
             return
         self._shown, self._for = None, None
+        self.redactor = Redactor(self.detectors()) if on else None
         self.pane.shown = self.page if on else None
         self.pane.shown_anew = self.anew if on else None
+        self.pane.ids.set_redact(self.redactor.session_id if self.redactor is not None else None)
         self.notice.setVisible(on)
         if self.pane.session_id is not None:
             self.pane.paging.reload(keep_position=True)
@@ -72,15 +81,20 @@ class ViewRedaction(QObject):
 
     def current(self) -> ShownRedaction:
         """The redaction of the session shown (a new one for another session: its
-        placeholders are numbered from 1)."""
+        findings by message), through the window's redactor."""
         key = (id(self.pane.store), self.pane.session_id)
         if self._shown is None or self._for != key:
-            self._shown, self._for = ShownRedaction(self.detectors()), key
+            self._shown, self._for = ShownRedaction(*self._redactor()), key
         return self._shown
 
     def anew(self) -> PageTransform:
-        """A redaction of its own (a comparison's: both sides, one numbering)."""
-        return ShownRedaction(self.detectors()).page
+        """A redaction for another view (a comparison's both sides, a merged timeline),
+        through the window's redactor: its placeholders are the window's."""
+        return ShownRedaction(*self._redactor()).page
+
+    def _redactor(self) -> tuple[Detectors, Redactor]:
+        redactor = self.redactor if self.redactor is not None else Redactor(self.detectors())
+        return redactor.detectors, redactor
 
     def page(self, messages: list[Message]) -> list[Message]:
         """A page redacted (in a worker thread)."""

@@ -62,7 +62,7 @@ class ReplayParts:
         self.reviews = reviews
         self.replays = ReplayController(
             window, bridge, editor, stores, settings, shown=shown, show_error=show_error,
-            redaction=lambda: pane.shown_anew,
+            redaction=lambda: pane.shown_anew, show_ids=pane.ids.fixed,
         )
         self.eval_dialog: EvalExportDialog | None = None
 

@@ -64,10 +64,13 @@ class ReplayController(QObject):
         shown: Callable[[], str | None],
         show_error: Callable[[BaseException], None],
         redaction: Callable[[], Callable[[], PageTransform] | None] = lambda: None,
+        show_ids: Callable[[], Callable[[str], str] | None] = lambda: None,
     ) -> None:
         super().__init__(parent)
         #: the conversation pane's ``shown_anew`` (View › Redact on: the comparison redacted)
         self._redaction = redaction
+        #: how the window shows session ids (``pane.ids.fixed``: redacted while Redact is on)
+        self._show_ids = show_ids
         self._parent = parent
         self._bridge = bridge
         self._editor = editor
@@ -133,7 +136,8 @@ class ReplayController(QObject):
             self._show_error(FluxguiError(
                 f"message {message.id} opens no turn of {show_id(sid)}: replay from a user message"))
             return
-        dialog = ReplayDialog(sid, turn, self._agent_config(), self._parent)
+        ids = self._show_ids()  # (View › Redact: the session named redacted)
+        dialog = ReplayDialog(sid, turn, self._agent_config(), self._parent, shown_id=ids(sid) if ids else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.start(store, sid, turn, dialog.options(), count))
         self.dialog = dialog
@@ -157,7 +161,7 @@ class ReplayController(QObject):
         """Replay ``sid`` from ``turn`` with ``options``, its progress in a dialog."""
         from fluxgui.services.replay.support import replay_until
 
-        progress = ReplayProgress(sid, turn, count, self._parent)
+        progress = ReplayProgress(sid, turn, count, self._parent, say=self._show_ids())
         progress.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         progress.destroyed.connect(lambda *_, p=progress: self._forget("progress", p))
         progress.cancelRequested.connect(self.cancel)
@@ -244,8 +248,10 @@ class ReplayController(QObject):
         if self.compare is not None:
             self.compare.raise_()
             return self.compare
-        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork, shown_anew=self._redaction())
-        dialog.setWindowTitle(f"Replay of {show_id(sid)} from turn {turn}")
+        ids = self._show_ids()
+        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork, shown_anew=self._redaction(),
+                              show_id=ids)
+        dialog.setWindowTitle(f"Replay of {show_id(ids(sid) if ids is not None else sid)} from turn {turn}")
         note = QLabel(usage_note(outcome), dialog)
         inner = dialog.view.layout()
         if inner is not None:  # in line with the view's own summary

@@ -8,6 +8,7 @@ buttons are wired by the controller (:mod:`.controller`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -55,12 +56,15 @@ class ReplayProgress(QDialog):
     cancelRequested = Signal()
     compareRequested = Signal()
 
-    def __init__(self, session_id: str, from_turn: int, turns: int, parent: QWidget | None = None) -> None:
+    def __init__(self, session_id: str, from_turn: int, turns: int, parent: QWidget | None = None,
+                 *, say: Callable[[str], str] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Replay from turn {from_turn}")
         self.session_id, self.from_turn = session_id, from_turn
+        #: what every line shown goes through (View › Redact: the window's redactor)
+        self.say: Callable[[str], str] = say if say is not None else str
         self.running = True
-        self.headline = QLabel(f"Replaying {show_id(session_id)} from turn {from_turn}…", self)
+        self.headline = QLabel(self.say(f"Replaying {show_id(session_id)} from turn {from_turn}…"), self)
         self.headline.setTextFormat(Qt.TextFormat.PlainText)
         self.headline.setWordWrap(True)
         self.bar = QProgressBar(self)
@@ -123,23 +127,23 @@ class ReplayProgress(QDialog):
     # -- events ------------------------------------------------------------------------
 
     def add_line(self, text: str) -> None:
-        self.log.appendPlainText(text)
+        self.log.appendPlainText(self.say(text))
 
     def on_event(self, event: Any) -> None:
         """One replay event (kind, turn, data) as a log line."""
         kind, n, data = event.kind, event.turn, event.data
         if kind == "forked":
             self.fork = str(data["fork"])
-            self.headline.setText(
+            self.headline.setText(self.say(
                 f"Replaying {show_id(self.session_id)} from turn {self.from_turn} into the fork "
-                f"{show_id(self.fork)}…")
+                f"{show_id(self.fork)}…"))
             self.add_line(f"forked into {show_id(self.fork)}")
         elif kind == "turn":
             self._answer = ""
             self.add_line(f"turn {n}: sent the recorded user message")
         elif kind == "text":
             self._answer += str(data.get("text", data.get("delta", "")))
-            self.live.set_full_text(f"turn {n} answering: {' '.join(self._answer[-400:].split())}")
+            self.live.set_full_text(self.say(f"turn {n} answering: {' '.join(self._answer[-400:].split())}"))
             self.live.show()
         elif kind == "tool_call":
             self.add_line(f"  call {call_text(str(data.get('name')), data.get('arguments', ''))}")
@@ -184,9 +188,9 @@ class ReplayProgress(QDialog):
         """The replay ended (done, stopped, cancelled or failed): say how; offer Compare."""
         self.running = False
         self.live.hide()
-        self.headline.setText(f"Replay of {show_id(self.session_id)} from turn {self.from_turn}"
-                              + (f" into {show_id(self.fork)}" if self.fork else ""))
-        self.outcome.setText(text)
+        self.headline.setText(self.say(f"Replay of {show_id(self.session_id)} from turn {self.from_turn}"
+                                       + (f" into {show_id(self.fork)}" if self.fork else "")))
+        self.outcome.setText(self.say(text))
         self.cancel_button.hide()
         self.close_button.show()
         self.compare_button.setVisible(compare)

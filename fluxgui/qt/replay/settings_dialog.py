@@ -38,11 +38,12 @@ MATCHES = (
 class ReplayDialog(QDialog):
     """The replay's settings; :meth:`options` once accepted."""
 
-    def __init__(self, session_id: str, turn: int, config: AgentConfig, parent: QWidget | None = None) -> None:
+    def __init__(self, session_id: str, turn: int, config: AgentConfig, parent: QWidget | None = None,
+                 *, shown_id: str | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Replay from turn {turn}")
         intro = QLabel(
-            f"Replay session {show_id(session_id)} from turn {turn} into a new fork (the "
+            f"Replay session {show_id(shown_id or session_id)} from turn {turn} into a new fork (the "
             "session itself is not changed). The recorded user messages are sent in order; "
             "the model's tool calls are answered from the record, never run.", self)
         intro.setTextFormat(Qt.TextFormat.PlainText)

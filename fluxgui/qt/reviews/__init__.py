@@ -27,6 +27,8 @@ def install_reviews(
     install_menu(c)
     c.copy_key = CopyIdKey(window, host.session_view, host.sessions)
     host.session_view.installEventFilter(c.copy_key)
+    c.panel.shown_id = host.conversation.ids.text  # (View › Redact: the title's id redacted)
+    host.conversation.ids.changed.connect(c.panel.retitle)
     if _flag(c.settings.value(QUEUE, False)):
         c.queue_action.setChecked(True)
         c.set_queue(True)

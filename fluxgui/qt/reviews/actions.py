@@ -28,6 +28,8 @@ COPY_ID = QKeySequence("Ctrl+Shift+C")
 
 
 def copy_id(window: QMainWindow, session_id: str) -> None:
+    """Copy ``session_id`` as the window shows it (callers pass it so: redacted while
+    View › Redact is on, as every Copy action then copies what is shown)."""
     QGuiApplication.clipboard().setText(session_id)
     window.statusBar().showMessage("Copied the session id", 4000)
 
@@ -54,7 +56,7 @@ class CopyIdKey(QObject):
         index = self._view.currentIndex()
         info = self._sessions.session_at(index.row()) if index.isValid() else None
         if info is not None:
-            copy_id(self._window, info.id)
+            copy_id(self._window, self._sessions.display_id(info.id))
         return True
 
 
@@ -71,7 +73,7 @@ def extend_menu(c: Reviews, menu: QMenu, session_id: str) -> None:
 
     copy = QAction("Copy Session Id", menu)
     copy.setShortcut(COPY_ID)
-    copy.triggered.connect(lambda _c=False: copy_id(window, session_id))
+    copy.triggered.connect(lambda _c=False: copy_id(window, c.host.conversation.ids.text(session_id)))
     put(copy)
     if c.on:
         states = QMenu("Set Review State", menu)

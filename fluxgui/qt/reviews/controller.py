@@ -496,4 +496,4 @@ class ReviewController(QObject):
 
         sid = self.host.shown()
         if sid is not None:
-            copy_id(self.window, sid)
+            copy_id(self.window, self.host.conversation.ids.text(sid))

@@ -7,6 +7,7 @@ It only shows and asks: every change is a signal the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
@@ -73,6 +74,9 @@ class ReviewPanel(QWidget):
         # the chosen state and score stand out (not only a slightly greyer button)
         self.setStyleSheet(CHOSEN)
         self.review: Review | None = None
+        #: how the title shows a session id (View › Redact: redacted; set by the window)
+        self.shown_id: Callable[[str], str] = str
+        self._titled: str | None = None  # the session the title names
         self.rubric: Rubric | None = None
         self.message_id: str | None = None
         self.current = 0  # the criterion the keys 1–9 score
@@ -241,6 +245,10 @@ class ReviewPanel(QWidget):
 
     # -- showing -----------------------------------------------------------------------
 
+    def retitle(self) -> None:
+        """The title: the session's id as the window shows ids."""
+        self.title.set_full_text(self.shown_id(self._titled) if self._titled else "No session")
+
     def show_review(self, session_id: str | None, review: Review | None, me: str = "") -> None:
         if review is not None and (self.review is None or self.review.session_id != review.session_id):
             self.current = 0  # another session: its scorecard starts at the first criterion
@@ -248,7 +256,8 @@ class ReviewPanel(QWidget):
             self.tag_edit.clear()  # a tag half-typed for the previous session is not this one's
         self.review = review
         self.setEnabled(session_id is not None and review is not None)
-        self.title.set_full_text(session_id or "No session")
+        self._titled = session_id
+        self.retitle()
         self.take_over.setVisible(review is not None and review.claimed and review.claimed_by != me)
         if review is None:
             return

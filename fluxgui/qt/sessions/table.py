@@ -87,6 +87,13 @@ class SessionTable(QAbstractTableModel):
         #: with branches whose branches were listed (the branch bar tells)
         self._branches: dict[str, tuple[str, int, int]] = {}
         self._times: dict[tuple[str | None, str, int, int], str] = {}  # (ISO time, zone, local offsets) → text
+        #: how an id is shown (View › Redact: redacted, ``qt.shown_ids``); ``None``: as it
+        #: is. Only the text shown: the rows, sorting and selection keep the real id.
+        self.id_text: Callable[[str], str] | None = None
+
+    def display_id(self, session_id: str) -> str:
+        """``session_id`` as the list shows it (and Copy Session Id copies it)."""
+        return self.id_text(session_id) if self.id_text is not None else session_id
 
     # -- branches ----------------------------------------------------------------------
 
@@ -180,7 +187,7 @@ class SessionTable(QAbstractTableModel):
             return self._display(info, col, mark)
         note = self._branches.get(info.id)
         # the tooltip
-        lines = [shown_id(info.id), plural(info.messages, "message") if info.count_exact
+        lines = [shown_id(self.display_id(info.id)), plural(info.messages, "message") if info.count_exact
                  else f"{info.count_text} messages"]
         if info.created_at:
             lines.append(f"started {short_time(info.created_at)}")
@@ -214,7 +221,7 @@ class SessionTable(QAbstractTableModel):
             # one line, hidden characters as markers (a bidi override must not reorder
             # the id, a newline must not break the row); "" is a visible placeholder,
             # not a blank row
-            shown = shown_id(info.id)
+            shown = shown_id(self.display_id(info.id))
             note = self._branches.get(info.id)
             branches = note[2] if note is not None else info.branches
             if branches > 1:

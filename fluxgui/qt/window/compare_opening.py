@@ -52,6 +52,7 @@ class CompareOpener:
         self._shown, self._selected, self._show_error = shown, selected, show_error
         #: where the shown session was forked from (``session_id``, ``message_id``), if it was
         self.origin: dict[str, Any] | None = None
+        pane.ids.changed.connect(self._say_origin)  # (View › Redact: its id redacted or not)
 
     def find_origin(self, session_id: str) -> None:
         """``session_id`` is shown: read where it was forked from (in the background)."""
@@ -68,10 +69,13 @@ class CompareOpener:
         if session_id != self._shown():
             return
         self.origin = origin if isinstance(origin, dict) else None
-        if self.origin is not None:
-            self._pane.set_origin(
-                f"forked from {self.origin['session_id']} at message {self.origin['message_id']}"
-            )
+        self._say_origin()
+
+    def _say_origin(self) -> None:
+        """The conversation's "forked from" line (its id as the window shows ids)."""
+        if self.origin is not None and self._pane.session_id is not None:
+            origin = self._pane.ids.text(str(self.origin["session_id"]))
+            self._pane.set_origin(f"forked from {origin} at message {self.origin['message_id']}")
         else:
             self._pane.set_origin(None)
 
@@ -93,11 +97,12 @@ class CompareOpener:
             # An AdvancedSQLiteSession session shown on another branch: main against it.
             return open_compare(
                 self._parent, self._bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch,
-                shown_anew=self._pane.shown_anew,
+                shown_anew=self._pane.shown_anew, show_id=self._pane.ids.fixed(),
             )
         elif len(ids) == 1 and self.origin is not None and ids[0] == shown:
             a, b = str(self.origin["session_id"]), ids[0]
         else:
             self._show_error(FluxguiError(NOTHING_TO_COMPARE))
             return None
-        return open_compare(self._parent, self._bridge, store, a, b, shown_anew=self._pane.shown_anew)
+        return open_compare(self._parent, self._bridge, store, a, b, shown_anew=self._pane.shown_anew,
+                            show_id=self._pane.ids.fixed())

@@ -89,6 +89,8 @@ class EditController:
         #: the fork being written (store, session, message, name, branch): asked again
         #: without the encrypted items that do not open, when the user agrees
         self._fork: tuple[Store, str, int, str, str | None] | None = None
+        # the Undo/Redo texts name sessions: shown again as ids are (View › Redact)
+        host.conversation.ids.changed.connect(self.update_actions)
 
     # -- state -----------------------------------------------------------------------
 
@@ -162,7 +164,7 @@ class EditController:
             ("redo", "&Redo", editor.stack.redoText()),
         ):
             if name in actions:
-                actions[name].setText(f"{label} {text}" if text else label)
+                actions[name].setText(f"{label} {self._host.conversation.ids.say(text)}" if text else label)
 
     def _editable_store(self, *, need: edits.Need = "edit") -> Store | None:
         """The store when an edit that needs ``need`` may be written now, else explain

@@ -135,7 +135,7 @@ class MainWindow(QMainWindow):
         self.search_box.searchRequested.connect(self.session_list.on_search_text)
         self.setCentralWidget(self._build_panes())
 
-        self.status = StatusArea(self)
+        self.status = StatusArea(self, self.conversation.ids)
         self.count_label = self.status.count_label
         self.store_label = self.status.store_label
         self.format_label = self.status.format_label
@@ -430,7 +430,7 @@ class MainWindow(QMainWindow):
 
     def show_error(self, exc: BaseException) -> None:
         self.last_error = exc
-        self.error_bar.show_error(describe_error(exc))
+        self.error_bar.show_error(self.conversation.ids.say(describe_error(exc)))
         if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
             self.stores.update_key_notice()
         elif isinstance(exc, ApiKeyRefused):  # the bar offers "Enter Another Key…"

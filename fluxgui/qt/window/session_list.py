@@ -197,6 +197,10 @@ class SessionList(QObject):
         self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page_loaded)
         self.model.loadFailed.connect(self._on_failed)
+        # the ids as the window shows them (View › Redact): shown again when that changes
+        ids = self._host.conversation.ids
+        self.model.id_text = ids.text
+        ids.changed.connect(lambda: self.model.marks_changed())
 
     def build_menu(self, session_id: str) -> QMenu:
         """The context menu for ``session_id`` (not shown)."""

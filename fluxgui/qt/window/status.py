@@ -6,9 +6,11 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QToolButton
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QStatusBar, QToolButton
 
 from fluxgui.core.roles import Store
+
+from ..shown_ids import ShownIds
 
 
 
@@ -21,10 +23,25 @@ def format_text(store: Store) -> str:
     return text
 
 
-class StatusArea:
-    """The status bar's widgets, put into ``window``'s status bar."""
+class ShownStatusBar(QStatusBar):
+    """A status bar whose messages (which may name a session: an edit's label, a replay)
+    are shown as the window shows session ids: redacted while View › Redact is on."""
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, ids: ShownIds, parent: QMainWindow) -> None:
+        super().__init__(parent)
+        self._ids = ids
+
+    def showMessage(self, text: str, timeout: int | None = 0) -> None:  # noqa: N802 - Qt's name
+        super().showMessage(self._ids.say(text), timeout or 0)
+
+
+class StatusArea:
+    """The status bar's widgets, put into ``window``'s status bar (``ids``: its messages
+    shown as the window shows session ids)."""
+
+    def __init__(self, window: QMainWindow, ids: ShownIds | None = None) -> None:
+        if ids is not None:
+            window.setStatusBar(ShownStatusBar(ids, window))
         self.count_label = self._label(window)
         self.store_label = self._label(window)
         self.format_label = self._label(window)

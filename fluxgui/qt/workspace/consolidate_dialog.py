@@ -9,6 +9,7 @@ written: each is one transaction) and says what was done.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -43,10 +44,13 @@ class ConsolidateDialog(QDialog):
 
     def __init__(
         self, workspace: Workspace, bridge: AsyncBridge, parent: QWidget | None = None,
-        session_ids: list[str] | None = None,
+        session_ids: list[str] | None = None, *, show_id: Callable[[str], str] = str,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Consolidate workspace" if not session_ids else f"Consolidate {', '.join(session_ids)}")
+        #: how a session id is shown (View › Redact: redacted; the plan keeps the real ids)
+        self.show_id = show_id
+        self.setWindowTitle("Consolidate workspace" if not session_ids
+                            else f"Consolidate {', '.join(map(show_id, session_ids))}")
         #: the sessions consolidated (``None``: every session of the workspace)
         self.session_ids = session_ids
         self.setObjectName("consolidateDialog")
@@ -146,8 +150,9 @@ class ConsolidateDialog(QDialog):
             origin = ", ".join(f"{label} {n}" for label, n in s.from_stores.items())
             action = ACTIONS.get(s.action, s.action)
             if s.written:
-                action += f" ({plural(s.written, 'item')}" + (f" as {s.written_as})" if s.written_as != s.session_id else ")")
-            for c, text in enumerate((s.session_id + (" (split)" if s.split else ""), origin, str(s.folded), action)):
+                as_ = f" as {self.show_id(str(s.written_as))})" if s.written_as != s.session_id else ")"
+                action += f" ({plural(s.written, 'item')}" + as_
+            for c, text in enumerate((self.show_id(s.session_id) + (" (split)" if s.split else ""), origin, str(s.folded), action)):
                 self.table.setItem(r, c, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
 

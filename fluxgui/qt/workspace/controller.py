@@ -62,7 +62,7 @@ class WorkspaceController(QObject):
         self.bar.scopeChosen.connect(self.choose)
         self.bar.renameAsked.connect(self.rename)
         self.bar.removeAsked.connect(self.remove)
-        self.model = WorkspaceListModel(self._host.bridge, self)
+        self.model = WorkspaceListModel(self._host.bridge, self, ids=host.conversation.ids)
         self.view = make_view(window, self.model)
         self.view.colour_of = self.members.colour  # type: ignore[attr-defined]
         self.view.selectionModel().currentRowChanged.connect(self._on_row)
@@ -70,7 +70,7 @@ class WorkspaceController(QObject):
         self.view.customContextMenuRequested.connect(self._menu)
         self.model.pageLoaded.connect(self._on_page)
         self.model.loadFailed.connect(self._host.show_error)
-        self.timeline = TimelineView(self.members.colour, window)
+        self.timeline = TimelineView(self.members.colour, window, ids=host.conversation.ids)
         self.editor = WorkspaceEditor(self._host.bridge, self._store_of, self)
         self.editor.applied.connect(self._on_edited)
         self.editor.failed.connect(self._host.show_error)
@@ -431,7 +431,7 @@ class WorkspaceController(QObject):
         if sid is None or store_a is None or store_b is None:
             return None
         return open_compare(self._window, self._host.bridge, store_a, sid, sid, store_b=store_b,
-                            shown_anew=self._host.conversation.shown_anew)
+                            shown_anew=self._host.conversation.shown_anew, show_id=self._host.conversation.ids.fixed())
 
     # -- editing the merged view -------------------------------------------------------
 

@@ -16,6 +16,7 @@ from fluxgui.services.workspace import Workspace
 from fluxgui.services.workspace.rows import ListedSession, listed_pages, search_pages, split_of
 
 from ..bridge import AsyncBridge
+from ..shown_ids import ShownIds
 
 _Index = QModelIndex | QPersistentModelIndex
 KEY = "workspace-list"
@@ -35,9 +36,12 @@ class WorkspaceListModel(QAbstractTableModel):
     pageLoaded = Signal(int, bool)
     loadFailed = Signal(object)
 
-    def __init__(self, bridge: AsyncBridge, parent: Any = None) -> None:
+    def __init__(self, bridge: AsyncBridge, parent: Any = None, *, ids: ShownIds | None = None) -> None:
         super().__init__(parent)
         self._bridge = bridge
+        #: how ids are shown (View › Redact: redacted); the rows keep the real ids
+        self.ids = ids if ids is not None else ShownIds(self)
+        self.ids.changed.connect(self._ids_changed)
         self._workspace: Workspace | None = None
         self._rows: list[ListedSession] = []
         self._pages: AsyncGenerator[list[ListedSession], None] | None = None
@@ -80,6 +84,10 @@ class WorkspaceListModel(QAbstractTableModel):
     def splitting(self) -> bool:
         """Rows in several stores are still being told split or copied."""
         return self._splitting
+
+    def _ids_changed(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, self.ID), self.index(len(self._rows) - 1, self.ID))
 
     def row_of(self, session_id: str) -> int | None:
         return next((i for i, r in enumerate(self._rows) if r.id == session_id), None)
@@ -202,7 +210,7 @@ class WorkspaceListModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.ID:
-                return item.id
+                return self.ids.text(item.id)
             if column == self.STORE:  # a search's hit: the stores it was found in
                 return ", ".join(item.hits) if item.hits else item.badge() or item.labels[0]
             if column == self.COUNT:
@@ -210,5 +218,5 @@ class WorkspaceListModel(QAbstractTableModel):
             if column == self.UPDATED:
                 return short_time(item.row.updated_at) if item.row.updated_at else ""
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{item.id}\n{item.where()}\n{item.row.messages} messages"
+            return f"{self.ids.text(item.id)}\n{item.where()}\n{item.row.messages} messages"
         return None

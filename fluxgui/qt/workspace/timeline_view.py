@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 from fluxgui.core.display import role_colour, short_time
 from fluxgui.services.workspace.timeline import Placed, Timeline
 
+from ..shown_ids import ShownIds
+
 _Index = QModelIndex | QPersistentModelIndex
 PLACED_ROLE = Qt.ItemDataRole.UserRole + 37
 #: a card shows at most this many lines of its text
@@ -135,9 +137,11 @@ class TimelineView(QWidget):
     #: Compare ▾: the session as two of its stores hold it (their labels)
     compareAsked = Signal(str, str)
 
-    def __init__(self, colour_of: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, colour_of: Any, parent: QWidget | None = None, *, ids: ShownIds | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mergedTimeline")
+        #: how session ids are shown (View › Redact: redacted)
+        self.ids = ids if ids is not None else ShownIds(self)
         self.session_id: str | None = None
         self.line: Timeline | None = None
         #: the timeline is shown redacted (View › Redact): the header says so, Edit waits
@@ -182,7 +186,7 @@ class TimelineView(QWidget):
     def clear(self, text: str) -> None:
         self.session_id, self.line = None, None
         self.model.set_placed([])
-        self.header.setText(html.escape(text))
+        self.header.setText(html.escape(self.ids.say(text)))
 
     def show_first(self, session_id: str, placed: list[Placed]) -> None:
         """The first screen of ``session_id`` while its whole timeline is read (nothing
@@ -190,7 +194,7 @@ class TimelineView(QWidget):
         if self.line is not None or self.session_id is not None or not placed:
             return
         self.model.set_placed(placed)
-        self.header.setText(f"<b>{html.escape(session_id)}</b> — merging its stores…")
+        self.header.setText(f"<b>{html.escape(self.ids.text(session_id))}</b> — merging its stores…")
 
     def show_timeline(self, line: Timeline) -> None:
         """Show ``line``, keeping the selected card's place when it is the same session."""
@@ -198,12 +202,12 @@ class TimelineView(QWidget):
         self.session_id, self.line = line.session_id, line
         self.model.set_placed(line.placed())
         stores = ", ".join(f"{html.escape(s)} ({line.counts[s]})" for s in line.stores)
-        head = f"<b>{html.escape(line.session_id)}</b> — in {len(line.stores)} stores: {stores}"
+        head = f"<b>{html.escape(self.ids.text(line.session_id))}</b> — in {len(line.stores)} stores: {stores}"
         if line.folded:
             head += f"; {line.folded} copied items shown once"
         finding = line.split_finding()
         if finding is not None:
-            head += f"<br><span style='color:#c0392b'>Split: {html.escape(finding['detail'])}</span>"
+            head += f"<br><span style='color:#c0392b'>Split: {html.escape(self.ids.say(finding['detail']))}</span>"
         if line.uncertain:
             head += f"<br><span style='color:#d9822b'>⚠ Some turns have the same time in several stores: their {UNCERTAIN}.</span>"
         if self.redacted:

@@ -72,7 +72,7 @@ class WorkspaceFiles:
         if self.dialog is not None:
             self.dialog.close()
         dialog = ConsolidateDialog(self._controller.members.service(), self._host.bridge, self._window,
-                                   session_ids)
+                                   session_ids, show_id=self._host.conversation.ids.text)
         self.dialog = dialog
         dialog.written.connect(lambda plan, d=dialog: self._keep(d, plan))
         dialog.open()

@@ -91,11 +91,22 @@ class Redactor:
         self.left = Left()
         #: every placeholder given, with the kind and masked value it stands for
         self.given: dict[str, tuple[str, str]] = {}
-        #: when a list: every placeholder given from now on is added to it (a scan)
-        self.seen: list[str] | None = None
+        self._local = threading.local()  # what a thread is told (``seen``)
         self._known: dict[str, str] = {}  # value → kind, of the CONTEXTUAL kinds
         self._known_re: re.Pattern[str] | None = None
         self._cache: dict[str, list[Finding]] = {}  # text → the detectors' findings
+
+    @property
+    def seen(self) -> list[str] | None:
+        """When a list: every placeholder this thread gives from now on is added to it (a
+        scan, a shown message's tooltip; another thread redacting meanwhile, a window's
+        session ids, adds nothing to it)."""
+        seen: list[str] | None = getattr(self._local, "seen", None)
+        return seen
+
+    @seen.setter
+    def seen(self, seen: list[str] | None) -> None:
+        self._local.seen = seen
 
     # ------------------------------------------------------------------ text
 
@@ -112,8 +123,9 @@ class Redactor:
                     name = f"[{kind}_{n}]"
                     self._names[key] = name
                     self.given[name] = (kind, mask(kind, value))
-        if self.seen is not None:
-            self.seen.append(name)
+        seen = self.seen
+        if seen is not None:
+            seen.append(name)
         return name
 
     def find(self, text: str, *, cache: bool = True) -> list[Finding]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fluxgui.adapters.encryption import is_envelope
 from fluxgui.core.model import Message
 from fluxgui.core.roles import Store
 
@@ -63,8 +64,10 @@ class ShownRedaction:
     Sealed items and compaction items are shown as they are (nothing readable is in
     them); a message a detector failed on is shown as :data:`FAILED_TEXT`."""
 
-    def __init__(self, detectors: Detectors) -> None:
-        self.redactor = Redactor(detectors)
+    def __init__(self, detectors: Detectors, redactor: Redactor | None = None) -> None:
+        #: the placeholders' numbering (``redactor``: one shared with other views, the
+        #: window's: the same value has the same placeholder in each)
+        self.redactor = redactor if redactor is not None else Redactor(detectors)
         self._lock = threading.Lock()
         #: message id → the placeholders in it
         self.found: dict[int, list[Shown]] = {}
@@ -75,18 +78,17 @@ class ShownRedaction:
 
     def _message(self, m: Message) -> Message:
         r = self.redactor
-        failed = len(r.left.failed)
         seen: list[str] = []
         r.seen = seen
         try:
             out = r.message(m)
         finally:
             r.seen = None
-        if len(r.left.failed) > failed:
+        if out is None and (m.kind == "compaction" or is_envelope(m.raw)):
+            return m  # sealed or compaction: nothing readable in it, shown as it is
+        if out is None:  # a detector failed on it (told apart from the others' failures)
             self.found.pop(m.id, None)
             return replace(m, text=FAILED_TEXT, metadata=None, raw=None, stored_chars=None, partial=None)
-        if out is None:  # sealed or compaction: nothing readable in it, shown as it is
-            return m
         shown = [Shown(name, *r.given[name]) for name in dict.fromkeys(seen)]
         if shown:
             self.found[m.id] = shown

@@ -1,0 +1,87 @@
+"""How the window shows session ids: as they are, or, while View › Redact is on, through
+the window's redactor (the one the conversation's messages go through, so that
+``alice@example.com`` is the same ``[EMAIL_1]`` in the session list, the conversation's
+title, a Compare window and the message text).
+
+Only what is shown (and copied: Copy Session Id) changes; the real id is kept for
+everything that reads or writes the store. An id without a finding is shown as it is.
+:class:`ShownIds` is the conversation pane's (``pane.ids``): the parts showing ids
+follow its ``changed`` signal, so turning Redact off shows raw ids again at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from fluxgui.core.changes import label_id
+
+#: what is shown instead of an id (or a message) a redaction detector failed on
+NOT_SHOWN = "[not shown: a redaction detector failed]"
+
+Redact = Callable[[str], str]
+
+
+def _closed(redact: Redact, text: str) -> str:
+    """``redact(text)``, failing closed (a detector that breaks shows no raw text)."""
+    try:
+        return redact(text)
+    except Exception:  # noqa: BLE001 - fail closed: never the text as stored
+        return NOT_SHOWN
+
+
+class ShownIds(QObject):
+    """Session ids (and messages naming them) as the window shows them now."""
+
+    #: the way ids are shown changed (View › Redact turned on or off): show them again
+    changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._redact: Redact | None = None
+        self._texts: dict[str, str] = {}  # id → as shown (the redactor's numbering is kept)
+
+    @property
+    def redacting(self) -> bool:
+        return self._redact is not None
+
+    def set_redact(self, redact: Redact | None) -> None:
+        """Show ids through ``redact`` (a redactor's ``session_id``), or as they are."""
+        self._redact = redact
+        self._texts = {}
+        self.changed.emit()
+
+    def text(self, session_id: str) -> str:
+        """``session_id`` as shown and copied now."""
+        redact = self._redact
+        if redact is None:
+            return session_id
+        shown = self._texts.get(session_id)
+        if shown is None:
+            if len(self._texts) > 20_000:
+                self._texts.clear()
+            shown = self._texts[session_id] = _closed(redact, session_id)
+        return shown
+
+    def say(self, text: str) -> str:
+        """A message for the status bar, a menu or the error bar (it may name sessions,
+        cut short): while redacting, redacted as the ids and the messages are."""
+        redact = self._redact
+        if redact is None or not text:
+            return text
+        for raw, shown in list(self._texts.items()):  # an id cut short (an edit's label)
+            if shown != raw:
+                text = text.replace(label_id(raw), label_id(shown)).replace(raw, shown)
+        return _closed(redact, text)
+
+    def fixed(self) -> Redact | None:
+        """How ids are shown now, kept for a window that stays as it opened (a Compare
+        window opened while Redact is on stays redacted); ``None``: as they are."""
+        redact = self._redact
+        if redact is None:
+            return None
+        return lambda session_id: _closed(redact, session_id)
+
+
+__all__ = ["NOT_SHOWN", "ShownIds"]
