@@ -16,11 +16,20 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from fluxgui.core.changes import label_id
+from fluxgui.core.text import session_label
+from fluxgui.core.visible import visible
 
 #: what is shown instead of an id (or a message) a redaction detector failed on
 NOT_SHOWN = "[not shown: a redaction detector failed]"
 
 Redact = Callable[[str], str]
+
+
+def one_line(session_id: str) -> str:
+    """A session id as a list, a title or a header shows it: on one line, each hidden
+    character (bidi control, zero-width, control, lone surrogate) a marker, as in the
+    conversation's text (``invoice⟨U+202E⟩gnp.exe``, never "invoiceexe.png")."""
+    return " ".join(visible(session_id, keep_layout=False, pictures=False).split()) or session_label(session_id)
 
 
 def _closed(redact: Redact, text: str) -> str:
@@ -63,6 +72,11 @@ class ShownIds(QObject):
                 self._texts.clear()
             shown = self._texts[session_id] = _closed(redact, session_id)
         return shown
+
+    def line(self, session_id: str) -> str:
+        """``session_id`` as shown now, on one line with its hidden characters marked
+        (:func:`one_line`; what is copied is :meth:`text`)."""
+        return one_line(self.text(session_id))
 
     def say(self, text: str) -> str:
         """A message for the status bar, a menu or the error bar (it may name sessions,

@@ -24,8 +24,7 @@ from PySide6.QtCore import (
 
 from fluxgui.core.display import esc, short_time, time_zone
 from fluxgui.core.model import SessionInfo
-from fluxgui.core.text import plural, session_label
-from fluxgui.core.visible import visible
+from fluxgui.core.text import plural
 from fluxgui.core.ports import SessionOrder
 from fluxgui.services.session_list import (
     MergePlan,
@@ -34,6 +33,8 @@ from fluxgui.services.session_list import (
     runs,
     search_key,
 )
+
+from ..shown_ids import one_line as shown_id
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -398,9 +399,3 @@ class SessionTable(QAbstractTableModel):
                 self.endInsertRows()
                 inserted += 1
         return inserted, len(removed_rows), len(plan.updated)
-
-
-def shown_id(session_id: str) -> str:
-    """A session id as the list shows it: on one line, each hidden character (bidi
-    control, zero-width, control, lone surrogate) a marker, as in the cards' text."""
-    return " ".join(visible(session_id, keep_layout=False, pictures=False).split()) or session_label(session_id)

@@ -26,8 +26,11 @@ from fluxgui.services.workspace.into import consolidate_into, preview_into
 from ..bridge import AsyncBridge
 from ..errors import describe_error
 from ..screen_fit import fit_to_screen
+from ..shown_ids import one_line
 
 KEY = "workspace-consolidate"
+#: a title naming the sessions is cut here (several long ids)
+TITLE_CHARS = 120
 ACTIONS = {
     "write": "write", "same": "already there (skipped)", "conflict": "conflict: skipped",
     "rename": "conflict: written under a new id",
@@ -47,10 +50,12 @@ class ConsolidateDialog(QDialog):
         session_ids: list[str] | None = None, *, show_id: Callable[[str], str] = str,
     ) -> None:
         super().__init__(parent)
-        #: how a session id is shown (View › Redact: redacted; the plan keeps the real ids)
-        self.show_id = show_id
-        self.setWindowTitle("Consolidate workspace" if not session_ids
-                            else f"Consolidate {', '.join(map(show_id, session_ids))}")
+        #: how a session id is shown (View › Redact: redacted; the plan keeps the real
+        #: ids), on one line with its hidden characters marked
+        self.show_id: Callable[[str], str] = lambda sid: one_line(show_id(sid))
+        title = f"Consolidate {', '.join(map(self.show_id, session_ids))}" if session_ids else ""
+        self.setWindowTitle("Consolidate workspace" if not title
+                            else title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…")
         #: the sessions consolidated (``None``: every session of the workspace)
         self.session_ids = session_ids
         self.setObjectName("consolidateDialog")

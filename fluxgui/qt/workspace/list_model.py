@@ -16,7 +16,7 @@ from fluxgui.services.workspace import Workspace
 from fluxgui.services.workspace.rows import ListedSession, listed_pages, search_pages, split_of
 
 from ..bridge import AsyncBridge
-from ..shown_ids import ShownIds
+from ..shown_ids import ShownIds, one_line
 
 _Index = QModelIndex | QPersistentModelIndex
 KEY = "workspace-list"
@@ -210,7 +210,7 @@ class WorkspaceListModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.ID:
-                return self.ids.text(item.id)
+                return self.ids.line(item.id)
             if column == self.STORE:  # a search's hit: the stores it was found in
                 return ", ".join(item.hits) if item.hits else item.badge() or item.labels[0]
             if column == self.COUNT:
@@ -218,5 +218,5 @@ class WorkspaceListModel(QAbstractTableModel):
             if column == self.UPDATED:
                 return short_time(item.row.updated_at) if item.row.updated_at else ""
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{self.ids.text(item.id)}\n{item.where()}\n{item.row.messages} messages"
+            return f"{self.ids.line(item.id)}\n{one_line(item.where())}\n{item.row.messages} messages"
         return None

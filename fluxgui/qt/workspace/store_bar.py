@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout, QListView, QListWidget, QListWidgetItem, QMenu, QToolButton, QWidget,
 )
 
+from ..shown_ids import one_line
+
 #: the "All stores" chip's data
 ALL = ""
 
@@ -76,9 +78,10 @@ class StoreBar(QWidget):
             everything.setData(Qt.ItemDataRole.UserRole, ALL)
             everything.setToolTip("Every store's sessions in one list, with a Store column")
             for label, colour, _n in stores:
-                item = QListWidgetItem(dot(colour), label, self.chips)
+                shown = one_line(label)  # (a file name may hold hidden characters)
+                item = QListWidgetItem(dot(colour), shown, self.chips)
                 item.setData(Qt.ItemDataRole.UserRole, label)
-                item.setToolTip(f"{label}: right-click to rename or remove")
+                item.setToolTip(f"{shown}: right-click to rename or remove")
             for i in range(self.chips.count()):
                 item = self.chips.item(i)
                 if item.data(Qt.ItemDataRole.UserRole) == scope:

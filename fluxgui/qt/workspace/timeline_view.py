@@ -22,14 +22,19 @@ from PySide6.QtWidgets import (
 )
 
 from fluxgui.core.display import role_colour, short_time
+from fluxgui.core.model import Message
+from fluxgui.core.visible import visible
 from fluxgui.services.workspace.timeline import Placed, Timeline
 
-from ..shown_ids import ShownIds
+from ..shown_ids import ShownIds, one_line
 
 _Index = QModelIndex | QPersistentModelIndex
 PLACED_ROLE = Qt.ItemDataRole.UserRole + 37
 #: a card shows at most this many lines of its text
 CARD_LINES = 6
+#: ... of at most this many characters of it (a card measured and painted from a message
+#: of megabytes would freeze the window)
+CARD_CHARS = 1_200
 UNCERTAIN = "order uncertain"
 
 
@@ -63,6 +68,16 @@ class TimelineModel(QAbstractListModel):
         return None
 
 
+def card_text(m: Message) -> str:
+    """What a card shows of ``m``: its start (:data:`CARD_CHARS`), every hidden
+    character a marker, as in the conversation pane (a right-to-left override shown,
+    never obeyed)."""
+    text = m.text
+    if len(text) <= CARD_CHARS:
+        return visible(text)
+    return visible(text[:CARD_CHARS]) + "…"
+
+
 class CardDelegate(QStyledItemDelegate):
     """A card: the store tags, the role, the time, "order uncertain", then the text."""
 
@@ -78,7 +93,7 @@ class CardDelegate(QStyledItemDelegate):
         p = index.data(PLACED_ROLE)
         fm: QFontMetrics = option.fontMetrics
         width = max(option.rect.width(), 200) - 24
-        text = p.message.text if p is not None else ""
+        text = card_text(p.message) if p is not None else ""
         lines = fm.boundingRect(QRect(0, 0, width, 10_000), int(Qt.TextFlag.TextWordWrap), text).height()
         lines = min(max(lines, fm.height()), CARD_LINES * fm.lineSpacing())
         return QSize(width, lines + fm.height() + 24)
@@ -100,14 +115,15 @@ class CardDelegate(QStyledItemDelegate):
         x, y = card.left() + 8, card.top() + 5
         h = fm.height() + 2
         for label in p.stores:
-            w = fm.horizontalAdvance(label) + 12
+            tag = one_line(label)
+            w = fm.horizontalAdvance(tag) + 12
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(self._colour_of(label)))
             painter.drawRoundedRect(QRect(x, y, w, h), h / 2, h / 2)
             painter.setPen(QColor("#ffffff"))
-            painter.drawText(QRect(x, y, w, h), int(Qt.AlignmentFlag.AlignCenter), label)
+            painter.drawText(QRect(x, y, w, h), int(Qt.AlignmentFlag.AlignCenter), tag)
             x += w + 4
-        head = f"{p.message.role}"
+        head = visible(p.message.role, keep_layout=False)
         if p.message.created_at:
             head += f" · {short_time(p.message.created_at)}"
         painter.setPen(QColor(role_colour(p.message.role, dark=dark)))
@@ -119,7 +135,7 @@ class CardDelegate(QStyledItemDelegate):
             painter.drawText(QRect(card.right() - w, y, w, h), int(Qt.AlignmentFlag.AlignVCenter), warn)
         painter.setPen(pal.color(QPalette.ColorRole.Text))
         rect = self._text_rect(option)
-        text = p.message.text
+        text = card_text(p.message)
         shown = fm.boundingRect(rect, int(Qt.TextFlag.TextWordWrap), text)
         if shown.height() > rect.height():
             text = fm.elidedText(text, Qt.TextElideMode.ElideRight, rect.width() * CARD_LINES)
@@ -194,20 +210,21 @@ class TimelineView(QWidget):
         if self.line is not None or self.session_id is not None or not placed:
             return
         self.model.set_placed(placed)
-        self.header.setText(f"<b>{html.escape(self.ids.text(session_id))}</b> — merging its stores…")
+        self.header.setText(f"<b>{html.escape(self.ids.line(session_id))}</b> — merging its stores…")
 
     def show_timeline(self, line: Timeline) -> None:
         """Show ``line``, keeping the selected card's place when it is the same session."""
         keep = self.cards.currentIndex().row() if line.session_id == self.session_id else -1
         self.session_id, self.line = line.session_id, line
         self.model.set_placed(line.placed())
-        stores = ", ".join(f"{html.escape(s)} ({line.counts[s]})" for s in line.stores)
-        head = f"<b>{html.escape(self.ids.text(line.session_id))}</b> — in {len(line.stores)} stores: {stores}"
+        stores = ", ".join(f"{html.escape(one_line(s))} ({line.counts[s]})" for s in line.stores)
+        head = f"<b>{html.escape(self.ids.line(line.session_id))}</b> — in {len(line.stores)} stores: {stores}"
         if line.folded:
             head += f"; {line.folded} copied items shown once"
         finding = line.split_finding()
         if finding is not None:
-            head += f"<br><span style='color:#c0392b'>Split: {html.escape(self.ids.say(finding['detail']))}</span>"
+            split = visible(self.ids.say(finding["detail"]), keep_layout=False)
+            head += f"<br><span style='color:#c0392b'>Split: {html.escape(split)}</span>"
         if line.uncertain:
             head += f"<br><span style='color:#d9822b'>⚠ Some turns have the same time in several stores: their {UNCERTAIN}.</span>"
         if self.redacted:
