@@ -15,6 +15,7 @@ from typing import TextIO
 
 from fluxgui.core.roles import Store, refuse
 from fluxgui.core.errors import show_id
+from fluxgui.core.text import plural
 
 from .edit import _confirm, _interactive
 from .errors import EXIT_DECLINED, EXIT_USAGE
@@ -55,14 +56,14 @@ async def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         print_json(out, {"sessions": [r.to_dict() for r in reports]})
     else:
         broken = sum(1 for r in reports if r.problems)
-        out.write(f"({found} problems in {broken} of {len(reports)} sessions)\n")
+        out.write(f"({plural(found, 'problem')} in {broken} of {plural(len(reports), 'session')})\n")
     return 1 if found else 0
 
 
 def _report_text(out: TextIO, report) -> None:  # noqa: ANN001 - a SessionReport
     sid = one_line(report.session_id, 120)
     if report.problems:
-        out.write(f"session {sid}: {len(report.problems)} problems\n")
+        out.write(f"session {sid}: {plural(len(report.problems), 'problem')}\n")
         _problem_lines(out, list(report.problems))
     else:
         out.write(f"session {sid}: clean\n")

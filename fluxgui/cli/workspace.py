@@ -193,7 +193,7 @@ async def cmd_check_several(args: argparse.Namespace, out: TextIO) -> int:
         print_json(out, {"sessions": reports})
     else:
         broken = sum(1 for r in reports if r["problems"])
-        out.write(f"({found} problems in {broken} of {len(reports)} sessions)\n")
+        out.write(f"({plural(found, 'problem')} in {broken} of {plural(len(reports), 'session')})\n")
     return 1 if found else 0
 
 
@@ -203,7 +203,7 @@ def _report_text(out: TextIO, doc: dict[str, Any]) -> None:
     if not doc["problems"]:
         out.write(f"session {sid} ({where}): clean\n")
         return
-    out.write(f"session {sid} ({where}): {len(doc['problems'])} problems\n")
+    out.write(f"session {sid} ({where}): {plural(len(doc['problems']), 'problem')}\n")
     for p in doc["problems"]:
         ids = ",".join(p["message_ids"]) or "-"
         out.write(f"  {p['code']:<18} {one_line(ids, 60):<10} {one_line(p['detail'], 600)}\n")

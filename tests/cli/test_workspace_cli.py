@@ -82,6 +82,10 @@ async def test_check_finds_split_sessions_exactly(tmp_path):
     # one target: the words after it are session ids, as before
     one = run_cli("check", targets[1], "sticky_7")
     assert one.returncode == 0 and "session sticky_7: clean" in one.stdout
+    # the text report counts in words that agree with the numbers
+    po_text = run_cli("check", *targets, "--session", "user_123")
+    assert po_text.stdout.splitlines()[-1] == "(1 problem in 1 of 1 session)"
+    assert ": 1 problem\n" in po_text.stdout
 
 
 async def test_merge_previews_writes_once_and_never_changes_the_replicas(tmp_path):
