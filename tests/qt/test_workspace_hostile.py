@@ -61,7 +61,7 @@ def test_hidden_characters_are_markers_and_a_huge_card_holds_its_start(qtbot, wi
     assert "⟨U+202E⟩" in header and _hidden(header) == []
     cards = [card_text(p.message) for p in ws.timeline.model.placed]
     assert [c for c in cards if _hidden(c)] == []
-    assert "⟨U+202E⟩evil⟨U+202C⟩" in cards[0] and "␛[31m" in cards[0]
+    assert "⟨U+202E⟩evil⟨U+202C⟩" in cards[0] and "⟨ESC⟩[31m" in cards[0]
     huge = next(c for p, c in zip(ws.timeline.model.placed, cards, strict=True) if p.message.text == HUGE)
     assert huge.startswith("AAAA") and len(huge) <= CARD_CHARS + 1
     # the consolidation preview: its title and the session's row

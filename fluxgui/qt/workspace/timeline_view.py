@@ -73,9 +73,10 @@ def card_text(m: Message) -> str:
     character a marker, as in the conversation pane (a right-to-left override shown,
     never obeyed)."""
     text = m.text
+    # (controls by name, ⟨ESC⟩: the window's fonts often have no control pictures)
     if len(text) <= CARD_CHARS:
-        return visible(text)
-    return visible(text[:CARD_CHARS]) + "…"
+        return visible(text, pictures=False)
+    return visible(text[:CARD_CHARS], pictures=False) + "…"
 
 
 class CardDelegate(QStyledItemDelegate):
@@ -123,7 +124,7 @@ class CardDelegate(QStyledItemDelegate):
             painter.setPen(QColor("#ffffff"))
             painter.drawText(QRect(x, y, w, h), int(Qt.AlignmentFlag.AlignCenter), tag)
             x += w + 4
-        head = visible(p.message.role, keep_layout=False)
+        head = visible(p.message.role, keep_layout=False, pictures=False)
         if p.message.created_at:
             head += f" · {short_time(p.message.created_at)}"
         painter.setPen(QColor(role_colour(p.message.role, dark=dark)))
@@ -223,7 +224,7 @@ class TimelineView(QWidget):
             head += f"; {line.folded} copied items shown once"
         finding = line.split_finding()
         if finding is not None:
-            split = visible(self.ids.say(finding["detail"]), keep_layout=False)
+            split = visible(self.ids.say(finding["detail"]), keep_layout=False, pictures=False)
             head += f"<br><span style='color:#c0392b'>Split: {html.escape(split)}</span>"
         if line.uncertain:
             head += f"<br><span style='color:#d9822b'>⚠ Some turns have the same time in several stores: their {UNCERTAIN}.</span>"
