@@ -140,7 +140,9 @@ def test_cancelling_an_export_leaves_no_file(qtbot, window, tmp_path):
             dialog.findChild(QPushButton).click()  # the dialog's Cancel button
 
     dialog.advanced.connect(press_cancel)
-    qtbot.waitUntil(lambda: not window.bridge.running("transfer"), timeout=20_000)
+    # (busy: a cancelled task is no longer running but unwinds, the temporary file's
+    # removal last)
+    qtbot.waitUntil(lambda: not window.bridge.running("transfer") and not window.bridge.busy, timeout=20_000)
     assert seen and seen[0][0] < seen[0][1] == 12_000
     assert not out.exists()
     assert list(tmp_path.glob(".all.jsonl.*")) == []
