@@ -5,8 +5,9 @@ undo deletes the session as its library reads it, its redo writes it back exactl
 
 Every store is written by its own library: the Agents SDK's ``SQLiteSession``, flux's
 ``SQLiteSession``, ``SQLAlchemySession`` on PostgreSQL, ``RedisSession``, a JSON session
-folder; "nothing written" is the store's own witness of writes (the files' bytes, the
-rows' ``xmin``, Redis's count of write commands)."""
+folder, a conversation of the loopback Conversations API; "nothing written" is the
+store's own witness of writes (the files' bytes, the rows' ``xmin``, Redis's count of
+write commands, the API's requests)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from conversations_server import API_KEY, conv_server, sdk_items, sdk_write, texts  # noqa: F401 - a fixture
 from doctor_helpers import AlchemySessions, add_agents, add_flux
 from helpers import REDIS_URL
 from json_helpers import hello_entry, hello_history, hello_load, hello_save
@@ -137,3 +139,33 @@ async def test_json_folder(tmp_path):
 
     async with await open_store(f"{folder}/", writable=True) as store:
         await _read_as_change_then_undo_and_redo(store, read, _files(path))
+
+
+async def test_conversations(conv_server):
+    """A conversation read as the change that made it (nothing sent but reads); undone it
+    is deleted, redone it is made again (a new conversation id: the API gives ids) with
+    the same items."""
+    cid = await sdk_write(conv_server, texts(4))
+    before = [bare(i) for i in await sdk_items(conv_server, cid)]
+
+    def writes() -> list[tuple[str, str]]:
+        return [(r["method"], r["path"]) for r in conv_server.requests if r["method"] != "GET"]
+
+    async with await open_store(
+        "openai-conversations:", base_url=conv_server.base_url, api_key=API_KEY,
+        conversations=(cid,), writable=True,
+    ) as store:
+        sent = writes()
+        change = await store.writer.created_change(cid)
+        assert writes() == sent  # nothing written
+        assert change.removed == () and len(change.added) == 4
+        await edits.undo(store, change)
+        assert cid not in conv_server.conversations
+        again = await edits.redo(store, change)
+        assert again.session_id != cid
+        assert [bare(i) for i in await sdk_items(conv_server, again.session_id)] == before
+
+
+def bare(item: dict[str, Any]) -> dict[str, Any]:
+    """An item without its server-given id."""
+    return {k: v for k, v in item.items() if k != "id"}
