@@ -80,13 +80,23 @@ class ErrorBar(QFrame):
         layout.addWidget(self._label, 1)
         layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        #: how the text is shown now (View › Redact: the window's ``ids.say``); the text
+        #: as given is kept, to be shown again when that changes (:meth:`refresh`)
+        self.shown: Callable[[str], str] = str
+        self._raw = ""
         self.hide()
 
     def show_error(self, text: str) -> None:
         """Show ``text``; an action of the previous error goes (it was about that one)."""
         self.set_action(None)
-        self._label.setText(text)
+        self._raw = text
+        self._label.setText(self.shown(text))
         self.show()
+
+    def refresh(self) -> None:
+        """Show the error again the way text is shown now (Redact turned on or off)."""
+        if self._raw:
+            self._label.setText(self.shown(self._raw))
 
     def set_action(self, text: str | None, act: Callable[[], object] | None = None) -> None:
         """A button on the bar (``text``) that runs ``act``: what the user can do about
@@ -102,6 +112,7 @@ class ErrorBar(QFrame):
 
     def clear(self) -> None:
         self.set_action(None)
+        self._raw = ""
         self._label.clear()
         self.hide()
 

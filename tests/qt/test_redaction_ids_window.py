@@ -230,3 +230,18 @@ def test_an_id_a_detector_fails_on_is_not_shown(qtbot, window, tmp_path):
     assert shown == NOT_SHOWN and "bob@" not in tip
     assert _copied(qtbot, _menu_copy(window, "BOOM-bob@example.com")) == NOT_SHOWN
     assert re.fullmatch(r"\[EMAIL_\d+\]", _listed(window, ALICE)[0])
+
+
+def test_an_error_shown_before_redact_is_shown_again_redacted(qtbot, window, keyed_db):
+    """An error naming a session, on the bar before Redact is turned on (then a
+    screenshot is taken), is shown again redacted at once; off, as it was."""
+    from fluxgui.core.errors import FluxguiError
+
+    _open(qtbot, window, keyed_db)
+    window.show_error(FluxguiError(f"session {ALICE} could not be written"))
+    assert ALICE in window.error_bar.text()
+    _redact(qtbot, window, True)
+    shown = window.error_bar.text()
+    assert ALICE not in shown and "[EMAIL_" in shown and "could not be written" in shown
+    _redact(qtbot, window, False)
+    assert ALICE in window.error_bar.text()

@@ -282,6 +282,8 @@ class MainWindow(QMainWindow):
         self.narrowing = KeepConversationWide(splitter, self.conversation.splitter)
 
         self.error_bar = ErrorBar(self)
+        self.error_bar.shown = self.conversation.ids.say
+        self.conversation.ids.changed.connect(self.error_bar.refresh)
         # An encrypted store opened without its key.
         self.key_bar = NoticeBar("keyNotice", self, button="Enter Key…")
         assert self.key_bar.button is not None
@@ -430,7 +432,7 @@ class MainWindow(QMainWindow):
 
     def show_error(self, exc: BaseException) -> None:
         self.last_error = exc
-        self.error_bar.show_error(self.conversation.ids.say(describe_error(exc)))
+        self.error_bar.show_error(describe_error(exc))  # (shown as ids are: ids.say)
         if isinstance(exc, KeyNeeded):  # a write to a locked store: offer the key again
             self.stores.update_key_notice()
         elif isinstance(exc, ApiKeyRefused):  # the bar offers "Enter Another Key…"
