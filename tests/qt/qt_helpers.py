@@ -4,9 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
+import subprocess
+import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
+
+def pytest_in_child(args: list[str], env: dict[str, str], passed: int) -> None:
+    """Run pytest on ``args`` in a fresh process, with ``env`` over this one's (what Qt
+    reads once at start: a scale, a screen), and assert that ``passed`` tests passed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *args],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert f"{passed} passed" in done.stdout
+
 
 #: Qt's offscreen plugin says this for every window with a layout; it is not our bug.
 OFFSCREEN_NOISE = r"^This plugin does not support propagateSizeHints\(\)$"

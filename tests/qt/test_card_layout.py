@@ -5,14 +5,11 @@ window that fits its screen and is not widened by a long id."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QRect, Qt
-from qt_helpers import OFFSCREEN_NOISE, run_on, write_agents_store, write_flux_store
+from qt_helpers import OFFSCREEN_NOISE, pytest_in_child, run_on, write_agents_store, write_flux_store
 
 from fluxgui.core.display import short_time
 from fluxgui.core.visible import visible
@@ -104,14 +101,8 @@ def test_card_header_parts_never_overlap(qtbot, bridge, qloop, tmp_path, scale) 
 
 
 def test_card_headers_hold_at_2x_scale() -> None:
-    env = dict(os.environ, QT_SCALE_FACTOR="2", FLUXGUI_TEST_SCALE="2", QT_QPA_PLATFORM="offscreen")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-         f"{__file__}::test_card_header_parts_never_overlap"],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2], timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "5 passed" in result.stdout
+    env = {"QT_SCALE_FACTOR": "2", "FLUXGUI_TEST_SCALE": "2", "QT_QPA_PLATFORM": "offscreen"}
+    pytest_in_child([f"{__file__}::test_card_header_parts_never_overlap"], env, passed=5)
 
 
 def test_window_fits_the_screen_and_a_long_id_does_not_widen_it(qtbot, window, tmp_path) -> None:

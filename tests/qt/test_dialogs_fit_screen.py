@@ -9,15 +9,13 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
-from qt_helpers import OFFSCREEN_NOISE
+from qt_helpers import OFFSCREEN_NOISE, pytest_in_child
 
 pytestmark = pytest.mark.qt_log_ignore(OFFSCREEN_NOISE)
 
@@ -144,12 +142,6 @@ def test_dialogs_fit_a_small_screen(tmp_path, screen, scale) -> None:
     config.write_text(json.dumps({"screens": [{
         "name": "small", "x": 0, "y": 0, "width": screen[0], "height": screen[1],
         "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}), encoding="utf-8")
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}", QT_SCALE_FACTOR=scale,
-               FLUXGUI_SMALL_SCREEN="1")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-         f"{__file__}::test_each_dialog_opens_inside_the_screen"],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2], timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "1 passed" in result.stdout
+    env = {"QT_QPA_PLATFORM": f"offscreen:configfile={config}", "QT_SCALE_FACTOR": scale,
+           "FLUXGUI_SMALL_SCREEN": "1"}
+    pytest_in_child([f"{__file__}::test_each_dialog_opens_inside_the_screen"], env, passed=1)

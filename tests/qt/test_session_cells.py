@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex
 from PySide6.QtGui import QColor, QFont, QImage, QPalette
 from PySide6.QtWidgets import QStyledItemDelegate
-from qt_helpers import OFFSCREEN_NOISE, write_flux_store
+from qt_helpers import OFFSCREEN_NOISE, pytest_in_child, write_flux_store
 
 from fluxgui.core.display import set_time_zone, short_time
 from fluxgui.qt.sessions.cells import SessionCells
@@ -89,18 +89,8 @@ in_fresh_process = pytest.mark.skipif(not FRESH, reason="compared in a fresh pro
 
 
 def test_compared_in_a_fresh_process() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", __file__,
-         "-k", "paint_as_qt or dark_palette"],
-        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2],
-        env=dict(os.environ, FLUXGUI_CELLS_FRESH="1", QT_QPA_PLATFORM="offscreen"),
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout
+    pytest_in_child([__file__, "-k", "paint_as_qt or dark_palette"],
+                    {"FLUXGUI_CELLS_FRESH": "1", "QT_QPA_PLATFORM": "offscreen"}, passed=2)
 
 
 @in_fresh_process

@@ -9,16 +9,13 @@ tables (Preflight, Ledger) are the exception: their columns scroll, inside the t
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from doctor_helpers import SHAPES
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QTableView, QWidget
-from qt_helpers import OFFSCREEN_NOISE, write_agents_store
+from qt_helpers import OFFSCREEN_NOISE, pytest_in_child, write_agents_store
 
 from fluxgui.qt.window.side_docks import SIDE_MIN
 
@@ -112,11 +109,5 @@ def test_side_panels_reflow_in_the_dock(qtbot, window, tmp_path):
 def test_side_panels_reflow_at_2x_scale() -> None:
     if os.environ.get("QT_SCALE_FACTOR") == "2":
         pytest.skip("this is the 2× run")
-    env = dict(os.environ, QT_SCALE_FACTOR="2", QT_QPA_PLATFORM="offscreen")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-         f"{__file__}::test_side_panels_reflow_in_the_dock"],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).parents[2], timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 passed" in result.stdout
+    env = {"QT_SCALE_FACTOR": "2", "QT_QPA_PLATFORM": "offscreen"}
+    pytest_in_child([f"{__file__}::test_side_panels_reflow_in_the_dock"], env, passed=1)
