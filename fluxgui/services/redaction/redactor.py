@@ -32,7 +32,6 @@ from typing import Any
 
 from fluxgui.adapters.encryption import is_envelope
 from fluxgui.core.model import Message
-from fluxgui.core.roles import IdTransform, PageTransform
 
 from . import secrets
 from .detect import CONTEXTUAL, Detectors, _disjoint
@@ -320,12 +319,3 @@ class Redactor:
                 f"({shown}); nothing of them was written"
             )
         return out
-
-    def transform(self) -> PageTransform:
-        """:meth:`page`, as the message transform an export or a copy takes."""
-        return self.page
-
-    def transform_id(self) -> IdTransform:
-        """:meth:`session_id`, as the id transform an export or a copy takes beside
-        :meth:`transform`."""
-        return self.session_id
