@@ -33,7 +33,8 @@ PLACED_ROLE = Qt.ItemDataRole.UserRole + 37
 #: a card shows at most this many lines of its text
 CARD_LINES = 6
 #: ... of at most this many characters of it (a card measured and painted from a message
-#: of megabytes would freeze the window)
+#: of megabytes would freeze the window; the pane's collapsed preview, 2,000 characters
+#: and 30 lines, is more than six lines hold, and each card is measured at every layout)
 CARD_CHARS = 1_200
 UNCERTAIN = "order uncertain"
 
