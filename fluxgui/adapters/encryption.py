@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from fluxgui.core.errors import KeyNeeded, UnreadableItems, WrongKey, show_id
-from fluxgui.core.model import Message, meta_dict, from_item, iso_time, unix_time
+from fluxgui.core.model import Message, meta_dict, from_item
+from fluxgui.core.times import iso_time, unix_time
 from fluxgui.core.undecodable import Undecodable, from_agents_value
 
 DEFAULT_TTL = 600

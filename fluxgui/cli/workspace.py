@@ -89,7 +89,7 @@ async def _found_rows(workspace: Workspace, text: str, limit: int | None) -> lis
     """``ls --search`` over a workspace: the sessions any store finds ``text`` in (each
     store searched as ``ls --search`` searches one), with every store holding them, most
     recently active first."""
-    from fluxgui.core.model import unix_time
+    from fluxgui.core.times import unix_time
     from fluxgui.services.workspace.listing import rows_for
 
     from .search import search_sessions

@@ -48,8 +48,8 @@ from . import mdsafe
 from .display import compaction_summary
 from .htmlstyle import CSP, CSS
 from .jsonrecords import RowPage, big_message, message_record, row_records
-from .jsonsafe import BIG, Counter, dumps, is_big, iter_json
-from .mdsafe import SLICE, slices
+from .jsonsafe import BIG, SLICE, Counter, dumps, is_big, iter_json
+from .mdsafe import slices
 from .model import Message, SessionInfo
 from .visible import visible
 

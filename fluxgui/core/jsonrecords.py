@@ -27,7 +27,8 @@ from operator import itemgetter
 from typing import Any
 
 from .jsonsafe import BIG, is_big
-from .model import Message, _item_role, item_kind, item_text, iso_time
+from .model import Message, _item_role, item_kind, item_text
+from .times import iso_time
 
 _c_make_encoder: Any
 try:
@@ -82,6 +83,17 @@ class RowPage:
         """The rows as Messages (what ``page_messages`` would have given)."""
         read = self.read
         return [read(r) for r in self.rows]
+
+    def surely_not_user(self, row: Row) -> bool:
+        """Whether :attr:`read` certainly gives no ``user`` message for ``row``, told
+        without reading it: a flux row whose role column names another role; an Agents
+        SDK item whose stored text spells no ``user``, not even with a ``\\u`` escape
+        (its ``role`` cannot be ``user``). ``False``: it may be one."""
+        if self.layout == "flux":
+            role = row[1]
+            return isinstance(role, str) and role != "" and role != "user"
+        data = row[1]
+        return isinstance(data, str) and "user" not in data and "\\u" not in data
 
     def texts(self) -> list[tuple[Any, ...]]:
         """Each row's columns holding its text and items (what redaction searches:

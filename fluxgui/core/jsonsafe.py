@@ -12,7 +12,7 @@ one it was), and every replacement is counted so that the caller can say so.
 
 **Big values.** :func:`is_big` tells, cheaply and with an early exit, whether a value
 holds more than a threshold of text; :func:`iter_json` then writes it as pieces (a long
-string in slices of :data:`~fluxgui.core.mdsafe.SLICE` characters) instead of one
+string in slices of :data:`SLICE` characters) instead of one
 ``json.dumps`` of the whole record, so a 200 MB message is never held twice as JSON.
 Its output is exactly ``json.dumps(value, ensure_ascii=False)`` for finite values.
 """
@@ -25,7 +25,9 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-from .mdsafe import SLICE
+#: pieces of at most this many characters (1 MB at most in memory) when a long text is
+#: copied out (here, and by :mod:`.mdsafe`)
+SLICE = 1 << 18
 
 #: a record holding more characters than this is written in pieces
 BIG = 4 << 20

@@ -59,9 +59,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-#: pieces of at most this many characters (1 MB at most in memory) when a long text is
-#: copied out
-SLICE = 1 << 18
+from .jsonsafe import SLICE
 
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>!&~|#$^={}:/])")

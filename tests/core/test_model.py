@@ -29,8 +29,8 @@ from fluxgui.core.model import (
     from_agents_row,
     from_flux_row,
     meta_dict,
-    iso_time,
 )
+from fluxgui.core.times import iso_time
 
 
 def dump(model) -> dict:

@@ -21,7 +21,8 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from fluxgui.core.model import Message, SessionInfo, iso_time
+from fluxgui.core.model import Message, SessionInfo
+from fluxgui.core.times import iso_time
 
 from ..encryption import is_envelope, mark_plaintext, readable, sealed, stored_message
 from ..reading import ListingReader, Page, cut_page

@@ -19,7 +19,8 @@ from redis.exceptions import WatchError
 from fluxgui.core.changes import Change, Row, label_id
 from fluxgui.core.errors import Conflict, InvalidItem, KeyNeeded, show_id
 from fluxgui.core.items import MESSAGE_ROLES
-from fluxgui.core.model import Message, meta_dict, message_to_item, unix_time
+from fluxgui.core.model import Message, meta_dict, message_to_item
+from fluxgui.core.times import unix_time
 from fluxgui.core.roles import Pages
 
 from ..encryption import is_envelope, looks_encrypted

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
-from fluxgui.core.model import Message, SessionInfo, from_flux_row, iso_time
+from fluxgui.core.model import Message, SessionInfo, from_flux_row
+from fluxgui.core.times import iso_time
 from fluxgui.core.undecodable import flag_message, has_undecodable, id_text
 
 from ..parts import Place

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QButtonGroup, QGroupBox, QPlainTextEdit, QRadioBut
 from fluxgui.core.model import Message
 from fluxgui.core.visible import visible
 from fluxgui.services.doctor.problems import Problem
-from fluxgui.services.doctor.repeats import content_key
+from fluxgui.core.contentkey import content_key
 
 #: how much of an output the option shows (the whole text is in the box below it)
 _LABEL_CHARS = 120

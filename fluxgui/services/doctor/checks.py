@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fluxgui.core.contentkey import item_of
 from fluxgui.core.display import encryption_state
 from fluxgui.core.errors import InvalidItem
 from fluxgui.core.items import json_type, validate_item
 from fluxgui.core.model import Message
 
-from .conventions import CHAT_CALL, answer_of, calls_of, is_tool_message, item_id, item_of
+from .conventions import CHAT_CALL, answer_of, calls_of, is_tool_message, item_id
 from .problems import CODES, ID_MAX, Problem, SessionReport, quoted
 from .repeats import duplicate_outputs, repeated_items
 

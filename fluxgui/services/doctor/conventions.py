@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fluxgui.core.contentkey import item_of
 from fluxgui.core.model import Message
 
 #: call item type → the item type of its output (``agents.run_internal.items.
@@ -68,16 +69,6 @@ class Answer:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def item_of(m: Message) -> dict[str, Any] | None:
-    """The Agents SDK item a message holds (its raw item, or one a flux row keeps in
-    ``metadata.agents_item``); ``None`` for plain messages."""
-    if isinstance(m.raw, dict) and ("type" in m.raw or "role" in m.raw):
-        return m.raw
-    meta = m.metadata if isinstance(m.metadata, dict) else {}
-    kept = meta.get("agents_item")
-    return kept if isinstance(kept, dict) else None
 
 
 def _chat_fields(m: Message) -> dict[str, Any]:

@@ -20,13 +20,15 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from fluxgui.core.contentkey import item_of
 from fluxgui.core.roles import Store, refuse
 from fluxgui.core.branches import TurnUsage
-from fluxgui.core.model import Message, unix_time
+from fluxgui.core.model import Message
+from fluxgui.core.times import unix_time
 from fluxgui.core.turns import group_turns
 
 from . import tokens
-from .conventions import calls_of, item_of
+from .conventions import calls_of
 from .reading import read_messages
 
 #: the context window the gauge measures against when the model is not known

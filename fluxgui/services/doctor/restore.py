@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fluxgui.core.contentkey import content_key, item_of
 from fluxgui.core.model import Message
 
-from .conventions import Call, answer_of, item_of
-from .repeats import content_key
+from .conventions import Call, answer_of
 
 
 def _is_user(m: Message) -> bool:

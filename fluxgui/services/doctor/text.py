@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fluxgui.core.contentkey import item_of
 from fluxgui.core.display import kind_label
 from fluxgui.core.model import Message
 
-from .conventions import item_of
 
 
 def describe(m: Message, width: int = 100) -> str:

@@ -20,10 +20,10 @@ from typing import Any
 from flux.models.base import Message as FluxMessage
 from flux.models.base import ToolCall
 
+from fluxgui.core.contentkey import item_of
 from fluxgui.core.model import Message, meta_dict
 from fluxgui.core.pairing import message_calls
 
-from ..doctor.conventions import item_of
 
 #: a stored role as the chat format names it ("developer" is sent as "system")
 ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}

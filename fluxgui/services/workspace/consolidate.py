@@ -22,7 +22,7 @@ from typing import Any, Literal
 from fluxgui.core.errors import TargetError, show_id
 from fluxgui.core.model import Message
 from fluxgui.core.roles import IdTransform, PageTransform, Store, refuse
-from fluxgui.services.doctor.repeats import content_key
+from fluxgui.core.contentkey import content_key
 
 from .listing import session_rows
 from .timeline import Timeline, timeline

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +73,8 @@ def save_workspace(path: Path, entries: list[Entry]) -> None:
     doc = {"stores": [e.to_dict() for e in entries]}
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     folder = path.parent if str(path.parent) else Path(".")
+    import tempfile  # (only a save needs it: a command that lists does not load it)
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as exc:

@@ -22,9 +22,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fluxgui.core.model import SessionInfo, unix_time
+from fluxgui.core.model import SessionInfo
+from fluxgui.core.times import unix_time
 
-from .timeline import timeline
+from .timeline import merged_count
 from .workspace import Member, Workspace
 
 
@@ -133,7 +134,7 @@ async def rows_for(
         if len(row.stores) == 1:
             row.merged = row.stores[0][1].messages if row.stores[0][1].count_exact else None
         elif row.several and exact:
-            row.merged = (await timeline(workspace, row.id)).total
+            row.merged = await merged_count(workspace, row.id, row.labels)
     return [rows[sid] for sid in ids if rows[sid].stores]
 
 

@@ -15,36 +15,52 @@ holds an older copy is not split.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from fluxgui.core.jsonrecords import RowPage
 from fluxgui.core.model import Message
+from fluxgui.core.roles import Store
 from fluxgui.core.text import plural
-from fluxgui.core.turns import starts_turn
 
-from .turns import StoreTurn, store_turns, tie, turn_key
+from .turns import StoreTurn, store_turns, tie
 from .workspace import Workspace
 
 
-@dataclass
 class MergedTurn:
-    """A turn of the merged timeline: its items (as ``store`` holds them) and every
-    store holding it, with the turn's number there."""
+    """A turn of the merged timeline: the first store's copy of it (its items as that
+    store holds them, read when first asked for) and every store holding it, with the
+    turn's number there."""
 
-    number: int
-    store: str
-    messages: list[Message]
-    time: float | None
-    #: label → the turn's number in that store (the first is ``store``)
-    store_turns: dict[str, int] = field(default_factory=dict)
-    order_uncertain: bool = False
-    _key: Hashable | None = field(default=None, repr=False, compare=False)
+    def __init__(self, number: int, source: StoreTurn) -> None:
+        self.number = number
+        self.source = source
+        self.store = source.store
+        self.time = source.time
+        #: label → the turn's number in that store (the first is ``store``)
+        self.store_turns: dict[str, int] = {source.store: source.number}
+        self.order_uncertain = False
+        self._key: Hashable | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.source.messages
+
+    @messages.setter
+    def messages(self, value: list[Message]) -> None:
+        self.source.messages = value
+
+    @property
+    def size(self) -> int:
+        """How many items it holds (its items are not read to tell)."""
+        return self.source.size
 
     def key(self) -> Hashable:
         """Its content key (:func:`.turns.turn_key`), made once when first asked."""
         if self._key is None:
-            self._key = turn_key(self.messages)
+            self._key = self.source.key()
         return self._key
 
     @property
@@ -107,9 +123,9 @@ async def merge_turns(
         if copy is not None:
             copy.store_turns[turn.store] = turn.number
             continue
-        if turn.messages and starts_turn(turn.messages[0]):
+        if turn.opens:
             number += 1
-        merged = MergedTurn(number, turn.store, turn.messages, turn.time, {turn.store: turn.number})
+        merged = MergedTurn(number, turn)
         seen.setdefault(quick, []).append(merged)
         if run and tie(run[-1].time, merged.time):
             run.append(merged)
@@ -153,7 +169,7 @@ class Timeline:
     @property
     def total(self) -> int:
         """How many items the merged timeline holds (copies once)."""
-        return sum(len(t.messages) for t in self.turns)
+        return sum(t.size for t in self.turns)
 
     @property
     def folded(self) -> int:
@@ -164,7 +180,7 @@ class Timeline:
         """label → how many of the merged timeline's items are read from it."""
         out = dict.fromkeys(self.stores, 0)
         for t in self.turns:
-            out[t.store] += len(t.messages)
+            out[t.store] += t.size
         return out
 
     @property
@@ -198,7 +214,7 @@ class Timeline:
             + "; ".join(parts)
             + ": each store's agent saw only its own turns (merge them into one store)"
         )
-        ids = [f"{t.store}:{t.messages[0].id}" for t in self.turns if t.messages]
+        ids = [f"{t.store}:{t.source.head.id}" for t in self.turns]
         return {"code": "split_session", "message_ids": ids, "detail": detail}
 
     def to_dict(self) -> dict[str, Any]:
@@ -218,6 +234,14 @@ def _turns_text(numbers: list[int]) -> str:
     return f"turn{'s' if len(shown) > 1 else ''} {joined}"
 
 
+def _pages(store: Store, session_id: str, batch: int) -> AsyncIterator[list[Message] | RowPage]:
+    """The session's items a page at a time: its stored rows where the store hands them
+    out (read as Messages only where needed: :mod:`.turns`), else its Messages."""
+    if store.rows is not None:
+        return store.rows.iter_row_pages(session_id, batch=batch)
+    return store.reader.iter_messages(session_id, batch=batch)
+
+
 async def merged_turns(
     workspace: Workspace, session_id: str, *, batch: int = 500,
     labels: Sequence[str] | None = None,
@@ -226,10 +250,7 @@ async def merged_turns(
     these stores; default: every store that holds it), lazily."""
     if labels is None:
         labels = [m.label for m, _info in await workspace.holders(session_id)]
-    streams = [
-        store_turns(label, workspace.member(label).store.reader.iter_messages(session_id, batch=batch))
-        for label in labels
-    ]
+    streams = [store_turns(label, _pages(workspace.member(label).store, session_id, batch)) for label in labels]
     async for turn in merge_turns(streams):
         yield turn
 
@@ -246,5 +267,28 @@ async def timeline(workspace: Workspace, session_id: str) -> Timeline:
     # each store's own count: the turns it holds (a copy holds as many items)
     for t in turns:
         for s in t.store_turns:
-            counts[s] += len(t.messages)
+            counts[s] += t.size
     return Timeline(session_id, labels, turns, counts)
+
+
+async def merged_count(workspace: Workspace, session_id: str, labels: Sequence[str]) -> int:
+    """How many items ``session_id``'s merged timeline over the stores ``labels``
+    holds (copies once): its :attr:`Timeline.total`, told more cheaply. Each store's
+    turns are read side by side (their rows read as Messages only where :mod:`.turns`
+    must); where no store holds a turn with the quick key of another store's, none is a
+    copy, and the count is their sum without a merge."""
+
+    async def turns_of(label: str) -> list[StoreTurn]:
+        pages = _pages(workspace.member(label).store, session_id, 500)
+        return [t async for t in store_turns(label, pages)]
+
+    held = await asyncio.gather(*(turns_of(label) for label in labels))
+    first: dict[Hashable, str] = {}
+    if all(first.setdefault(t.quick(), t.store) == t.store for turns in held for t in turns):
+        return sum(t.size for turns in held for t in turns)
+    return sum([t.size async for t in merge_turns([_replay(turns) for turns in held])])
+
+
+async def _replay(turns: list[StoreTurn]) -> AsyncIterator[StoreTurn]:
+    for t in turns:
+        yield t

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import KeyNeeded
-from fluxgui.core.model import SessionInfo, iso_time
+from fluxgui.core.model import SessionInfo
+from fluxgui.core.times import iso_time
 from fluxgui.core.undecodable import id_text
 
 from ...parts import Place
