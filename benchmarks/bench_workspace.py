@@ -12,7 +12,8 @@ library stamps every row with the second it was written; the rows are then given
 distinct times (one second apart, the replicas interleaved) with one ``UPDATE`` per
 store, as a deployment's traffic would have left them.
 
-Printed (ms, median of ``--runs`` fresh opens):
+Printed (ms, median of ``--runs`` fresh opens; the one-store and merged reads of a line
+run by turns, so that the machine's drift lands on both):
 
 * ``ls`` first page (50 rows): one store (the baseline) vs the three merged, with the
   merged counts of rows in several stores read (``exact``) and not, and on stores
@@ -128,17 +129,22 @@ def stores(messages: int, sessions: int, split: int, regen: bool) -> list[Path]:
     return paths
 
 
-def _command_ms(runs: int, paths: list[Path]) -> float:
-    """The median wall time of ``fluxgui ls PATH… --limit 50`` in its own process."""
+def _commands_ms(runs: int, paths: list[Path]) -> tuple[float, float]:
+    """The median wall times of ``fluxgui ls PATH --limit 50`` (the first store) and of
+    ``fluxgui ls PATH… --limit 50`` (all of them), each in its own process, run by turns
+    (the machine's pace drifts: one after the other, a drift would land on one side)."""
     import subprocess
 
-    cmd = [sys.executable, "-m", "fluxgui", "ls", *map(str, paths), "--limit", "50"]
-    times = []
+    def cmd(chosen: list[Path]) -> list[str]:
+        return [sys.executable, "-m", "fluxgui", "ls", *map(str, chosen), "--limit", "50"]
+
+    one, merged = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for times, chosen in ((one, paths[:1]), (merged, paths)):
+            start = time.perf_counter()
+            subprocess.run(cmd(chosen), cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(one), statistics.median(merged)
 
 
 async def _median(runs: int, fn) -> float:  # noqa: ANN001
@@ -148,6 +154,15 @@ async def _median(runs: int, fn) -> float:  # noqa: ANN001
         await fn()
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
+
+
+async def _paired(runs: int, one, merged) -> tuple[float, float]:  # noqa: ANN001
+    """The medians of ``one()`` and ``merged()``, run by turns (see :func:`_commands_ms`)."""
+    a, b = [], []
+    for _ in range(runs):
+        a.append(await _median(1, one))
+        b.append(await _median(1, merged))
+    return statistics.median(a), statistics.median(b)
 
 
 async def _first_rows(ws: Workspace, exact: bool) -> None:
@@ -223,14 +238,14 @@ async def main() -> None:
     print(f"3 stores × {args.messages:,} items ({args.sessions:,} sessions each), "
           f"split session {args.split:,} items; ms, median of {args.runs}")
     rows = [
-        ("ls first page (50)", await _median(args.runs, one_ls), await _median(args.runs, ws_ls(False))),
+        ("ls first page (50)", *await _paired(args.runs, one_ls, ws_ls(False))),
         ("ls first page, merged counts", None, await _median(args.runs, ws_ls(True))),
-        ("ls first page, stores open", await _median(args.runs, one_ls_open), await _median(args.runs, ws_ls_open)),
-        ("split session, first 100 items", await _median(args.runs, one_screen), await _median(args.runs, ws_screen)),
-        ("split session, whole (3 parts read)", await _median(args.runs, parts_whole), await _median(args.runs, ws_whole)),
+        ("ls first page, stores open", *await _paired(args.runs, one_ls_open, ws_ls_open)),
+        ("split session, first 100 items", *await _paired(args.runs, one_screen, ws_screen)),
+        ("split session, whole (3 parts read)", *await _paired(args.runs, parts_whole, ws_whole)),
     ]
     await opened.close()
-    rows.append(("fluxgui ls (own process)", _command_ms(args.runs, paths[:1]), _command_ms(args.runs, paths)))
+    rows.append(("fluxgui ls (own process)", *_commands_ms(args.runs, paths)))
     print(f"{'':34}{'one store':>12}{'3 merged':>12}{'ratio':>8}")
     for label, one, merged in rows:
         ratio = f"{merged / one:.1f}×" if one else "-"

@@ -9,8 +9,8 @@ stores are found for a whole page at once (``reader.sessions_by_ids``). The stor
 asked side by side (first pages, then a page's holders).
 
 A row's ``messages`` is what its merged timeline holds (copies once): for an id in one
-store that store's count; for one in several, its timeline is read (``exact``) or the
-largest store's count is shown as a lower bound.
+store that store's count; for one in several, its merged count is read (``exact``:
+:func:`.timeline.merged_count`) or the largest store's count is shown as a lower bound.
 """
 
 from __future__ import annotations
