@@ -176,7 +176,7 @@ async def cmd_check_several(args: argparse.Namespace, out: TextIO) -> int:
         for row in rows:
             problems: list[dict[str, Any]] = []
             if row.several:
-                finding = (await timeline(workspace, row.id)).split_finding()
+                finding = (await timeline(workspace, row.id, read=False)).split_finding()
                 if finding:
                     problems.append(finding)
             for label in row.labels:

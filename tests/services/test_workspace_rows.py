@@ -43,6 +43,9 @@ async def test_rows_and_messages_make_the_same_turns_on_agents_and_flux_replicas
                 # merged timeline's
                 line = await timeline(ws, sid)
                 assert await merged_count(ws, sid, line.stores) == line.total, sid
+                # read when first asked for, the items are the same
+                later = await timeline(ws, sid, read=False)
+                assert [p.to_dict() for p in later.placed()] == [p.to_dict() for p in line.placed()], sid
         finally:
             await ws.close()
 
@@ -96,9 +99,11 @@ async def test_a_merged_count_reads_as_messages_only_what_may_open_a_turn(tmp_pa
                     yield replace(page, read=lambda row, _inner=inner: (read.append(row[0]), _inner(row))[1])
 
             rows.iter_row_pages = counted  # type: ignore[method-assign]
-        line = await timeline(ws, "s")
-        assert line.total == 16
+        assert await merged_count(ws, "s", ["a.db", "b.db"]) == 16
         assert len(read) == 4  # the four user messages, nothing else
+        read.clear()
+        line = await timeline(ws, "s", read=False)  # (the list's split flag, check's split_session)
+        assert (line.total, line.split, len(read)) == (16, True, 4)
         assert [p.message.text for p in line.placed()][::4] == [f"turn {n}" for n in range(4)]
     finally:
         await ws.close()

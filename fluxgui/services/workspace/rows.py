@@ -56,7 +56,7 @@ class ListedSession:
 async def split_of(workspace: Workspace, item: ListedSession) -> ListedSession:
     """``item`` with its split flag and merged count (its timeline read once)."""
     if item.row.several:
-        line = await timeline(workspace, item.id)
+        line = await timeline(workspace, item.id, read=False)
         item.row.merged, item.split = line.total, line.split
     return item
 

@@ -255,9 +255,12 @@ async def merged_turns(
         yield turn
 
 
-async def timeline(workspace: Workspace, session_id: str) -> Timeline:
+async def timeline(workspace: Workspace, session_id: str, *, read: bool = True) -> Timeline:
     """``session_id``'s whole merged timeline; an id no store holds raises (the first
-    store's one-line error)."""
+    store's one-line error). Its items are read as Messages here, a few hundred at a time
+    between the event loop's other work (a window's loop waits for none of it long);
+    ``read=False``: only where its counts, copies and split need them (the rest is read
+    when first asked for, at once)."""
     holders = await workspace.holders(session_id)
     if not holders:
         await workspace.members[0].store.reader.require_session(session_id)
@@ -268,7 +271,19 @@ async def timeline(workspace: Workspace, session_id: str) -> Timeline:
     for t in turns:
         for s in t.store_turns:
             counts[s] += t.size
+    if read:
+        await _read_items(turns)
     return Timeline(session_id, labels, turns, counts)
+
+
+async def _read_items(turns: list[MergedTurn], step: int = 500) -> None:
+    """Every turn's items as Messages, the loop let through every ``step`` of them."""
+    done = 0
+    for t in turns:
+        done += len(t.messages)
+        if done >= step:
+            done = 0
+            await asyncio.sleep(0)
 
 
 async def merged_count(workspace: Workspace, session_id: str, labels: Sequence[str]) -> int:
