@@ -12,10 +12,12 @@ follow its ``changed`` signal, so turning Redact off shows raw ids again at once
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
 from fluxgui.core.changes import label_id
+from fluxgui.core.roles import PageTransform
 from fluxgui.core.text import session_label
 from fluxgui.core.visible import visible
 
@@ -90,12 +92,23 @@ class ShownIds(QObject):
         return _closed(redact, text)
 
     def fixed(self) -> Redact | None:
-        """How ids are shown now, kept for a window that stays as it opened (a Compare
-        window opened while Redact is on stays redacted); ``None``: as they are."""
+        """How ids are shown now, kept by a window that shows them so until told
+        otherwise (a Compare window, compared again on :attr:`changed`); ``None``: as
+        they are."""
         redact = self._redact
         if redact is None:
             return None
         return lambda session_id: _closed(redact, session_id)
 
 
-__all__ = ["NOT_SHOWN", "ShownIds"]
+@dataclass(frozen=True)
+class FollowedRedaction:
+    """What a Compare window follows of View › Redact: the window's shown ids (their
+    ``changed`` fires when Redact is turned on or off) and the conversation pane's
+    ``shown_anew`` as it is now (``None`` while Redact is off)."""
+
+    ids: ShownIds
+    anew: Callable[[], Callable[[], PageTransform] | None]
+
+
+__all__ = ["NOT_SHOWN", "FollowedRedaction", "ShownIds"]

@@ -149,6 +149,24 @@ def test_compare_opened_while_redacted_names_its_sessions_redacted(qtbot, window
     dialog.close()
 
 
+def test_a_compare_window_open_when_redact_is_turned_on_names_its_sessions_redacted(qtbot, window, keyed_db):
+    _open(qtbot, window, keyed_db)
+    selection = window.session_view.selectionModel()
+    for sid in (ALICE, CLEAN):
+        selection.select(window.sessions.index(window.sessions.row_of(sid), 0),
+                         selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+    dialog = window.comparing.compare_sessions()
+    assert dialog is not None
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: ALICE in dialog.windowTitle(), timeout=20_000)
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000):
+        _redact(qtbot, window, True)
+    email = _listed(window, ALICE)[0]
+    headers = dialog.view.header_a.full_text() + dialog.view.header_b.full_text()
+    assert ALICE not in headers + dialog.windowTitle() and email in headers and email in dialog.windowTitle()
+    dialog.close()
+
+
 def test_an_edit_on_a_keyed_session_is_named_redacted_in_the_status_bar_and_undo(qtbot, window, keyed_db, monkeypatch):
     import fluxgui.qt.dialogs.confirm as dialogs
 

@@ -101,3 +101,23 @@ def test_the_merged_timeline_is_shown_redacted_and_refuses_edits(qtbot, window, 
     window.actions_by_name["redact"].setChecked(False)
     qtbot.waitUntil(lambda: ws.timeline.line is not None and KEY in texts(), timeout=20_000)
     assert "Shown redacted" not in ws.timeline.header.text() and ws.timeline.edit_button.isEnabled()
+
+
+def test_an_open_compare_window_follows_redact_turned_on_and_off(qtbot, window, two_sessions):
+    with qtbot.waitSignal(window.messagesShown, timeout=20_000):
+        window.stores.open_target(str(two_sessions), session_id="one")
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=20_000)
+    dialog, comparison = _compare(qtbot, window)
+    assert KEY in _sides(comparison)[0] and not dialog.redacted
+    # turned on with the window open (for a screenshot): compared again, shown redacted
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
+        window.actions_by_name["redact"].setChecked(True)
+    a, b = _sides(got.args[0])
+    assert KEY not in a + b and EMAIL not in a + b and "[OPENAI_KEY_1]" in a and "[OPENAI_KEY_1]" in b
+    assert dialog.redacted and dialog.windowTitle().endswith("(redacted)")
+    # and off again: as stored
+    with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
+        window.actions_by_name["redact"].setChecked(False)
+    assert KEY in _sides(got.args[0])[0] and not dialog.redacted
+    assert not dialog.windowTitle().endswith("(redacted)")
+    dialog.close()

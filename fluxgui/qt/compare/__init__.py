@@ -16,6 +16,7 @@ from fluxgui.core.compare_rows import (
 )
 
 from .delegate import CompareDelegate
+from ..shown_ids import FollowedRedaction
 from .dialog import CompareDialog, open_compare
 from .list_view import CompareList
 from .model import (
@@ -41,6 +42,7 @@ __all__ = [
     "CompareList",
     "CompareModel",
     "CompareView",
+    "FollowedRedaction",
     "open_compare",
     "summary_text",
     "text_lines",

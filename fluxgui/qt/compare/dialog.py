@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
@@ -11,6 +12,7 @@ from fluxgui.core.diff import Comparison
 from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
+from ..shown_ids import FollowedRedaction
 from ..screen_fit import fit_to_screen
 from .view import CompareView
 
@@ -21,8 +23,10 @@ class CompareDialog(QDialog):
     def __init__(self, bridge: AsyncBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compare sessions")
-        #: both sides are shown redacted (View › Redact was on when it opened)
+        #: both sides are shown redacted (View › Redact is on)
         self.redacted = False
+        self._compare: Callable[..., None] | None = None
+        self._redaction: FollowedRedaction | None = None
         self.view = CompareView(bridge, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -33,6 +37,29 @@ class CompareDialog(QDialog):
         self.view.compared.connect(self._retitle)
         self.resize(1100, 720)
         fit_to_screen(self)  # never larger than its screen (issue 37)
+
+    def start(
+        self, store: Store, session_a: str, store_b: Store | None, session_b: str, *,
+        branch_a: str | None = None, branch_b: str | None = None,
+        redaction: FollowedRedaction | None = None,
+    ) -> None:
+        """Compare the two sessions, shown as ``redaction`` says now and again each time
+        View › Redact is turned on or off."""
+        self._compare = partial(self.view.compare, store, session_a, store_b, session_b,
+                                branch_a=branch_a, branch_b=branch_b)
+        self._redaction = redaction
+        if redaction is not None:
+            redaction.ids.changed.connect(self._again)
+        self._again()
+
+    def _again(self) -> None:
+        redaction = self._redaction
+        anew = redaction.anew() if redaction is not None else None
+        transform = anew() if anew is not None else None
+        self.redacted = transform is not None
+        self.view.show_id = redaction.ids.fixed() if redaction is not None else None
+        if self._compare is not None:
+            self._compare(transform=transform)
 
     def _retitle(self, comparison: Comparison) -> None:
         a = " ".join(comparison.a.label.split())[:60]
@@ -54,21 +81,17 @@ def open_compare(
     store_b: Store | None = None,
     branch_a: str | None = None,
     branch_b: str | None = None,
-    shown_anew: Callable[[], PageTransform] | None = None,
-    show_id: Callable[[str], str] | None = None,
+    redaction: FollowedRedaction | None = None,
 ) -> CompareDialog:
     """Open a (non-modal) Compare window for two sessions of ``store`` (or of ``store``
     and ``store_b``), start the comparison and return the window. It deletes itself when
-    closed. ``shown_anew``: the conversation pane's, while View › Redact is on — the
-    comparison is shown redacted too (the window's placeholders, the same on both sides);
-    ``show_id``: how the window shows session ids then (the title, the headers)."""
+    closed. ``redaction``: while View › Redact is on, the comparison is shown redacted
+    (the window's placeholders, the same on both sides) and its ids as the window shows
+    them; turning Redact on or off compares again, shown the new way."""
     dialog = CompareDialog(bridge, parent)
     dialog.setModal(False)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
-    transform = shown_anew() if shown_anew is not None else None
-    dialog.redacted = transform is not None
-    dialog.view.show_id = show_id
-    dialog.view.compare(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
-                        transform=transform)
+    dialog.start(store, session_a, store_b, session_b, branch_a=branch_a, branch_b=branch_b,
+                 redaction=redaction)
     return dialog

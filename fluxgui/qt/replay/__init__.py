@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu
 
 from fluxgui.core.errors import FluxguiError
 
+from ..shown_ids import FollowedRedaction
 from ..widgets import put_after
 from .controller import ReplayController
 from .eval_export import EvalExportDialog, ReviewSource
@@ -62,7 +63,7 @@ class ReplayParts:
         self.reviews = reviews
         self.replays = ReplayController(
             window, bridge, editor, stores, settings, shown=shown, show_error=show_error,
-            redaction=lambda: pane.shown_anew, show_ids=pane.ids.fixed,
+            redaction=FollowedRedaction(pane.ids, lambda: pane.shown_anew),
         )
         self.eval_dialog: EvalExportDialog | None = None
 

@@ -22,7 +22,7 @@ from .progress import ReplayProgress, usage_line
 from .settings_dialog import ReplayDialog
 
 if TYPE_CHECKING:
-    from fluxgui.core.roles import PageTransform, Store
+    from fluxgui.core.roles import Store
     from fluxgui.services.replay import ReplayOptions
     from fluxgui.services.replay.support import ReplayOutcome
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..bridge import AsyncBridge
     from ..compare import CompareDialog
     from ..editing import Editor
+    from ..shown_ids import FollowedRedaction
     from ..shell import Stores
 
 KEY = "replay"
@@ -63,14 +64,14 @@ class ReplayController(QObject):
         *,
         shown: Callable[[], str | None],
         show_error: Callable[[BaseException], None],
-        redaction: Callable[[], Callable[[], PageTransform] | None] = lambda: None,
-        show_ids: Callable[[], Callable[[str], str] | None] = lambda: None,
+        redaction: FollowedRedaction | None = None,
     ) -> None:
         super().__init__(parent)
-        #: the conversation pane's ``shown_anew`` (View › Redact on: the comparison redacted)
+        #: View › Redact (the pane's ``shown_anew`` and ids): the comparison follows it
         self._redaction = redaction
-        #: how the window shows session ids (``pane.ids.fixed``: redacted while Redact is on)
-        self._show_ids = show_ids
+        #: how the window shows session ids now (redacted while Redact is on)
+        self._show_ids: Callable[[], Callable[[str], str] | None] = (
+            redaction.ids.fixed if redaction is not None else lambda: None)
         self._parent = parent
         self._bridge = bridge
         self._editor = editor
@@ -249,8 +250,7 @@ class ReplayController(QObject):
             self.compare.raise_()
             return self.compare
         ids = self._show_ids()
-        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork, shown_anew=self._redaction(),
-                              show_id=ids)
+        dialog = open_compare(self._parent, self._bridge, store, sid, outcome.fork, redaction=self._redaction)
         dialog.setWindowTitle(f"Replay of {show_id(ids(sid) if ids is not None else sid)} from turn {turn}")
         note = QLabel(usage_note(outcome), dialog)
         inner = dialog.view.layout()
