@@ -73,7 +73,7 @@ class ListingReader(ABC, Generic[B]):
 
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity", descending: bool = True,
+        order: SessionOrder = "activity", descending: bool = True, since: float | None = None,
     ) -> SessionPage:
         """One page of sessions; by default the most recently active first.
 
@@ -83,15 +83,24 @@ class ListingReader(ABC, Generic[B]):
         pass the page's ``cursor`` back with the same ``order`` and ``descending`` to get
         the next page (a cursor of another order is meaningless). Every session shows up
         exactly once across the pages of a listing that nothing writes to meanwhile.
+
+        ``since`` (Unix seconds; the first page by activity, newest first): sessions
+        active before it may be left out where that reads less (a merged list knows from
+        one store how recent the others' first rows must be). The page is the start of
+        the order all the same, but a short one may not be the end: go on after its last
+        row's ``sort_key`` (from the start when it is empty) without ``since``.
         """
         check_order(order)
         if limit <= 0:
             return SessionPage([], None)
+        rows: list[tuple[Any, ...]] | None = None
         if order == "id":
             rows = await self._page_by_id(limit, cursor, descending)
         elif order == "messages":
             rows = await self._page_by_count(limit, cursor, descending)
-        else:
+        elif since is not None and cursor is None and descending:
+            rows = await self._page_since(limit, since)
+        if rows is None:
             rows = await self._page_by_activity(limit, cursor, descending)
         infos = [self._row_info(r) for r in rows]
         if len(infos) < limit:
@@ -102,6 +111,12 @@ class ListingReader(ABC, Generic[B]):
         if order == "messages":
             return SessionPage(infos, (last.messages, last.id))
         return SessionPage(infos, last.sort_key)
+
+    async def _page_since(self, limit: int, since: float) -> list[tuple[Any, ...]] | None:
+        """The first page by activity, newest first, of the sessions active at or after
+        ``since`` (Unix seconds; at least those: a prefix of the order), where a format
+        reads those more cheaply than its first page; ``None`` where it does not."""
+        return None
 
     # One page of session rows in each order (``limit`` rows past ``cursor``), and the
     # list row a format builds from one of them.

@@ -104,14 +104,14 @@ class ConversationsReader(ListingReader[ConversationsBackend]):
 
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity", descending: bool = True,
+        order: SessionOrder = "activity", descending: bool = True, since: float | None = None,
     ) -> SessionPage:
         """A page of the listed conversations (in the order given, by default); a
         listing from its start reads them again."""
         if cursor is None:
             self.known.forget()
         return await super().list_sessions(
-            limit=limit, cursor=cursor, order=order, descending=descending
+            limit=limit, cursor=cursor, order=order, descending=descending, since=since
         )
 
     async def _page_by_activity(self, limit: int, cursor: tuple[Any, ...] | None, descending: bool) -> list[tuple[Any, ...]]:

@@ -8,6 +8,12 @@ store where it was active last (every store's list is newest first), and its oth
 stores are found for a whole page at once (``reader.sessions_by_ids``). The stores are
 asked side by side (first pages, then a page's holders).
 
+The first store's first page tells how recent the others' first rows must be (the
+time of its last row: the merged first page holds nothing older), and a store that can
+read just those more cheaply than its first page does so (``list_sessions(since=…)``:
+SQLite's sessions table, which has no index on ``updated_at``, is sorted only from that
+time on); what the stores give is the same either way.
+
 A row's ``messages`` is what its merged timeline holds (copies once): for an id in one
 store that store's count; for one in several, its merged count is read (``exact``:
 :func:`.timeline.merged_count`) or the largest store's count is shown as a lower bound.
@@ -69,15 +75,32 @@ class WorkspaceSession:
         }
 
 
-async def _store_rows(member: Member, page: int) -> AsyncIterator[SessionInfo]:
+async def _store_rows(
+    member: Member, page: int, reach: asyncio.Future[float | None], *, first: bool
+) -> AsyncIterator[SessionInfo]:
+    """A store's sessions by activity, a page at a time. The ``first`` store sets
+    ``reach`` from its first page; the others' first pages leave out what is older where
+    that reads less (``since``, see the module), and go on after it."""
     cursor = None
-    while True:
-        got = await member.store.reader.list_sessions(limit=page, cursor=cursor)
-        for info in got.sessions:
-            yield info
-        if got.cursor is None or not got.sessions:
-            return
-        cursor = got.cursor
+    since = None
+    try:
+        since = None if first else await reach
+        while True:
+            got = await member.store.reader.list_sessions(limit=page, cursor=cursor, since=since)
+            if first and not reach.done():
+                last = got.sessions[-1] if len(got.sessions) == page else None
+                reach.set_result(unix_time(last.updated_at) if last is not None else None)
+            for info in got.sessions:
+                yield info
+            if since is not None:  # a first page that may have left older ones out
+                since, cursor = None, got.sessions[-1].sort_key if got.sessions else None
+                continue
+            if got.cursor is None or not got.sessions:
+                return
+            cursor = got.cursor
+    finally:
+        if first and not reach.done():  # (its read failed: the others read as they would)
+            reach.set_result(None)
 
 
 def _activity(info: SessionInfo) -> float:
@@ -90,7 +113,8 @@ async def merged_sessions(
 ) -> AsyncGenerator[WorkspaceSession, None]:
     """Every session id of the workspace once, most recently active first (see the
     module); rows come a page at a time."""
-    streams = [_store_rows(m, page) for m in workspace.members]
+    reach: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
+    streams = [_store_rows(m, page, reach, first=i == 0) for i, m in enumerate(workspace.members)]
     heap: list[tuple[float, int, int, SessionInfo]] = []
     serial = 0
 

@@ -54,10 +54,10 @@ class AdvancedReader(AgentsReader):
 
     async def list_sessions(
         self, *, limit: int = 50, cursor: tuple[Any, ...] | None = None,
-        order: SessionOrder = "activity", descending: bool = True,
+        order: SessionOrder = "activity", descending: bool = True, since: float | None = None,
     ) -> SessionPage:
         page = await super().list_sessions(
-            limit=limit, cursor=cursor, order=order, descending=descending
+            limit=limit, cursor=cursor, order=order, descending=descending, since=since
         )
         await self._note_branches(page.sessions)
         return page

@@ -10,6 +10,7 @@ sessions; :mod:`.reading` reads their items, :mod:`.writing` writes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from fluxgui.core.errors import KeyNeeded
@@ -212,15 +213,33 @@ class AgentsListing(ListingReader[Backend]):
         """``SELECT session_id, COUNT(*) AS cnt … GROUP BY session_id`` over the messages."""
         return f"SELECT session_id, COUNT(*) AS cnt FROM {self._M} GROUP BY session_id"
 
+    async def _page_since(self, limit: int, since: float) -> list[tuple[Any, ...]] | None:
+        """On SQLite, the sessions whose ``updated_at`` text is at or after ``since``
+        written as ``CURRENT_TIMESTAMP`` writes times (UTC; a day earlier, as a date,
+        where naive times are not UTC), compared as SQLite orders the column: a scan of
+        the sessions table that sorts only those, a prefix of the order by activity
+        whatever the column holds. Elsewhere ``None``."""
+        if self.place.backend.dialect != "sqlite":
+            return None
+        try:
+            if self._utc:
+                floor = datetime.fromtimestamp(since, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            else:
+                floor = datetime.fromtimestamp(since - 86_400, tz=timezone.utc).strftime("%Y-%m-%d")
+        except (OverflowError, OSError, ValueError):
+            return None
+        return await self._page_by_activity(limit, None, True, floor=floor)
+
     async def _page_by_activity(
-        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool
+        self, limit: int, cursor: tuple[Any, ...] | None, descending: bool, *, floor: str | None = None,
     ) -> list[tuple[Any, ...]]:
         # Sessions are ordered by (updated_at, latest item id, session_id). There is no
         # index on updated_at, so: find the updated_at of the limit-th session past the
         # cursor, take the sessions from there on (all ties included), and only for those
         # look up the latest item and the count.
         # The candidates hold whole groups of equal updated_at, so a window over them
-        # tells which sessions tie (see _tie_break).
+        # tells which sessions tie (see _tie_break). ``floor`` (the first page, newest
+        # first): only sessions whose updated_at is at or after it are looked at.
         cmp, reach, way = ("<", ">=", "DESC") if descending else (">", "<=", "ASC")
         S = self._S
         in_group = self._tie_break("s", "COUNT(*) OVER () > 1")
@@ -229,6 +248,9 @@ class AgentsListing(ListingReader[Backend]):
         )
         params: Params = {"n": limit, "off": max(limit - 1, 0)}
         before = ""
+        if floor is not None and cursor is None and descending:
+            params["floor"] = floor
+            before = "s.updated_at >= :floor AND "
         parts = []
         if cursor is not None:
             params["u"], params["l"], params["sid"] = cursor
