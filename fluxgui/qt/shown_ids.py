@@ -11,6 +11,7 @@ follow its ``changed`` signal, so turning Redact off shows raw ids again at once
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ from fluxgui.core.changes import label_id
 from fluxgui.core.roles import PageTransform
 from fluxgui.core.text import session_label
 from fluxgui.core.visible import visible
+
+#: a path's parts and separators
+_PARTS = re.compile(r"([/\\])")
 
 #: what is shown instead of an id (or a message) a redaction detector failed on
 NOT_SHOWN = "[not shown: a redaction detector failed]"
@@ -79,6 +83,15 @@ class ShownIds(QObject):
         """``session_id`` as shown now, on one line with its hidden characters marked
         (:func:`one_line`; what is copied is :meth:`text`)."""
         return one_line(self.text(session_id))
+
+    def place(self, name: str) -> str:
+        """A store's label or path as shown now, on one line: while redacting, each part
+        between ``/`` or ``\\`` through the redactor (a folder named after a customer's
+        address is one, where a path would read as a URL's)."""
+        if self._redact is None:
+            return one_line(name)
+        return one_line("".join(self.text(part) if part not in ("/", "\\") else part
+                                for part in _PARTS.split(name)))
 
     def say(self, text: str) -> str:
         """A message for the status bar, a menu or the error bar (it may name sessions,

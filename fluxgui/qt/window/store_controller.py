@@ -99,6 +99,7 @@ class StoreController:
         self.joining_label: str | None = None
         #: told after a store became current (the workspace's parts follow)
         self.followers: list[Callable[[], None]] = []
+        host.conversation.ids.changed.connect(self.retitle)  # (View › Redact turned on or off)
 
     @property
     def target(self) -> str | None:
@@ -334,6 +335,21 @@ class StoreController:
         self.opening, self.joining, self.joining_label = opened, how, label
         self._on_opened(store)
 
+    def retitle(self) -> None:
+        """Name the current store in the title and the status bar as the window shows
+        names now (View › Redact on: a path holding an address shows its placeholder)."""
+        if self.store is None:
+            return
+        shown = self._host.conversation.ids.place(self.label)
+        member, n = self.workspace.member_of(self.store), len(self.workspace)
+        if n > 1 and member is not None:  # a workspace: how many stores, which one is current
+            self._window.setWindowTitle(f"fluxgui — {n} stores · {self._host.conversation.ids.place(member.label)}")
+        else:
+            # the store first and the app name last: Qt appends the display name
+            # ("fluxgui") to a title that does not end with it, which repeated it (issue 37)
+            self._window.setWindowTitle(f"{shown} — fluxgui")
+        self._host.status.set_store(self.store, shown, keys=self.key_count)
+
     def make_current(self, store: Store, *, listed: bool = True) -> None:
         """Make ``store`` (one of the workspace's) the window's current store: the one
         the status bar names, edits, watches, indexes and (``listed``) lists."""
@@ -344,10 +360,7 @@ class StoreController:
         self.store = store
         self._host.branch_bar().set_session(None, None)
         self._host.forget_shown()
-        # the store first and the app name last: Qt appends the display name ("fluxgui")
-        # to a title that does not end with it, which repeated it (issue 37)
-        window.setWindowTitle(f"{self.label} — fluxgui")
-        self._host.status.set_store(store, self.label, keys=self.key_count)
+        self.retitle()
         self._host.editor.set_store(store)
         self._host.watcher.set_store(store)
         self._host.indexing.set_store(store)

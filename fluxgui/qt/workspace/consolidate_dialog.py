@@ -48,6 +48,7 @@ class ConsolidateDialog(QDialog):
     def __init__(
         self, workspace: Workspace, bridge: AsyncBridge, parent: QWidget | None = None,
         session_ids: list[str] | None = None, *, show_id: Callable[[str], str] = str,
+        show_store: Callable[[str], str] = one_line,
     ) -> None:
         super().__init__(parent)
         #: how a session id is shown (View › Redact: redacted; the plan keeps the real
@@ -80,7 +81,9 @@ class ConsolidateDialog(QDialog):
         form = QFormLayout()
         form.addRow("Into:", row)
         form.addRow("On conflict:", self.on_conflict)
-        stores = ", ".join(workspace.labels)
+        #: how a store's label is shown (View › Redact: redacted), on one line
+        self.show_store = show_store
+        stores = ", ".join(map(show_store, workspace.labels))
         self.summary = QLabel(f"From {plural(len(workspace.members), 'store')}: {stores}. "
                               "They are only read.", self)
         self.summary.setWordWrap(True)
@@ -152,7 +155,7 @@ class ConsolidateDialog(QDialog):
     def _fill(self, plan: MergePlan) -> None:
         self.table.setRowCount(len(plan.sessions))
         for r, s in enumerate(plan.sessions):
-            origin = ", ".join(f"{label} {n}" for label, n in s.from_stores.items())
+            origin = ", ".join(f"{self.show_store(label)} {n}" for label, n in s.from_stores.items())
             action = ACTIONS.get(s.action, s.action)
             if s.written:
                 as_ = f" as {self.show_id(str(s.written_as))})" if s.written_as != s.session_id else ")"

@@ -58,7 +58,7 @@ class WorkspaceController(QObject):
         self.members: WindowWorkspace = host.stores.workspace
         self.scope = ALL
         self._shown: list[tuple[str, int]] = []
-        self.bar = StoreBar(window, self.add_menu)
+        self.bar = StoreBar(window, self.add_menu, ids=host.conversation.ids)
         self.bar.scopeChosen.connect(self.choose)
         self.bar.renameAsked.connect(self.rename)
         self.bar.removeAsked.connect(self.remove)
@@ -166,10 +166,8 @@ class WorkspaceController(QObject):
     def follow(self) -> None:
         """A store became current: the chips follow the workspace's stores; the title
         says how many there are and which is current."""
-        window = self._window
         here = self.members.member_of(self._host.stores.store)
-        if len(self.members) > 1 and here is not None:
-            window.setWindowTitle(f"fluxgui — {len(self.members)} stores · {here.label}")
+        self._host.stores.retitle()
         shown = [(m.label, id(m.store)) for m in self.members.members]
         if shown == self._shown:
             self._watch()  # (another store may have become current)

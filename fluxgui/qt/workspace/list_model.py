@@ -16,7 +16,7 @@ from fluxgui.services.workspace import Workspace
 from fluxgui.services.workspace.rows import ListedSession, listed_pages, search_pages, split_of
 
 from ..bridge import AsyncBridge
-from ..shown_ids import ShownIds, one_line
+from ..shown_ids import ShownIds
 
 _Index = QModelIndex | QPersistentModelIndex
 KEY = "workspace-list"
@@ -87,7 +87,7 @@ class WorkspaceListModel(QAbstractTableModel):
 
     def _ids_changed(self) -> None:
         if self._rows:
-            self.dataChanged.emit(self.index(0, self.ID), self.index(len(self._rows) - 1, self.ID))
+            self.dataChanged.emit(self.index(0, self.ID), self.index(len(self._rows) - 1, self.STORE))
 
     def row_of(self, session_id: str) -> int | None:
         return next((i for i, r in enumerate(self._rows) if r.id == session_id), None)
@@ -212,11 +212,11 @@ class WorkspaceListModel(QAbstractTableModel):
             if column == self.ID:
                 return self.ids.line(item.id)
             if column == self.STORE:  # a search's hit: the stores it was found in
-                return ", ".join(item.hits) if item.hits else item.badge() or item.labels[0]
+                return ", ".join(map(self.ids.place, item.hits)) if item.hits else item.badge() or self.ids.place(item.labels[0])
             if column == self.COUNT:
                 return str(item.row.messages)
             if column == self.UPDATED:
                 return short_time(item.row.updated_at) if item.row.updated_at else ""
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{self.ids.line(item.id)}\n{one_line(item.where())}\n{item.row.messages} messages"
+            return f"{self.ids.line(item.id)}\n{item.where(self.ids.place)}\n{item.row.messages} messages"
         return None

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout, QListView, QListWidget, QListWidgetItem, QMenu, QToolButton, QWidget,
 )
 
-from ..shown_ids import one_line
+from ..shown_ids import ShownIds
 
 #: the "All stores" chip's data
 ALL = ""
@@ -41,8 +41,12 @@ class StoreBar(QWidget):
     renameAsked = Signal(str)
     removeAsked = Signal(str)
 
-    def __init__(self, parent: QWidget, add_menu: Callable[[], QMenu]) -> None:
+    def __init__(self, parent: QWidget, add_menu: Callable[[], QMenu], *, ids: ShownIds | None = None) -> None:
         super().__init__(parent)
+        #: how the window shows names (View › Redact: a label holding an address redacted)
+        self.ids = ids if ids is not None else ShownIds(self)
+        self.ids.changed.connect(lambda: self.set_stores(self._stores, self.scope()))
+        self._stores: list[tuple[str, str, int | None]] = []
         self.setObjectName("workspaceStores")
         self.chips = QListWidget(self)
         self.chips.setObjectName("workspaceChips")
@@ -71,6 +75,7 @@ class StoreBar(QWidget):
 
     def set_stores(self, stores: list[tuple[str, str, int | None]], scope: str) -> None:
         """The chips: (label, colour, sessions or ``None``) per store; ``scope`` chosen."""
+        self._stores = list(stores)
         self._quiet = True
         try:
             self.chips.clear()
@@ -78,7 +83,7 @@ class StoreBar(QWidget):
             everything.setData(Qt.ItemDataRole.UserRole, ALL)
             everything.setToolTip("Every store's sessions in one list, with a Store column")
             for label, colour, _n in stores:
-                shown = one_line(label)  # (a file name may hold hidden characters)
+                shown = self.ids.place(label)  # (a file name may hold hidden characters, an address)
                 item = QListWidgetItem(dot(colour), shown, self.chips)
                 item.setData(Qt.ItemDataRole.UserRole, label)
                 item.setToolTip(f"{shown}: right-click to rename or remove")

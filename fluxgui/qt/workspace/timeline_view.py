@@ -11,6 +11,8 @@ holds it; Ctrl+Z / Ctrl+Shift+Z undo and redo those edits (:mod:`.editing`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import html
 from typing import Any
 
@@ -83,9 +85,11 @@ def card_text(m: Message) -> str:
 class CardDelegate(QStyledItemDelegate):
     """A card: the store tags, the role, the time, "order uncertain", then the text."""
 
-    def __init__(self, colour_of: Any, parent: Any = None) -> None:
+    def __init__(self, colour_of: Any, parent: Any = None, *, shown: Callable[[str], str] = one_line) -> None:
         super().__init__(parent)
         self._colour_of = colour_of
+        #: a store's label as the window shows it (View › Redact: redacted)
+        self._shown = shown
 
     def _text_rect(self, option: QStyleOptionViewItem) -> QRect:
         fm = option.fontMetrics
@@ -117,7 +121,7 @@ class CardDelegate(QStyledItemDelegate):
         x, y = card.left() + 8, card.top() + 5
         h = fm.height() + 2
         for label in p.stores:
-            tag = one_line(label)
+            tag = self._shown(label)
             w = fm.horizontalAdvance(tag) + 12
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(self._colour_of(label)))
@@ -172,7 +176,7 @@ class TimelineView(QWidget):
         self.cards = QListView(self)
         self.cards.setObjectName("mergedCards")
         self.cards.setModel(self.model)
-        self.cards.setItemDelegate(CardDelegate(colour_of, self.cards))
+        self.cards.setItemDelegate(CardDelegate(colour_of, self.cards, shown=self.ids.place))
         self.cards.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
         self.cards.setResizeMode(QListView.ResizeMode.Adjust)
         self.cards.setUniformItemSizes(False)
@@ -219,7 +223,7 @@ class TimelineView(QWidget):
         keep = self.cards.currentIndex().row() if line.session_id == self.session_id else -1
         self.session_id, self.line = line.session_id, line
         self.model.set_placed(line.placed())
-        stores = ", ".join(f"{html.escape(one_line(s))} ({line.counts[s]})" for s in line.stores)
+        stores = ", ".join(f"{html.escape(self.ids.place(s))} ({line.counts[s]})" for s in line.stores)
         head = f"<b>{html.escape(self.ids.line(line.session_id))}</b> — in {len(line.stores)} stores: {stores}"
         if line.folded:
             head += f"; {line.folded} copied items shown once"
@@ -237,7 +241,7 @@ class TimelineView(QWidget):
         menu.clear()
         for i, a in enumerate(line.stores):
             for b in line.stores[i + 1:]:
-                action = menu.addAction(f"{a}  ↔  {b}")
+                action = menu.addAction(f"{self.ids.place(a)}  ↔  {self.ids.place(b)}".replace("&", "&&"))
                 action.setData((a, b))
                 action.triggered.connect(lambda _c=False, pair=(a, b): self.compareAsked.emit(*pair))
         self.compare_button.setEnabled(len(line.stores) > 1)

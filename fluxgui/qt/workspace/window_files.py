@@ -72,7 +72,8 @@ class WorkspaceFiles:
         if self.dialog is not None:
             self.dialog.close()
         dialog = ConsolidateDialog(self._controller.members.service(), self._host.bridge, self._window,
-                                   session_ids, show_id=self._host.conversation.ids.text)
+                                   session_ids, show_id=self._host.conversation.ids.text,
+                                   show_store=self._host.conversation.ids.place)
         self.dialog = dialog
         dialog.written.connect(lambda plan, d=dialog: self._keep(d, plan))
         dialog.open()

@@ -7,6 +7,8 @@ and a search over every store that says which store each hit is in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import contextlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
@@ -45,11 +47,12 @@ class ListedSession:
             return None
         return f"split across {n} stores" if self.split else f"in {n} stores"
 
-    def where(self) -> str:
-        """Its stores named ("in 3 stores: a, b, c"), and the search's hits."""
-        text = f"in {plural(len(self.labels), 'store')}: {', '.join(self.labels)}"
+    def where(self, shown: Callable[[str], str] = str) -> str:
+        """Its stores named ("in 3 stores: a, b, c"), and the search's hits; each label
+        as ``shown`` gives it (the window's: redacted while View › Redact is on)."""
+        text = f"in {plural(len(self.labels), 'store')}: {', '.join(map(shown, self.labels))}"
         if self.hits:
-            text += f"; found in {', '.join(self.hits)}"
+            text += f"; found in {', '.join(map(shown, self.hits))}"
         return text
 
 
