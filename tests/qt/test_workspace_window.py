@@ -34,7 +34,7 @@ def _label(reps: Any, index: int) -> str:
 def test_a_workspace_of_three_stores_lists_every_session_with_its_stores(qtbot, window, replicas):
     ws = open_workspace(qtbot, window, replicas.paths)
     assert ws.bar.isVisible()
-    assert window.windowTitle() == "fluxgui — 3 stores · a/conversations.db"
+    assert window.windowTitle() == "3 stores · a/conversations.db — fluxgui"
     assert [ws.bar.chips.item(i).text() for i in range(ws.bar.chips.count())] == [
         "All stores (3)", "a/conversations.db", "b/conversations.db", "c/conversations.db"]
     assert ws.lists.currentWidget() is ws.view

@@ -343,11 +343,12 @@ class StoreController:
         shown = self._host.conversation.ids.place(self.label)
         member, n = self.workspace.member_of(self.store), len(self.workspace)
         if n > 1 and member is not None:  # a workspace: how many stores, which one is current
-            self._window.setWindowTitle(f"fluxgui — {n} stores · {self._host.conversation.ids.place(member.label)}")
+            shown_title = f"{n} stores · {self._host.conversation.ids.place(member.label)}"
         else:
-            # the store first and the app name last: Qt appends the display name
-            # ("fluxgui") to a title that does not end with it, which repeated it (issue 37)
-            self._window.setWindowTitle(f"{shown} — fluxgui")
+            shown_title = shown
+        # the store first and the app name last: Qt appends the display name ("fluxgui")
+        # to a title that does not end with it, which repeated it (issue 37)
+        self._window.setWindowTitle(f"{shown_title} — fluxgui")
         self._host.status.set_store(self.store, shown, keys=self.key_count)
 
     def make_current(self, store: Store, *, listed: bool = True) -> None:
