@@ -34,7 +34,7 @@ def named(tmp_path: Path) -> list[Path]:
 
 def _shown(window: Any, ws: Any) -> str:
     """Every place a store's name is shown, as one text."""
-    chips = [ws.bar.chips.item(i).text() for i in range(ws.bar.chips.count())]
+    chips = [f"{ws.bar.chips.item(i).text()} {ws.bar.chips.item(i).toolTip()}" for i in range(ws.bar.chips.count())]
     cells = [ws.model.index(r, c).data(role) for r in range(ws.model.rowCount())
              for c in range(ws.model.columnCount()) for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)]
     delegate = ws.timeline.cards.itemDelegate()
@@ -61,7 +61,7 @@ def test_a_store_named_after_a_customer_is_shown_redacted_and_back(qtbot, window
         dialog.close()
     window.actions_by_name["redact"].setChecked(False)
     qtbot.waitUntil(lambda: ws.timeline.line is not None and not ws.timeline.redacted, timeout=20_000)
-    assert EMAIL in window.windowTitle() and EMAIL in ws.bar.chips.item(1).text()
+    assert EMAIL in window.windowTitle() and EMAIL in ws.bar.chips.item(1).toolTip()
     assert all(p.exists() for p in named)
 
 
@@ -78,3 +78,18 @@ def test_one_store_s_path_is_shown_redacted_in_the_title_and_the_status_bar(qtbo
     assert "[EMAIL_1]" in window.windowTitle() and window.windowTitle().endswith(" — fluxgui")
     window.actions_by_name["redact"].setChecked(False)
     assert EMAIL in names()
+
+
+def test_a_long_store_label_is_cut_in_its_chip_not_clipped(qtbot, window, named):
+    from fluxgui.qt.workspace.store_bar import FULL_ROLE
+
+    ws = open_workspace(qtbot, window, named)
+    long = "replica-" + "x" * 120
+    assert ws.members.rename("b/conversations.db", long) is None
+    ws.rename_done("b/conversations.db", long)
+    item = next(ws.bar.chips.item(i) for i in range(ws.bar.chips.count())
+                if ws.bar.chips.item(i).data(FULL_ROLE) == long)
+    qtbot.waitUntil(lambda: "…" in item.text(), timeout=5_000)
+    assert item.text().startswith("replica-") and long in item.toolTip()
+    fm = ws.bar.chips.fontMetrics()
+    assert fm.horizontalAdvance(item.text()) < ws.bar.chips.viewport().width()

@@ -18,6 +18,8 @@ from ..shown_ids import ShownIds
 
 #: the "All stores" chip's data
 ALL = ""
+#: a store chip's whole label as shown (its text may be cut to the pane's width)
+FULL_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def dot(colour: str, size: int = 10) -> QIcon:
@@ -86,6 +88,7 @@ class StoreBar(QWidget):
                 shown = self.ids.place(label)  # (a file name may hold hidden characters, an address)
                 item = QListWidgetItem(dot(colour), shown, self.chips)
                 item.setData(Qt.ItemDataRole.UserRole, label)
+                item.setData(FULL_ROLE, shown)
                 item.setToolTip(f"{shown}: right-click to rename or remove")
             for i in range(self.chips.count()):
                 item = self.chips.item(i)
@@ -96,10 +99,18 @@ class StoreBar(QWidget):
         self._fit()
 
     def _fit(self) -> None:
-        """As tall as the chips' rows once laid out (at most three; more scroll)."""
+        """As tall as the chips' rows once laid out (at most three; more scroll); a label
+        wider than the pane cut in its middle (the whole in its tooltip)."""
         chips = self.chips
         if not chips.count():
             return
+        room = chips.viewport().width() - chips.iconSize().width() - 4 * chips.spacing() - 16
+        metrics = chips.fontMetrics()
+        for i in range(chips.count()):
+            item = chips.item(i)
+            full = item.data(FULL_ROLE)
+            if full:
+                item.setText(metrics.elidedText(str(full), Qt.TextElideMode.ElideMiddle, max(room, 40)))
         chips.doItemsLayout()
         top = chips.visualItemRect(chips.item(0)).top()
         row = chips.visualItemRect(chips.item(0)).height() + 2 * chips.spacing()
