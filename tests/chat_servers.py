@@ -51,13 +51,15 @@ class ChatServer:
     """One loopback server; use as a context manager. ``kind`` is "openai" or "ollama"."""
 
     def __init__(self, kind: str = "openai", mode: str = "ok", *, reply: str = "Hello there, friend.", chunks: int = 4,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, tool_arguments: str = '{"q": "weather"}') -> None:
         assert kind in ("openai", "ollama"), kind
         self.kind = kind
         self.mode = mode
         self.reply = reply
         self.chunks = chunks
         self.api_key = api_key
+        #: the "tool" mode's call's arguments
+        self.tool_arguments = tool_arguments
         self.requests: list[dict[str, Any]] = []
         self.received = threading.Event()   # a request arrived
         self.first_sent = threading.Event()  # "stall": the first piece went out
@@ -174,15 +176,14 @@ class ChatServer:
         return json.dumps({"model": model, "created_at": "2024-01-01T00:00:00Z",
                            "message": {"role": "assistant", "content": piece}, "done": False}) + "\n"
 
-    @staticmethod
-    def _tool_call(model: str) -> str:
+    def _tool_call(self, model: str) -> str:
         def chunk(delta: dict[str, Any], finish: str | None) -> str:
             doc = {"id": "chatcmpl-t", "object": "chat.completion.chunk", "created": 1, "model": model,
                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
             return f"data: {json.dumps(doc)}\n\n"
 
         call = {"index": 0, "id": "call_1", "type": "function",
-                "function": {"name": "lookup", "arguments": '{"q": "weather"}'}}
+                "function": {"name": "lookup", "arguments": self.tool_arguments}}
         return (chunk({"role": "assistant", "tool_calls": [call]}, None)
                 + chunk({}, "tool_calls") + "data: [DONE]\n\n")
 

@@ -474,3 +474,33 @@ def test_the_agent_form_looks_for_the_key_off_the_ui_thread(qtbot, qloop, monkey
     assert dialog.key_note.text() == "Ollama needs no API key."
     dialog.provider.setCurrentIndex(dialog.provider.findData("openai"))
     assert "(found)" in dialog.key_note.text() and "sk-test" not in dialog.key_note.text()
+
+
+def test_the_reply_and_tool_cards_are_shown_redacted_while_redact_is_on(qtbot, window, agents_db):
+    """View › Redact on (a screen shared): the streamed reply and the tool cards show the
+    window's placeholders, a value arriving in pieces included; turning it off shows them
+    as received. What is kept (``streamed_text``, the store) is what the agent sent."""
+    from chat_servers import ChatServer
+
+    from fluxgui.services.chat import AgentConfig
+
+    email, key = "alice@example.com", "sk-proj-" + "Ab3d" * 10
+    _open(qtbot, window, agents_db, SID)
+    with qtbot.waitSignal(window.conversation.loaded, timeout=20_000):
+        window.actions_by_name["redact"].setChecked(True)
+    panel = window.chat_panel
+    reply = f"Mail {email} the key {key} today."
+    with ChatServer("openai", "tool", reply=reply, chunks=7, tool_arguments=json.dumps({"to": email})) as server:
+        panel.set_config(AgentConfig(provider="openai", model="m", base_url=server.base_url))
+        _type(qtbot, panel, "Send it")
+        with qtbot.waitSignal(panel.finished, timeout=20_000):
+            panel.send_button.click()
+    shown = panel.reply.toPlainText()
+    assert email not in shown and key not in shown and "[EMAIL_" in shown and "[OPENAI_KEY_" in shown
+    call = panel.tool_messages()[0]
+    assert email not in json.dumps(call.raw) + call.text and "[EMAIL_" in call.text
+    assert panel.streamed_text() == reply  # kept as sent
+    window.actions_by_name["redact"].setChecked(False)
+    assert panel.reply.toPlainText() == reply
+    assert email in panel.tool_messages()[0].text
+    assert any(reply == i.get("content") for i in _agents_items(agents_db, SID))

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -47,6 +47,7 @@ from ..flow import flow_row
 from ..widgets import ElidedLabel, NoticeBar, stack
 from .agent_dialog import PROVIDER_LABELS, AgentDialog
 from .live_turn import LiveTurn
+from .shown_reply import ShownReply
 from .send_keys import SendKeys
 
 if TYPE_CHECKING:
@@ -122,7 +123,6 @@ class ChatPanel(QWidget):
         self._target: str | None = None  # the store the config belongs to
         self._running = False
         self._generation = 0
-        self._streamed = ""
         self._origin: str | None = None  # the session the running chat was sent to
         self._copy = False
         #: a session to create with the next message ("New Session…"), else None
@@ -168,6 +168,8 @@ class ChatPanel(QWidget):
         self.reply.setReadOnly(True)
         self.reply.setPlaceholderText("The agent's reply appears here as it is written.")
         self.reply.setObjectName("chatReply")
+        #: the reply and the tool cards as shown (View › Redact: redacted)
+        self.shown_reply = ShownReply(pane, self.reply, self.tool_model, self._live)
 
         self.status = QLabel(self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -248,7 +250,7 @@ class ChatPanel(QWidget):
 
     def streamed_text(self) -> str:
         """The reply text received so far (the deltas, joined)."""
-        return self._streamed
+        return self.shown_reply.text
 
     def error_text(self) -> str:
         return self.error_label.text() if self.error_label.isVisible() else ""
@@ -305,13 +307,11 @@ class ChatPanel(QWidget):
         config = self.config
         self._generation += 1
         generation = self._generation
-        self._streamed = ""
         self._origin = sid
         self._copy = self.copy_box.isChecked() and self.new_session is None
         self.error_label.clear()
         self.error_label.hide()
         self.key_button.hide()
-        self.reply.clear()
         self.clear_tools()
         self._set_status(
             f"Sending to {config.name} ({config.model}) in a copy of {sid}…"
@@ -357,18 +357,12 @@ class ChatPanel(QWidget):
             return
         kind = event.kind
         if kind == "text" and event.text:
-            self._streamed += event.text
-            cursor = self.reply.textCursor()
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(event.text)  # plain text: never markup
-            self.reply.setTextCursor(cursor)
-            self.reply.ensureCursorVisible()
+            self.shown_reply.add_text(event.text)  # plain text: never markup
             self.delta.emit(event.text)
         elif kind in ("tool_call", "tool_output"):
             m = event_message(event, self.tool_model.rowCount() + 1)
             if m is not None:
-                self._live.pairs.add([m])
-                self.tool_model.append([m])
+                self.shown_reply.add_tool(m)
                 self.tool_view.show()
                 self.tool_view.viewport().update()  # the call's header names its output
                 self.tool_view.scrollToBottom()
@@ -378,8 +372,8 @@ class ChatPanel(QWidget):
         return self.tool_model.messages
 
     def clear_tools(self) -> None:
-        self.tool_model.clear()
-        self._live.pairs.clear()
+        """A new chat: the reply and the tool cards cleared."""
+        self.shown_reply.clear()
         self.tool_view.hide()
 
     def ask_new_session(self) -> bool:
@@ -411,7 +405,7 @@ class ChatPanel(QWidget):
             credentials.api_key_soon(self._key)
             self._remember_key = False
         reply = result.reply
-        if not self._streamed and reply:  # a provider that does not stream
+        if not self.shown_reply.text and reply:  # a provider that does not stream
             from fluxgui.services.chat import ChatEvent
 
             self._on_event(self._generation, ChatEvent("text", reply))
