@@ -116,12 +116,17 @@ class ShownIds(QObject):
 
 @dataclass(frozen=True)
 class FollowedRedaction:
-    """What a Compare window follows of View › Redact: the window's shown ids (their
+    """What another view follows of View › Redact (a Compare window, the test chat): the window's shown ids (their
     ``changed`` fires when Redact is turned on or off) and the conversation pane's
     ``shown_anew`` as it is now (``None`` while Redact is off)."""
 
     ids: ShownIds
     anew: Callable[[], Callable[[], PageTransform] | None]
+
+    def transform(self) -> PageTransform | None:
+        """A redaction through the window's redactor while Redact is on, else ``None``."""
+        anew = self.anew()
+        return anew() if anew is not None else None
 
 
 __all__ = ["NOT_SHOWN", "FollowedRedaction", "ShownIds"]

@@ -123,11 +123,8 @@ def test_redact_shows_and_copies_session_ids_redacted_and_off_shows_them_again(q
     assert ALICE in window.statusBar().currentMessage()
 
 
-def test_compare_opened_while_redacted_names_its_sessions_redacted(qtbot, window, keyed_db):
-    _open(qtbot, window, keyed_db)
-    _redact(qtbot, window, True)
-    email = _listed(window, ALICE)[0]
-    assert email.startswith("[EMAIL_")
+def _compare_alice_and_clean(qtbot: Any, window: Any) -> Any:
+    """The Compare window of the two sessions, both selected in the list."""
     selection = window.session_view.selectionModel()
     for sid in (ALICE, CLEAN):
         selection.select(window.sessions.index(window.sessions.row_of(sid), 0),
@@ -135,6 +132,15 @@ def test_compare_opened_while_redacted_names_its_sessions_redacted(qtbot, window
     dialog = window.comparing.compare_sessions()
     assert dialog is not None
     qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_compare_opened_while_redacted_names_its_sessions_redacted(qtbot, window, keyed_db):
+    _open(qtbot, window, keyed_db)
+    _redact(qtbot, window, True)
+    email = _listed(window, ALICE)[0]
+    assert email.startswith("[EMAIL_")
+    dialog = _compare_alice_and_clean(qtbot, window)
     assert ALICE not in dialog.view.header_a.full_text() + dialog.view.header_b.full_text()
     with qtbot.waitSignal(dialog.view.compared, timeout=20_000) as got:
         pass
@@ -151,13 +157,7 @@ def test_compare_opened_while_redacted_names_its_sessions_redacted(qtbot, window
 
 def test_a_compare_window_open_when_redact_is_turned_on_names_its_sessions_redacted(qtbot, window, keyed_db):
     _open(qtbot, window, keyed_db)
-    selection = window.session_view.selectionModel()
-    for sid in (ALICE, CLEAN):
-        selection.select(window.sessions.index(window.sessions.row_of(sid), 0),
-                         selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
-    dialog = window.comparing.compare_sessions()
-    assert dialog is not None
-    qtbot.addWidget(dialog)
+    dialog = _compare_alice_and_clean(qtbot, window)
     qtbot.waitUntil(lambda: ALICE in dialog.windowTitle(), timeout=20_000)
     with qtbot.waitSignal(dialog.view.compared, timeout=20_000):
         _redact(qtbot, window, True)

@@ -169,7 +169,7 @@ class ChatPanel(QWidget):
         self.reply.setPlaceholderText("The agent's reply appears here as it is written.")
         self.reply.setObjectName("chatReply")
         #: the reply and the tool cards as shown (View › Redact: redacted)
-        self.shown_reply = ShownReply(pane, self.reply, self.tool_model, self._live)
+        self.shown_reply = ShownReply(pane.followed_redaction(), self.reply, self.tool_model, self._live)
 
         self.status = QLabel(self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from fluxgui.core.roles import PageTransform
 
-    from ..conversation import ConversationPane, MessageListModel
+    from ..conversation import MessageListModel
+    from ..shown_ids import FollowedRedaction
     from .live_turn import LiveTurn
 
 
@@ -29,9 +30,9 @@ class ShownReply:
     """The reply box and the tool cards of a chat panel (see the module)."""
 
     def __init__(
-        self, pane: ConversationPane, reply: QPlainTextEdit, tools: MessageListModel, live: LiveTurn
+        self, redaction: FollowedRedaction, reply: QPlainTextEdit, tools: MessageListModel, live: LiveTurn
     ) -> None:
-        self._pane = pane
+        self._redaction = redaction
         self._reply = reply
         self._tools = tools
         self._live = live
@@ -39,11 +40,7 @@ class ShownReply:
         self.text = ""
         #: the tool calls and outputs as received
         self.tool_messages: list[Message] = []
-        pane.ids.changed.connect(self.again)
-
-    def _transform(self) -> PageTransform | None:
-        anew = self._pane.shown_anew
-        return anew() if anew is not None else None
+        redaction.ids.changed.connect(self.again)
 
     def clear(self) -> None:
         """A new chat: nothing shown."""
@@ -55,7 +52,7 @@ class ShownReply:
     def add_text(self, delta: str) -> None:
         """A piece of the reply (plain text: never markup)."""
         self.text += delta
-        transform = self._transform()
+        transform = self._redaction.transform()
         if transform is None:
             cursor = self._reply.textCursor()
             cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -68,14 +65,14 @@ class ShownReply:
     def add_tool(self, message: Message) -> None:
         """A tool call or output the agent made."""
         self.tool_messages.append(message)
-        transform = self._transform()
+        transform = self._redaction.transform()
         shown = transform([message]) if transform is not None else [message]
         self._live.pairs.add(shown)
         self._tools.append(shown)
 
     def again(self) -> None:
         """Show the reply and the tool cards again, as the window shows text now."""
-        transform = self._transform()
+        transform = self._redaction.transform()
         if transform is None:
             self._reply.setPlainText(self.text)
         else:

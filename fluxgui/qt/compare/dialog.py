@@ -54,8 +54,7 @@ class CompareDialog(QDialog):
 
     def _again(self) -> None:
         redaction = self._redaction
-        anew = redaction.anew() if redaction is not None else None
-        transform = anew() if anew is not None else None
+        transform = redaction.transform() if redaction is not None else None
         self.redacted = transform is not None
         self.view.show_id = redaction.ids.fixed() if redaction is not None else None
         if self._compare is not None:

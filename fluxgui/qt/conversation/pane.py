@@ -31,7 +31,7 @@ from fluxgui.core.roles import PageTransform, Store
 
 from ..bridge import AsyncBridge
 from ..inspector import MessageInspector
-from ..shown_ids import ShownIds
+from ..shown_ids import FollowedRedaction, ShownIds
 from ..widgets import ElidedLabel
 from .delegate import MessageDelegate
 from .find_bar import FindBar
@@ -133,6 +133,11 @@ class ConversationPane(QWidget):
         self.turns = PaneTurns(self)
         self.menus = PaneMenu(self)
         self._build()
+
+    def followed_redaction(self) -> FollowedRedaction:
+        """View › Redact as another window follows it (a Compare window): the shown ids
+        and :attr:`shown_anew` as they are when it asks."""
+        return FollowedRedaction(self.ids, lambda: self.shown_anew)
 
     def _build(self) -> None:
         """The widgets: a title line, the branch bar's place, the messages and, beside

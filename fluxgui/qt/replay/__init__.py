@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QMenu
 
 from fluxgui.core.errors import FluxguiError
 
-from ..shown_ids import FollowedRedaction
 from ..widgets import put_after
 from .controller import ReplayController
 from .eval_export import EvalExportDialog, ReviewSource
@@ -63,7 +62,7 @@ class ReplayParts:
         self.reviews = reviews
         self.replays = ReplayController(
             window, bridge, editor, stores, settings, shown=shown, show_error=show_error,
-            redaction=FollowedRedaction(pane.ids, lambda: pane.shown_anew),
+            redaction=pane.followed_redaction(),
         )
         self.eval_dialog: EvalExportDialog | None = None
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from ..bridge import AsyncBridge
-    from ..shown_ids import FollowedRedaction
     from ..conversation import ConversationPane
     from ..shell import Stores
 
@@ -98,18 +97,11 @@ class CompareOpener:
             # An AdvancedSQLiteSession session shown on another branch: main against it.
             return open_compare(
                 self._parent, self._bridge, store, ids[0], ids[0], branch_a=MAIN, branch_b=shown_branch,
-                redaction=self._redaction(),
+                redaction=self._pane.followed_redaction(),
             )
         elif len(ids) == 1 and self.origin is not None and ids[0] == shown:
             a, b = str(self.origin["session_id"]), ids[0]
         else:
             self._show_error(FluxguiError(NOTHING_TO_COMPARE))
             return None
-        return open_compare(self._parent, self._bridge, store, a, b, redaction=self._redaction())
-
-    def _redaction(self) -> FollowedRedaction:
-        """View › Redact as a Compare window follows it (the pane's)."""
-        from ..shown_ids import FollowedRedaction
-
-        pane = self._pane
-        return FollowedRedaction(pane.ids, lambda: pane.shown_anew)
+        return open_compare(self._parent, self._bridge, store, a, b, redaction=self._pane.followed_redaction())

@@ -423,15 +423,13 @@ class WorkspaceController(QObject):
         """A session (default: the merged one shown) as the stores labelled ``a`` and
         ``b`` hold it, in the Compare window (returned, shown)."""
         from ..compare import open_compare
-        from ..shown_ids import FollowedRedaction
 
         sid = session_id or self.timeline.session_id
         store_a, store_b = self._store_of(a), self._store_of(b)
         if sid is None or store_a is None or store_b is None:
             return None
-        pane = self._host.conversation
         return open_compare(self._window, self._host.bridge, store_a, sid, sid, store_b=store_b,
-                            redaction=FollowedRedaction(pane.ids, lambda: pane.shown_anew))
+                            redaction=self._host.conversation.followed_redaction())
 
     # -- editing the merged view -------------------------------------------------------
 

@@ -18,7 +18,7 @@ items it counts.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from typing import Any
 
 from fluxgui.core.contentkey import content_key
@@ -107,6 +107,16 @@ def quick_key(size: int, head: Message) -> Hashable:
     return (size, head.role, head.kind, head.text)
 
 
+def _entries(page: list[Message] | RowPage) -> Iterator[Entry]:
+    """A page's items: Messages, or rows left unread where they cannot open a turn."""
+    if not isinstance(page, RowPage):
+        yield from page
+        return
+    read, skip = page.read, page.surely_not_user
+    for row in page.rows:
+        yield (read, row) if skip(row) else read(row)
+
+
 async def store_turns(
     label: str, pages: AsyncIterator[list[Message] | RowPage]
 ) -> AsyncIterator[StoreTurn]:
@@ -115,27 +125,13 @@ async def store_turns(
     current: list[Entry] = []
     number = 0
     async for page in pages:
-        if isinstance(page, RowPage):
-            read, skip = page.read, page.surely_not_user
-            for row in page.rows:
-                if skip(row):
-                    current.append((read, row))
-                    continue
-                m = read(row)
-                if starts_turn(m):
-                    if current:
-                        yield StoreTurn(label, number, current)
-                        current = []
-                    number += 1
-                current.append(m)
-            continue
-        for m in page:
-            if starts_turn(m):
+        for entry in _entries(page):
+            if isinstance(entry, Message) and starts_turn(entry):
                 if current:
                     yield StoreTurn(label, number, current)
                     current = []
                 number += 1
-            current.append(m)
+            current.append(entry)
     if current:
         yield StoreTurn(label, number, current)
 
